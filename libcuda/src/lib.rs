@@ -1,0 +1,1 @@
+//! libcuda.so.1 over the emulator.

@@ -1,0 +1,49 @@
+//! `prlxctl`: the prlx command line. A thin layer: argument parsing and exit
+//! codes live here, the work lives in the library crates.
+
+mod diff_cmd;
+mod emu_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "prlxctl", version, about = "prlx: differential debugging for GPU kernels")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Diff two .prlx traces and report where they diverge.
+    Diff(diff_cmd::DiffArgs),
+    /// Fail (exit 1) when two traces diverge more than a threshold.
+    Assert(diff_cmd::AssertArgs),
+    /// Print a trace's header, per-warp counts and first events.
+    Inspect(diff_cmd::InspectArgs),
+    /// Export the divergences of two traces (Chrome Trace / Perfetto).
+    Export(diff_cmd::ExportArgs),
+    /// The PTX emulator: run single kernels.
+    #[command(subcommand)]
+    Emu(emu_cmd::EmuCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Diff(args) => diff_cmd::diff(args),
+        Command::Assert(args) => diff_cmd::assert(args),
+        Command::Inspect(args) => diff_cmd::inspect(args),
+        Command::Export(args) => diff_cmd::export(args),
+        Command::Emu(cmd) => emu_cmd::run(cmd),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            // One line: the context chain joined, naming file and field.
+            eprintln!("prlxctl: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

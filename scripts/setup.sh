@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what prlx's build, tests and demo use, idempotently: Debian's LLVM 19
+# toolchain and the CUDA headers/compilers from PyPI wheels (into .tools/).
+# Safe to run again; it only installs what is missing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools="$root/.tools"
+mkdir -p "$tools"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+sudo_if_needed() {
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_packages=(clang-19 llvm-19-dev llvm-19-tools lld-19 cmake ninja-build zstd)
+missing=()
+for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# CUDA headers (cuda.h) for driver-API programs: nvidia-cuda-runtime-cu12.
+# nvcc 13 for the nvcc-compiled part of the emulator corpus.
+python=${PYTHON:-python3}
+pip_target() {  # dir, marker file, packages...
+    local dir=$1 marker=$2; shift 2
+    if [ ! -e "$dir/$marker" ]; then
+        log "pip installing $* into ${dir#"$root"/}"
+        rm -rf "$dir.partial"
+        "$python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir.partial" "$@"
+        rm -rf "$dir"
+        mv "$dir.partial" "$dir"
+    fi
+}
+pip_target "$tools/cuda12" nvidia/cuda_runtime/include/cuda.h "nvidia-cuda-runtime-cu12==12.9.*"
+pip_target "$tools/cuda13" nvidia/cu13/bin/nvcc \
+    "nvidia-cuda-nvcc==13.*" "nvidia-cuda-runtime==13.*" "nvidia-cuda-crt==13.*" "nvidia-nvvm==13.*" "nvidia-cuda-cccl==13.*"
+log "toolchain ready"

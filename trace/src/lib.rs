@@ -1,0 +1,3 @@
+//! The `.prlx` v1 trace format.
+pub mod layout;
+pub use layout::*;
