@@ -1,0 +1,295 @@
+//! Device memory: global allocations (bounds-checked, never reused) and the
+//! address windows that make generic pointers to shared, local and param
+//! memory distinguishable from global ones.
+//!
+//! Global allocations are lazily zeroed host memory (`vec![0; n]` maps pages
+//! on first touch), so the configured budget costs nothing until used.
+
+/// Start of device (global) allocations: looks like a real device pointer.
+pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
+/// Generic address of shared-space offset 0 (`cvta.shared`).
+pub const SHARED_WINDOW: u64 = 0x0000_1000_0000_0000;
+/// Generic address of local-space offset 0 (`cvta.local`).
+pub const LOCAL_WINDOW: u64 = 0x0000_2000_0000_0000;
+/// Generic address of param-space offset 0 (`cvta.param`).
+pub const PARAM_WINDOW: u64 = 0x0000_3000_0000_0000;
+/// Size of each window.
+pub const WINDOW_SIZE: u64 = 1 << 32;
+/// Gap left after each allocation so that small overruns never land in the
+/// next allocation and are reported instead.
+const GUARD_BYTES: u64 = 64 * 1024;
+pub const ALLOC_ALIGN: u64 = 256;
+
+/// Which state space a generic address points into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    Global,
+    Shared,
+    Local,
+    Param,
+}
+
+/// Classifies a generic address (anything outside the windows is global).
+#[inline]
+pub fn window_of(addr: u64) -> Window {
+    match addr & !(WINDOW_SIZE - 1) {
+        SHARED_WINDOW => Window::Shared,
+        LOCAL_WINDOW => Window::Local,
+        PARAM_WINDOW => Window::Param,
+        _ => Window::Global,
+    }
+}
+
+/// An access outside every allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfBounds;
+
+#[derive(Debug)]
+struct Allocation {
+    base: u64,
+    data: Vec<u8>,
+}
+
+impl Allocation {
+    #[inline]
+    fn contains(&self, addr: u64, len: u64) -> bool {
+        addr >= self.base
+            && addr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.base + self.data.len() as u64)
+    }
+}
+
+/// All global allocations of a device, sorted by base address.
+#[derive(Debug)]
+pub struct GlobalMemory {
+    allocations: Vec<Allocation>,
+    next_base: u64,
+    used: u64,
+    budget: u64,
+    /// Index of the allocation hit last: consecutive accesses of a warp
+    /// almost always hit the same buffer.
+    last_hit: std::cell::Cell<usize>,
+}
+
+impl GlobalMemory {
+    pub fn new(budget: u64) -> GlobalMemory {
+        GlobalMemory {
+            allocations: Vec::new(),
+            next_base: GLOBAL_BASE,
+            used: 0,
+            budget,
+            last_hit: std::cell::Cell::new(0),
+        }
+    }
+
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Allocates `bytes` zeroed bytes (at least one), 256-byte aligned.
+    /// `None` when the budget would be exceeded.
+    pub fn alloc(&mut self, bytes: u64) -> Option<u64> {
+        let size = bytes.max(1);
+        let rounded = size.checked_add(ALLOC_ALIGN - 1)? & !(ALLOC_ALIGN - 1);
+        if self.used.checked_add(rounded)? > self.budget {
+            return None;
+        }
+        let len = usize::try_from(size).ok()?;
+        let base = self.next_base;
+        self.next_base = (base + rounded + GUARD_BYTES + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
+        self.used += rounded;
+        self.allocations.push(Allocation {
+            base,
+            data: vec![0; len],
+        });
+        Some(base)
+    }
+
+    /// Frees the allocation starting at `base`; `false` if there is none.
+    pub fn free(&mut self, base: u64) -> bool {
+        match self.allocations.binary_search_by_key(&base, |a| a.base) {
+            Ok(i) => {
+                let a = self.allocations.remove(i);
+                let size = a.data.len() as u64;
+                self.used -= (size + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
+                self.last_hit.set(0);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// `(base, size)` of the allocation containing `addr`.
+    pub fn range_of(&self, addr: u64) -> Option<(u64, u64)> {
+        let i = self.find(addr, 1)?;
+        let a = &self.allocations[i];
+        Some((a.base, a.data.len() as u64))
+    }
+
+    #[inline]
+    fn find(&self, addr: u64, len: u64) -> Option<usize> {
+        let hint = self.last_hit.get();
+        if let Some(a) = self.allocations.get(hint)
+            && a.contains(addr, len)
+        {
+            return Some(hint);
+        }
+        let i = match self.allocations.binary_search_by_key(&addr, |a| a.base) {
+            Ok(i) => i,
+            Err(0) => return None,
+            Err(i) => i - 1,
+        };
+        if self.allocations[i].contains(addr, len) {
+            self.last_hit.set(i);
+            Some(i)
+        } else {
+            None
+        }
+    }
+
+    /// The `len` bytes at `addr`, all inside one allocation.
+    #[inline]
+    pub fn slice(&self, addr: u64, len: u64) -> Result<&[u8], OutOfBounds> {
+        let i = self.find(addr, len).ok_or(OutOfBounds)?;
+        let a = &self.allocations[i];
+        let off = (addr - a.base) as usize;
+        Ok(&a.data[off..off + len as usize])
+    }
+
+    #[inline]
+    pub fn slice_mut(&mut self, addr: u64, len: u64) -> Result<&mut [u8], OutOfBounds> {
+        let i = self.find(addr, len).ok_or(OutOfBounds)?;
+        let a = &mut self.allocations[i];
+        let off = (addr - a.base) as usize;
+        Ok(&mut a.data[off..off + len as usize])
+    }
+
+    /// Reads a little-endian value of `size` (1, 2, 4 or 8) bytes.
+    #[inline]
+    pub fn load(&self, addr: u64, size: u32) -> Result<u64, OutOfBounds> {
+        Ok(read_le(self.slice(addr, size as u64)?))
+    }
+
+    #[inline]
+    pub fn store(&mut self, addr: u64, size: u32, value: u64) -> Result<(), OutOfBounds> {
+        write_le(self.slice_mut(addr, size as u64)?, value);
+        Ok(())
+    }
+
+    /// Copies between (possibly overlapping) ranges of global memory.
+    pub fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), OutOfBounds> {
+        if len == 0 {
+            return Ok(());
+        }
+        let data = self.slice(src, len)?.to_vec();
+        self.slice_mut(dst, len)?.copy_from_slice(&data);
+        Ok(())
+    }
+}
+
+/// Little-endian value of a 1–8 byte slice, zero-extended.
+#[inline]
+pub fn read_le(bytes: &[u8]) -> u64 {
+    match bytes.len() {
+        1 => bytes[0] as u64,
+        2 => u16::from_le_bytes([bytes[0], bytes[1]]) as u64,
+        4 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64,
+        8 => u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8])),
+        _ => {
+            let mut v = 0u64;
+            for (i, b) in bytes.iter().take(8).enumerate() {
+                v |= (*b as u64) << (8 * i);
+            }
+            v
+        }
+    }
+}
+
+/// Writes the low `bytes.len()` bytes of `value`, little-endian.
+#[inline]
+pub fn write_le(bytes: &mut [u8], value: u64) {
+    let le = value.to_le_bytes();
+    let n = bytes.len().min(8);
+    bytes[..n].copy_from_slice(&le[..n]);
+}
+
+/// A flat, bounds-checked byte memory addressed from 0: one CTA's shared
+/// memory, a warp's local memory, a launch's param buffer.
+#[derive(Debug, Default, Clone)]
+pub struct FlatMemory {
+    pub bytes: Vec<u8>,
+}
+
+impl FlatMemory {
+    #[inline]
+    pub fn load(&self, addr: u64, size: u32) -> Result<u64, OutOfBounds> {
+        let end = addr.checked_add(size as u64).ok_or(OutOfBounds)?;
+        if end > self.bytes.len() as u64 {
+            return Err(OutOfBounds);
+        }
+        Ok(read_le(&self.bytes[addr as usize..end as usize]))
+    }
+
+    #[inline]
+    pub fn store(&mut self, addr: u64, size: u32, value: u64) -> Result<(), OutOfBounds> {
+        let end = addr.checked_add(size as u64).ok_or(OutOfBounds)?;
+        if end > self.bytes.len() as u64 {
+            return Err(OutOfBounds);
+        }
+        write_le(&mut self.bytes[addr as usize..end as usize], value);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_aligned_distinct_and_bounds_checked() {
+        let mut m = GlobalMemory::new(1 << 20);
+        let a = m.alloc(100).unwrap();
+        let b = m.alloc(100).unwrap();
+        assert_eq!(a % 256, 0);
+        assert_ne!(a, 0);
+        assert!(b > a + 100);
+        m.store(a + 96, 4, 0xdeadbeef).unwrap();
+        assert_eq!(m.load(a + 96, 4), Ok(0xdeadbeef));
+        assert_eq!(m.load(a + 97, 4), Err(OutOfBounds));
+        assert_eq!(m.load(a - 1, 1), Err(OutOfBounds));
+        assert_eq!(m.range_of(a + 50), Some((a, 100)));
+        assert!(m.free(a));
+        assert!(!m.free(a));
+        assert_eq!(m.load(a, 4), Err(OutOfBounds));
+        assert_eq!(m.load(b, 4), Ok(0));
+    }
+
+    #[test]
+    fn budget_is_enforced() {
+        let mut m = GlobalMemory::new(1024);
+        assert!(m.alloc(1024).is_some());
+        assert!(m.alloc(1).is_none());
+    }
+
+    #[test]
+    fn windows_classify_generic_addresses() {
+        assert_eq!(window_of(SHARED_WINDOW + 12), Window::Shared);
+        assert_eq!(window_of(LOCAL_WINDOW), Window::Local);
+        assert_eq!(window_of(PARAM_WINDOW + 8), Window::Param);
+        assert_eq!(window_of(GLOBAL_BASE), Window::Global);
+    }
+
+    #[test]
+    fn flat_memory_checks_bounds() {
+        let mut f = FlatMemory { bytes: vec![0; 8] };
+        f.store(4, 4, 7).unwrap();
+        assert_eq!(f.load(4, 4), Ok(7));
+        assert_eq!(f.load(5, 4), Err(OutOfBounds));
+        assert_eq!(f.load(u64::MAX, 4), Err(OutOfBounds));
+    }
+}
