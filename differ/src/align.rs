@@ -1,0 +1,281 @@
+//! Per-warp alignment of two event streams and classification of every
+//! divergence between them.
+//!
+//! Events are aligned on their control-flow identity: (site, event type,
+//! branch direction). A direction is part of the identity because a loop that
+//! ran 40 more iterations must align as 40 extra "taken" back-edges and one
+//! shared exit, not as a flipped branch followed by 39 extras. A flipped branch
+//! is recognised explicitly instead: the same site on both sides with
+//! opposite directions, after which the streams re-join or part ways.
+//!
+//! The steps, cheapest first:
+//! 1. identical bytes: nothing to do, no allocation;
+//! 2. lockstep over the common prefix, comparing matched pairs field by field;
+//! 3. bounded Myers over the rest, then every gap between re-joins becomes one
+//!    divergence (see [`AlignOptions::min_resync`]).
+
+use crate::myers::{self, MatchRun};
+use prlx_trace::TraceEvent;
+use serde::Serialize;
+
+/// What kind of difference a divergence is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum DivergenceKind {
+    /// Same site, the branch went the other way.
+    Branch,
+    /// Same site and direction, different lanes active.
+    ActiveMask,
+    /// Same site, different recorded operand (only with `compare_values`).
+    Value,
+    /// The streams part ways and never re-join.
+    Path,
+    /// One side (or both) ran events the other did not, then they re-join.
+    ExtraEvents,
+}
+
+impl DivergenceKind {
+    pub const ALL: [DivergenceKind; 5] = [
+        DivergenceKind::Branch,
+        DivergenceKind::ActiveMask,
+        DivergenceKind::Value,
+        DivergenceKind::Path,
+        DivergenceKind::ExtraEvents,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DivergenceKind::Branch => "Branch",
+            DivergenceKind::ActiveMask => "ActiveMask",
+            DivergenceKind::Value => "Value",
+            DivergenceKind::Path => "Path",
+            DivergenceKind::ExtraEvents => "ExtraEvents",
+        }
+    }
+}
+
+/// One divergence inside one warp, by event index on both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventDivergence {
+    pub kind: DivergenceKind,
+    /// Index in A's stream (for extra events in B only: where they are inserted).
+    pub event_idx: u32,
+    /// Index in B's stream.
+    pub event_idx_b: u32,
+    /// The site in A at `event_idx`, or B's when A has no event there.
+    pub site_id: u32,
+    /// For `ExtraEvents` and `Path`: events on each side of the divergent
+    /// region; for the other kinds, 1 and 1.
+    pub events_a: u32,
+    pub events_b: u32,
+}
+
+/// Knobs for [`align_warp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlignOptions {
+    /// Most insertions + deletions Myers may spend on one warp; past this the
+    /// rest of the warp is one `Path` divergence.
+    pub max_edits: usize,
+    /// A run of matched events shorter than this between two-sided changes is
+    /// treated as coincidence, not as a re-join (a lone shared site inside two
+    /// different paths does not split one divergence into two).
+    pub min_resync: usize,
+    /// Report `Value` divergences (operand differences at matched events).
+    pub compare_values: bool,
+}
+
+impl Default for AlignOptions {
+    fn default() -> Self {
+        AlignOptions {
+            max_edits: 256,
+            min_resync: 2,
+            compare_values: false,
+        }
+    }
+}
+
+/// The alignment identity of an event: site, type and direction.
+fn same_flow(a: &TraceEvent, b: &TraceEvent) -> bool {
+    a.site_id == b.site_id && a.event_type == b.event_type && a.branch_dir == b.branch_dir
+}
+
+fn same_site(a: &TraceEvent, b: &TraceEvent) -> bool {
+    a.site_id == b.site_id && a.event_type == b.event_type
+}
+
+fn as_bytes(events: &[TraceEvent]) -> &[u8] {
+    bytemuck::cast_slice(events)
+}
+
+/// Appends the divergences between `a` and `b` to `out`, in stream order.
+pub fn align_warp(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    opts: &AlignOptions,
+    out: &mut Vec<EventDivergence>,
+) {
+    if as_bytes(a) == as_bytes(b) {
+        return;
+    }
+    let mut i = 0;
+    let common = a.len().min(b.len());
+    while i < common {
+        if same_flow(&a[i], &b[i]) {
+            compare_pair(a, b, i, i, opts, out);
+        } else if same_site(&a[i], &b[i]) && rejoins_after(a, b, i, opts.min_resync) {
+            // One divergence per event pair: the flip hides a mask change.
+            out.push(single(DivergenceKind::Branch, i, i, a[i].site_id));
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let (rest_a, rest_b) = (&a[i..], &b[i..]);
+    if rest_a.is_empty() && rest_b.is_empty() {
+        return;
+    }
+    if rest_a.is_empty() || rest_b.is_empty() {
+        // One side simply ran on: extra events, nothing left to re-join with.
+        out.push(region(
+            DivergenceKind::ExtraEvents,
+            a,
+            b,
+            (i, a.len()),
+            (i, b.len()),
+        ));
+        return;
+    }
+    match myers::matched_runs(rest_a, rest_b, opts.max_edits, same_flow) {
+        None => out.push(region(
+            DivergenceKind::Path,
+            a,
+            b,
+            (i, a.len()),
+            (i, b.len()),
+        )),
+        Some(runs) => classify_runs(a, b, i, &runs, opts, out),
+    }
+}
+
+/// After a same-site, opposite-direction pair at `i`: do the streams carry
+/// on identically for `min_resync` events (or to a shared end)?
+fn rejoins_after(a: &[TraceEvent], b: &[TraceEvent], i: usize, min_resync: usize) -> bool {
+    let (tail_a, tail_b) = (&a[i + 1..], &b[i + 1..]);
+    let k = min_resync.min(tail_a.len()).min(tail_b.len());
+    let long_enough = k == min_resync || tail_a.len() == tail_b.len();
+    long_enough
+        && tail_a[..k]
+            .iter()
+            .zip(&tail_b[..k])
+            .all(|(x, y)| same_flow(x, y))
+}
+
+/// Walks Myers' matched runs over `a[base..]`/`b[base..]`: compares matched
+/// pairs, and turns each gap between re-joins into one divergence.
+fn classify_runs(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    base: usize,
+    runs: &[MatchRun],
+    opts: &AlignOptions,
+    out: &mut Vec<EventDivergence>,
+) {
+    // Start of the pending gap, as absolute indices.
+    let (mut gap_a, mut gap_b) = (base, base);
+    for run in runs {
+        let (run_a, run_b) = (base + run.a_start, base + run.b_start);
+        let one_sided = run_a == gap_a || run_b == gap_b;
+        if run.len < opts.min_resync && !one_sided {
+            continue; // coincidental match inside a two-sided change
+        }
+        gap(a, b, (gap_a, run_a), (gap_b, run_b), true, out);
+        for k in 0..run.len {
+            compare_pair(a, b, run_a + k, run_b + k, opts, out);
+        }
+        gap_a = run_a + run.len;
+        gap_b = run_b + run.len;
+    }
+    gap(a, b, (gap_a, a.len()), (gap_b, b.len()), false, out);
+}
+
+/// Classifies one gap `a[ra.0..ra.1]` vs `b[rb.0..rb.1]`; `rejoined` says
+/// whether matched events follow it.
+fn gap(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    mut ra: (usize, usize),
+    mut rb: (usize, usize),
+    rejoined: bool,
+    out: &mut Vec<EventDivergence>,
+) {
+    if ra.0 == ra.1 && rb.0 == rb.1 {
+        return;
+    }
+    // A branch that went the other way heads the gap: that is the root cause,
+    // the rest of the gap is where the two directions led.
+    if ra.0 < ra.1 && rb.0 < rb.1 && same_site(&a[ra.0], &b[rb.0]) {
+        out.push(single(DivergenceKind::Branch, ra.0, rb.0, a[ra.0].site_id));
+        ra.0 += 1;
+        rb.0 += 1;
+        if ra.0 == ra.1 && rb.0 == rb.1 {
+            return;
+        }
+    }
+    let two_sided = ra.0 < ra.1 && rb.0 < rb.1;
+    let kind = if two_sided && !rejoined {
+        DivergenceKind::Path
+    } else {
+        DivergenceKind::ExtraEvents
+    };
+    out.push(region(kind, a, b, ra, rb));
+}
+
+fn single(kind: DivergenceKind, ia: usize, ib: usize, site_id: u32) -> EventDivergence {
+    EventDivergence {
+        kind,
+        event_idx: ia as u32,
+        event_idx_b: ib as u32,
+        site_id,
+        events_a: 1,
+        events_b: 1,
+    }
+}
+
+fn region(
+    kind: DivergenceKind,
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    ra: (usize, usize),
+    rb: (usize, usize),
+) -> EventDivergence {
+    let site_id = if ra.0 < ra.1 {
+        a[ra.0].site_id
+    } else {
+        b[rb.0].site_id
+    };
+    EventDivergence {
+        kind,
+        event_idx: ra.0 as u32,
+        event_idx_b: rb.0 as u32,
+        site_id,
+        events_a: (ra.1 - ra.0) as u32,
+        events_b: (rb.1 - rb.0) as u32,
+    }
+}
+
+/// A matched pair (same site, type and direction): mask, then value; one
+/// divergence per pair at most.
+fn compare_pair(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    ia: usize,
+    ib: usize,
+    opts: &AlignOptions,
+    out: &mut Vec<EventDivergence>,
+) {
+    let (ea, eb) = (&a[ia], &b[ib]);
+    if ea.active_mask != eb.active_mask {
+        out.push(single(DivergenceKind::ActiveMask, ia, ib, ea.site_id));
+    } else if opts.compare_values && ea.value_a != eb.value_a {
+        out.push(single(DivergenceKind::Value, ia, ib, ea.site_id));
+    }
+}
