@@ -10,6 +10,7 @@
 //!
 //! Start with [`ScalarType`] and the mode types below.
 
+mod softfloat;
 mod types;
 
 pub use types::{CmpOp, FloatMode, FloatRounding, IntRounding, ScalarType};
