@@ -8,7 +8,9 @@
 use bytemuck::{Pod, Zeroable};
 
 #[cfg(target_endian = "big")]
-compile_error!("prlx-trace views little-endian trace bytes in place; big-endian hosts are unsupported");
+compile_error!(
+    "prlx-trace views little-endian trace bytes in place; big-endian hosts are unsupported"
+);
 
 /// `"PRLX\0\0\0\0"` read as a little-endian u64 (bytes `00 00 00 00 58 4C 52 50`).
 pub const PRLX_MAGIC: u64 = 0x50524C58_00000000;
@@ -213,11 +215,16 @@ impl TraceFileHeader {
     }
 }
 
-/// FNV-1a over the kernel name, as PRLX's host runtime computes `kernel_name_hash`.
+/// 64-bit FNV-1a over the kernel name, as PRLX's host runtime (`fnv1a_hash`
+/// in `prlx_host.cu`) computes `kernel_name_hash`.
+///
+/// PRLX hashes `(uint64_t)(char)`, and `char` is signed on x86-64, so bytes
+/// from 0x80 up are sign-extended; this does the same so non-ASCII names hash
+/// identically to traces captured on x86-64 hosts.
 pub fn kernel_name_hash(name: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in name.as_bytes() {
-        hash ^= u64::from(b);
+        hash ^= i64::from(b as i8) as u64;
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
