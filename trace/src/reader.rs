@@ -141,6 +141,7 @@ impl TraceFile {
         };
         let bytes = storage.bytes();
         check_alignment(&name, bytes)?;
+        check_offsets_inside(&name, bytes.len() as u64, &header, what)?;
         check_length(&name, bytes.len() as u64, &layout, what)?;
         check_warps(&name, bytes, &header, &layout.warps, layout.num_warps)?;
         for (kind, section) in [
@@ -335,6 +336,28 @@ fn check_alignment(file: &str, bytes: &[u8]) -> Result<(), TraceError> {
             "file buffer",
             "trace bytes are not 16-byte aligned in memory; cannot view them in place",
         ));
+    }
+    Ok(())
+}
+
+/// An explicit section offset must at least point into the file.
+fn check_offsets_inside(
+    file: &str,
+    len: u64,
+    header: &TraceFileHeader,
+    what: &'static str,
+) -> Result<(), TraceError> {
+    for (flag, field, offset) in [
+        (flags::HISTORY, "header.history_section_offset", header.history_section_offset),
+        (flags::SNAPSHOT, "header.snapshot_section_offset", header.snapshot_section_offset),
+    ] {
+        if header.has_flag(flag) && offset != 0 && u64::from(offset) >= len {
+            return Err(TraceError::invalid(
+                file,
+                field,
+                format!("{offset} is outside the {what} ({len} bytes)"),
+            ));
+        }
     }
     Ok(())
 }
