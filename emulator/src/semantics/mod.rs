@@ -10,7 +10,9 @@
 //!
 //! Start with [`ScalarType`] and the mode types below.
 
-mod softfloat;
+pub mod bits;
+pub mod int;
+pub mod softfloat;
 mod types;
 
 pub use types::{CmpOp, FloatMode, FloatRounding, IntRounding, ScalarType};
