@@ -179,6 +179,11 @@ impl TraceFile {
         &self.layout
     }
 
+    /// The whole (decompressed) trace, header included, as validated.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.storage.bytes()
+    }
+
     pub fn kernel_name(&self) -> String {
         self.header.kernel_name()
     }
@@ -348,8 +353,16 @@ fn check_offsets_inside(
     what: &'static str,
 ) -> Result<(), TraceError> {
     for (flag, field, offset) in [
-        (flags::HISTORY, "header.history_section_offset", header.history_section_offset),
-        (flags::SNAPSHOT, "header.snapshot_section_offset", header.snapshot_section_offset),
+        (
+            flags::HISTORY,
+            "header.history_section_offset",
+            header.history_section_offset,
+        ),
+        (
+            flags::SNAPSHOT,
+            "header.snapshot_section_offset",
+            header.snapshot_section_offset,
+        ),
     ] {
         if header.has_flag(flag) && offset != 0 && u64::from(offset) >= len {
             return Err(TraceError::invalid(

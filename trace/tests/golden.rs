@@ -5,9 +5,7 @@
 mod common;
 
 use common::event;
-use prlx_trace::{
-    Compression, SnapshotEntry, TraceBuilder, TraceEvent, TraceFile, flags,
-};
+use prlx_trace::{Compression, SnapshotEntry, TraceBuilder, TraceEvent, TraceFile, flags};
 
 const NAME: &str = "golden_kernel";
 const TIMESTAMP: u64 = 0x0102_0304_0506_0708;
@@ -57,8 +55,12 @@ fn golden_image() -> Vec<u8> {
     let mut name = [0u8; 64];
     name[..NAME.len()].copy_from_slice(NAME.as_bytes());
     img.0.extend_from_slice(&name);
-    img.u32(2).u32(1).u32(1) // grid_dim
-        .u32(40).u32(1).u32(1) // block_dim
+    img.u32(2)
+        .u32(1)
+        .u32(1) // grid_dim
+        .u32(40)
+        .u32(1)
+        .u32(1) // block_dim
         .u32(2) // warps_per_block
         .u32(4) // total_warp_slots
         .u32(2) // events_per_warp
@@ -73,9 +75,13 @@ fn golden_image() -> Vec<u8> {
     assert_eq!(img.0.len(), 160);
 
     // Warp 0: one branch event.
-    img.quad(1, 0, 1, 1).event(0xAABB_CCDD, 0, 1, 0xFFFF_FFFF, 42).zeros(16);
+    img.quad(1, 0, 1, 1)
+        .event(0xAABB_CCDD, 0, 1, 0xFFFF_FFFF, 42)
+        .zeros(16);
     // Warp 1: three claimed, two stored, one overflow.
-    img.quad(3, 1, 2, 3).event(1, 1, 0, 0xF, 5).event(2, 2, 0, 0xF0, 6);
+    img.quad(3, 1, 2, 3)
+        .event(1, 1, 0, 0xF, 5)
+        .event(2, 2, 0, 0xF0, 6);
     // Warps 2 and 3: untouched.
     img.zeros(2 * (16 + 2 * 16));
     assert_eq!(img.0.len(), 160 + 4 * 48);
@@ -112,8 +118,22 @@ fn golden_builder() -> TraceBuilder {
         .with_history(2)
         .with_snapshots(1);
     b.push_event(0, event(0xAABB_CCDD, 0, true, 42)).unwrap();
-    b.push_event(1, TraceEvent { active_mask: 0xF, ..event(1, 1, false, 5) }).unwrap();
-    b.push_event(1, TraceEvent { active_mask: 0xF0, ..event(2, 2, false, 6) }).unwrap();
+    b.push_event(
+        1,
+        TraceEvent {
+            active_mask: 0xF,
+            ..event(1, 1, false, 5)
+        },
+    )
+    .unwrap();
+    b.push_event(
+        1,
+        TraceEvent {
+            active_mask: 0xF0,
+            ..event(2, 2, false, 6)
+        },
+    )
+    .unwrap();
     b.push_event(1, event(3, 0, false, 0)).unwrap(); // overflows
     b.push_history(0, 7, 70).unwrap(); // overwritten by the third write
     b.push_history(0, 8, 80).unwrap();
@@ -135,14 +155,27 @@ fn check_golden(trace: &TraceFile) {
     assert_eq!(trace.kernel_name(), NAME);
     assert_eq!(h.kernel_name_hash, 0xf632_2005_718e_2164);
     assert_eq!((h.grid_dim, h.block_dim), ([2, 1, 1], [40, 1, 1]));
-    assert_eq!((h.warps_per_block, h.total_warp_slots, h.events_per_warp), (2, 4, 2));
-    assert_eq!((h.timestamp, h.cuda_arch, h.sample_rate), (TIMESTAMP, 86, 1));
+    assert_eq!(
+        (h.warps_per_block, h.total_warp_slots, h.events_per_warp),
+        (2, 4, 2)
+    );
+    assert_eq!(
+        (h.timestamp, h.cuda_arch, h.sample_rate),
+        (TIMESTAMP, 86, 1)
+    );
     assert_eq!((h.history_depth, h.snapshot_depth), (2, 1));
 
     let w0 = trace.warp(0).unwrap();
     assert_eq!(w0.events, &[event(0xAABB_CCDD, 0, true, 42)]);
     let w1 = trace.warp(1).unwrap();
-    assert_eq!((w1.header.write_idx, w1.header.overflow_count, w1.header.num_events), (3, 1, 2));
+    assert_eq!(
+        (
+            w1.header.write_idx,
+            w1.header.overflow_count,
+            w1.header.num_events
+        ),
+        (3, 1, 2)
+    );
     assert!(w1.overflowed());
     assert_eq!(w1.events[1].active_mask, 0xF0);
     assert_eq!(w1.events[1].event_type, 2);
@@ -157,9 +190,21 @@ fn check_golden(trace: &TraceFile) {
     assert_eq!(hist, vec![(8, 80, 1), (9, 90, 2)]);
     assert_eq!(trace.history(3).unwrap().header.depth, 2);
 
-    let snaps: Vec<_> = trace.snapshots(1).unwrap().chronological().copied().collect();
+    let snaps: Vec<_> = trace
+        .snapshots(1)
+        .unwrap()
+        .chronological()
+        .copied()
+        .collect();
     assert_eq!(snaps.len(), 1);
-    assert_eq!((snaps[0].site_id, snaps[0].active_mask, snaps[0].cmp_predicate), (77, 3, 32));
+    assert_eq!(
+        (
+            snaps[0].site_id,
+            snaps[0].active_mask,
+            snaps[0].cmp_predicate
+        ),
+        (77, 3, 32)
+    );
     assert_eq!(&snaps[0].lhs_values[..3], &[1, 2, 0]);
     assert_eq!(&snaps[0].rhs_values[..3], &[1, 3, 0]);
     assert_eq!(trace.layout().history.as_ref().unwrap().offset, 352);
@@ -217,6 +262,11 @@ fn explicit_section_offsets_are_honoured() {
     let trace = TraceFile::from_bytes("moved.prlx", moved).unwrap();
     assert_eq!(trace.layout().history.as_ref().unwrap().offset, 384);
     assert_eq!(trace.layout().snapshots.as_ref().unwrap().offset, 576);
-    let hist: Vec<u32> = trace.history(0).unwrap().chronological().map(|e| e.value).collect();
+    let hist: Vec<u32> = trace
+        .history(0)
+        .unwrap()
+        .chronological()
+        .map(|e| e.value)
+        .collect();
     assert_eq!(hist, vec![80, 90]);
 }

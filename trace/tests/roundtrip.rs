@@ -7,7 +7,10 @@ use prlx_trace::{Compression, Encoding, TraceBuilder, TraceFile, flags};
 
 const ENCODINGS: [(Compression, Encoding); 3] = [
     (Compression::None, Encoding::Plain),
-    (Compression::FlagCompress { level: 3 }, Encoding::FlagCompressed),
+    (
+        Compression::FlagCompress { level: 3 },
+        Encoding::FlagCompressed,
+    ),
     (Compression::WholeFile { level: 3 }, Encoding::WholeFileZstd),
 ];
 
@@ -21,7 +24,10 @@ fn check_sample(trace: &TraceFile, history: bool, snapshots: bool) {
     assert_eq!(h.events_per_warp, 8);
     assert_eq!(h.timestamp, 1_700_000_000);
     assert_eq!(h.cuda_arch, 80);
-    assert_eq!(h.kernel_name_hash, prlx_trace::kernel_name_hash("sample_kernel"));
+    assert_eq!(
+        h.kernel_name_hash,
+        prlx_trace::kernel_name_hash("sample_kernel")
+    );
     assert_eq!(trace.num_warps(), 4);
 
     let warps: Vec<_> = trace.warps().collect();
@@ -101,7 +107,9 @@ fn every_encoding_round_trips_through_files() {
             Encoding::WholeFileZstd => "t.prlx.zst",
             _ => "t.prlx",
         });
-        sample_builder(true, true).write_file(&path, compression).unwrap();
+        sample_builder(true, true)
+            .write_file(&path, compression)
+            .unwrap();
         let trace = TraceFile::open(&path).unwrap();
         assert_eq!(trace.encoding(), encoding);
         assert_eq!(trace.name(), path.display().to_string());
@@ -112,15 +120,24 @@ fn every_encoding_round_trips_through_files() {
 #[test]
 fn compressed_traces_keep_compress_flag_only_in_flag_mode() {
     let builder = sample_builder(false, false);
-    let flagged = builder.to_bytes_with(Compression::FlagCompress { level: 1 }).unwrap();
+    let flagged = builder
+        .to_bytes_with(Compression::FlagCompress { level: 1 })
+        .unwrap();
     let trace = TraceFile::from_bytes("f.prlx", flagged).unwrap();
     assert!(trace.header().has_flag(flags::COMPRESS));
-    let whole = builder.to_bytes_with(Compression::WholeFile { level: 1 }).unwrap();
+    let whole = builder
+        .to_bytes_with(Compression::WholeFile { level: 1 })
+        .unwrap();
     assert_eq!(&whole[..4], &prlx_trace::ZSTD_MAGIC);
     let trace = TraceFile::from_bytes("w.prlx.zst", whole).unwrap();
     assert!(!trace.header().has_flag(flags::COMPRESS));
     // The plain writer never sets it.
-    assert!(!TraceFile::from_bytes("p", builder.to_bytes()).unwrap().header().has_flag(flags::COMPRESS));
+    assert!(
+        !TraceFile::from_bytes("p", builder.to_bytes())
+            .unwrap()
+            .header()
+            .has_flag(flags::COMPRESS)
+    );
 }
 
 #[test]
@@ -161,7 +178,9 @@ fn ring_chronology_across_many_wraps() {
 
 #[test]
 fn warp_locations_invert_prlx_warp_id() {
-    let b = TraceBuilder::new("grid3d", [3, 2, 2], [16, 4, 1]).unwrap().events_per_warp(1);
+    let b = TraceBuilder::new("grid3d", [3, 2, 2], [16, 4, 1])
+        .unwrap()
+        .events_per_warp(1);
     let trace = TraceFile::from_bytes("g.prlx", b.to_bytes()).unwrap();
     assert_eq!(trace.header().warps_per_block, 2);
     assert_eq!(trace.num_warps(), 24);
@@ -174,7 +193,10 @@ fn warp_locations_invert_prlx_warp_id() {
         assert!(x < 3 && y < 2 && z < 2 && loc.warp_in_block < 2);
     }
     let loc = trace.warp_location(15);
-    assert_eq!((loc.block, loc.block_linear, loc.warp_in_block), ([1, 0, 1], 7, 1));
+    assert_eq!(
+        (loc.block, loc.block_linear, loc.warp_in_block),
+        ([1, 0, 1], 7, 1)
+    );
 }
 
 #[test]
@@ -189,7 +211,14 @@ fn sampled_out_events_count_but_are_not_stored() {
     assert!(trace.header().has_flag(flags::SAMPLED));
     assert_eq!(trace.header().sample_rate, 2);
     let w = trace.warp(0).unwrap();
-    assert_eq!((w.header.total_event_count, w.header.write_idx, w.events.len()), (2, 1, 1));
+    assert_eq!(
+        (
+            w.header.total_event_count,
+            w.header.write_idx,
+            w.events.len()
+        ),
+        (2, 1, 1)
+    );
 }
 
 #[test]
@@ -205,8 +234,13 @@ fn kernel_name_hash_is_prlx_fnv1a_64() {
 #[test]
 fn long_kernel_names_truncate_to_63_bytes_and_hash_in_full() {
     let long = "k".repeat(100);
-    let b = TraceBuilder::new(&long, [1, 1, 1], [1, 1, 1]).unwrap().events_per_warp(1);
+    let b = TraceBuilder::new(&long, [1, 1, 1], [1, 1, 1])
+        .unwrap()
+        .events_per_warp(1);
     let trace = TraceFile::from_bytes("l.prlx", b.to_bytes()).unwrap();
     assert_eq!(trace.kernel_name(), "k".repeat(63));
-    assert_eq!(trace.header().kernel_name_hash, prlx_trace::kernel_name_hash(&long));
+    assert_eq!(
+        trace.header().kernel_name_hash,
+        prlx_trace::kernel_name_hash(&long)
+    );
 }
