@@ -1,0 +1,302 @@
+//! The diff report: per-warp divergences turned into what a person (or a CI
+//! script) reads first: counts, the root-cause candidate, ranked sites, and
+//! the evidence at that site. Serialises to PRLX's JSON field names.
+
+use crate::align::{DivergenceKind, EventDivergence};
+use crate::context::{self, HistoryContext, SnapshotContext};
+use crate::diff::{OverflowedWarp, TraceDiff};
+use prlx_trace::{SiteMap, TraceEvent, TraceFile};
+use serde::{Serialize, Serializer};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(crate) fn hex32<S: Serializer>(v: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{v:#010x}"))
+}
+
+fn opt_hex32<S: Serializer>(v: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => hex32(v, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// One divergence, located and annotated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DivergenceRecord {
+    /// Global warp slot.
+    pub warp_idx: usize,
+    pub block: [u32; 3],
+    pub warp_in_block: u32,
+    /// Index in A's event stream.
+    pub event_idx: u32,
+    /// Index in B's event stream.
+    pub event_idx_b: u32,
+    #[serde(serialize_with = "hex32")]
+    pub site_id: u32,
+    pub kind: DivergenceKind,
+    /// Events without a partner in the other run (ExtraEvents only, else 0).
+    pub extra_events: u32,
+    /// Which run ran the extra events: "A", "B" or "both" (ExtraEvents and Path).
+    pub side: Option<&'static str>,
+    /// Events of the divergent region in each run (ExtraEvents and Path).
+    pub events_a: u32,
+    pub events_b: u32,
+    pub branch_dir_a: Option<u8>,
+    pub branch_dir_b: Option<u8>,
+    #[serde(serialize_with = "opt_hex32")]
+    pub active_mask_a: Option<u32>,
+    #[serde(serialize_with = "opt_hex32")]
+    pub active_mask_b: Option<u32>,
+    pub value_a: Option<u32>,
+    pub value_b: Option<u32>,
+    /// `file:line:col` from the site map, when one was given and knows the site.
+    pub source_location: Option<String>,
+    pub function: Option<String>,
+    #[serde(skip)]
+    pub block_linear: u32,
+}
+
+/// One divergent site and how often it diverged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SiteSummary {
+    #[serde(serialize_with = "hex32")]
+    pub site_id: u32,
+    pub count: usize,
+    pub warps: usize,
+    pub kinds: BTreeMap<&'static str, usize>,
+    pub source_location: Option<String>,
+    pub function: Option<String>,
+}
+
+/// A warp left out of the comparison because it dropped events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OverflowRecord {
+    pub warp_idx: usize,
+    pub dropped_a: u32,
+    pub dropped_b: u32,
+}
+
+/// Everything `prlxctl diff` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiffReport {
+    /// "identical" or "diverged".
+    pub status: &'static str,
+    pub trace_a: String,
+    pub trace_b: String,
+    pub kernel: String,
+    pub total_divergences: usize,
+    pub warps_compared: usize,
+    pub warps_diverged: usize,
+    pub warps_overflowed: usize,
+    pub divergent_sites: usize,
+    /// Count per kind; every kind is present.
+    pub divergence_breakdown: BTreeMap<&'static str, usize>,
+    /// Root-cause candidate: lowest event index, then block, then warp.
+    pub first_divergence: Option<DivergenceRecord>,
+    /// Divergences by warp, then event index (possibly cut by `-n`).
+    pub divergences: Vec<DivergenceRecord>,
+    /// True when `divergences` was cut short by a listing limit.
+    pub divergences_truncated: bool,
+    /// Divergent sites, most divergences first.
+    pub sites: Vec<SiteSummary>,
+    pub overflowed_warps: Vec<OverflowRecord>,
+    /// Lane operands at the first divergence, when the traces carry snapshots.
+    pub snapshot: Option<SnapshotContext>,
+    /// Values recorded at the first divergence's site, when traces carry history.
+    pub history: Option<HistoryContext>,
+    pub warnings: Vec<String>,
+}
+
+impl DiffReport {
+    /// Builds the report; `map` resolves source locations.
+    pub fn build(
+        a: &TraceFile,
+        b: &TraceFile,
+        diff: &TraceDiff,
+        map: Option<&SiteMap>,
+    ) -> DiffReport {
+        let annotate = |warp_idx: usize, d: &EventDivergence| record(a, b, map, warp_idx, d);
+        let divergences: Vec<DivergenceRecord> = diff
+            .diverged
+            .iter()
+            .flat_map(|w| w.divergences.iter().map(move |d| (w.warp_idx, d)))
+            .map(|(w, d)| annotate(w, d))
+            .collect();
+        let first_divergence = divergences
+            .iter()
+            .min_by_key(|d| (d.event_idx, d.block_linear, d.warp_in_block, d.warp_idx))
+            .cloned();
+        let mut breakdown: BTreeMap<&'static str, usize> =
+            DivergenceKind::ALL.iter().map(|k| (k.name(), 0)).collect();
+        for d in &divergences {
+            *breakdown.entry(d.kind.name()).or_default() += 1;
+        }
+        let sites = rank_sites(&divergences);
+        let (snapshot, history) = match &first_divergence {
+            Some(f) => (
+                context::snapshot_context(
+                    a,
+                    b,
+                    f.warp_idx,
+                    f.site_id,
+                    f.event_idx as usize,
+                    f.event_idx_b as usize,
+                ),
+                context::history_context(a, b, f.warp_idx, f.site_id),
+            ),
+            None => (None, None),
+        };
+        let mut warnings = diff.warnings.clone();
+        if !diff.overflowed.is_empty() {
+            warnings.push(format!(
+                "{} warp(s) overflowed their event buffer and were not compared (raise events_per_warp or sample)",
+                diff.overflowed.len()
+            ));
+        }
+        DiffReport {
+            status: if divergences.is_empty() {
+                "identical"
+            } else {
+                "diverged"
+            },
+            trace_a: a.name().to_owned(),
+            trace_b: b.name().to_owned(),
+            kernel: a.kernel_name(),
+            total_divergences: divergences.len(),
+            warps_compared: diff.warps_compared,
+            warps_diverged: diff.diverged.len(),
+            warps_overflowed: diff.overflowed.len(),
+            divergent_sites: sites.len(),
+            divergence_breakdown: breakdown,
+            first_divergence,
+            divergences,
+            divergences_truncated: false,
+            sites,
+            overflowed_warps: diff.overflowed.iter().map(overflow_record).collect(),
+            snapshot,
+            history,
+            warnings,
+        }
+    }
+
+    /// Keeps only the first `n` listed divergences; counts are unchanged.
+    pub fn limit_listed(&mut self, n: usize) {
+        if self.divergences.len() > n {
+            self.divergences.truncate(n);
+            self.divergences_truncated = true;
+        }
+    }
+
+    /// Divergences that count against a CI threshold.
+    pub fn gating_divergences(&self, ignore_active_mask: bool) -> usize {
+        let masks = self
+            .divergence_breakdown
+            .get("ActiveMask")
+            .copied()
+            .unwrap_or(0);
+        if ignore_active_mask {
+            self.total_divergences - masks
+        } else {
+            self.total_divergences
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the report is plain data")
+    }
+}
+
+fn overflow_record(o: &OverflowedWarp) -> OverflowRecord {
+    OverflowRecord {
+        warp_idx: o.warp_idx,
+        dropped_a: o.dropped_a,
+        dropped_b: o.dropped_b,
+    }
+}
+
+fn record(
+    a: &TraceFile,
+    b: &TraceFile,
+    map: Option<&SiteMap>,
+    warp_idx: usize,
+    d: &EventDivergence,
+) -> DivergenceRecord {
+    let loc = a.warp_location(warp_idx);
+    let event = |t: &TraceFile, i: u32| -> Option<TraceEvent> {
+        t.warp(warp_idx)
+            .and_then(|w| w.events.get(i as usize).copied())
+    };
+    // Region kinds describe a span, not one event pair: no per-event fields.
+    let paired = !matches!(d.kind, DivergenceKind::ExtraEvents | DivergenceKind::Path);
+    let (ea, eb) = if paired {
+        (event(a, d.event_idx), event(b, d.event_idx_b))
+    } else {
+        (None, None)
+    };
+    let side = (!paired).then_some(match (d.events_a, d.events_b) {
+        (_, 0) => "A",
+        (0, _) => "B",
+        _ => "both",
+    });
+    let info = map.and_then(|m| m.get(d.site_id));
+    DivergenceRecord {
+        warp_idx,
+        block: loc.block,
+        warp_in_block: loc.warp_in_block,
+        block_linear: loc.block_linear,
+        event_idx: d.event_idx,
+        event_idx_b: d.event_idx_b,
+        site_id: d.site_id,
+        kind: d.kind,
+        extra_events: if d.kind == DivergenceKind::ExtraEvents {
+            d.events_a + d.events_b
+        } else {
+            0
+        },
+        side,
+        events_a: d.events_a,
+        events_b: d.events_b,
+        branch_dir_a: ea.map(|e| e.branch_dir),
+        branch_dir_b: eb.map(|e| e.branch_dir),
+        active_mask_a: ea.map(|e| e.active_mask),
+        active_mask_b: eb.map(|e| e.active_mask),
+        value_a: ea.map(|e| e.value_a),
+        value_b: eb.map(|e| e.value_a),
+        source_location: info.map(|i| i.location()),
+        function: info.map(|i| i.function.clone()).filter(|f| !f.is_empty()),
+    }
+}
+
+fn rank_sites(divergences: &[DivergenceRecord]) -> Vec<SiteSummary> {
+    struct Acc<'a> {
+        count: usize,
+        warps: BTreeSet<usize>,
+        kinds: BTreeMap<&'static str, usize>,
+        first: &'a DivergenceRecord,
+    }
+    let mut by_site: BTreeMap<u32, Acc> = BTreeMap::new();
+    for d in divergences {
+        let acc = by_site.entry(d.site_id).or_insert_with(|| Acc {
+            count: 0,
+            warps: BTreeSet::new(),
+            kinds: BTreeMap::new(),
+            first: d,
+        });
+        acc.count += 1;
+        acc.warps.insert(d.warp_idx);
+        *acc.kinds.entry(d.kind.name()).or_default() += 1;
+    }
+    let mut sites: Vec<SiteSummary> = by_site
+        .into_iter()
+        .map(|(site_id, acc)| SiteSummary {
+            site_id,
+            count: acc.count,
+            warps: acc.warps.len(),
+            kinds: acc.kinds,
+            source_location: acc.first.source_location.clone(),
+            function: acc.first.function.clone(),
+        })
+        .collect();
+    sites.sort_by(|x, y| y.count.cmp(&x.count).then(x.site_id.cmp(&y.site_id)));
+    sites
+}
