@@ -11,6 +11,7 @@
 //! Start with [`ScalarType`] and the mode types below.
 
 pub mod bits;
+pub mod float;
 pub mod int;
 pub mod softfloat;
 mod types;

@@ -244,21 +244,33 @@ pub struct FloatMode {
     pub ftz: bool,
     /// `.sat`: clamp the result to `[0.0, 1.0]`, NaN becomes `+0.0`.
     pub sat: bool,
+    /// `.relu` (`.f16`/`.bf16` forms): negative results become `+0.0`, NaN
+    /// becomes the canonical NaN.
+    pub relu: bool,
 }
 
 impl FloatMode {
-    pub const RN: Self = Self {
-        rounding: FloatRounding::Rn,
-        ftz: false,
-        sat: false,
-    };
+    pub const RN: Self = Self::new(FloatRounding::Rn);
 
     pub const fn new(rounding: FloatRounding) -> Self {
         Self {
             rounding,
             ftz: false,
             sat: false,
+            relu: false,
         }
+    }
+
+    pub const fn with_ftz(self, ftz: bool) -> Self {
+        Self { ftz, ..self }
+    }
+
+    pub const fn with_sat(self, sat: bool) -> Self {
+        Self { sat, ..self }
+    }
+
+    pub const fn with_relu(self, relu: bool) -> Self {
+        Self { relu, ..self }
     }
 }
 
