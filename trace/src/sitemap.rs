@@ -231,11 +231,16 @@ impl SiteMap {
 }
 
 fn parse_raw(name: &str, json: &str) -> Result<RawSiteMap, TraceError> {
-    let syntax = |e: serde_json::Error| TraceError::SiteMapSyntax {
-        file: name.to_owned(),
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
+    let syntax = |e: serde_json::Error| {
+        // serde_json appends " at line L column C"; the position leads our message instead.
+        let full = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        TraceError::SiteMapSyntax {
+            file: name.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: full.strip_suffix(&suffix).unwrap_or(&full).to_owned(),
+        }
     };
     // Parse by the opening bracket so schema errors keep their line and column
     // (an untagged enum would report only "did not match any variant").
