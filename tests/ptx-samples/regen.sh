@@ -18,7 +18,7 @@ clang_ptx() { # out.ptx in.cu [extra flags]
         -Xclang -target-feature -Xclang +ptx75 -O2 "$@" -S "$in" -o "$out"
 }
 
-kernels=(vector_add reduction atomics device_calls switch half_convert math64 debug_loop globals)
+kernels=(vector_add reduction atomics device_calls switch half_convert math64 debug_loop globals printf_bounds)
 for k in "${kernels[@]}"; do
     clang_ptx "$here/clang/$k.ptx" "$src/$k.cu"
 done
@@ -36,8 +36,8 @@ else
 fi
 
 if [ -n "${TRITON_PATH:-}" ]; then
-    PYTHONPATH="$TRITON_PATH" TRITON_CACHE_DIR="$(mktemp -d)" \
+    PYTHONPATH="$TRITON_PATH" TRITON_DEFAULT_FP_FUSION=1 TRITON_CACHE_DIR="$(mktemp -d)" \
         python3 "$src/triton_kernels.py" "$here/triton"
 fi
 # Source paths in .file directives and comments differ per machine; make them stable.
-sed -i "s#$root/##g" "$here"/clang/*.ptx "$here"/nvcc/*.ptx
+sed -i "s#$root/##g" "$here"/clang/*.ptx "$here"/nvcc/*.ptx "$here"/triton/*.ptx

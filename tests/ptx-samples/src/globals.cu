@@ -13,3 +13,11 @@ extern "C" __global__ void use_globals(int *out) {
     __syncthreads();
     out[i] = dyn[(i + 1) % NTID_X] + counter;
 }
+
+struct Holder { int x; int *p; };
+__device__ Holder holder = {1, table + 1};
+__device__ int *ptrs[2] = {table, table + 2};
+
+extern "C" __global__ void use_pointers(int *out) {
+    out[TID_X] = holder.p[0] + ptrs[1][TID_X & 1];
+}

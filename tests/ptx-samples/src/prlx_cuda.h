@@ -4,6 +4,7 @@
 #ifdef __NVCC__
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cstdio>
 #define TID_X threadIdx.x
 #define CTAID_X blockIdx.x
 #define NTID_X blockDim.x
@@ -25,6 +26,7 @@ typedef __nv_bfloat16 bf16_t;
 #define __device__ __attribute__((device))
 #define __shared__ __attribute__((shared))
 #define __constant__ __attribute__((constant))
+extern "C" __device__ int printf(const char *, ...);
 #define TID_X __nvvm_read_ptx_sreg_tid_x()
 #define CTAID_X __nvvm_read_ptx_sreg_ctaid_x()
 #define NTID_X __nvvm_read_ptx_sreg_ntid_x()
