@@ -244,3 +244,99 @@ fn long_kernel_names_truncate_to_63_bytes_and_hash_in_full() {
         prlx_trace::kernel_name_hash(&long)
     );
 }
+
+mod random_traces {
+    //! Random valid traces (shapes, overflow, wrapping rings, all encodings)
+    //! read back exactly as a simple model predicts.
+
+    use super::common::{event, snapshot};
+    use prlx_trace::{Compression, TraceBuilder, TraceFile};
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Event(usize, u32),
+        History(usize, u32),
+        Snapshot(usize, u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0usize..64, any::<u32>()).prop_map(|(w, v)| Op::Event(w, v)),
+            (0usize..64, any::<u32>()).prop_map(|(w, v)| Op::History(w, v)),
+            (0usize..64, any::<u32>()).prop_map(|(w, v)| Op::Snapshot(w, v)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_valid_traces_round_trip(
+            grid in (1u32..3, 1u32..3, 1u32..3),
+            block in (1u32..70, 1u32..3, 1u32..2),
+            epw in 1u32..6,
+            history in prop::option::of(1u32..5),
+            snapshots in prop::option::of(1u32..4),
+            ops in prop::collection::vec(op(), 0..80),
+            encoding in 0usize..3,
+        ) {
+            let mut b = TraceBuilder::new("prop", [grid.0, grid.1, grid.2], [block.0, block.1, block.2])
+                .unwrap()
+                .events_per_warp(epw);
+            if let Some(d) = history { b = b.with_history(d); }
+            if let Some(d) = snapshots { b = b.with_snapshots(d); }
+            let n = b.num_warps();
+            let mut events = vec![Vec::new(); n];
+            let mut hist = vec![Vec::new(); n];
+            let mut snaps = vec![Vec::new(); n];
+            for op in &ops {
+                match *op {
+                    Op::Event(w, v) => {
+                        let w = w % n;
+                        b.push_event(w, event(v, (v % 7) as u8, v % 2 == 0, v)).unwrap();
+                        events[w].push(v);
+                    }
+                    Op::History(w, v) if history.is_some() => {
+                        let w = w % n;
+                        b.push_history(w, v, v ^ 1).unwrap();
+                        hist[w].push(v);
+                    }
+                    Op::Snapshot(w, v) if snapshots.is_some() => {
+                        let w = w % n;
+                        b.push_snapshot(w, snapshot(v, 1)).unwrap();
+                        snaps[w].push(v);
+                    }
+                    _ => {}
+                }
+            }
+            let compression = [
+                Compression::None,
+                Compression::FlagCompress { level: 1 },
+                Compression::WholeFile { level: 1 },
+            ][encoding];
+            let trace = TraceFile::from_bytes("prop.prlx", b.to_bytes_with(compression).unwrap()).unwrap();
+            prop_assert_eq!(trace.num_warps(), n);
+            for w in 0..n {
+                let warp = trace.warp(w).unwrap();
+                let kept = events[w].len().min(epw as usize);
+                let got: Vec<u32> = warp.events.iter().map(|e| e.site_id).collect();
+                prop_assert_eq!(&got[..], &events[w][..kept]);
+                prop_assert_eq!(warp.header.overflow_count as usize, events[w].len() - kept);
+                prop_assert_eq!(warp.overflowed(), events[w].len() > kept);
+                if let Some(depth) = history {
+                    let skip = hist[w].len().saturating_sub(depth as usize);
+                    let got: Vec<u32> = trace.history(w).unwrap().chronological().map(|e| e.site_id).collect();
+                    prop_assert_eq!(&got[..], &hist[w][skip..]);
+                } else {
+                    prop_assert!(trace.history(w).is_none());
+                }
+                if let Some(depth) = snapshots {
+                    let skip = snaps[w].len().saturating_sub(depth as usize);
+                    let got: Vec<u32> = trace.snapshots(w).unwrap().chronological().map(|e| e.site_id).collect();
+                    prop_assert_eq!(&got[..], &snaps[w][skip..]);
+                }
+            }
+        }
+    }
+}
