@@ -10,7 +10,9 @@
 //!
 //! Start with [`ScalarType`] and the mode types below.
 
+pub mod approx;
 pub mod bits;
+pub mod compare;
 pub mod float;
 pub mod int;
 pub mod softfloat;
