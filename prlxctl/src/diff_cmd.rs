@@ -81,9 +81,14 @@ pub struct ExportArgs {
     chrome: PathBuf,
 }
 
+/// A trace error as one line: its message already names the file and
+/// includes the OS cause, so the source chain is not appended again.
+fn one_line(err: prlx_trace::TraceError) -> anyhow::Error {
+    anyhow::anyhow!("{err}")
+}
+
 fn open(path: &Path) -> anyhow::Result<TraceFile> {
-    // TraceError messages already start with the file name.
-    TraceFile::open(path).map_err(anyhow::Error::new)
+    TraceFile::open(path).map_err(one_line)
 }
 
 fn compare(args: &CompareArgs) -> anyhow::Result<DiffReport> {
@@ -92,7 +97,7 @@ fn compare(args: &CompareArgs) -> anyhow::Result<DiffReport> {
         .as_deref()
         .map(SiteMap::load)
         .transpose()
-        .map_err(anyhow::Error::new)?;
+        .map_err(one_line)?;
     let a = open(&args.a)?;
     let b = open(&args.b)?;
     let opts = DiffOptions {

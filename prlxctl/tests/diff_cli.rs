@@ -1,0 +1,235 @@
+//! `prlxctl diff / assert / inspect / export`, run as the built binary:
+//! exit codes, JSON names, error lines.
+
+use prlx_trace::{Compression, EventType, TraceBuilder, TraceEvent};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn prlxctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prlxctl"))
+        .args(args)
+        .output()
+        .expect("run prlxctl")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn demo(name: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "examples", "traces", name]
+        .iter()
+        .collect();
+    p.to_str().unwrap().to_owned()
+}
+
+/// 2 blocks x 64 threads; warp 1 of B gets `mask_changes` changed masks.
+fn write_pair(dir: &Path, mask_changes: usize) -> (String, String) {
+    let write = |name: &str, changes: usize| {
+        let mut b = TraceBuilder::new("kern", [2, 1, 1], [64, 1, 1])
+            .unwrap()
+            .events_per_warp(64);
+        for w in 0..b.num_warps() {
+            for i in 0..30u32 {
+                let mask = if w == 1 && (i as usize) < changes {
+                    0xff
+                } else {
+                    u32::MAX
+                };
+                let e = TraceEvent {
+                    site_id: 0x10 + i % 5,
+                    event_type: EventType::Branch as u8,
+                    branch_dir: (i % 2) as u8,
+                    _reserved: 0,
+                    active_mask: mask,
+                    value_a: i,
+                };
+                b.push_event(w, e).unwrap();
+            }
+        }
+        let path = dir.join(name);
+        b.write_file(&path, Compression::None).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    (write("a.prlx", 0), write("b.prlx", mask_changes))
+}
+
+#[test]
+fn diff_of_the_demo_traces_finds_the_planted_divergences() {
+    let (a, b, map) = (
+        demo("run_a.prlx"),
+        demo("run_b.prlx"),
+        demo("prlx-sites.json"),
+    );
+    let out = prlxctl(&["diff", &a, &b, "--map", &map]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("4 divergences across 3 warps at 3 sites"),
+        "{text}"
+    );
+    assert!(text.contains("reduce.cu:16:15"), "{text}");
+    assert!(text.contains("*7"), "lane 7 should be marked: {text}");
+}
+
+#[test]
+fn diff_json_has_prlx_field_names_and_limit() {
+    let (a, b, map) = (
+        demo("run_a.prlx"),
+        demo("run_b.prlx"),
+        demo("prlx-sites.json"),
+    );
+    let out = prlxctl(&["diff", &a, &b, "--map", &map, "--json", "-n", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["status"], "diverged");
+    assert_eq!(json["total_divergences"], 4);
+    assert_eq!(json["warps_compared"], 16);
+    assert_eq!(json["warps_diverged"], 3);
+    assert_eq!(json["divergence_breakdown"]["Branch"], 1);
+    assert_eq!(json["divergence_breakdown"]["ExtraEvents"], 3);
+    assert_eq!(
+        json["divergences"].as_array().unwrap().len(),
+        2,
+        "-n limits the list"
+    );
+    let first = &json["first_divergence"];
+    assert_eq!(first["warp_idx"], 13);
+    assert_eq!(first["event_idx"], 6);
+    assert_eq!(first["event_idx_b"], 6);
+    assert_eq!(first["kind"], "Branch");
+    assert_eq!(first["source_location"], "reduce.cu:16:15");
+    assert!(first["site_id"].as_str().unwrap().starts_with("0x"));
+    let d = &json["divergences"][0];
+    assert_eq!(
+        (d["warp_idx"].as_u64(), d["kind"].as_str()),
+        (Some(5), Some("ExtraEvents"))
+    );
+    assert_eq!(d["extra_events"], 9);
+}
+
+#[test]
+fn identical_traces_exit_zero_and_say_identical() {
+    let a = demo("run_a.prlx");
+    let out = prlxctl(&["diff", &a, &a, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["status"], "identical");
+    assert_eq!(json["total_divergences"], 0);
+}
+
+#[test]
+fn errors_exit_two_with_one_line_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.prlx");
+    let missing = missing.to_str().unwrap();
+    let out = prlxctl(&["diff", &demo("run_a.prlx"), missing]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("prlxctl: error: ") && err.contains("nope.prlx"),
+        "{err}"
+    );
+
+    let junk = dir.path().join("junk.prlx");
+    std::fs::write(&junk, b"not a trace at all").unwrap();
+    let junk = junk.to_str().unwrap();
+    for args in [
+        vec!["diff", junk, junk],
+        vec!["inspect", junk],
+        vec!["assert", junk, junk, "--max-divergences", "0"],
+    ] {
+        let out = prlxctl(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("junk.prlx"), "{err}");
+    }
+
+    let bad_map = dir.path().join("sites.json");
+    std::fs::write(&bad_map, b"{ nope").unwrap();
+    let out = prlxctl(&[
+        "diff",
+        &demo("run_a.prlx"),
+        &demo("run_b.prlx"),
+        "--map",
+        bad_map.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("sites.json"), "{}", stderr(&out));
+}
+
+#[test]
+fn assert_exit_codes_follow_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = write_pair(dir.path(), 3);
+    let code = |args: &[&str]| prlxctl(args).status.code();
+    assert_eq!(code(&["assert", &a, &b, "--max-divergences", "3"]), Some(0));
+    assert_eq!(code(&["assert", &a, &b, "--max-divergences", "2"]), Some(1));
+    assert_eq!(
+        code(&[
+            "assert",
+            &a,
+            &b,
+            "--max-divergences",
+            "0",
+            "--ignore-active-mask"
+        ]),
+        Some(0)
+    );
+    assert_eq!(code(&["assert", &a, &a, "--max-divergences", "0"]), Some(0));
+    let out = prlxctl(&["assert", &a, &b, "--max-divergences", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (json["passed"].as_bool(), json["threshold"].as_u64()),
+        (Some(false), Some(1))
+    );
+    assert_eq!(json["divergence_breakdown"]["ActiveMask"], 3);
+}
+
+#[test]
+fn inspect_prints_header_counts_and_events() {
+    let out = prlxctl(&["inspect", &demo("run_b.prlx"), "-n", "5", "--warp", "13"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("kernel `reduce_clamped`"), "{text}");
+    assert!(text.contains("16 warp slots"), "{text}");
+    assert!(text.contains("first 5 of"), "{text}");
+    assert!(text.contains("FuncEntry"), "{text}");
+    let out = prlxctl(&["inspect", &demo("run_b.prlx"), "--warp", "99"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn export_writes_a_chrome_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("div.json");
+    let out = prlxctl(&[
+        "export",
+        &demo("run_a.prlx"),
+        &demo("run_b.prlx"),
+        "--map",
+        &demo("prlx-sites.json"),
+        "--chrome",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let slices: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(slices.len(), 4);
+    // Warp 13 = block 3, warp 1 (4 warps per block).
+    assert!(
+        slices
+            .iter()
+            .any(|e| e["pid"] == 3 && e["tid"] == 1 && e["cat"] == "Branch")
+    );
+    assert!(events.iter().any(|e| e["ph"] == "C"));
+}
