@@ -69,8 +69,8 @@ pub(crate) fn from_f64(fmt: FloatFormat, x: f64) -> u64 {
     match fmt.man_bits {
         52 => x.to_bits(),
         23 => (x as f32).to_bits() as u64,
-        10 => f16::from_f64(x).to_bits() as u64,
-        _ => bf16::from_f64(x).to_bits() as u64,
+        // half's f64 conversions can double-round; the soft-float path rounds once.
+        _ => softfloat::convert(FloatFormat::F64, fmt, x.to_bits(), FloatRounding::Rn),
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod approx;
 pub mod bits;
 pub mod compare;
+pub mod cvt;
 pub mod float;
 pub mod int;
 pub mod softfloat;
