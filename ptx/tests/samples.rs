@@ -123,7 +123,10 @@ fn count_semicolon_instructions(text: &str) -> usize {
         }
         for c in line.chars() {
             match c {
-                '{' if stmt.trim().is_empty() || stmt.contains(".entry") || stmt.contains(".func") => {
+                '{' if stmt.trim().is_empty()
+                    || stmt.contains(".entry")
+                    || stmt.contains(".func") =>
+                {
                     depth += 1;
                     stmt.clear();
                 }
