@@ -2,15 +2,29 @@
 //!
 //! Every value travels as a `u64` whose low bits hold the operand in the
 //! register's natural width (an `.f32` lives in the low 32 bits, an `.s16` in
-//! the low 16 bits, a predicate is `0` or `1`). Functions never allocate and
-//! never panic on any bit pattern; the decoder validates type combinations
-//! when a module loads, so hot-path functions take already validated types and
-//! only the entry points that can meet an invalid combination return
-//! `Option`/`Result`.
+//! the low 16 bits, a predicate is `0` or `1`); results come back the same way,
+//! zero-extended. Functions never allocate and never panic on any bit pattern.
+//! The decoder validates type combinations when a module loads, so the per-lane
+//! functions take already validated types; the checks it needs are
+//! [`cvt::validate`], [`atomic::AtomOp::supports`], [`int::mul_wide`]'s
+//! `Option` and the `parse` constructors on the modifier types.
 //!
-//! Start with [`ScalarType`] and the mode types below.
+//! Where to start: [`ScalarType`] and the modifier types in this module, then
+//! one module per instruction family:
+//! - [`int`]: `add sub mul mad mul24 mad24 div rem abs neg min max sad`, carries;
+//! - [`bits`]: logic, `lop3`, shifts, `shf`, `popc clz bfind brev bfe bfi fns prmt dp4a dp2a`;
+//! - [`float`]: float `add sub mul fma div rcp sqrt min max abs neg copysign testp`;
+//! - [`approx`]: `sin cos lg2 ex2 tanh rsqrt` (`.approx`);
+//! - [`compare`]: `setp set selp slct`;
+//! - [`cvt`]: conversions;
+//! - [`atomic`]: the read-modify-write step of `atom`/`red`;
+//! - [`softfloat`]: exact arithmetic in any rounding direction, behind `.rz .rm .rp`.
+//!
+//! Floating-point results that are NaN are always the canonical NaN of the
+//! format (see [`float`]), so runs are bit-identical across hosts.
 
 pub mod approx;
+pub mod atomic;
 pub mod bits;
 pub mod compare;
 pub mod cvt;
@@ -19,4 +33,10 @@ pub mod int;
 pub mod softfloat;
 mod types;
 
+pub use atomic::{AtomOp, atomic_apply};
+pub use bits::PrmtMode;
+pub use compare::{BoolOp, compare, compare_ftz};
+pub use cvt::{CvtError, CvtMode, cvt};
+pub use float::{DivKind, TestpOp};
+pub use softfloat::FloatFormat;
 pub use types::{CmpOp, FloatMode, FloatRounding, IntRounding, ScalarType};
