@@ -8,7 +8,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "prlxctl", version, about = "prlx: differential debugging for GPU kernels")]
+#[command(
+    name = "prlxctl",
+    version,
+    about = "prlx: differential debugging for GPU kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
