@@ -1,0 +1,26 @@
+; Function entry and exit, only with -prlx-instrument-func-entry-exit.
+; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -S %s | %FileCheck %s --check-prefix=OFF
+; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-instrument-func-entry-exit -S %s | %FileCheck %s
+; RUN: sed -e 's/nvptx64-nvidia-cuda/amdgcn-amd-amdhsa/' %s | %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-instrument-func-entry-exit -S | %FileCheck %s
+
+target triple = "nvptx64-nvidia-cuda"
+
+; OFF-NOT: __prlx_record_func
+; CHECK-LABEL: define i32 @helper(
+; Entry goes after the entry block's allocas (they stay static).
+; CHECK-NEXT: entry:
+; CHECK-NEXT: %tmp = alloca i32
+; CHECK-NEXT: call void @__prlx_record_func(i32 [[ENTRY:-?[0-9]+]], i32 1)
+; CHECK: call void @__prlx_record_func(i32 [[EXIT1:-?[0-9]+]], i32 0)
+; CHECK-NEXT: ret i32 1
+; CHECK: call void @__prlx_record_func(i32 [[EXIT2:-?[0-9]+]], i32 0)
+; CHECK-NEXT: ret i32 2
+define i32 @helper(i1 %c) {
+entry:
+  %tmp = alloca i32
+  br i1 %c, label %a, label %b
+a:
+  ret i32 1
+b:
+  ret i32 2
+}
