@@ -33,6 +33,34 @@ def softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr)
     tl.store(out_ptr + row * out_stride + cols, num / den, mask=mask)
 
 
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * stride_am + (k + rk)[None, :],
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :],
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    c = acc.to(tl.float16)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], c,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def atomic_hist(x_ptr, bins_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.atomic_add(bins_ptr + (x & 15), 1, mask=mask)
+
+
 def compile_one(fn, signature, constexprs, out_path):
     src = ASTSource(fn=fn, signature=signature, constexprs=constexprs)
     compiled = triton.compile(src, target=GPUTarget("cuda", 80, 32))
@@ -61,6 +89,23 @@ def main():
         },
         {"BLOCK": 256},
         os.path.join(out, "softmax.ptx"),
+    )
+    compile_one(
+        matmul,
+        {
+            "a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16",
+            "M": "i32", "N": "i32", "K": "i32",
+            "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32",
+            "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
+        },
+        {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
+        os.path.join(out, "matmul.ptx"),
+    )
+    compile_one(
+        atomic_hist,
+        {"x_ptr": "*i32", "bins_ptr": "*i32", "n": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 256},
+        os.path.join(out, "atomic_hist.ptx"),
     )
 
 
