@@ -1,0 +1,654 @@
+//! Hand-written PTX (`kernels/ptx/`) for semantics compilers rarely emit.
+
+use super::harness::{Case, Rng, expect_eq, expect_f32_bits};
+use super::reference::{self, Shfl};
+
+fn lanes(seed: u64) -> [u32; 32] {
+    let mut rng = Rng::new(seed);
+    std::array::from_fn(|_| rng.u32())
+}
+
+pub fn shfl_modes() -> Case {
+    let v = lanes(40);
+    let cases: [(Shfl, Box<dyn Fn(u32) -> u32>, u32); 8] = [
+        (Shfl::Up, Box::new(|_| 3), 0),
+        (Shfl::Down, Box::new(|_| 5), 31),
+        (Shfl::Bfly, Box::new(|_| 6), 31),
+        (Shfl::Idx, Box::new(|l| (l * 7) & 31), 31),
+        (Shfl::Up, Box::new(|_| 2), 0x1800),
+        (Shfl::Down, Box::new(|_| 3), 0x1807),
+        (Shfl::Idx, Box::new(|_| 5), 0x181f),
+        (Shfl::Down, Box::new(|_| 4), 15),
+    ];
+    let results: Vec<Vec<(u32, bool)>> = cases
+        .iter()
+        .map(|(m, b, c)| reference::shfl(&v, *m, b, *c))
+        .collect();
+    let mut want = Vec::new();
+    for lane in 0..32 {
+        want.extend(results.iter().map(|r| r[lane].0));
+        want.extend(results.iter().map(|r| r[lane].1 as u32));
+    }
+    Case::ptx("shfl_modes.ptx", "shfl_modes")
+        .buf(&v)
+        .zeros::<u32>(16 * 32)
+        .check(move |o| {
+            expect_eq(
+                "out (8 values, 8 predicates per lane)",
+                &o.get::<u32>(1),
+                &want,
+            )
+        })
+}
+
+pub fn vote_modes() -> Case {
+    let mut rng = Rng::new(41);
+    let mut x = vec![5u32; 32];
+    x.extend((0..32).map(|_| rng.u32() % 8));
+    let mut want = Vec::new();
+    for warp in x.chunks(32) {
+        let uni = warp.iter().all(|v| *v == 5) == warp.iter().any(|v| *v == 5);
+        let even: Vec<(usize, u32)> = warp
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(l, _)| l % 2 == 0)
+            .collect();
+        let ballot = even
+            .iter()
+            .filter(|(_, v)| *v > 3)
+            .fold(0u32, |m, (l, _)| m | 1 << l);
+        let all = even.iter().all(|(_, v)| *v > 3);
+        let any = even.iter().any(|(_, v)| *v > 3);
+        let none = even.iter().all(|(_, v)| *v <= 3);
+        for lane in 0..32 {
+            if lane % 2 == 0 {
+                want.extend([
+                    uni as u32,
+                    ballot,
+                    all as u32,
+                    any as u32,
+                    (all || none) as u32,
+                    none as u32,
+                ]);
+            } else {
+                want.extend([uni as u32, 0, 0, 0, 0, 0]);
+            }
+        }
+    }
+    Case::ptx("vote.ptx", "vote_modes")
+        .block([64, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(6 * 64)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
+
+pub fn match_b64() -> Case {
+    let mut x: Vec<u64> = (0..32u64)
+        .map(|l| (0x1234 << 32) | (l % 4) << 50 | (l % 4))
+        .collect();
+    x.extend((0..32u64).map(|l| ((l % 2) << 32) | (l % 3)));
+    let mut want = Vec::new();
+    for warp in x.chunks(32) {
+        let masked: Vec<u64> = warp.iter().map(|v| v & 0xffff_0000_0000).collect();
+        let all = masked.iter().all(|v| *v == masked[0]);
+        for &v in warp {
+            let any = warp
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| **u == v)
+                .fold(0u32, |m, (l, _)| m | 1 << l);
+            want.extend([any, if all { u32::MAX } else { 0 }, all as u32]);
+        }
+    }
+    Case::ptx("warp_misc.ptx", "match_b64")
+        .block([64, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(3 * 64)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
+
+pub fn redux_partial() -> Case {
+    let x = lanes(42).to_vec();
+    let odd: Vec<u32> = x.iter().copied().skip(1).step_by(2).collect();
+    let r = [
+        odd.iter().fold(u32::MAX, |a, v| a & v),
+        odd.iter().fold(0, |a, v| a | v),
+        odd.iter().map(|v| *v as i32).max().unwrap() as u32,
+        *odd.iter().min().unwrap(),
+        odd.iter().fold(0u32, |a, v| a.wrapping_add(*v)),
+        odd.iter().map(|v| *v as i32).min().unwrap() as u32,
+    ];
+    let want: Vec<u32> = (0..32)
+        .flat_map(|l| if l % 2 == 1 { r } else { [0; 6] })
+        .collect();
+    Case::ptx("warp_misc.ptx", "redux_partial")
+        .buf(&x)
+        .zeros::<u32>(6 * 32)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
+
+pub fn bar_red() -> Case {
+    let mut rng = Rng::new(43);
+    // Block 0: all positive; block 1: mixed; block 2: none positive.
+    let mut x: Vec<i32> = rng.vec_i32(128, 1, 50);
+    x.extend(rng.vec_i32(128, -50, 50));
+    x.extend(rng.vec_i32(128, -50, 0));
+    let mut want = Vec::new();
+    for block in x.chunks(128) {
+        let popc = block.iter().filter(|v| **v > 0).count() as u32;
+        let row = [popc, (popc == 128) as u32, (popc > 0) as u32, 0];
+        for _ in 0..128 {
+            want.extend(row);
+        }
+    }
+    Case::ptx("barriers.ptx", "bar_red")
+        .grid([3, 1, 1])
+        .block([128, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(4 * 384)
+        .check(move |o| expect_eq("out (popc, and, or, or-none)", &o.get::<u32>(1), &want))
+}
+
+pub fn producer_consumer() -> Case {
+    let x = lanes(44)
+        .repeat(4)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v ^ i as u32)
+        .collect::<Vec<u32>>();
+    let want: Vec<u32> = x
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.wrapping_mul(3).wrapping_add(i as u32 / 32))
+        .collect();
+    Case::ptx("barriers.ptx", "producer_consumer")
+        .block([64, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(128)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
+
+/// Three operand vectors for the bit-manipulation kernels.
+fn abc(seed: u64) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let mut rng = Rng::new(seed);
+    let a = rng.vec_u32(64);
+    let b = rng.vec_u32(64);
+    let mut c = rng.vec_u32(64);
+    // Small selectors and shift counts around the edges, too.
+    for (i, v) in c.iter_mut().enumerate().take(40) {
+        *v = i as u32;
+    }
+    let mut a = a;
+    a[40..46].copy_from_slice(&[0, 1, 0x8000_0000, u32::MAX, 0x7fff_ffff, 0x0001_0000]);
+    (a, b, c)
+}
+
+fn abc_case(
+    file: &'static str,
+    kernel: &'static str,
+    seed: u64,
+    per: usize,
+    f: impl Fn(u32, u32, u32) -> Vec<u32>,
+) -> Case {
+    let (a, b, c) = abc(seed);
+    let want: Vec<u32> = (0..64).flat_map(|i| f(a[i], b[i], c[i])).collect();
+    Case::ptx(file, kernel)
+        .block([64, 1, 1])
+        .buf(&a)
+        .buf(&b)
+        .buf(&c)
+        .zeros::<u32>(per * 64)
+        .check(move |o| expect_eq("out", &o.get::<u32>(3), &want))
+}
+
+pub fn prmt_modes() -> Case {
+    abc_case("bits.ptx", "prmt_modes", 45, 7, |a, b, c| {
+        [
+            None,
+            Some("f4e"),
+            Some("b4e"),
+            Some("rc8"),
+            Some("ecl"),
+            Some("ecr"),
+            Some("rc16"),
+        ]
+        .iter()
+        .map(|m| reference::prmt(a, b, c, *m))
+        .collect()
+    })
+}
+
+pub fn shf_modes() -> Case {
+    abc_case("bits.ptx", "shf_modes", 46, 4, |a, b, c| {
+        vec![
+            reference::shf(a, b, c, true, false),
+            reference::shf(a, b, c, true, true),
+            reference::shf(a, b, c, false, false),
+            reference::shf(a, b, c, false, true),
+        ]
+    })
+}
+
+pub fn lop3_tables() -> Case {
+    abc_case("bits.ptx", "lop3_tables", 47, 6, |a, b, c| {
+        [0x96, 0xe8, 0xca, 0x1e, 0x80, 0x5b]
+            .iter()
+            .map(|l| reference::lop3(a, b, c, *l))
+            .collect()
+    })
+}
+
+pub fn bfind_bfe_bfi() -> Case {
+    abc_case("bits.ptx", "bfind_bfe_bfi", 48, 10, |a, b, c| {
+        let (pos, len) = (b & 63, c & 63);
+        let wide = ((b as u64) << 32) | a as u64;
+        let bfind = |v: u32| {
+            if v == 0 {
+                u32::MAX
+            } else {
+                31 - v.leading_zeros()
+            }
+        };
+        let s = a as i32;
+        vec![
+            bfind(a),
+            bfind(if s < 0 { !a } else { a }),
+            if a == 0 { u32::MAX } else { a.leading_zeros() },
+            if wide == 0 {
+                u32::MAX
+            } else {
+                63 - wide.leading_zeros()
+            },
+            reference::bfe(a as u64, pos, len, 32, false) as u32,
+            reference::bfe(a as u64, pos, len, 32, true) as u32,
+            reference::bfe(wide, pos, len, 64, false) as u32,
+            reference::bfi_b32(b, a, pos, len),
+            wide.count_ones(),
+            wide.leading_zeros(),
+        ]
+    })
+}
+
+pub fn cvt_modes() -> Case {
+    let mut rng = Rng::new(49);
+    let mut f = vec![
+        0.5f32,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        -2.5,
+        -0.3,
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3e9,
+        -3e9,
+        1e-40,
+        8388607.5,
+        4294967295.0,
+        5e9,
+    ];
+    while f.len() < 64 {
+        f.push(rng.wide_f32(-3, 33));
+    }
+    let mut k = vec![
+        0i32,
+        32767,
+        32768,
+        -32768,
+        -32769,
+        65535,
+        65536,
+        -1,
+        i32::MAX,
+        i32::MIN,
+    ];
+    while k.len() < 64 {
+        k.push(rng.range_i32(-200_000, 200_000));
+    }
+    let mut want_u = Vec::new();
+    let mut want_f = Vec::new();
+    for i in 0..64 {
+        let x = f[i];
+        want_u.extend([
+            x.round_ties_even() as i32 as u32,
+            x as i32 as u32,
+            x.floor() as i32 as u32,
+            x.ceil() as i32 as u32,
+        ]);
+        want_f.extend([x.round_ties_even(), x.trunc(), x.floor(), x.ceil()]);
+        let v = k[i];
+        want_u.extend([
+            v.clamp(-32768, 32767) as u32,
+            v.clamp(0, 65535) as u32,
+            v as i16 as i32 as u32,
+            x.round_ties_even() as u32,
+        ]);
+    }
+    Case::ptx("float_ops.ptx", "cvt_modes")
+        .block([64, 1, 1])
+        .buf(&f)
+        .buf(&k)
+        .zeros::<u32>(12 * 64)
+        .check(move |o| {
+            let out = o.get::<u32>(2);
+            let ints: Vec<u32> = out
+                .chunks(12)
+                .flat_map(|c| [&c[0..4], &c[8..12]].concat())
+                .collect();
+            let floats: Vec<f32> = out
+                .chunks(12)
+                .flat_map(|c| {
+                    c[4..8]
+                        .iter()
+                        .map(|b| f32::from_bits(*b))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            expect_eq(
+                "integer results (rni, rzi, rmi, rpi .s32; sat.s16, sat.u16, s16, rni.u32)",
+                &ints,
+                &want_u,
+            )?;
+            expect_f32_bits(
+                "f32 round to integral (rni, rzi, rmi, rpi)",
+                &floats,
+                &want_f,
+            )
+        })
+}
+
+pub fn testp_classes() -> Case {
+    let f = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -3.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-40,
+        -1e-45,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1.1754942e-38,
+    ];
+    let d = [
+        0.0f64,
+        -1.0,
+        f64::INFINITY,
+        f64::NAN,
+        5e-324,
+        -2e-310,
+        f64::MIN_POSITIVE,
+        1e300,
+        -0.0,
+        f64::NEG_INFINITY,
+        3.0,
+        1e-320,
+    ];
+    let class = |finite: bool, inf: bool, nan: bool, normal: bool, sub: bool| -> u32 {
+        finite as u32
+            | (inf as u32) << 1
+            | (!nan as u32) << 2
+            | (nan as u32) << 3
+            | (normal as u32) << 4
+            | (sub as u32) << 5
+    };
+    let want: Vec<u32> = f
+        .iter()
+        .zip(&d)
+        .map(|(x, y)| {
+            class(
+                x.is_finite(),
+                x.is_infinite(),
+                x.is_nan(),
+                x.is_normal(),
+                x.is_subnormal(),
+            ) | class(
+                y.is_finite(),
+                y.is_infinite(),
+                y.is_nan(),
+                y.is_normal(),
+                y.is_subnormal(),
+            ) << 8
+        })
+        .collect();
+    Case::ptx("float_ops.ptx", "testp_classes")
+        .block([f.len() as u32, 1, 1])
+        .buf(&f)
+        .buf(&d)
+        .zeros::<u32>(f.len())
+        .check(move |o| expect_eq("class bits", &o.get::<u32>(2), &want))
+}
+
+pub fn minmax_nan() -> Case {
+    let vals = [
+        1.0f32,
+        -2.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        1e-40,
+        -7.5,
+    ];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for x in vals {
+        for y in vals {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let mut want_f = Vec::new();
+    let mut want_i = Vec::new();
+    for (&x, &y) in a.iter().zip(&b) {
+        let nan = x.is_nan() || y.is_nan();
+        want_f.extend([
+            x.min(y),
+            x.max(y),
+            if nan { f32::NAN } else { x.min(y) },
+            if nan { f32::NAN } else { x.max(y) },
+        ]);
+        want_i.extend([
+            (x.to_bits() as i32).min(y.to_bits() as i32) as u32,
+            x.to_bits().max(y.to_bits()),
+        ]);
+    }
+    Case::ptx("float_ops.ptx", "minmax_nan")
+        .block([64, 1, 1])
+        .buf(&a)
+        .buf(&b)
+        .zeros::<u32>(6 * 64)
+        .check(move |o| {
+            let out = o.get::<u32>(2);
+            let floats: Vec<f32> = out
+                .chunks(6)
+                .flat_map(|c| {
+                    c[..4]
+                        .iter()
+                        .map(|b| f32::from_bits(*b))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let ints: Vec<u32> = out.chunks(6).flat_map(|c| c[4..].to_vec()).collect();
+            expect_f32_bits("min, max, min.NaN, max.NaN", &floats, &want_f)?;
+            expect_eq("min.s32, max.u32", &ints, &want_i)
+        })
+}
+
+pub fn atom_inc_dec() -> Case {
+    let n = 200u32;
+    // The k-th inc (limit 5) returns k mod 6; dec (limit 7) from 0 wraps to 7.
+    let mut inc = 0u32;
+    let mut dec = 0u32;
+    let mut olds_inc = Vec::new();
+    let mut olds_dec = Vec::new();
+    for _ in 0..n {
+        olds_inc.push(inc);
+        inc = if inc >= 5 { 0 } else { inc + 1 };
+        olds_dec.push(dec);
+        dec = if dec == 0 || dec > 7 { 7 } else { dec - 1 };
+    }
+    olds_inc.sort_unstable();
+    olds_dec.sort_unstable();
+    Case::ptx("atomics.ptx", "atom_inc_dec")
+        .grid([4, 1, 1])
+        .block([50, 1, 1])
+        .zeros::<u32>(2)
+        .zeros::<u32>(2 * n as usize)
+        .check(move |o| {
+            expect_eq("counters", &o.get::<u32>(0), &[inc, dec])?;
+            let olds = o.get::<u32>(1);
+            let mut i: Vec<u32> = olds.iter().step_by(2).copied().collect();
+            let mut d: Vec<u32> = olds.iter().skip(1).step_by(2).copied().collect();
+            i.sort_unstable();
+            d.sort_unstable();
+            expect_eq("sorted inc olds", &i, &olds_inc)?;
+            expect_eq("sorted dec olds", &d, &olds_dec)
+        })
+}
+
+pub fn red_ops() -> Case {
+    let x = Rng::new(50).vec_i32(384, -1000, 1000);
+    let mut init = vec![
+        0u32,
+        i32::MAX as u32,
+        i32::MIN as u32,
+        u32::MAX,
+        0,
+        0,
+        0f32.to_bits(),
+        0,
+    ];
+    init.extend([0, 0, 0, 0]);
+    let mut want = init.clone();
+    let mut fsum = 0f32;
+    let (mut add64, mut max64) = (0u64, 0u64);
+    for &v in &x {
+        want[0] = want[0].wrapping_add(v as u32);
+        want[1] = (want[1] as i32).min(v) as u32;
+        want[2] = (want[2] as i32).max(v) as u32;
+        want[3] &= v as u32;
+        want[4] |= v as u32;
+        want[5] ^= v as u32;
+        fsum += v as f32;
+        want[7] = want[7].wrapping_add(v as u32);
+        let w = (v as i64).wrapping_mul(4294967311) as u64;
+        add64 = add64.wrapping_add(w);
+        max64 = max64.max(w);
+    }
+    want[6] = fsum.to_bits();
+    want[8] = add64 as u32;
+    want[9] = (add64 >> 32) as u32;
+    want[10] = max64 as u32;
+    want[11] = (max64 >> 32) as u32;
+    Case::ptx("atomics.ptx", "red_ops")
+        .grid([3, 1, 1])
+        .block([128, 1, 1])
+        .buf(&x)
+        .buf(&init)
+        .check(move |o| expect_eq("acc", &o.get::<u32>(1), &want))
+}
+
+pub fn carry_chain() -> Case {
+    let mut rng = Rng::new(51);
+    let mut a: Vec<u32> = rng.vec_u32(4 * 64);
+    let b: Vec<u32> = rng.vec_u32(4 * 64);
+    // Long carry and borrow propagation.
+    a[0..4].copy_from_slice(&[u32::MAX; 4]);
+    a[4..8].copy_from_slice(&[0; 4]);
+    let limbs = |v: &[u32]| {
+        v.iter()
+            .rev()
+            .fold(0u128, |acc, l| (acc << 32) | *l as u128)
+    };
+    let split = |v: u128| (0..4).map(move |i| (v >> (32 * i)) as u32);
+    let mut want = Vec::new();
+    for i in 0..64 {
+        let x = limbs(&a[4 * i..4 * i + 4]);
+        let y = limbs(&b[4 * i..4 * i + 4]);
+        want.extend(split(x.wrapping_add(y)));
+        want.extend(split(x.wrapping_sub(y)));
+    }
+    Case::ptx("atomics.ptx", "carry_chain")
+        .block([64, 1, 1])
+        .buf(&a)
+        .buf(&b)
+        .zeros::<u32>(8 * 64)
+        .check(move |o| expect_eq("sum, difference limbs", &o.get::<u32>(2), &want))
+}
+
+pub fn generic_spaces() -> Case {
+    let x = lanes(52).repeat(4);
+    let want: Vec<u32> = x
+        .iter()
+        .flat_map(|v| {
+            [
+                0x421,
+                v.wrapping_add(1000),
+                v.wrapping_add(2000),
+                v.wrapping_add(3000),
+                1,
+                1,
+            ]
+        })
+        .collect();
+    Case::ptx("spaces.ptx", "generic_spaces")
+        .block([128, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(6 * 128)
+        .check(move |o| {
+            expect_eq(
+                "isspacep bits, shared/local round trips, cvta round trips",
+                &o.get::<u32>(1),
+                &want,
+            )
+        })
+}
+
+pub fn lanemasks() -> Case {
+    let mut want = Vec::new();
+    for linear in 0..80u32 {
+        let lane = linear % 32;
+        let eq = 1u32 << lane;
+        let lt = eq - 1;
+        want.extend([
+            lane,
+            eq,
+            lt,
+            lt | eq,
+            !(lt | eq),
+            !lt,
+            (linear % 40) | (linear / 40) << 16,
+            80,
+        ]);
+    }
+    Case::ptx("spaces.ptx", "lanemasks")
+        .block([40, 2, 1])
+        .zeros::<u32>(8 * 80)
+        .check(move |o| expect_eq("out", &o.get::<u32>(0), &want))
+}
+
+pub fn exit_divergent() -> Case {
+    let x = Rng::new(53).vec_u32(64);
+    let want: Vec<u32> = (0..64)
+        .flat_map(|t| {
+            if t % 2 == 1 {
+                [111, x[t]]
+            } else {
+                [x[t ^ 2], 0x5555_5555]
+            }
+        })
+        .collect();
+    Case::ptx("spaces.ptx", "exit_divergent")
+        .block([64, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(2 * 64)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
