@@ -516,7 +516,7 @@ mod tests {
         assert_eq!(dp4a(true, false, a, b, 10), 10 + 4 + 3 + 2 - 1);
         assert_eq!(
             dp4a(true, true, a, 0xffff_ffff, 0),
-            (-(4 + 3 + 2) + 1) as i32 as u32 as u64
+            (-(4 + 3 + 2) + 1i32) as u32 as u64
         );
         let a2 = 0xffff_0002u64; // halves 2, -1
         let b2 = 0x0403_0201u64;

@@ -429,7 +429,7 @@ mod tests {
         );
         assert_eq!(
             f64::from_bits(cvt(F64, S64, CvtMode::default(), i64::MIN as u64)),
-            -9.223372036854775808e18
+            -9.223_372_036_854_776e18
         );
         assert_eq!(cvt(F16, S32, mode_f(FloatRounding::Rn), 70000), 0x7c00); // overflow to inf
         assert_eq!(cvt(F16, S32, mode_f(FloatRounding::Rz), 70000), 0x7bff);

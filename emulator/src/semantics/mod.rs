@@ -16,7 +16,7 @@
 //! - [`float`]: float `add sub mul fma div rcp sqrt min max abs neg copysign testp`;
 //! - [`approx`]: `sin cos lg2 ex2 tanh rsqrt` (`.approx`);
 //! - [`compare`]: `setp set selp slct`;
-//! - [`cvt`]: conversions;
+//! - [`cvt`](mod@cvt): conversions;
 //! - [`atomic`]: the read-modify-write step of `atom`/`red`;
 //! - [`softfloat`]: exact arithmetic in any rounding direction, behind `.rz .rm .rp`.
 //!

@@ -410,7 +410,7 @@ pub fn div(fmt: FloatFormat, a: u64, b: u64, mode: FloatRounding) -> u64 {
             // x.sig / y.sig lies in (1/2, 2); 70 extra bits give a quotient of 70+ bits.
             let num = x.sig << 70;
             let q = num / y.sig;
-            let sticky = (num % y.sig != 0) as u128;
+            let sticky = !num.is_multiple_of(y.sig) as u128;
             round_pack(fmt, negative, x.exp - y.exp - 70, q | sticky, mode)
         }
     }
