@@ -5,7 +5,7 @@
 //! Conventions shared by every function here:
 //! - Round to nearest uses the host FPU (one IEEE rounding); `.rz/.rm/.rp`
 //!   and the cases the host cannot round once go through
-//!   [`softfloat`](super::softfloat), so every rounding mode is exact.
+//!   [`softfloat`], so every rounding mode is exact.
 //! - `.ftz` flushes subnormal inputs and results to zero of the same sign
 //!   (results are flushed after rounding). `.sat` clamps to `[0, 1]` with NaN
 //!   and `-0` becoming `+0`. `.relu` turns negative results (and `-0`) into `+0`.

@@ -15,7 +15,7 @@
 //! - [`bits`]: logic, `lop3`, shifts, `shf`, `popc clz bfind brev bfe bfi fns prmt dp4a dp2a`;
 //! - [`float`]: float `add sub mul fma div rcp sqrt min max abs neg copysign testp`;
 //! - [`approx`]: `sin cos lg2 ex2 tanh rsqrt` (`.approx`);
-//! - [`compare`]: `setp set selp slct`;
+//! - [`compare`](mod@compare): `setp set selp slct`;
 //! - [`cvt`](mod@cvt): conversions;
 //! - [`atomic`]: the read-modify-write step of `atom`/`red`;
 //! - [`softfloat`]: exact arithmetic in any rounding direction, behind `.rz .rm .rp`.
