@@ -1,1 +1,29 @@
-//! libcuda.so.1 over the emulator.
+//! `libcuda.so.1`: the CUDA driver API over the prlx PTX emulator.
+//!
+//! Built as a cdylib with NVIDIA's soname, so a program linked with `-lcuda`
+//! runs on the emulator when this library's directory is on
+//! `LD_LIBRARY_PATH` (see `README.md` and `build.sh`).
+//!
+//! Where to start:
+//! - [`api`] holds every exported `cu*` function, one module per `cuda.h`
+//!   section; [`api::proc_address`] is the `cuGetProcAddress` table.
+//! - [`driver`] is the state behind them: the emulator's `Device` under one
+//!   global lock, handle tables for contexts, modules, functions, streams,
+//!   events and link states, and each thread's context stack.
+//! - [`entry`] is the FFI boundary: panics become `CUDA_ERROR_UNKNOWN`,
+//!   NULL out-pointers `CUDA_ERROR_INVALID_VALUE`.
+//! - [`image`], [`jit`], [`link`] and [`params`] turn C-side inputs (module
+//!   images, JIT option arrays, PTX link inputs, kernel arguments) into what
+//!   the emulator takes; [`clock`] models time for events.
+
+pub mod api;
+pub mod clock;
+pub mod cu;
+pub mod driver;
+pub mod entry;
+pub mod error_table;
+pub mod handles;
+pub mod image;
+pub mod jit;
+pub mod link;
+pub mod params;

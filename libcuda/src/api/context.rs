@@ -1,0 +1,336 @@
+//! Contexts: created ones, the device's primary context, and each thread's
+//! context stack.
+
+use super::device::check_device;
+use crate::cu::*;
+use crate::driver::{
+    self, as_handle, stack_forget, stack_pop, stack_push, stack_set_top, stack_top, with_context,
+    with_driver,
+};
+use crate::entry::{aliases, exports, non_null, write_optional, write_out};
+use std::ffi::{c_int, c_uint};
+
+/// The API version `cuCtxGetApiVersion` reports for every context.
+const CONTEXT_API_VERSION: c_uint = 3020;
+
+fn check_flags(flags: c_uint) -> Result<(), CUresult> {
+    if flags & !CU_CTX_FLAGS_MASK != 0 {
+        Err(CUDA_ERROR_INVALID_VALUE)
+    } else {
+        Ok(())
+    }
+}
+
+fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUresult> {
+    with_driver(|d| {
+        non_null(pctx)?;
+        check_device(dev)?;
+        check_flags(flags)?;
+        let ctx = d.new_context(flags, false);
+        stack_push(ctx);
+        unsafe { write_out(pctx, as_handle(ctx)) }
+    })
+}
+
+fn destroy(ctx: CUcontext) -> Result<(), CUresult> {
+    with_driver(|d| {
+        let c = d.contexts.get(ctx).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        if c.primary {
+            // The primary context is released, never destroyed.
+            return Err(CUDA_ERROR_INVALID_CONTEXT);
+        }
+        d.release_context_resources(ctx as usize);
+        d.contexts.remove(ctx);
+        stack_forget(ctx as usize);
+        Ok(())
+    })
+}
+
+/// The primary context, created on first use.
+fn primary(d: &mut driver::Driver) -> usize {
+    match d.primary {
+        Some(p) => p,
+        None => {
+            let p = d.new_context(0, true);
+            if let Some(c) = d.contexts.get_mut(as_handle(p)) {
+                c.active = false;
+            }
+            d.primary = Some(p);
+            p
+        }
+    }
+}
+
+/// Frees what the primary context owns and clears its sticky error; it
+/// stays usable while it is still retained.
+fn reset_primary(d: &mut driver::Driver) {
+    if let Some(p) = d.primary {
+        d.release_context_resources(p);
+        let retained = d.primary_refs > 0;
+        if let Some(c) = d.contexts.get_mut(as_handle(p)) {
+            c.active = retained;
+            c.sticky = None;
+        }
+    }
+}
+
+exports! {
+    fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) {
+        create(pctx, flags, dev)
+    }
+
+    /// Execution-affinity parameters are accepted and ignored: the emulator
+    /// has no SMs to partition.
+    fn cuCtxCreate_v3(
+        pctx: *mut CUcontext,
+        params_array: *mut CUexecAffinityParam,
+        num_params: c_int,
+        flags: c_uint,
+        dev: CUdevice,
+    ) {
+        if num_params < 0 || (num_params > 0 && params_array.is_null()) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        create(pctx, flags, dev)
+    }
+
+    fn cuCtxCreate_v4(
+        pctx: *mut CUcontext,
+        params: *mut CUctxCreateParams,
+        flags: c_uint,
+        dev: CUdevice,
+    ) {
+        if !params.is_null() {
+            // SAFETY: non-null, points to the caller's CUctxCreateParams.
+            let p = unsafe { &*params };
+            if !p.cig_params.is_null() {
+                return Err(CUDA_ERROR_NOT_SUPPORTED);
+            }
+            if p.num_exec_affinity_params < 0
+                || (p.num_exec_affinity_params > 0 && p.exec_affinity_params.is_null())
+            {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+        create(pctx, flags, dev)
+    }
+
+    fn cuCtxDestroy_v2(ctx: CUcontext) {
+        destroy(ctx)
+    }
+
+    fn cuCtxPushCurrent_v2(ctx: CUcontext) {
+        with_driver(|d| {
+            if !d.contexts.contains(ctx) {
+                return Err(CUDA_ERROR_INVALID_CONTEXT);
+            }
+            stack_push(ctx as usize);
+            Ok(())
+        })
+    }
+
+    fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) {
+        with_driver(|_| {
+            let top = stack_pop().ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+            unsafe { write_optional(pctx, as_handle(top)) };
+            Ok(())
+        })
+    }
+
+    fn cuCtxSetCurrent(ctx: CUcontext) {
+        with_driver(|d| {
+            if ctx.is_null() {
+                stack_set_top(None);
+                return Ok(());
+            }
+            if !d.contexts.contains(ctx) {
+                return Err(CUDA_ERROR_INVALID_CONTEXT);
+            }
+            stack_set_top(Some(ctx as usize));
+            Ok(())
+        })
+    }
+
+    fn cuCtxGetCurrent(pctx: *mut CUcontext) {
+        with_driver(|_| {
+            let top = stack_top().map_or(std::ptr::null_mut(), as_handle);
+            unsafe { write_out(pctx, top) }
+        })
+    }
+
+    fn cuCtxGetDevice(device: *mut CUdevice) {
+        with_context(|d, ctx| {
+            let dev = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.device);
+            unsafe { write_out(device, dev) }
+        })
+    }
+
+    /// CUDA 13: the device of `ctx`, or of the current context when NULL.
+    fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext) {
+        with_driver(|d| {
+            non_null(device)?;
+            let ctx = if ctx.is_null() { d.current_context()? } else { d.usable_context(ctx as usize)? };
+            let dev = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.device);
+            unsafe { write_out(device, dev) }
+        })
+    }
+
+    fn cuCtxGetFlags(flags: *mut c_uint) {
+        with_context(|d, ctx| {
+            let f = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.flags);
+            unsafe { write_out(flags, f) }
+        })
+    }
+
+    fn cuCtxGetId(ctx: CUcontext, ctx_id: *mut u64) {
+        with_driver(|d| {
+            non_null(ctx_id)?;
+            let ctx = if ctx.is_null() { d.current_context()? } else { d.usable_context(ctx as usize)? };
+            let id = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.id);
+            unsafe { write_out(ctx_id, id) }
+        })
+    }
+
+    /// Work runs synchronously, so there is never anything to wait for;
+    /// a faulted context reports its sticky error.
+    fn cuCtxSynchronize() {
+        with_context(|_, _| Ok(()))
+    }
+
+    fn cuCtxSynchronize_v2(ctx: CUcontext) {
+        with_driver(|d| {
+            if ctx.is_null() { d.current_context()?; } else { d.usable_context(ctx as usize)?; }
+            Ok(())
+        })
+    }
+
+    fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) {
+        with_driver(|d| {
+            non_null(version)?;
+            if ctx.is_null() { d.current_context()?; } else if !d.contexts.contains(ctx) {
+                return Err(CUDA_ERROR_INVALID_CONTEXT);
+            }
+            unsafe { write_out(version, CONTEXT_API_VERSION) }
+        })
+    }
+
+    fn cuCtxSetLimit(limit: c_uint, value: usize) {
+        with_context(|d, ctx| {
+            let c = d.contexts.get_mut(as_handle(ctx)).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+            let slot = c.limits.get_mut(limit as usize).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            *slot = value;
+            Ok(())
+        })
+    }
+
+    fn cuCtxGetLimit(pvalue: *mut usize, limit: c_uint) {
+        with_context(|d, ctx| {
+            non_null(pvalue)?;
+            let c = d.contexts.get(as_handle(ctx)).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+            let v = *c.limits.get(limit as usize).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe { write_out(pvalue, v) }
+        })
+    }
+
+    fn cuCtxGetCacheConfig(pconfig: *mut c_uint) {
+        with_context(|d, ctx| {
+            let v = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.cache_config);
+            unsafe { write_out(pconfig, v) }
+        })
+    }
+
+    fn cuCtxSetCacheConfig(config: c_uint) {
+        with_context(|d, ctx| {
+            if config > 3 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            if let Some(c) = d.contexts.get_mut(as_handle(ctx)) {
+                c.cache_config = config;
+            }
+            Ok(())
+        })
+    }
+
+    /// Stream priorities are not modelled: the range is [0, 0].
+    fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) {
+        with_context(|_, _| {
+            unsafe {
+                write_optional(least, 0);
+                write_optional(greatest, 0);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(pctx)?;
+            check_device(dev)?;
+            let p = primary(d);
+            d.primary_refs += 1;
+            let flags = d.primary_flags;
+            if let Some(c) = d.contexts.get_mut(as_handle(p)) {
+                c.active = true;
+                c.flags = flags;
+            }
+            unsafe { write_out(pctx, as_handle(p)) }
+        })
+    }
+
+    fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) {
+        with_driver(|d| {
+            check_device(dev)?;
+            if d.primary_refs == 0 {
+                return Err(CUDA_ERROR_INVALID_CONTEXT);
+            }
+            d.primary_refs -= 1;
+            if d.primary_refs == 0 {
+                reset_primary(d);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) {
+        with_driver(|d| {
+            check_device(dev)?;
+            reset_primary(d);
+            Ok(())
+        })
+    }
+
+    fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut c_uint, active: *mut c_int) {
+        with_driver(|d| {
+            non_null(flags)?;
+            non_null(active)?;
+            check_device(dev)?;
+            let is_active = d.primary_refs > 0;
+            unsafe {
+                write_out(flags, d.primary_flags)?;
+                write_out(active, is_active as c_int)
+            }
+        })
+    }
+
+    fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) {
+        with_driver(|d| {
+            check_device(dev)?;
+            check_flags(flags)?;
+            d.primary_flags = flags;
+            if let Some(c) = d.primary.and_then(|p| d.contexts.get_mut(as_handle(p))) {
+                c.flags = flags;
+            }
+            Ok(())
+        })
+    }
+}
+
+aliases! {
+    cuCtxCreate = cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice);
+    cuCtxDestroy = cuCtxDestroy_v2(ctx: CUcontext);
+    cuCtxPushCurrent = cuCtxPushCurrent_v2(ctx: CUcontext);
+    cuCtxPopCurrent = cuCtxPopCurrent_v2(pctx: *mut CUcontext);
+    cuDevicePrimaryCtxRelease = cuDevicePrimaryCtxRelease_v2(dev: CUdevice);
+    cuDevicePrimaryCtxReset = cuDevicePrimaryCtxReset_v2(dev: CUdevice);
+    cuDevicePrimaryCtxSetFlags = cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint);
+}

@@ -1,0 +1,190 @@
+//! Initialization, version, error strings and device queries.
+
+use crate::cu::*;
+use crate::driver::{self, with_driver};
+use crate::entry::{aliases, exports, non_null, write_out};
+use crate::error_table;
+use prlx_emu::DeviceAttribute;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+/// The driver version reported: CUDA 13.0, so both CUDA 12 and 13 runtimes
+/// accept the driver.
+pub const DRIVER_VERSION: c_int = 13000;
+
+/// The highest `CUdevice_attribute` the CUDA 12.9/13 headers define.
+const LAST_DEVICE_ATTRIBUTE: c_int = 143;
+
+pub fn check_device(dev: CUdevice) -> Result<(), CUresult> {
+    if dev == 0 {
+        Ok(())
+    } else {
+        Err(CUDA_ERROR_INVALID_DEVICE)
+    }
+}
+
+/// A device attribute: the emulator's table, with the values the driver
+/// layer itself determines overriding it.
+pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUresult> {
+    if !(1..=LAST_DEVICE_ATTRIBUTE).contains(&attrib) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    const UNIFIED_ADDRESSING: c_int = 41;
+    const CAN_MAP_HOST_MEMORY: c_int = 19;
+    Ok(match attrib {
+        // One address space holds every context's allocations, and
+        // cuMemcpy infers directions from pointers.
+        UNIFIED_ADDRESSING => 1,
+        // Host memory cannot be mapped into the emulated device.
+        CAN_MAP_HOST_MEMORY => 0,
+        a => d.device.config().attribute(DeviceAttribute(a)).unwrap_or(0),
+    })
+}
+
+exports! {
+    fn cuInit(flags: c_uint) {
+        if flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        driver::init();
+        Ok(())
+    }
+
+    fn cuDriverGetVersion(version: *mut c_int) {
+        unsafe { write_out(version, DRIVER_VERSION) }
+    }
+
+    fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) {
+        non_null(p_str)?;
+        match error_table::name(error) {
+            Some(s) => unsafe { write_out(p_str, s) },
+            None => {
+                unsafe { write_out(p_str, std::ptr::null()) }?;
+                Err(CUDA_ERROR_INVALID_VALUE)
+            }
+        }
+    }
+
+    fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) {
+        non_null(p_str)?;
+        match error_table::description(error) {
+            Some(s) => unsafe { write_out(p_str, s) },
+            None => {
+                unsafe { write_out(p_str, std::ptr::null()) }?;
+                Err(CUDA_ERROR_INVALID_VALUE)
+            }
+        }
+    }
+
+    /// Private export tables are the real driver's internals; the emulator has none.
+    fn cuGetExportTable(pp_export_table: *mut *const c_void, p_export_table_id: *const c_void) {
+        non_null(pp_export_table)?;
+        non_null(p_export_table_id)?;
+        unsafe { write_out(pp_export_table, std::ptr::null()) }?;
+        Err(CUDA_ERROR_NOT_SUPPORTED)
+    }
+
+    fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) {
+        with_driver(|_| {
+            non_null(device)?;
+            check_device(ordinal)?;
+            unsafe { write_out(device, ordinal) }
+        })
+    }
+
+    fn cuDeviceGetCount(count: *mut c_int) {
+        with_driver(|_| unsafe { write_out(count, 1) })
+    }
+
+    fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(name)?;
+            check_device(dev)?;
+            if len <= 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let full = d.device.config().name.as_bytes();
+            let n = full.len().min(len as usize - 1);
+            // SAFETY: the caller's buffer holds `len` bytes; we write n + 1 ≤ len.
+            unsafe {
+                std::ptr::copy_nonoverlapping(full.as_ptr(), name.cast(), n);
+                *name.add(n) = 0;
+            }
+            Ok(())
+        })
+    }
+
+    fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) {
+        with_driver(|_| {
+            non_null(uuid)?;
+            check_device(dev)?;
+            // Fixed, so that the same emulated device is recognisable across runs.
+            let bytes = *b"prlx-emu-device0";
+            unsafe { write_out(uuid, CUuuid { bytes }) }
+        })
+    }
+
+    fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(bytes)?;
+            check_device(dev)?;
+            unsafe { write_out(bytes, d.device.config().global_mem_bytes as usize) }
+        })
+    }
+
+    /// Legacy 32-bit form; the total saturates at 4 GiB - 1.
+    fn cuDeviceTotalMem(bytes: *mut c_uint, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(bytes)?;
+            check_device(dev)?;
+            let total = d.device.config().global_mem_bytes.min(u32::MAX as u64) as c_uint;
+            unsafe { write_out(bytes, total) }
+        })
+    }
+
+    fn cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(pi)?;
+            check_device(dev)?;
+            let v = device_attribute(d, attrib)?;
+            unsafe { write_out(pi, v) }
+        })
+    }
+
+    fn cuDeviceComputeCapability(major: *mut c_int, minor: *mut c_int, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(major)?;
+            non_null(minor)?;
+            check_device(dev)?;
+            let (ma, mi) = d.device.config().compute_capability;
+            unsafe {
+                write_out(major, ma as c_int)?;
+                write_out(minor, mi as c_int)
+            }
+        })
+    }
+
+    fn cuDeviceGetProperties(prop: *mut CUdevprop, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(prop)?;
+            check_device(dev)?;
+            let a = |n| device_attribute(d, n).unwrap_or(0);
+            let p = CUdevprop {
+                max_threads_per_block: a(1),
+                max_threads_dim: [a(2), a(3), a(4)],
+                max_grid_size: [a(5), a(6), a(7)],
+                shared_mem_per_block: a(8),
+                total_constant_memory: a(9),
+                simd_width: a(10),
+                mem_pitch: a(11),
+                regs_per_block: a(12),
+                clock_rate: a(13),
+                texture_align: a(14),
+            };
+            unsafe { write_out(prop, p) }
+        })
+    }
+}
+
+aliases! {
+    cuDeviceGetUuid_v2 = cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice);
+}

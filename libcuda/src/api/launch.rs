@@ -1,0 +1,334 @@
+//! Function attributes and kernel launches.
+//!
+//! Launch configurations are checked as the driver checks them before the
+//! emulator runs the kernel to completion. A fault inside the kernel makes
+//! the context sticky-errored: the fault is printed once to stderr, and this
+//! and every later call in the context return the fault's error code.
+
+use crate::clock;
+use crate::cu::*;
+use crate::driver::{Driver, as_handle, with_context};
+use crate::entry::{aliases, exports, non_null, write_out};
+use crate::params;
+use prlx_emu::{LaunchConfig, LaunchError};
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+/// Registers per SM (and per block) on sm_80.
+const REGISTERS_PER_BLOCK: u32 = 65536;
+/// Register allocation granularity: per warp, in units of 256 registers.
+const REGISTER_UNIT: u32 = 256;
+
+struct Launch {
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    stream: CUstream,
+}
+
+/// Checks the configuration against the device and the kernel, the way the
+/// driver does before a launch is queued.
+fn validate(d: &Driver, f: CUfunction, l: &Launch) -> Result<(), CUresult> {
+    let func = d.function(f)?;
+    let info = d
+        .device
+        .kernel_info(func.emu)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let config = d.device.config();
+    for axis in 0..3 {
+        if l.grid[axis] == 0 || l.block[axis] == 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if l.grid[axis] > config.max_grid_dim[axis] || l.block[axis] > config.max_block_dim[axis] {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    let threads = l.block.iter().map(|&b| u64::from(b)).product::<u64>();
+    if threads > u64::from(config.max_threads_per_block.min(info.max_threads_per_block)) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if info.reqntid.is_some_and(|r| r != l.block) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let warps = threads.div_ceil(u64::from(config.warp_size.max(1)));
+    let regs_per_warp = (u64::from(info.num_regs) * u64::from(config.warp_size))
+        .div_ceil(u64::from(REGISTER_UNIT))
+        * u64::from(REGISTER_UNIT);
+    if warps * regs_per_warp > u64::from(REGISTERS_PER_BLOCK) {
+        return Err(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    }
+    if l.shared > func.max_dynamic_shared
+        || u64::from(info.static_shared_bytes) + u64::from(l.shared)
+            > u64::from(config.max_shared_per_block_optin)
+    {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// Maps a launch failure to its `CUresult`; faults poison the context.
+fn launch_failed(d: &mut Driver, ctx: usize, e: LaunchError) -> CUresult {
+    let code = match &e {
+        LaunchError::InvalidConfig(_) => return CUDA_ERROR_INVALID_VALUE,
+        LaunchError::OutOfResources(_) => return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+        LaunchError::InvalidHandle(_) => return CUDA_ERROR_INVALID_HANDLE,
+        LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
+        LaunchError::MisalignedAddress(_) => CUDA_ERROR_MISALIGNED_ADDRESS,
+        LaunchError::IllegalInstruction(_) => CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        // A trap, a barrier deadlock (a hang on hardware), or an aborted run.
+        _ => CUDA_ERROR_LAUNCH_FAILED,
+    };
+    eprintln!(
+        "========= prlx-emu: {}: {e}",
+        crate::error_table::name_str(code)
+    );
+    d.poison_context(ctx, code);
+    code
+}
+
+/// Validates, packs the arguments, runs the kernel, advances the clock.
+///
+/// # Safety
+/// `kernel_params`/`extra` as for `cuLaunchKernel`.
+unsafe fn launch(
+    f: CUfunction,
+    l: Launch,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<(), CUresult> {
+    with_context(|d, ctx| {
+        d.check_stream(l.stream)?;
+        validate(d, f, &l)?;
+        let emu = d.function(f)?.emu;
+        let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        // SAFETY: forwarded contract.
+        let buffer = unsafe { params::pack(info, kernel_params, extra) }?;
+        let config = LaunchConfig {
+            grid: l.grid,
+            block: l.block,
+            dynamic_shared_bytes: l.shared,
+        };
+        match d.device.launch(emu, &config, &buffer) {
+            Ok(stats) => {
+                d.clock_ns += clock::launch_ns(d.device.config(), &stats);
+                Ok(())
+            }
+            Err(e) => Err(launch_failed(d, ctx, e)),
+        }
+    })
+}
+
+/// Checks `cuLaunchKernelEx`'s attributes: hints are accepted, clusters
+/// (sm_90 and later) are not supported, unknown ids are invalid.
+///
+/// # Safety
+/// `attrs` must hold `num` attributes.
+unsafe fn check_launch_attributes(
+    attrs: *const CUlaunchAttribute,
+    num: u32,
+) -> Result<(), CUresult> {
+    if num == 0 {
+        return Ok(());
+    }
+    non_null(attrs)?;
+    for i in 0..num as usize {
+        // SAFETY: `attrs` holds `num` entries.
+        let a = unsafe { &*attrs.add(i) };
+        match a.id {
+            CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            | CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION => {
+                let dim = |k: usize| {
+                    u32::from_le_bytes(a.value[k * 4..k * 4 + 4].try_into().unwrap_or([0; 4]))
+                };
+                if (0..3).any(|k| dim(k) > 1) {
+                    return Err(CUDA_ERROR_NOT_SUPPORTED);
+                }
+            }
+            CU_LAUNCH_ATTRIBUTE_IGNORE | CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {}
+            id if id <= CU_LAUNCH_ATTRIBUTE_LAST => {} // scheduling hints
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+    Ok(())
+}
+
+exports! {
+    fn cuFuncGetAttribute(pi: *mut c_int, attrib: c_int, hfunc: CUfunction) {
+        with_context(|d, _| {
+            non_null(pi)?;
+            let func = d.function(hfunc)?;
+            let info = d.device.kernel_info(func.emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let (ma, mi) = d.device.config().compute_capability;
+            let clamp = |v: u32| v.min(i32::MAX as u32) as c_int;
+            let v = match attrib {
+                CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => clamp(info.max_threads_per_block),
+                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => clamp(info.static_shared_bytes),
+                CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES => 0,
+                CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => clamp(info.local_bytes_per_thread),
+                CU_FUNC_ATTRIBUTE_NUM_REGS => clamp(info.num_regs),
+                CU_FUNC_ATTRIBUTE_PTX_VERSION => clamp(info.ptx_version.0 * 10 + info.ptx_version.1),
+                CU_FUNC_ATTRIBUTE_BINARY_VERSION => clamp(ma * 10 + mi),
+                CU_FUNC_ATTRIBUTE_CACHE_MODE_CA => 0,
+                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => clamp(func.max_dynamic_shared),
+                CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => func.carveout,
+                a if (0..=CU_FUNC_ATTRIBUTE_LAST).contains(&a) => 0, // cluster attributes
+                _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            };
+            unsafe { write_out(pi, v) }
+        })
+    }
+
+    fn cuFuncSetAttribute(hfunc: CUfunction, attrib: c_int, value: c_int) {
+        with_context(|d, _| {
+            let func = d.function(hfunc)?;
+            let info = d.device.kernel_info(func.emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let optin = d.device.config().max_shared_per_block_optin;
+            let static_shared = info.static_shared_bytes;
+            let func = d.functions.get_mut(hfunc).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            match attrib {
+                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+                    let v = u32::try_from(value).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+                    if u64::from(v) + u64::from(static_shared) > u64::from(optin) {
+                        return Err(CUDA_ERROR_INVALID_VALUE);
+                    }
+                    func.max_dynamic_shared = v;
+                }
+                CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => {
+                    if !(-1..=100).contains(&value) {
+                        return Err(CUDA_ERROR_INVALID_VALUE);
+                    }
+                    func.carveout = value;
+                }
+                _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            }
+            Ok(())
+        })
+    }
+
+    fn cuFuncSetCacheConfig(hfunc: CUfunction, config: c_uint) {
+        with_context(|d, _| {
+            if config > 3 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            d.function(hfunc)?;
+            if let Some(f) = d.functions.get_mut(hfunc) {
+                f.cache_config = config;
+            }
+            Ok(())
+        })
+    }
+
+    fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) {
+        with_context(|d, _| {
+            non_null(hmod)?;
+            let m = d.function(hfunc)?.module;
+            unsafe { write_out(hmod, as_handle(m)) }
+        })
+    }
+
+    fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) {
+        with_context(|d, _| {
+            non_null(name)?;
+            // The CString lives as long as the function handle.
+            let p = d.function(hfunc)?.name.as_ptr();
+            unsafe { write_out(name, p) }
+        })
+    }
+
+    fn cuLaunchKernel(
+        f: CUfunction,
+        grid_dim_x: c_uint,
+        grid_dim_y: c_uint,
+        grid_dim_z: c_uint,
+        block_dim_x: c_uint,
+        block_dim_y: c_uint,
+        block_dim_z: c_uint,
+        shared_mem_bytes: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) {
+        let l = Launch {
+            grid: [grid_dim_x, grid_dim_y, grid_dim_z],
+            block: [block_dim_x, block_dim_y, block_dim_z],
+            shared: shared_mem_bytes,
+            stream: h_stream,
+        };
+        unsafe { launch(f, l, kernel_params, extra) }
+    }
+
+    /// Every launch here runs all CTAs to completion, so a cooperative
+    /// launch needs nothing extra.
+    fn cuLaunchCooperativeKernel(
+        f: CUfunction,
+        grid_dim_x: c_uint,
+        grid_dim_y: c_uint,
+        grid_dim_z: c_uint,
+        block_dim_x: c_uint,
+        block_dim_y: c_uint,
+        block_dim_z: c_uint,
+        shared_mem_bytes: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+    ) {
+        let l = Launch {
+            grid: [grid_dim_x, grid_dim_y, grid_dim_z],
+            block: [block_dim_x, block_dim_y, block_dim_z],
+            shared: shared_mem_bytes,
+            stream: h_stream,
+        };
+        unsafe { launch(f, l, kernel_params, std::ptr::null_mut()) }
+    }
+
+    fn cuLaunchKernelEx(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) {
+        non_null(config)?;
+        // SAFETY: non-null, the caller's CUlaunchConfig.
+        let c = unsafe { &*config };
+        unsafe { check_launch_attributes(c.attrs, c.num_attrs) }?;
+        let l = Launch {
+            grid: c.grid_dim,
+            block: c.block_dim,
+            shared: c.shared_mem_bytes,
+            stream: c.h_stream,
+        };
+        unsafe { launch(f, l, kernel_params, extra) }
+    }
+}
+
+aliases! {
+    cuLaunchKernel_ptsz = cuLaunchKernel(
+        f: CUfunction,
+        grid_dim_x: c_uint,
+        grid_dim_y: c_uint,
+        grid_dim_z: c_uint,
+        block_dim_x: c_uint,
+        block_dim_y: c_uint,
+        block_dim_z: c_uint,
+        shared_mem_bytes: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    );
+    cuLaunchCooperativeKernel_ptsz = cuLaunchCooperativeKernel(
+        f: CUfunction,
+        grid_dim_x: c_uint,
+        grid_dim_y: c_uint,
+        grid_dim_z: c_uint,
+        block_dim_x: c_uint,
+        block_dim_y: c_uint,
+        block_dim_z: c_uint,
+        shared_mem_bytes: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+    );
+    cuLaunchKernelEx_ptsz = cuLaunchKernelEx(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    );
+}

@@ -1,0 +1,411 @@
+//! Device and page-locked host memory, copies and memsets.
+//!
+//! Copies and memsets run synchronously; the `Async` forms check their
+//! stream and then do the same. The legacy (`_v1`, 32-bit) entry points exist
+//! for ABI completeness, but emulated device addresses do not fit in 32 bits,
+//! so those that must return a device pointer fail with
+//! `CUDA_ERROR_NOT_SUPPORTED`.
+
+use crate::clock;
+use crate::cu::*;
+use crate::driver::{Driver, HostAllocation, with_context};
+use crate::entry::{aliases, exports, non_null, write_optional, write_out};
+use prlx_emu::EmuError;
+use std::alloc::Layout;
+use std::ffi::{c_uint, c_void};
+
+/// Page-locked host allocations are page aligned, as the real driver's are.
+const HOST_ALIGN: usize = 4096;
+/// `cuMemAllocPitch` rounds rows up to this.
+const PITCH_ALIGN: usize = 512;
+
+fn mem_error(e: EmuError) -> CUresult {
+    match e {
+        EmuError::OutOfMemory { .. } => CUDA_ERROR_OUT_OF_MEMORY,
+        _ => CUDA_ERROR_INVALID_VALUE,
+    }
+}
+
+fn alloc(d: &mut Driver, ctx: usize, bytes: usize) -> Result<u64, CUresult> {
+    if bytes == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let dptr = d.device.mem_alloc(bytes as u64).map_err(mem_error)?;
+    d.allocations.insert(dptr, ctx);
+    Ok(dptr)
+}
+
+fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
+    if d.allocations.remove(&dptr).is_none() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    d.device.mem_free(dptr).map_err(mem_error)
+}
+
+fn host_to_device(d: &mut Driver, dst: u64, src: *const c_void, n: usize) -> Result<(), CUresult> {
+    if n == 0 {
+        return Ok(());
+    }
+    non_null(src)?;
+    // SAFETY: the caller's host buffer holds `n` bytes.
+    let data = unsafe { std::slice::from_raw_parts(src as *const u8, n) };
+    d.device.mem_write(dst, data).map_err(mem_error)?;
+    d.clock_ns += clock::host_copy_ns(n as u64);
+    Ok(())
+}
+
+fn device_to_host(d: &mut Driver, dst: *mut c_void, src: u64, n: usize) -> Result<(), CUresult> {
+    if n == 0 {
+        return Ok(());
+    }
+    non_null(dst)?;
+    // SAFETY: the caller's host buffer holds `n` bytes.
+    let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, n) };
+    d.device.mem_read(src, out).map_err(mem_error)?;
+    d.clock_ns += clock::host_copy_ns(n as u64);
+    Ok(())
+}
+
+fn device_to_device(d: &mut Driver, dst: u64, src: u64, n: usize) -> Result<(), CUresult> {
+    if n == 0 {
+        return Ok(());
+    }
+    d.device.mem_copy(dst, src, n as u64).map_err(mem_error)?;
+    d.clock_ns += clock::device_copy_ns(n as u64);
+    Ok(())
+}
+
+/// `cuMemcpy`: with unified addressing the direction follows from which
+/// pointers lie inside device allocations.
+fn unified_copy(d: &mut Driver, dst: u64, src: u64, n: usize) -> Result<(), CUresult> {
+    let dst_dev = d.device.mem_range(dst).is_some();
+    let src_dev = d.device.mem_range(src).is_some();
+    match (dst_dev, src_dev) {
+        (true, true) => device_to_device(d, dst, src, n),
+        (true, false) => host_to_device(d, dst, src as *const c_void, n),
+        (false, true) => device_to_host(d, dst as *mut c_void, src, n),
+        (false, false) => {
+            if n > 0 {
+                non_null(dst as *const c_void)?;
+                non_null(src as *const c_void)?;
+                // SAFETY: both host buffers hold `n` bytes; memmove semantics.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+            }
+            Ok(())
+        }
+    }
+}
+
+fn memset(d: &mut Driver, dst: u64, pattern: &[u8], count: usize) -> Result<(), CUresult> {
+    if count == 0 {
+        return Ok(());
+    }
+    d.device
+        .mem_set(dst, pattern, count as u64)
+        .map_err(mem_error)?;
+    d.clock_ns += clock::device_copy_ns((count * pattern.len()) as u64);
+    Ok(())
+}
+
+fn host_alloc(
+    d: &mut Driver,
+    pp: *mut *mut c_void,
+    bytes: usize,
+    flags: u32,
+) -> Result<(), CUresult> {
+    non_null(pp)?;
+    if bytes == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let layout =
+        Layout::from_size_align(bytes, HOST_ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+    // SAFETY: non-zero size.
+    let p = unsafe { std::alloc::alloc(layout) };
+    if p.is_null() {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    d.host_allocations
+        .insert(p as usize, HostAllocation { layout, flags });
+    unsafe { write_out(pp, p as *mut c_void) }
+}
+
+/// A 64-bit device pointer returned through a legacy 32-bit out-parameter.
+fn legacy_pointer(dptr: u64) -> Result<CUdeviceptr_v1, CUresult> {
+    CUdeviceptr_v1::try_from(dptr).map_err(|_| CUDA_ERROR_NOT_SUPPORTED)
+}
+
+exports! {
+    fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) {
+        with_context(|d, _| {
+            non_null(free)?;
+            non_null(total)?;
+            let (f, t) = d.device.mem_info();
+            unsafe {
+                write_out(free, f as usize)?;
+                write_out(total, t as usize)
+            }
+        })
+    }
+
+    /// Legacy 32-bit form; the figures saturate at 4 GiB - 1.
+    fn cuMemGetInfo(free: *mut c_uint, total: *mut c_uint) {
+        with_context(|d, _| {
+            non_null(free)?;
+            non_null(total)?;
+            let (f, t) = d.device.mem_info();
+            let clamp = |v: u64| v.min(u64::from(u32::MAX)) as c_uint;
+            unsafe {
+                write_out(free, clamp(f))?;
+                write_out(total, clamp(t))
+            }
+        })
+    }
+
+    fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) {
+        with_context(|d, ctx| {
+            non_null(dptr)?;
+            let p = alloc(d, ctx, bytesize)?;
+            unsafe { write_out(dptr, p) }
+        })
+    }
+
+    fn cuMemAlloc(dptr: *mut CUdeviceptr_v1, bytesize: c_uint) {
+        with_context(|d, ctx| {
+            non_null(dptr)?;
+            let p = alloc(d, ctx, bytesize as usize)?;
+            match legacy_pointer(p) {
+                Ok(small) => unsafe { write_out(dptr, small) },
+                Err(e) => {
+                    free(d, p)?;
+                    Err(e)
+                }
+            }
+        })
+    }
+
+    fn cuMemAllocPitch_v2(
+        dptr: *mut CUdeviceptr,
+        pitch: *mut usize,
+        width_in_bytes: usize,
+        height: usize,
+        element_size_bytes: c_uint,
+    ) {
+        with_context(|d, ctx| {
+            non_null(dptr)?;
+            non_null(pitch)?;
+            if !matches!(element_size_bytes, 4 | 8 | 16) || width_in_bytes == 0 || height == 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let row = width_in_bytes.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
+            let total = row.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+            let p = alloc(d, ctx, total)?;
+            unsafe {
+                write_out(dptr, p)?;
+                write_out(pitch, row)
+            }
+        })
+    }
+
+    fn cuMemFree_v2(dptr: CUdeviceptr) {
+        with_context(|d, _| free(d, dptr))
+    }
+
+    fn cuMemFree(dptr: CUdeviceptr_v1) {
+        with_context(|d, _| free(d, u64::from(dptr)))
+    }
+
+    fn cuMemGetAddressRange_v2(pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) {
+        with_context(|d, _| {
+            let (base, size) = d.device.mem_range(dptr).ok_or(CUDA_ERROR_NOT_FOUND)?;
+            unsafe {
+                write_optional(pbase, base);
+                write_optional(psize, size as usize);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuMemGetAddressRange(pbase: *mut CUdeviceptr_v1, psize: *mut c_uint, dptr: CUdeviceptr_v1) {
+        with_context(|d, _| {
+            let (base, size) = d.device.mem_range(u64::from(dptr)).ok_or(CUDA_ERROR_NOT_FOUND)?;
+            unsafe {
+                write_optional(pbase, legacy_pointer(base)?);
+                write_optional(psize, size as c_uint);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) {
+        with_context(|d, _| host_alloc(d, pp, bytesize, 0))
+    }
+
+    fn cuMemAllocHost(pp: *mut *mut c_void, bytesize: c_uint) {
+        with_context(|d, _| host_alloc(d, pp, bytesize as usize, 0))
+    }
+
+    fn cuMemHostAlloc(pp: *mut *mut c_void, bytesize: usize, flags: c_uint) {
+        with_context(|d, _| {
+            if flags & !0x7 != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            host_alloc(d, pp, bytesize, flags)
+        })
+    }
+
+    fn cuMemFreeHost(p: *mut c_void) {
+        with_context(|d, _| {
+            let a = d.host_allocations.remove(&(p as usize)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: allocated by `host_alloc` with this layout.
+            unsafe { std::alloc::dealloc(p as *mut u8, a.layout) };
+            Ok(())
+        })
+    }
+
+    fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) {
+        with_context(|d, _| {
+            non_null(flags)?;
+            let a = d.host_allocations.get(&(p as usize)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe { write_out(flags, a.flags) }
+        })
+    }
+
+    fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize) {
+        with_context(|d, _| unified_copy(d, dst, src, byte_count))
+    }
+
+    fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            unified_copy(d, dst, src, byte_count)
+        })
+    }
+
+    fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize) {
+        with_context(|d, _| host_to_device(d, dst, src, byte_count))
+    }
+
+    fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, byte_count: usize) {
+        with_context(|d, _| device_to_host(d, dst, src, byte_count))
+    }
+
+    fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize) {
+        with_context(|d, _| device_to_device(d, dst, src, byte_count))
+    }
+
+    fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            host_to_device(d, dst, src, byte_count)
+        })
+    }
+
+    fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, byte_count: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            device_to_host(d, dst, src, byte_count)
+        })
+    }
+
+    fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            device_to_device(d, dst, src, byte_count)
+        })
+    }
+
+    fn cuMemcpyHtoD(dst: CUdeviceptr_v1, src: *const c_void, byte_count: c_uint) {
+        with_context(|d, _| host_to_device(d, u64::from(dst), src, byte_count as usize))
+    }
+
+    fn cuMemcpyDtoH(dst: *mut c_void, src: CUdeviceptr_v1, byte_count: c_uint) {
+        with_context(|d, _| device_to_host(d, dst, u64::from(src), byte_count as usize))
+    }
+
+    fn cuMemcpyDtoD(dst: CUdeviceptr_v1, src: CUdeviceptr_v1, byte_count: c_uint) {
+        with_context(|d, _| device_to_device(d, u64::from(dst), u64::from(src), byte_count as usize))
+    }
+
+    fn cuMemcpyHtoDAsync(dst: CUdeviceptr_v1, src: *const c_void, byte_count: c_uint, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            host_to_device(d, u64::from(dst), src, byte_count as usize)
+        })
+    }
+
+    fn cuMemcpyDtoHAsync(dst: *mut c_void, src: CUdeviceptr_v1, byte_count: c_uint, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            device_to_host(d, dst, u64::from(src), byte_count as usize)
+        })
+    }
+
+    fn cuMemcpyDtoDAsync(dst: CUdeviceptr_v1, src: CUdeviceptr_v1, byte_count: c_uint, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            device_to_device(d, u64::from(dst), u64::from(src), byte_count as usize)
+        })
+    }
+
+    fn cuMemsetD8_v2(dst: CUdeviceptr, uc: u8, n: usize) {
+        with_context(|d, _| memset(d, dst, &[uc], n))
+    }
+
+    fn cuMemsetD16_v2(dst: CUdeviceptr, us: u16, n: usize) {
+        with_context(|d, _| memset(d, dst, &us.to_le_bytes(), n))
+    }
+
+    fn cuMemsetD32_v2(dst: CUdeviceptr, ui: c_uint, n: usize) {
+        with_context(|d, _| memset(d, dst, &ui.to_le_bytes(), n))
+    }
+
+    fn cuMemsetD8Async(dst: CUdeviceptr, uc: u8, n: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            memset(d, dst, &[uc], n)
+        })
+    }
+
+    fn cuMemsetD16Async(dst: CUdeviceptr, us: u16, n: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            memset(d, dst, &us.to_le_bytes(), n)
+        })
+    }
+
+    fn cuMemsetD32Async(dst: CUdeviceptr, ui: c_uint, n: usize, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            memset(d, dst, &ui.to_le_bytes(), n)
+        })
+    }
+
+    fn cuMemsetD8(dst: CUdeviceptr_v1, uc: u8, n: c_uint) {
+        with_context(|d, _| memset(d, u64::from(dst), &[uc], n as usize))
+    }
+
+    fn cuMemsetD16(dst: CUdeviceptr_v1, us: u16, n: c_uint) {
+        with_context(|d, _| memset(d, u64::from(dst), &us.to_le_bytes(), n as usize))
+    }
+
+    fn cuMemsetD32(dst: CUdeviceptr_v1, ui: c_uint, n: c_uint) {
+        with_context(|d, _| memset(d, u64::from(dst), &ui.to_le_bytes(), n as usize))
+    }
+}
+
+aliases! {
+    cuMemcpy_ptds = cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize);
+    cuMemcpyAsync_ptsz = cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream);
+    cuMemcpyHtoD_v2_ptds = cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize);
+    cuMemcpyDtoH_v2_ptds = cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, byte_count: usize);
+    cuMemcpyDtoD_v2_ptds = cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize);
+    cuMemcpyHtoDAsync_v2_ptsz = cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize, stream: CUstream);
+    cuMemcpyDtoHAsync_v2_ptsz = cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, byte_count: usize, stream: CUstream);
+    cuMemcpyDtoDAsync_v2_ptsz = cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream);
+    cuMemsetD8_v2_ptds = cuMemsetD8_v2(dst: CUdeviceptr, uc: u8, n: usize);
+    cuMemsetD16_v2_ptds = cuMemsetD16_v2(dst: CUdeviceptr, us: u16, n: usize);
+    cuMemsetD32_v2_ptds = cuMemsetD32_v2(dst: CUdeviceptr, ui: c_uint, n: usize);
+    cuMemsetD8Async_ptsz = cuMemsetD8Async(dst: CUdeviceptr, uc: u8, n: usize, stream: CUstream);
+    cuMemsetD16Async_ptsz = cuMemsetD16Async(dst: CUdeviceptr, us: u16, n: usize, stream: CUstream);
+    cuMemsetD32Async_ptsz = cuMemsetD32Async(dst: CUdeviceptr, ui: c_uint, n: usize, stream: CUstream);
+}

@@ -1,0 +1,9 @@
+//! The exported driver-API functions, grouped as `cuda.h` groups them.
+
+pub mod context;
+pub mod device;
+pub mod launch;
+pub mod memory;
+pub mod module;
+pub mod proc_address;
+pub mod stream;

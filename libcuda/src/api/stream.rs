@@ -1,0 +1,196 @@
+//! Streams and events. All work completes before the call that issues it
+//! returns, so streams are always idle and events record the emulated clock
+//! (see [`crate::clock`]) at the moment they are recorded.
+
+use crate::cu::*;
+use crate::driver::{Event, Stream, as_handle, with_context, with_driver};
+use crate::entry::{aliases, exports, non_null, write_out};
+use std::ffi::{c_int, c_uint, c_void};
+
+fn create_stream(ph_stream: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
+    with_context(|d, ctx| {
+        non_null(ph_stream)?;
+        if flags & !CU_STREAM_NON_BLOCKING != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let s = d.streams.insert(Stream {
+            ctx,
+            flags,
+            // Priorities are clamped to the supported range [0, 0].
+            priority: priority.clamp(0, 0),
+        });
+        unsafe { write_out(ph_stream, s) }
+    })
+}
+
+/// A stream argument that may be a default stream (NULL, legacy, per-thread).
+fn is_default_stream(s: CUstream) -> bool {
+    matches!(s as usize, 0 | CU_STREAM_LEGACY | CU_STREAM_PER_THREAD)
+}
+
+exports! {
+    fn cuStreamCreate(ph_stream: *mut CUstream, flags: c_uint) {
+        create_stream(ph_stream, flags, 0)
+    }
+
+    fn cuStreamCreateWithPriority(ph_stream: *mut CUstream, flags: c_uint, priority: c_int) {
+        create_stream(ph_stream, flags, priority)
+    }
+
+    fn cuStreamDestroy_v2(h_stream: CUstream) {
+        with_context(|d, _| {
+            d.streams.remove(h_stream).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE)
+        })
+    }
+
+    fn cuStreamSynchronize(h_stream: CUstream) {
+        with_context(|d, _| d.check_stream(h_stream))
+    }
+
+    fn cuStreamQuery(h_stream: CUstream) {
+        with_context(|d, _| d.check_stream(h_stream))
+    }
+
+    /// Work is already complete when this is called, so there is nothing to order.
+    fn cuStreamWaitEvent(h_stream: CUstream, h_event: CUevent, flags: c_uint) {
+        with_context(|d, _| {
+            d.check_stream(h_stream)?;
+            if !d.events.contains(h_event) {
+                return Err(CUDA_ERROR_INVALID_HANDLE);
+            }
+            if flags > 1 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuStreamGetPriority(h_stream: CUstream, priority: *mut c_int) {
+        with_context(|d, _| {
+            non_null(priority)?;
+            d.check_stream(h_stream)?;
+            let p = d.streams.get(h_stream).map_or(0, |s| s.priority);
+            unsafe { write_out(priority, p) }
+        })
+    }
+
+    fn cuStreamGetFlags(h_stream: CUstream, flags: *mut c_uint) {
+        with_context(|d, _| {
+            non_null(flags)?;
+            d.check_stream(h_stream)?;
+            let f = d.streams.get(h_stream).map_or(0, |s| s.flags);
+            unsafe { write_out(flags, f) }
+        })
+    }
+
+    fn cuStreamGetCtx(h_stream: CUstream, pctx: *mut CUcontext) {
+        with_context(|d, current| {
+            non_null(pctx)?;
+            d.check_stream(h_stream)?;
+            let ctx = if is_default_stream(h_stream) {
+                current
+            } else {
+                d.streams.get(h_stream).map_or(current, |s| s.ctx)
+            };
+            unsafe { write_out(pctx, as_handle(ctx)) }
+        })
+    }
+
+    /// Green contexts do not exist here: `*p_green_ctx` is always NULL.
+    fn cuStreamGetCtx_v2(h_stream: CUstream, pctx: *mut CUcontext, p_green_ctx: *mut *mut c_void) {
+        non_null(p_green_ctx)?;
+        unsafe { cuStreamGetCtx(h_stream, pctx) }.into_result()?;
+        unsafe { write_out(p_green_ctx, std::ptr::null_mut()) }
+    }
+
+    fn cuEventCreate(ph_event: *mut CUevent, flags: c_uint) {
+        with_context(|d, ctx| {
+            non_null(ph_event)?;
+            if flags & !CU_EVENT_FLAGS_MASK != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let e = d.events.insert(Event {
+                ctx,
+                flags,
+                recorded_at: None,
+            });
+            unsafe { write_out(ph_event, e) }
+        })
+    }
+
+    fn cuEventRecord(h_event: CUevent, h_stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(h_stream)?;
+            let now = d.clock_ns;
+            let e = d.events.get_mut(h_event).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            e.recorded_at = Some(now);
+            Ok(())
+        })
+    }
+
+    fn cuEventRecordWithFlags(h_event: CUevent, h_stream: CUstream, flags: c_uint) {
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        unsafe { cuEventRecord(h_event, h_stream) }.into_result()
+    }
+
+    fn cuEventQuery(h_event: CUevent) {
+        with_context(|d, _| d.events.get(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+
+    fn cuEventSynchronize(h_event: CUevent) {
+        with_context(|d, _| d.events.get(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+
+    fn cuEventDestroy_v2(h_event: CUevent) {
+        with_driver(|d| d.events.remove(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    }
+
+    fn cuEventElapsedTime(pms: *mut f32, h_start: CUevent, h_end: CUevent) {
+        with_context(|d, _| {
+            non_null(pms)?;
+            let start = d.events.get(h_start).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let end = d.events.get(h_end).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            if (start.flags | end.flags) & CU_EVENT_DISABLE_TIMING != 0 {
+                return Err(CUDA_ERROR_INVALID_HANDLE);
+            }
+            let (Some(t0), Some(t1)) = (start.recorded_at, end.recorded_at) else {
+                return Err(CUDA_ERROR_INVALID_HANDLE);
+            };
+            let ms = (t1 as f64 - t0 as f64) / 1e6;
+            unsafe { write_out(pms, ms as f32) }
+        })
+    }
+}
+
+/// Turns a returned `CUresult` back into a `Result`, for exports that
+/// delegate to other exports.
+trait IntoResult {
+    fn into_result(self) -> Result<(), CUresult>;
+}
+
+impl IntoResult for CUresult {
+    fn into_result(self) -> Result<(), CUresult> {
+        if self == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+aliases! {
+    cuStreamDestroy = cuStreamDestroy_v2(h_stream: CUstream);
+    cuEventDestroy = cuEventDestroy_v2(h_event: CUevent);
+    cuEventElapsedTime_v2 = cuEventElapsedTime(pms: *mut f32, h_start: CUevent, h_end: CUevent);
+    cuStreamSynchronize_ptsz = cuStreamSynchronize(h_stream: CUstream);
+    cuStreamQuery_ptsz = cuStreamQuery(h_stream: CUstream);
+    cuStreamWaitEvent_ptsz = cuStreamWaitEvent(h_stream: CUstream, h_event: CUevent, flags: c_uint);
+    cuStreamGetPriority_ptsz = cuStreamGetPriority(h_stream: CUstream, priority: *mut c_int);
+    cuStreamGetFlags_ptsz = cuStreamGetFlags(h_stream: CUstream, flags: *mut c_uint);
+    cuStreamGetCtx_ptsz = cuStreamGetCtx(h_stream: CUstream, pctx: *mut CUcontext);
+    cuStreamGetCtx_v2_ptsz = cuStreamGetCtx_v2(h_stream: CUstream, pctx: *mut CUcontext, p_green_ctx: *mut *mut c_void);
+    cuEventRecord_ptsz = cuEventRecord(h_event: CUevent, h_stream: CUstream);
+    cuEventRecordWithFlags_ptsz = cuEventRecordWithFlags(h_event: CUevent, h_stream: CUstream, flags: c_uint);
+}

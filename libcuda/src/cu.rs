@@ -1,0 +1,182 @@
+//! The C types and constants of `cuda.h` (CUDA 12.9 / 13.0) that the
+//! exported functions use, with the header's names and values.
+#![allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    clippy::upper_case_acronyms
+)]
+
+use std::ffi::c_void;
+
+/// `CUresult`: a C enum, passed as a 32-bit unsigned value.
+pub type CUresult = u32;
+pub type CUdevice = i32;
+pub type CUdeviceptr = u64;
+/// The 32-bit device pointer of the legacy (pre-3.2, `_v1`) entry points.
+pub type CUdeviceptr_v1 = u32;
+pub type CUcontext = *mut c_void;
+pub type CUmodule = *mut c_void;
+pub type CUfunction = *mut c_void;
+pub type CUstream = *mut c_void;
+pub type CUevent = *mut c_void;
+pub type CUlinkState = *mut c_void;
+
+pub const CUDA_SUCCESS: CUresult = 0;
+pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+pub const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
+pub const CUDA_ERROR_NOT_INITIALIZED: CUresult = 3;
+pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+pub const CUDA_ERROR_INVALID_DEVICE: CUresult = 101;
+pub const CUDA_ERROR_INVALID_IMAGE: CUresult = 200;
+pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
+pub const CUDA_ERROR_NO_BINARY_FOR_GPU: CUresult = 209;
+pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
+pub const CUDA_ERROR_INVALID_SOURCE: CUresult = 300;
+pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
+pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
+pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
+pub const CUDA_ERROR_NOT_READY: CUresult = 600;
+pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
+pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
+pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: CUresult = 708;
+pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
+pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: CUresult = 715;
+pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
+pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
+pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
+
+// CUjit_option
+pub const CU_JIT_WALL_TIME: u32 = 2;
+pub const CU_JIT_INFO_LOG_BUFFER: u32 = 3;
+pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: u32 = 4;
+pub const CU_JIT_ERROR_LOG_BUFFER: u32 = 5;
+pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: u32 = 6;
+/// One past the last `CUjit_option` the CUDA 12.9 header defines.
+pub const CU_JIT_NUM_OPTIONS: u32 = 34;
+
+// CUjitInputType
+pub const CU_JIT_INPUT_CUBIN: u32 = 0;
+pub const CU_JIT_INPUT_PTX: u32 = 1;
+pub const CU_JIT_INPUT_FATBINARY: u32 = 2;
+pub const CU_JIT_INPUT_OBJECT: u32 = 3;
+pub const CU_JIT_INPUT_LIBRARY: u32 = 4;
+
+// CUfunction_attribute
+pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: i32 = 0;
+pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: i32 = 1;
+pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: i32 = 2;
+pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: i32 = 3;
+pub const CU_FUNC_ATTRIBUTE_NUM_REGS: i32 = 4;
+pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: i32 = 5;
+pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: i32 = 6;
+pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: i32 = 7;
+pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
+/// The last `CUfunction_attribute` (cluster scheduling policy preference).
+pub const CU_FUNC_ATTRIBUTE_LAST: i32 = 15;
+
+// CUlaunchAttributeID
+pub const CU_LAUNCH_ATTRIBUTE_IGNORE: u32 = 0;
+pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: u32 = 2;
+pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: u32 = 11;
+/// The last `CUlaunchAttributeID` the CUDA 12.9 header defines.
+pub const CU_LAUNCH_ATTRIBUTE_LAST: u32 = 14;
+
+// cuLaunchKernel `extra` markers.
+pub const CU_LAUNCH_PARAM_END: usize = 0;
+pub const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+pub const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+
+// Stream handles with special meaning.
+pub const CU_STREAM_LEGACY: usize = 1;
+pub const CU_STREAM_PER_THREAD: usize = 2;
+pub const CU_STREAM_NON_BLOCKING: u32 = 1;
+
+// CUevent_flags
+pub const CU_EVENT_DISABLE_TIMING: u32 = 2;
+pub const CU_EVENT_FLAGS_MASK: u32 = 0x7;
+
+pub const CU_CTX_FLAGS_MASK: u32 = 0xFF;
+
+// CUdriverProcAddress_flags and CUdriverProcAddressQueryResult
+pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: u64 = 1;
+pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 2;
+pub const CU_GET_PROC_ADDRESS_SUCCESS: i32 = 0;
+pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: i32 = 1;
+pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: i32 = 2;
+
+// CUlimit
+pub const CU_LIMIT_STACK_SIZE: u32 = 0;
+pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: u32 = 9;
+
+/// `CUuuid`.
+#[repr(C)]
+pub struct CUuuid {
+    pub bytes: [u8; 16],
+}
+
+/// `CUdevprop` (`cuDeviceGetProperties`).
+#[repr(C)]
+pub struct CUdevprop {
+    pub max_threads_per_block: i32,
+    pub max_threads_dim: [i32; 3],
+    pub max_grid_size: [i32; 3],
+    pub shared_mem_per_block: i32,
+    pub total_constant_memory: i32,
+    pub simd_width: i32,
+    pub mem_pitch: i32,
+    pub regs_per_block: i32,
+    pub clock_rate: i32,
+    pub texture_align: i32,
+}
+
+/// `CUlaunchAttribute`: a 4-byte id, padding to 8, then a 64-byte value union.
+#[repr(C)]
+pub struct CUlaunchAttribute {
+    pub id: u32,
+    pub pad: [u8; 4],
+    pub value: [u8; 64],
+}
+
+/// `CUlaunchConfig` (`cuLaunchKernelEx`).
+#[repr(C)]
+pub struct CUlaunchConfig {
+    pub grid_dim: [u32; 3],
+    pub block_dim: [u32; 3],
+    pub shared_mem_bytes: u32,
+    pub h_stream: CUstream,
+    pub attrs: *mut CUlaunchAttribute,
+    pub num_attrs: u32,
+}
+
+/// `CUexecAffinityParam` (`cuCtxCreate_v3`): a type tag and a 4-byte union.
+#[repr(C)]
+pub struct CUexecAffinityParam {
+    pub kind: u32,
+    pub param: u32,
+}
+
+/// `CUctxCreateParams` (`cuCtxCreate_v4`).
+#[repr(C)]
+pub struct CUctxCreateParams {
+    pub exec_affinity_params: *mut CUexecAffinityParam,
+    pub num_exec_affinity_params: i32,
+    pub cig_params: *mut c_void,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_layouts_match_cuda_h() {
+        assert_eq!(std::mem::size_of::<CUlaunchAttribute>(), 72);
+        assert_eq!(std::mem::offset_of!(CUlaunchConfig, h_stream), 32);
+        assert_eq!(std::mem::offset_of!(CUlaunchConfig, attrs), 40);
+        assert_eq!(std::mem::offset_of!(CUlaunchConfig, num_attrs), 48);
+        assert_eq!(std::mem::size_of::<CUdevprop>(), 14 * 4);
+        assert_eq!(std::mem::size_of::<CUctxCreateParams>(), 24);
+    }
+}

@@ -1,0 +1,308 @@
+//! The driver's state: one emulated device behind a global lock, and the
+//! bookkeeping the driver API adds on top of it (contexts, modules,
+//! functions, streams, events, link states, allocations).
+//!
+//! Contexts are bookkeeping only: they all share the emulator's single
+//! address space, but each owns the modules, streams, events and allocations
+//! created while it was current and releases them when it is destroyed.
+
+use crate::cu::*;
+use crate::handles::{HandleTable, Kind};
+use prlx_emu::{Device, DeviceConfig, FunctionId, ModuleId};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{CString, c_void};
+use std::sync::{Mutex, PoisonError};
+
+/// Bits of the per-context state a real driver keeps.
+#[derive(Debug)]
+pub struct Context {
+    pub device: CUdevice,
+    pub flags: u32,
+    pub primary: bool,
+    /// A primary context is inactive while its reference count is zero.
+    pub active: bool,
+    /// Set by a kernel fault: every later call in this context fails with it.
+    pub sticky: Option<CUresult>,
+    /// The value `cuCtxGetId` reports: unique over the process's lifetime.
+    pub id: u64,
+    pub limits: [usize; (CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED + 1) as usize],
+    pub cache_config: u32,
+}
+
+#[derive(Debug)]
+pub struct Module {
+    pub ctx: usize,
+    pub emu: ModuleId,
+    /// `cuModuleGetFunction` returns the same handle for the same name.
+    pub functions: HashMap<String, usize>,
+}
+
+#[derive(Debug)]
+pub struct Function {
+    pub module: usize,
+    pub emu: FunctionId,
+    pub name: CString,
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+    pub max_dynamic_shared: u32,
+    /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` (-1: no preference).
+    pub carveout: i32,
+    pub cache_config: u32,
+}
+
+#[derive(Debug)]
+pub struct Stream {
+    pub ctx: usize,
+    pub flags: u32,
+    pub priority: i32,
+}
+
+#[derive(Debug)]
+pub struct Event {
+    pub ctx: usize,
+    pub flags: u32,
+    /// Emulated time, in nanoseconds, of the last record.
+    pub recorded_at: Option<u64>,
+}
+
+/// A `cuLinkCreate` session: PTX inputs gathered until `cuLinkComplete`.
+#[derive(Debug)]
+pub struct LinkState {
+    pub ctx: usize,
+    pub logs: crate::jit::JitLogs,
+    pub inputs: Vec<crate::link::LinkInput>,
+    /// The image `cuLinkComplete` hands out; it lives until `cuLinkDestroy`.
+    pub image: Option<Vec<u8>>,
+}
+
+/// A page-locked host allocation (`cuMemAllocHost`, `cuMemHostAlloc`).
+#[derive(Debug)]
+pub struct HostAllocation {
+    pub layout: std::alloc::Layout,
+    pub flags: u32,
+}
+
+pub struct Driver {
+    pub device: Device,
+    pub contexts: HandleTable<Context>,
+    pub modules: HandleTable<Module>,
+    pub functions: HandleTable<Function>,
+    pub streams: HandleTable<Stream>,
+    pub events: HandleTable<Event>,
+    pub links: HandleTable<LinkState>,
+    /// The primary context of device 0, once first retained.
+    pub primary: Option<usize>,
+    pub primary_refs: u32,
+    pub primary_flags: u32,
+    /// Device allocation base -> owning context.
+    pub allocations: BTreeMap<u64, usize>,
+    pub host_allocations: BTreeMap<usize, HostAllocation>,
+    /// Emulated nanoseconds since `cuInit`; see [`crate::clock`].
+    pub clock_ns: u64,
+    next_context_id: u64,
+}
+
+// SAFETY: the raw pointers inside (log buffers a link state writes to) belong
+// to the application, which may call the driver from any thread; the driver
+// only touches them while holding the global lock.
+unsafe impl Send for Driver {}
+
+static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);
+
+thread_local! {
+    /// This thread's context stack; the top is the current context.
+    static CONTEXT_STACK: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `cuInit`: creates the device on first call; later calls are no-ops.
+pub fn init() {
+    let mut guard = DRIVER.lock().unwrap_or_else(PoisonError::into_inner);
+    if guard.is_none() {
+        *guard = Some(Driver::new(Device::new(DeviceConfig::from_env())));
+    }
+}
+
+/// Runs `f` on the driver; `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+pub fn with_driver<R>(f: impl FnOnce(&mut Driver) -> Result<R, CUresult>) -> Result<R, CUresult> {
+    let mut guard = DRIVER.lock().unwrap_or_else(PoisonError::into_inner);
+    let driver = guard.as_mut().ok_or(CUDA_ERROR_NOT_INITIALIZED)?;
+    f(driver)
+}
+
+/// Runs `f` with the calling thread's current context, which must exist, be
+/// alive and carry no sticky error.
+pub fn with_context<R>(
+    f: impl FnOnce(&mut Driver, usize) -> Result<R, CUresult>,
+) -> Result<R, CUresult> {
+    with_driver(|d| {
+        let ctx = d.current_context()?;
+        f(d, ctx)
+    })
+}
+
+pub fn stack_top() -> Option<usize> {
+    CONTEXT_STACK.with(|s| s.borrow().last().copied())
+}
+
+pub fn stack_push(ctx: usize) {
+    CONTEXT_STACK.with(|s| s.borrow_mut().push(ctx));
+}
+
+pub fn stack_pop() -> Option<usize> {
+    CONTEXT_STACK.with(|s| s.borrow_mut().pop())
+}
+
+/// `cuCtxSetCurrent`: replaces the top (NULL pops it).
+pub fn stack_set_top(ctx: Option<usize>) {
+    CONTEXT_STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        s.pop();
+        if let Some(c) = ctx {
+            s.push(c);
+        }
+    });
+}
+
+/// Removes every occurrence of `ctx` from this thread's stack.
+pub fn stack_forget(ctx: usize) {
+    CONTEXT_STACK.with(|s| s.borrow_mut().retain(|c| *c != ctx));
+}
+
+pub fn as_handle(raw: usize) -> *mut c_void {
+    raw as *mut c_void
+}
+
+impl Driver {
+    fn new(device: Device) -> Driver {
+        Driver {
+            device,
+            contexts: HandleTable::new(Kind::Context),
+            modules: HandleTable::new(Kind::Module),
+            functions: HandleTable::new(Kind::Function),
+            streams: HandleTable::new(Kind::Stream),
+            events: HandleTable::new(Kind::Event),
+            links: HandleTable::new(Kind::Link),
+            primary: None,
+            primary_refs: 0,
+            primary_flags: 0,
+            allocations: BTreeMap::new(),
+            host_allocations: BTreeMap::new(),
+            clock_ns: 0,
+            next_context_id: 1,
+        }
+    }
+
+    /// The calling thread's current context, checked as every call that
+    /// needs one checks it.
+    pub fn current_context(&self) -> Result<usize, CUresult> {
+        let top = stack_top().ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        self.usable_context(top)
+    }
+
+    /// `ctx` if it is alive, active and not sticky-errored.
+    pub fn usable_context(&self, ctx: usize) -> Result<usize, CUresult> {
+        let c = self
+            .contexts
+            .get(as_handle(ctx))
+            .ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+        if !c.active {
+            return Err(CUDA_ERROR_INVALID_CONTEXT);
+        }
+        match c.sticky {
+            Some(code) => Err(code),
+            None => Ok(ctx),
+        }
+    }
+
+    pub fn new_context(&mut self, flags: u32, primary: bool) -> usize {
+        let id = self.next_context_id;
+        self.next_context_id += 1;
+        let mut limits = [0usize; (CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED + 1) as usize];
+        limits[CU_LIMIT_STACK_SIZE as usize] = 1024;
+        limits[1] = 1 << 20; // printf FIFO
+        limits[2] = 8 << 20; // malloc heap
+        limits[3] = 2; // device runtime sync depth
+        limits[4] = 2048; // device runtime pending launches
+        limits[5] = 0x80; // max L2 fetch granularity
+        limits[6] = 0; // persisting L2 cache
+        self.contexts.insert(Context {
+            device: 0,
+            flags,
+            primary,
+            active: true,
+            sticky: None,
+            id,
+            limits,
+            cache_config: 0,
+        }) as usize
+    }
+
+    /// Frees everything `ctx` owns: modules (and their functions), streams,
+    /// events, link states and device allocations.
+    pub fn release_context_resources(&mut self, ctx: usize) {
+        for m in self.modules.handles_where(|m| m.ctx == ctx) {
+            self.unload_module(m as usize);
+        }
+        for s in self.streams.handles_where(|s| s.ctx == ctx) {
+            self.streams.remove(s);
+        }
+        for e in self.events.handles_where(|e| e.ctx == ctx) {
+            self.events.remove(e);
+        }
+        for l in self.links.handles_where(|l| l.ctx == ctx) {
+            self.links.remove(l);
+        }
+        let owned: Vec<u64> = self
+            .allocations
+            .iter()
+            .filter(|(_, owner)| **owner == ctx)
+            .map(|(base, _)| *base)
+            .collect();
+        for base in owned {
+            self.allocations.remove(&base);
+            // The allocation was live in our table, so the emulator knows it.
+            let _ = self.device.mem_free(base);
+        }
+    }
+
+    /// Removes a module, its functions, and the emulator's copy.
+    pub fn unload_module(&mut self, module: usize) {
+        if let Some(m) = self.modules.remove(as_handle(module)) {
+            for f in m.functions.values() {
+                self.functions.remove(as_handle(*f));
+            }
+            let _ = self.device.unload_module(m.emu);
+        }
+    }
+
+    /// Marks `ctx` as faulted with `code`; later calls in it return `code`.
+    pub fn poison_context(&mut self, ctx: usize, code: CUresult) {
+        if let Some(c) = self.contexts.get_mut(as_handle(ctx)) {
+            c.sticky.get_or_insert(code);
+        }
+    }
+
+    /// Resolves a stream argument: NULL, `CU_STREAM_LEGACY` and
+    /// `CU_STREAM_PER_THREAD` are the default stream, anything else must be
+    /// a live stream.
+    pub fn check_stream(&self, stream: CUstream) -> Result<(), CUresult> {
+        let raw = stream as usize;
+        if raw == 0 || raw == CU_STREAM_LEGACY || raw == CU_STREAM_PER_THREAD {
+            return Ok(());
+        }
+        if self.streams.contains(stream) {
+            Ok(())
+        } else {
+            Err(CUDA_ERROR_INVALID_HANDLE)
+        }
+    }
+
+    /// The function and the module it belongs to, both still loaded.
+    pub fn function(&self, f: CUfunction) -> Result<&Function, CUresult> {
+        let func = self.functions.get(f).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if !self.modules.contains(as_handle(func.module)) {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        Ok(func)
+    }
+}

@@ -1,0 +1,123 @@
+//! The boundary every exported function crosses: panics become
+//! `CUDA_ERROR_UNKNOWN`, `Result`s become `CUresult`s, and caller pointers are
+//! checked before they are touched.
+
+use crate::cu::*;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Runs an exported function's body; nothing unwinds into C.
+pub fn guard(body: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => CUDA_SUCCESS,
+        Ok(Err(code)) => code,
+        Err(_) => CUDA_ERROR_UNKNOWN,
+    }
+}
+
+/// Writes `value` through a caller's out-pointer; NULL is `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `ptr` must be NULL or valid for a write of `T`, as the C API requires.
+pub unsafe fn write_out<T>(ptr: *mut T, value: T) -> Result<(), CUresult> {
+    if ptr.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: non-null, and the caller guarantees it points to a `T`.
+    unsafe { ptr.write_unaligned(value) };
+    Ok(())
+}
+
+/// Like [`write_out`] but a NULL pointer means "not wanted".
+///
+/// # Safety
+/// As for [`write_out`].
+pub unsafe fn write_optional<T>(ptr: *mut T, value: T) {
+    if !ptr.is_null() {
+        // SAFETY: as above.
+        unsafe { ptr.write_unaligned(value) };
+    }
+}
+
+/// Fails with `CUDA_ERROR_INVALID_VALUE` when `ptr` is NULL.
+pub fn non_null<T>(ptr: *const T) -> Result<(), CUresult> {
+    if ptr.is_null() {
+        Err(CUDA_ERROR_INVALID_VALUE)
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads a C string argument; NULL or non-UTF-8 is `CUDA_ERROR_INVALID_VALUE`.
+///
+/// # Safety
+/// `ptr` must be NULL or point to a NUL-terminated string.
+pub unsafe fn c_str<'a>(ptr: *const std::ffi::c_char) -> Result<&'a str, CUresult> {
+    non_null(ptr)?;
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    unsafe { std::ffi::CStr::from_ptr(ptr) }
+        .to_str()
+        .map_err(|_| CUDA_ERROR_INVALID_VALUE)
+}
+
+/// Declares exported driver-API functions: `#[no_mangle] extern "C"`, the
+/// body run through [`guard`]. Bodies evaluate to `Result<(), CUresult>`.
+macro_rules! exports {
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block
+    )*) => {$(
+        $(#[$meta])*
+        ///
+        /// # Safety
+        /// Pointer arguments must be valid as `cuda.h` documents for this call.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::cu::CUresult {
+            $crate::entry::guard(|| $body)
+        }
+    )*};
+}
+pub(crate) use exports;
+
+/// Declares exported names that share another export's ABI and behaviour
+/// (`cuCtxDestroy` and `cuCtxDestroy_v2`, the `_ptds`/`_ptsz` variants, ...).
+macro_rules! aliases {
+    ($( $alias:ident = $target:ident($($arg:ident: $ty:ty),* $(,)?); )*) => {$(
+        #[doc = concat!("Same as [`", stringify!($target), "`].")]
+        ///
+        /// # Safety
+        /// As for the target.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $alias($($arg: $ty),*) -> $crate::cu::CUresult {
+            // SAFETY: same contract as the target.
+            unsafe { $target($($arg),*) }
+        }
+    )*};
+}
+pub(crate) use aliases;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_unknown_errors() {
+        let code = guard(|| panic!("boom"));
+        assert_eq!(code, CUDA_ERROR_UNKNOWN);
+        assert_eq!(guard(|| Ok(())), CUDA_SUCCESS);
+        assert_eq!(
+            guard(|| Err(CUDA_ERROR_INVALID_HANDLE)),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+
+    #[test]
+    fn null_out_pointers_are_invalid_values() {
+        assert_eq!(
+            unsafe { write_out(std::ptr::null_mut::<i32>(), 1) },
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
+        let mut x = 0;
+        unsafe { write_out(&mut x, 5) }.unwrap();
+        assert_eq!(x, 5);
+    }
+}
