@@ -190,15 +190,8 @@ impl Device {
     /// Parses, validates and decodes a PTX module. Unsupported instructions
     /// are rejected here, naming them and their line.
     pub fn load_module(&mut self, ptx: &str, source_name: &str) -> Result<ModuleId, LoadError> {
-        let program = crate::program::load(ptx, source_name, &self.config)?;
-        let mut variable_allocations = Vec::new();
-        let program = match crate::program::place_variables(program, &mut self.memory) {
-            Ok((p, allocs)) => {
-                variable_allocations.extend(allocs);
-                p
-            }
-            Err(e) => return Err(e),
-        };
+        let program = crate::program::load(ptx, source_name, &self.config, &mut self.memory)?;
+        let variable_allocations = program.variable_allocations.clone();
         let id = self.next_module;
         self.next_module += 1;
         self.modules.insert(

@@ -1,8 +1,12 @@
-//! Launch validation and the CTA/warp scheduler (stub until the machine lands).
+//! Launch validation and the scheduler: CTAs one after another, warps of a
+//! CTA interleaved deterministically (or by a seeded pseudo-random schedule).
 
 use crate::device::{Device, FunctionId, LaunchConfig, LaunchStats};
-use crate::error::LaunchError;
-use crate::observer::{Control, WarpStep};
+use crate::error::{Fault, LaunchError};
+use crate::machine::{self, Barrier, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp};
+use crate::memory::FlatMemory;
+use crate::observer::{Control, RegisterView, WarpStep};
+use crate::program::Program;
 
 /// A statically dispatched observer: `NoObserver` compiles the hook away.
 pub(crate) trait StepHook {
@@ -19,14 +23,383 @@ impl StepHook for NoObserver {
     }
 }
 
+/// Instructions a warp runs before the fixed schedule switches warps: large,
+/// so convergent code runs warp by warp; finite, so spin-waits on other
+/// warps still make progress.
+const FIXED_QUANTUM: u32 = 100_000;
+
+/// splitmix64: a tiny deterministic generator for schedule perturbation.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn validate(
+    device: &Device,
+    prog: &Program,
+    index: u32,
+    config: &LaunchConfig,
+    params: &[u8],
+) -> Result<(), LaunchError> {
+    let dc = device.config();
+    let info = prog
+        .kernel_info(index)
+        .ok_or_else(|| LaunchError::InvalidHandle("stale function handle".into()))?;
+    let [gx, gy, gz] = config.grid;
+    let [bx, by, bz] = config.block;
+    if gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 {
+        return Err(LaunchError::InvalidConfig(format!(
+            "grid ({gx},{gy},{gz}) and block ({bx},{by},{bz}) dimensions must be non-zero"
+        )));
+    }
+    for k in 0..3 {
+        if config.block[k] > dc.max_block_dim[k] || config.grid[k] > dc.max_grid_dim[k] {
+            return Err(LaunchError::InvalidConfig(format!(
+                "grid ({gx},{gy},{gz}) or block ({bx},{by},{bz}) exceeds the device limits"
+            )));
+        }
+    }
+    let threads = bx as u64 * by as u64 * bz as u64;
+    if threads > dc.max_threads_per_block as u64 {
+        return Err(LaunchError::InvalidConfig(format!(
+            "{threads} threads per block exceed the device limit of {}",
+            dc.max_threads_per_block
+        )));
+    }
+    if let Some(req) = info.reqntid
+        && req != config.block
+    {
+        return Err(LaunchError::InvalidConfig(format!(
+            "kernel {} requires a block of ({},{},{}) (.reqntid), launched with ({bx},{by},{bz})",
+            info.name, req[0], req[1], req[2]
+        )));
+    }
+    if threads > info.max_threads_per_block as u64 {
+        return Err(LaunchError::OutOfResources(format!(
+            "{threads} threads per block exceed kernel {}'s limit of {} (.maxntid)",
+            info.name, info.max_threads_per_block
+        )));
+    }
+    let shared = info.static_shared_bytes as u64 + config.dynamic_shared_bytes as u64;
+    if shared > dc.max_shared_per_block_optin as u64
+        || info.static_shared_bytes > dc.max_shared_per_block
+    {
+        return Err(LaunchError::OutOfResources(format!(
+            "kernel {} needs {shared} bytes of shared memory ({} static + {} dynamic); the device allows {} static, {} in all",
+            info.name,
+            info.static_shared_bytes,
+            config.dynamic_shared_bytes,
+            dc.max_shared_per_block,
+            dc.max_shared_per_block_optin
+        )));
+    }
+    if (params.len() as u64) < info.param_bytes as u64 {
+        return Err(LaunchError::InvalidConfig(format!(
+            "kernel {} takes {} bytes of parameters, {} given",
+            info.name,
+            info.param_bytes,
+            params.len()
+        )));
+    }
+    Ok(())
+}
+
 pub(crate) fn launch<H: StepHook>(
-    _device: &mut Device,
-    _f: FunctionId,
-    _config: &LaunchConfig,
-    _params: &[u8],
-    _hook: &mut H,
+    device: &mut Device,
+    f: FunctionId,
+    config: &LaunchConfig,
+    params: &[u8],
+    hook: &mut H,
 ) -> Result<LaunchStats, LaunchError> {
-    Err(LaunchError::InvalidConfig(
-        "launch is not implemented yet".into(),
-    ))
+    let module = device
+        .modules
+        .get(&f.module)
+        .ok_or_else(|| LaunchError::InvalidHandle("the function's module is not loaded".into()))?;
+    let prog = &module.program;
+    validate(device, prog, f.index, config, params)?;
+    device.launches += 1;
+    let gridid = device.launches;
+    let seed = device.config().schedule_seed;
+    let module = &device.modules[&f.module];
+    let prog = &module.program;
+    let memory = &mut device.memory;
+    let (kernel, info) = &prog.kernels[f.index as usize];
+    let kparams = &params[..info.param_bytes as usize];
+
+    let [gx, gy, gz] = config.grid;
+    let total_ctas = gx as u64 * gy as u64 * gz as u64;
+    let mut order: Vec<u64> = (0..total_ctas).collect();
+    let mut rng = seed.map(Rng);
+    if let Some(rng) = rng.as_mut() {
+        for i in (1..order.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            order.swap(i, j);
+        }
+    }
+
+    let threads = config.block[0] * config.block[1] * config.block[2];
+    let nwarps = threads.div_ceil(32) as usize;
+    let mut warps: Vec<Warp> = (0..nwarps).map(|_| Warp::new(prog)).collect();
+    let mut shared = FlatMemory::default();
+    let mut stats = LaunchStats::default();
+    for cta in order {
+        let ctaid = [
+            (cta % gx as u64) as u32,
+            ((cta / gx as u64) % gy as u64) as u32,
+            (cta / (gx as u64 * gy as u64)) as u32,
+        ];
+        let shape = CtaShape {
+            ctaid,
+            nctaid: config.grid,
+            ntid: config.block,
+            dynamic_smem: config.dynamic_shared_bytes,
+            gridid,
+        };
+        shared.bytes.clear();
+        shared.bytes.resize(
+            (prog.static_shared + config.dynamic_shared_bytes) as usize,
+            0,
+        );
+        for (i, w) in warps.iter_mut().enumerate() {
+            w.reset(prog, *kernel, i as u32, &shape);
+        }
+        let mut cta_run = CtaRun {
+            prog,
+            kernel_name: &info.name,
+            shape,
+            warps: &mut warps,
+            barriers: Default::default(),
+            live_threads: threads,
+            stats: &mut stats,
+        };
+        cta_run.run(memory, &mut shared, kparams, rng.as_mut(), hook)?;
+        stats.ctas += 1;
+    }
+    Ok(stats)
+}
+
+struct CtaRun<'a> {
+    prog: &'a Program,
+    kernel_name: &'a str,
+    shape: CtaShape,
+    warps: &'a mut [Warp],
+    barriers: [Barrier; 16],
+    live_threads: u32,
+    stats: &'a mut LaunchStats,
+}
+
+impl CtaRun<'_> {
+    fn run<H: StepHook>(
+        &mut self,
+        memory: &mut crate::memory::GlobalMemory,
+        shared: &mut FlatMemory,
+        kparams: &[u8],
+        mut rng: Option<&mut Rng>,
+        hook: &mut H,
+    ) -> Result<(), LaunchError> {
+        let n = self.warps.len();
+        let mut current = 0usize;
+        loop {
+            // Pick the next runnable warp.
+            let runnable: Vec<usize> = (0..n).filter(|&i| self.warps[i].runnable() != 0).collect();
+            if runnable.is_empty() {
+                if self.live_threads == 0 || self.warps.iter().all(|w| w.exited == u32::MAX) {
+                    return Ok(());
+                }
+                return Err(self.deadlock());
+            }
+            let (wi, quantum) = match rng.as_deref_mut() {
+                Some(r) => (
+                    runnable[r.below(runnable.len() as u64) as usize],
+                    1 + r.below(32) as u32,
+                ),
+                None => {
+                    let wi = runnable
+                        .iter()
+                        .copied()
+                        .find(|&i| i >= current)
+                        .unwrap_or(runnable[0]);
+                    (wi, FIXED_QUANTUM)
+                }
+            };
+            current = wi + 1;
+            self.run_warp(wi, quantum, memory, shared, kparams, hook)?;
+        }
+    }
+
+    fn run_warp<H: StepHook>(
+        &mut self,
+        wi: usize,
+        quantum: u32,
+        memory: &mut crate::memory::GlobalMemory,
+        shared: &mut FlatMemory,
+        kparams: &[u8],
+        hook: &mut H,
+    ) -> Result<(), LaunchError> {
+        let prog = self.prog;
+        for _ in 0..quantum {
+            let w = &mut self.warps[wi];
+            let Some((pc, active)) = w.next_group() else {
+                return Ok(());
+            };
+            if H::ENABLED {
+                let inst = &prog.code[pc as usize];
+                let func = &prog.funcs[inst.func as usize];
+                let step = WarpStep {
+                    block: self.shape.ctaid,
+                    warp_in_block: wi as u32,
+                    pc: pc as usize,
+                    ptx_line: inst.line,
+                    active_mask: active,
+                    text: &prog.text[pc as usize],
+                    function: &func.name,
+                    regs: RegisterView {
+                        slots: &func.slots,
+                        values: &w.values,
+                        preds: &w.preds,
+                    },
+                };
+                if hook.before(&step) == Control::Abort {
+                    return Err(LaunchError::Aborted(format!(
+                        "observer stopped kernel {} at {}:{}",
+                        self.kernel_name, prog.file, inst.line
+                    )));
+                }
+            }
+            self.stats.warp_instructions += 1;
+            self.stats.thread_instructions += active.count_ones() as u64;
+            let mut env = Env {
+                prog,
+                global: memory,
+                shared,
+                kparams,
+                barriers: &mut self.barriers,
+                live_threads: &mut self.live_threads,
+                launch_clock: self.stats.warp_instructions,
+            };
+            match machine::execute(w, &mut env, pc, active) {
+                Ok(StepResult::Continue) => {}
+                Ok(StepResult::Arrived(id)) => {
+                    self.check_barrier(id as usize);
+                    if self.warps[wi].runnable() == 0 {
+                        return Ok(());
+                    }
+                }
+                Ok(StepResult::Exited) => {
+                    for id in 0..16 {
+                        self.check_barrier(id);
+                    }
+                    if self.warps[wi].runnable() == 0 {
+                        return Ok(());
+                    }
+                }
+                Err(f) => return Err(self.fault(wi, pc, f)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases barrier `id` if every expected thread has arrived.
+    fn check_barrier(&mut self, id: usize) {
+        let b = &self.barriers[id];
+        if b.arrived == 0 {
+            return;
+        }
+        let expected = b.expected.unwrap_or(self.live_threads);
+        if b.arrived < expected {
+            return;
+        }
+        let b = std::mem::take(&mut self.barriers[id]);
+        for (w, lanes) in &b.waiters {
+            self.warps[*w as usize].unblock(*lanes);
+        }
+        for (w, lanes, kind, d, dp) in &b.reductions {
+            let warp = &mut self.warps[*w as usize];
+            match kind {
+                crate::instr::BarKind::RedPopc => {
+                    if let Some(d) = d {
+                        let base = *d as usize * 32;
+                        let mut m = *lanes;
+                        while m != 0 {
+                            let l = m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            warp.values[base + l] = b.red_popc as u64;
+                        }
+                    }
+                }
+                _ => {
+                    if let Some(dp) = dp {
+                        let t = if *kind == crate::instr::BarKind::RedAnd {
+                            b.red_and
+                        } else {
+                            b.red_or
+                        };
+                        let p = &mut warp.preds[*dp as usize];
+                        *p = if t { *p | lanes } else { *p & !lanes };
+                    }
+                }
+            }
+        }
+    }
+
+    fn deadlock(&self) -> LaunchError {
+        let [x, y, z] = self.shape.ctaid;
+        let mut waiting = Vec::new();
+        for (id, b) in self.barriers.iter().enumerate() {
+            if b.arrived > 0 {
+                let expected = b.expected.unwrap_or(self.live_threads);
+                waiting.push(format!(
+                    "barrier {id}: {} of {expected} threads arrived (warps {})",
+                    b.arrived,
+                    b.waiters
+                        .iter()
+                        .map(|(w, _)| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+        }
+        LaunchError::Deadlock(format!(
+            "kernel {} block ({x},{y},{z}): every remaining warp waits forever; {}",
+            self.kernel_name,
+            if waiting.is_empty() {
+                "no barrier has arrivals".to_string()
+            } else {
+                waiting.join("; ")
+            }
+        ))
+    }
+
+    fn fault(&self, wi: usize, pc: u32, f: LaneFault) -> LaunchError {
+        let prog = self.prog;
+        let inst = &prog.code[pc as usize];
+        let t = wi as u32 * 32 + f.lane;
+        let [nx, ny, _] = self.shape.ntid;
+        let thread = [t % nx, (t / nx) % ny, t / (nx * ny)];
+        let fault = Fault {
+            kernel: self.kernel_name.to_string(),
+            block: self.shape.ctaid,
+            thread,
+            ptx_line: inst.line,
+            ptx_file: prog.file.clone(),
+            address: f.address,
+            message: format!("{}: {}", f.message, prog.text[pc as usize]),
+        };
+        match f.kind {
+            FaultKind::IllegalAddress => LaunchError::IllegalAddress(fault),
+            FaultKind::Misaligned => LaunchError::MisalignedAddress(fault),
+            FaultKind::IllegalInstruction => LaunchError::IllegalInstruction(fault),
+            FaultKind::Trap => LaunchError::Trap(fault),
+        }
+    }
 }

@@ -7,13 +7,18 @@
 //! `memory` holds device allocations and the address windows of generic
 //! pointers; `semantics` holds pure scalar instruction semantics.
 
+mod alu;
 mod config;
 mod device;
 mod error;
+mod decode;
+mod instr;
 mod launch;
+mod machine;
 pub mod memory;
 mod observer;
 mod program;
+mod text;
 pub mod semantics;
 
 pub use config::{DeviceAttribute, DeviceConfig};

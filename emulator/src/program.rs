@@ -1,41 +1,143 @@
-//! A decoded module (stub until the decoder lands).
+//! A loaded module: decoded code, register-file layout, variables and
+//! kernel metadata. Built once by [`load`]; the machine only reads it.
+
+use std::collections::HashMap;
+
+use prlx_ptx::ast;
 
 use crate::config::DeviceConfig;
 use crate::device::KernelInfo;
-use crate::error::LoadError;
+use crate::error::{LoadDiagnostic, LoadError};
+use crate::instr::Inst;
 use crate::memory::GlobalMemory;
+use crate::observer::RegSlot;
+
+/// Rows of the value file that hold special registers, filled per warp.
+pub mod sreg {
+    pub const TID: u32 = 0; // x, y, z
+    pub const NTID: u32 = 3;
+    pub const CTAID: u32 = 6;
+    pub const NCTAID: u32 = 9;
+    pub const LANEID: u32 = 12;
+    pub const WARPID: u32 = 13;
+    pub const NWARPID: u32 = 14;
+    pub const SMID: u32 = 15;
+    pub const NSMID: u32 = 16;
+    pub const GRIDID: u32 = 17;
+    pub const LANEMASK_EQ: u32 = 18;
+    pub const LANEMASK_LE: u32 = 19;
+    pub const LANEMASK_LT: u32 = 20;
+    pub const LANEMASK_GE: u32 = 21;
+    pub const LANEMASK_GT: u32 = 22;
+    pub const DYNAMIC_SMEM_SIZE: u32 = 23;
+    pub const TOTAL_SMEM_SIZE: u32 = 24;
+    /// Always zero: `%envreg*` and friends.
+    pub const ZERO: u32 = 25;
+    /// Written by `_` destinations, never read.
+    pub const SINK: u32 = 26;
+    /// Carry flags of `add.cc`/`addc` (bit 0).
+    pub const CARRY: u32 = 27;
+    pub const COUNT: u32 = 28;
+}
+
+/// A function (kernel or `.func`) of the module.
+#[derive(Debug, Clone)]
+pub struct FuncInfo {
+    pub name: String,
+    pub is_kernel: bool,
+    pub entry_pc: u32,
+    /// Rows of the register window this function uses.
+    pub num_rows: u32,
+    pub num_preds: u32,
+    /// Bytes of the function's `.param` frame: returns, params, call slots.
+    pub param_frame: u32,
+    /// Bytes of the function's `.local` frame.
+    pub local_frame: u32,
+    /// `(frame offset, bytes)` of each parameter and return value (`.func`).
+    pub params: Vec<(u32, u32)>,
+    pub returns: Vec<(u32, u32)>,
+    /// Declared registers, for observers.
+    pub slots: Vec<RegSlot>,
+}
 
 pub struct Program {
-    kernels: Vec<KernelInfo>,
+    pub file: String,
+    pub code: Vec<Inst>,
+    /// Each instruction as printed, for observers and fault messages.
+    pub text: Vec<String>,
+    pub funcs: Vec<FuncInfo>,
+    /// `(function index, info)` per kernel.
+    pub kernels: Vec<(u32, KernelInfo)>,
+    /// First row of the register window shared by all functions.
+    pub window_base: u32,
+    /// Value of each constant row, from `const_base` on.
+    pub const_base: u32,
+    pub const_values: Vec<u64>,
+    pub num_rows: u32,
+    pub num_preds: u32,
+    pub static_shared: u32,
+    /// Alignment of dynamic shared memory's start.
+    pub static_local: u32,
+    pub globals: HashMap<String, (u64, u64)>,
+    pub variable_allocations: Vec<u64>,
 }
 
 impl Program {
     pub fn kernel_index(&self, name: &str) -> Option<u32> {
         self.kernels
             .iter()
-            .position(|k| k.name == name)
+            .position(|(_, k)| k.name == name)
             .map(|i| i as u32)
     }
+
     pub fn kernel_info(&self, index: u32) -> Option<&KernelInfo> {
-        self.kernels.get(index as usize)
+        self.kernels.get(index as usize).map(|(_, k)| k)
     }
-    pub fn global_variable(&self, _name: &str) -> Option<(u64, u64)> {
-        None
+
+    pub fn global_variable(&self, name: &str) -> Option<(u64, u64)> {
+        self.globals.get(name).copied()
     }
 }
 
-pub fn load(_ptx: &str, source_name: &str, _config: &DeviceConfig) -> Result<Program, LoadError> {
-    Err(LoadError::new(
-        source_name,
-        1,
-        1,
-        "the decoder is not implemented yet",
-    ))
+/// Parses, lays out and decodes a module; `.global`/`.const` variables are
+/// allocated in `memory` (freed again if loading fails).
+pub fn load(
+    ptx: &str,
+    source_name: &str,
+    config: &DeviceConfig,
+    memory: &mut GlobalMemory,
+) -> Result<Program, LoadError> {
+    let module = prlx_ptx::parse(ptx, source_name).map_err(|e| LoadError {
+        file: e.file.clone(),
+        line: e.line,
+        col: e.col,
+        message: e.message.clone(),
+        more: Vec::new(),
+    })?;
+    let mut allocations = Vec::new();
+    let result =
+        crate::decode::decode_module(&module, source_name, config, memory, &mut allocations);
+    match result {
+        Ok(mut p) => {
+            p.variable_allocations = allocations;
+            Ok(p)
+        }
+        Err(diags) => {
+            for a in allocations {
+                memory.free(a);
+            }
+            Err(LoadError::from_diagnostics(diags)
+                .unwrap_or_else(|| LoadError::new(source_name, 1, 1, "module failed to load")))
+        }
+    }
 }
 
-pub fn place_variables(
-    p: Program,
-    _mem: &mut GlobalMemory,
-) -> Result<(Program, Vec<u64>), LoadError> {
-    Ok((p, Vec::new()))
+/// A diagnostic at an AST position.
+pub fn diag(file: &str, span: ast::Span, message: impl Into<String>) -> LoadDiagnostic {
+    LoadDiagnostic {
+        file: file.to_string(),
+        line: span.line,
+        col: span.col,
+        message: message.into(),
+    }
 }

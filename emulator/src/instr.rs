@@ -1,0 +1,340 @@
+//! The decoded instruction form the machine executes.
+//!
+//! Every operand is a row of the warp's value file (immediates and special
+//! registers are pre-filled rows), so the step loop never branches on
+//! operand kinds; predicates are indices into the warp's predicate file, one
+//! bit per lane. Labels are resolved to code indices (PCs).
+
+use crate::alu::{Alu1Fn, Alu2Fn, Alu3Fn, AluCtx, CmpFn};
+use crate::semantics::ScalarType;
+
+/// A row of the warp's value file: `values[row * 32 + lane]`.
+pub type Row = u32;
+/// An index into the warp's predicate file.
+pub type PredIx = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    Always,
+    If(PredIx),
+    IfNot(PredIx),
+}
+
+/// The state space an access goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    /// `.const`: module constants live in device memory, so this reads global memory.
+    Const,
+    Shared,
+    /// Thread-private memory: `.local` variables and stack frames.
+    Local,
+    /// The launch's kernel parameter buffer (read-only).
+    KernelParam,
+    /// A thread's `.param` frame: `.func` parameters and call-sequence slots.
+    FrameParam,
+    /// A generic address, classified by window at run time.
+    Generic,
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Const => "const",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::KernelParam | Space::FrameParam => "param",
+            Space::Generic => "generic",
+        }
+    }
+}
+
+/// `[base + offset]`. With `frame`, the thread's current frame base in the
+/// space (local or param) is added too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addr {
+    pub base: Option<Row>,
+    pub offset: i64,
+    /// The base register is 32 bits wide: use its low 32 bits.
+    pub base32: bool,
+    pub frame: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Sub,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    Cas,
+    Exch,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarKind {
+    Sync,
+    Arrive,
+    RedPopc,
+    RedAnd,
+    RedOr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// A predicate operand: a register (possibly negated) or a constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PredSrc {
+    Reg(PredIx, bool),
+    Const(bool),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timer {
+    Clock32,
+    Clock64,
+    GlobalTimer,
+}
+
+/// The parameter copies of a `call`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallInfo {
+    pub callee: u32,
+    /// `(caller frame offset, callee frame offset, bytes)` per argument.
+    pub args: Vec<(u32, u32, u32)>,
+    /// `(callee frame offset, caller frame offset, bytes)` per return value.
+    pub rets: Vec<(u32, u32, u32)>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    Mov {
+        d: Row,
+        a: Row,
+    },
+    Alu1 {
+        f: Alu1Fn,
+        ctx: AluCtx,
+        d: Row,
+        a: Row,
+    },
+    Alu2 {
+        f: Alu2Fn,
+        ctx: AluCtx,
+        d: Row,
+        a: Row,
+        b: Row,
+    },
+    Alu3 {
+        f: Alu3Fn,
+        ctx: AluCtx,
+        d: Row,
+        a: Row,
+        b: Row,
+        c: Row,
+    },
+    /// `setp`: `d = cmp(a, b) [op c]`, `dn = !cmp(a, b) [op c]`.
+    Setp {
+        f: CmpFn,
+        ctx: AluCtx,
+        d: Option<PredIx>,
+        dn: Option<PredIx>,
+        a: Row,
+        b: Row,
+        combine: Option<(BoolOp, PredSrc)>,
+    },
+    Selp {
+        d: Row,
+        a: Row,
+        b: Row,
+        p: PredSrc,
+    },
+    /// `and/or/xor/not/mov.pred`; `b` is ignored by `not`/`mov`.
+    PredLogic {
+        op: Option<BoolOp>,
+        d: PredIx,
+        a: PredSrc,
+        b: PredSrc,
+    },
+    /// `mov`/`cvt` of a predicate into a value register (0 or 1).
+    PredToReg {
+        d: Row,
+        p: PredSrc,
+    },
+    /// `mov.b64 %rd, {%r1, %r2}`: `n` pieces of `width` bits, lowest first.
+    Pack {
+        d: Row,
+        s: [Row; 4],
+        n: u8,
+        width: u8,
+    },
+    /// `mov.b64 {%r1, %r2}, %rd`.
+    Unpack {
+        d: [Row; 4],
+        n: u8,
+        width: u8,
+        a: Row,
+    },
+    /// `bfi`: insert `len` bits of `a` into `b` at `pos`.
+    Bfi {
+        d: Row,
+        a: Row,
+        b: Row,
+        pos: Row,
+        len: Row,
+        wide: bool,
+    },
+    /// `add.cc`/`addc`/`sub.cc`/`subc` on 32 or 64 bits with the warp's carry flags.
+    AddCarry {
+        d: Row,
+        a: Row,
+        b: Row,
+        sub: bool,
+        cin: bool,
+        cout: bool,
+        wide: bool,
+    },
+    Ld {
+        space: Space,
+        size: u8,
+        signed: bool,
+        n: u8,
+        d: [Row; 4],
+        addr: Addr,
+    },
+    St {
+        space: Space,
+        size: u8,
+        n: u8,
+        s: [Row; 4],
+        addr: Addr,
+    },
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: ScalarType,
+        d: Option<Row>,
+        addr: Addr,
+        b: Row,
+        c: Row,
+    },
+    /// The local-space address of a frame-relative `.local` symbol.
+    LocalAddr {
+        d: Row,
+        offset: u32,
+    },
+    Cvta {
+        to_generic: bool,
+        space: Space,
+        d: Row,
+        a: Row,
+        a32: bool,
+    },
+    Isspacep {
+        space: Space,
+        d: PredIx,
+        a: Row,
+    },
+    Bra {
+        target: u32,
+    },
+    Call(Box<CallInfo>),
+    Ret,
+    Exit,
+    Trap,
+    Bar {
+        kind: BarKind,
+        id: Row,
+        count: Option<Row>,
+        d: Option<Row>,
+        dp: Option<PredIx>,
+        p: PredSrc,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: Row,
+        dp: Option<PredIx>,
+        a: Row,
+        b: Row,
+        c: Row,
+        mask: Row,
+    },
+    Vote {
+        mode: VoteMode,
+        d: Option<Row>,
+        dp: Option<PredIx>,
+        p: PredSrc,
+        mask: Row,
+    },
+    Activemask {
+        d: Row,
+    },
+    Match {
+        all: bool,
+        wide: bool,
+        d: Row,
+        dp: Option<PredIx>,
+        a: Row,
+        mask: Row,
+    },
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        d: Row,
+        a: Row,
+        mask: Row,
+    },
+    Timer {
+        d: Row,
+        which: Timer,
+    },
+    /// Fences, `membar`, hints: no effect in a one-warp-at-a-time machine.
+    Nop,
+}
+
+/// One decoded instruction with its source position.
+#[derive(Debug, Clone)]
+pub struct Inst {
+    pub op: Op,
+    pub guard: Guard,
+    /// Position of the instruction in the PTX text.
+    pub line: u32,
+    /// Index of the function the instruction belongs to.
+    pub func: u32,
+}

@@ -1,0 +1,1289 @@
+//! The SIMT machine: one CTA's warps, shared memory and barriers, and the
+//! execution of one warp-instruction.
+//!
+//! Reconvergence policy: a warp always executes the lowest PC among its
+//! runnable (non-exited, non-blocked) threads; the threads at that PC form
+//! the active mask. While all runnable threads share one PC the warp is
+//! "converged" and per-thread PCs are not maintained.
+
+use crate::instr::*;
+use crate::memory::{self, FlatMemory, GlobalMemory, OutOfBounds, Window};
+use crate::program::{Program, sreg};
+use crate::semantics::ScalarType;
+
+pub const WARP: usize = 32;
+
+/// Why execution of a warp-instruction stopped the launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    IllegalAddress,
+    Misaligned,
+    IllegalInstruction,
+    Trap,
+}
+
+#[derive(Debug, Clone)]
+pub struct LaneFault {
+    pub kind: FaultKind,
+    pub lane: u32,
+    pub address: Option<u64>,
+    pub message: String,
+}
+
+/// A saved caller activation of one lane.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    ret_pc: u32,
+    caller: u32,
+    local_fp: u32,
+    param_fp: u32,
+    /// Where this frame's saved registers start in the lane's save stack.
+    save_at: usize,
+}
+
+/// One warp's architectural state.
+pub struct Warp {
+    /// `values[row * 32 + lane]`.
+    pub values: Vec<u64>,
+    /// One bit per lane.
+    pub preds: Vec<u32>,
+    pcs: [u32; WARP],
+    /// When converged, the PC of every runnable lane.
+    pc: u32,
+    converged: bool,
+    /// Lanes that exist (the last warp of a CTA may be partial).
+    pub valid: u32,
+    pub exited: u32,
+    /// Lanes waiting at a barrier.
+    pub blocked: u32,
+    func: [u32; WARP],
+    local_fp: [u32; WARP],
+    param_fp: [u32; WARP],
+    frames: Vec<Vec<Frame>>,
+    saves: Vec<Vec<u64>>,
+    pub local: Vec<FlatMemory>,
+    pub param: Vec<FlatMemory>,
+    /// Warp-instructions executed, for `%clock`.
+    pub executed: u64,
+    pub index: u32,
+}
+
+/// A barrier's arrivals so far.
+#[derive(Default, Clone)]
+pub struct Barrier {
+    pub arrived: u32,
+    /// Thread count given by the first arrival, if any.
+    pub expected: Option<u32>,
+    /// `(warp, lanes)` waiting here.
+    pub waiters: Vec<(u32, u32)>,
+    /// `(warp, lanes, kind, d, dp)` for `bar.red` results.
+    pub reductions: Vec<(u32, u32, BarKind, Option<Row>, Option<PredIx>)>,
+    pub red_popc: u32,
+    pub red_and: bool,
+    pub red_or: bool,
+}
+
+/// Identity of the CTA being run, for special registers and faults.
+#[derive(Debug, Clone, Copy)]
+pub struct CtaShape {
+    pub ctaid: [u32; 3],
+    pub nctaid: [u32; 3],
+    pub ntid: [u32; 3],
+    pub dynamic_smem: u32,
+    pub gridid: u64,
+}
+
+/// Everything outside a warp that an instruction can touch.
+pub struct Env<'a> {
+    pub prog: &'a Program,
+    pub global: &'a mut GlobalMemory,
+    pub shared: &'a mut FlatMemory,
+    pub kparams: &'a [u8],
+    pub barriers: &'a mut [Barrier; 16],
+    /// Non-exited threads of the CTA.
+    pub live_threads: &'a mut u32,
+    /// Warp-instructions executed by the launch so far, for `%globaltimer`.
+    pub launch_clock: u64,
+}
+
+/// What a warp-instruction did to the warp's schedulability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepResult {
+    Continue,
+    /// Lanes of this warp arrived at barrier `id`: the CTA must check it.
+    Arrived(u32),
+    /// Lanes exited: barriers may now complete.
+    Exited,
+}
+
+#[inline(always)]
+fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
+    if mask == u32::MAX {
+        for l in 0..WARP {
+            f(l);
+        }
+    } else {
+        let mut m = mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            f(l);
+        }
+    }
+}
+
+#[inline]
+fn pred_bits(preds: &[u32], p: PredSrc) -> u32 {
+    match p {
+        PredSrc::Reg(i, false) => preds[i as usize],
+        PredSrc::Reg(i, true) => !preds[i as usize],
+        PredSrc::Const(true) => u32::MAX,
+        PredSrc::Const(false) => 0,
+    }
+}
+
+#[inline]
+fn r(row: Row) -> usize {
+    row as usize * WARP
+}
+
+impl Warp {
+    pub fn new(prog: &Program) -> Warp {
+        let mut values = vec![0u64; prog.num_rows as usize * WARP];
+        for (i, v) in prog.const_values.iter().enumerate() {
+            let base = r(prog.const_base + i as u32);
+            values[base..base + WARP].fill(*v);
+        }
+        Warp {
+            values,
+            preds: vec![0; prog.num_preds as usize],
+            pcs: [0; WARP],
+            pc: 0,
+            converged: true,
+            valid: 0,
+            exited: 0,
+            blocked: 0,
+            func: [0; WARP],
+            local_fp: [0; WARP],
+            param_fp: [0; WARP],
+            frames: (0..WARP).map(|_| Vec::new()).collect(),
+            saves: (0..WARP).map(|_| Vec::new()).collect(),
+            local: (0..WARP).map(|_| FlatMemory::default()).collect(),
+            param: (0..WARP).map(|_| FlatMemory::default()).collect(),
+            executed: 0,
+            index: 0,
+        }
+    }
+
+    /// Prepares the warp to run `kernel` as warp `index` of a CTA.
+    pub fn reset(&mut self, prog: &Program, kernel: u32, index: u32, shape: &CtaShape) {
+        let f = &prog.funcs[kernel as usize];
+        let threads = shape.ntid[0] * shape.ntid[1] * shape.ntid[2];
+        let first = index * WARP as u32;
+        let n = threads.saturating_sub(first).min(WARP as u32);
+        self.valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        self.exited = !self.valid;
+        self.blocked = 0;
+        self.pc = f.entry_pc;
+        self.converged = true;
+        self.executed = 0;
+        self.index = index;
+        let window = r(prog.window_base)..r(prog.const_base);
+        self.values[window].fill(0);
+        self.preds.fill(0);
+        let nwarps = threads.div_ceil(WARP as u32);
+        for lane in 0..WARP {
+            let t = first + lane as u32;
+            let tid = [
+                t % shape.ntid[0],
+                (t / shape.ntid[0]) % shape.ntid[1],
+                t / (shape.ntid[0] * shape.ntid[1]),
+            ];
+            let set = |v: &mut Vec<u64>, row: u32, x: u64| v[r(row) + lane] = x;
+            for k in 0..3 {
+                set(&mut self.values, sreg::TID + k as u32, tid[k] as u64);
+                set(
+                    &mut self.values,
+                    sreg::NTID + k as u32,
+                    shape.ntid[k] as u64,
+                );
+                set(
+                    &mut self.values,
+                    sreg::CTAID + k as u32,
+                    shape.ctaid[k] as u64,
+                );
+                set(
+                    &mut self.values,
+                    sreg::NCTAID + k as u32,
+                    shape.nctaid[k] as u64,
+                );
+            }
+            let bit = 1u64 << lane;
+            set(&mut self.values, sreg::LANEID, lane as u64);
+            set(&mut self.values, sreg::WARPID, index as u64);
+            set(&mut self.values, sreg::NWARPID, nwarps as u64);
+            set(&mut self.values, sreg::SMID, 0);
+            set(&mut self.values, sreg::NSMID, 1);
+            set(&mut self.values, sreg::GRIDID, shape.gridid);
+            set(&mut self.values, sreg::LANEMASK_EQ, bit);
+            set(
+                &mut self.values,
+                sreg::LANEMASK_LE,
+                (bit << 1).wrapping_sub(1) & 0xffff_ffff,
+            );
+            set(&mut self.values, sreg::LANEMASK_LT, bit - 1);
+            set(
+                &mut self.values,
+                sreg::LANEMASK_GE,
+                !(bit - 1) & 0xffff_ffff,
+            );
+            set(
+                &mut self.values,
+                sreg::LANEMASK_GT,
+                !((bit << 1).wrapping_sub(1)) & 0xffff_ffff,
+            );
+            set(
+                &mut self.values,
+                sreg::DYNAMIC_SMEM_SIZE,
+                shape.dynamic_smem as u64,
+            );
+            set(
+                &mut self.values,
+                sreg::TOTAL_SMEM_SIZE,
+                (prog.static_shared + shape.dynamic_smem) as u64,
+            );
+            set(&mut self.values, sreg::ZERO, 0);
+            set(&mut self.values, sreg::CARRY, 0);
+            self.func[lane] = kernel;
+            self.local_fp[lane] = prog.static_local;
+            self.param_fp[lane] = 0;
+            self.frames[lane].clear();
+            self.saves[lane].clear();
+            let local_len = (prog.static_local + f.local_frame) as usize;
+            self.local[lane].bytes.clear();
+            self.local[lane].bytes.resize(local_len, 0);
+            self.param[lane].bytes.clear();
+            self.param[lane].bytes.resize(f.param_frame as usize, 0);
+        }
+    }
+
+    /// Lanes that could run now.
+    #[inline]
+    pub fn runnable(&self) -> u32 {
+        !self.exited & !self.blocked
+    }
+
+    /// The next PC and the lanes that execute it, if any lane can run.
+    #[inline]
+    pub fn next_group(&mut self) -> Option<(u32, u32)> {
+        let live = self.runnable();
+        if live == 0 {
+            return None;
+        }
+        if self.converged {
+            return Some((self.pc, live));
+        }
+        let mut min = u32::MAX;
+        for_lanes(live, |l| min = min.min(self.pcs[l]));
+        let mut active = 0u32;
+        for_lanes(live, |l| {
+            if self.pcs[l] == min {
+                active |= 1 << l;
+            }
+        });
+        if active == live {
+            self.converged = true;
+            self.pc = min;
+        }
+        Some((min, active))
+    }
+
+    /// Switches to per-lane PCs (all runnable lanes at the converged PC).
+    #[inline]
+    fn diverge(&mut self) {
+        if self.converged {
+            let pc = self.pc;
+            let live = self.runnable();
+            for_lanes(live, |l| self.pcs[l] = pc);
+            self.converged = false;
+        }
+    }
+
+    /// Moves `lanes` (all at `pc`) to `target`.
+    #[inline]
+    fn jump(&mut self, lanes: u32, pc: u32, target: u32) {
+        if lanes == 0 {
+            return;
+        }
+        if self.converged && lanes == self.runnable() {
+            self.pc = target;
+            return;
+        }
+        let _ = pc;
+        self.diverge();
+        for_lanes(lanes, |l| self.pcs[l] = target);
+    }
+
+    /// Blocks or retires lanes; the rest of the warp keeps its PCs.
+    #[inline]
+    fn park(&mut self, lanes: u32, pc_after: u32, exit: bool) {
+        if lanes == 0 {
+            return;
+        }
+        self.diverge();
+        for_lanes(lanes, |l| self.pcs[l] = pc_after);
+        if exit {
+            self.exited |= lanes;
+        } else {
+            self.blocked |= lanes;
+        }
+        self.maybe_reconverge();
+    }
+
+    /// Releases lanes blocked at a barrier.
+    pub fn unblock(&mut self, lanes: u32) {
+        self.blocked &= !lanes;
+        self.maybe_reconverge();
+    }
+
+    fn maybe_reconverge(&mut self) {
+        if self.converged {
+            return;
+        }
+        let live = self.runnable();
+        if live == 0 {
+            return;
+        }
+        let first = self.pcs[live.trailing_zeros() as usize];
+        let mut same = true;
+        for_lanes(live, |l| same &= self.pcs[l] == first);
+        if same {
+            self.converged = true;
+            self.pc = first;
+        }
+    }
+}
+
+/// Computes `[base + offset]` for one lane.
+#[inline]
+fn effective(values: &[u64], a: &Addr, lane: usize, frame_base: u32) -> u64 {
+    let mut v = match a.base {
+        Some(row) => {
+            let x = values[r(row) + lane];
+            if a.base32 { x & 0xffff_ffff } else { x }
+        }
+        None => 0,
+    };
+    v = v.wrapping_add(a.offset as u64);
+    if a.frame {
+        v = v.wrapping_add(frame_base as u64);
+    }
+    v
+}
+
+fn fault(kind: FaultKind, lane: usize, addr: u64, msg: impl Into<String>) -> LaneFault {
+    LaneFault {
+        kind,
+        lane: lane as u32,
+        address: Some(addr),
+        message: msg.into(),
+    }
+}
+
+/// Loads `size` bytes from `space` at `addr` for `lane`.
+#[inline]
+fn load(
+    env: &Env<'_>,
+    w: &Warp,
+    space: Space,
+    addr: u64,
+    size: u32,
+    lane: usize,
+) -> Result<u64, LaneFault> {
+    let oob = |_: OutOfBounds| {
+        fault(
+            FaultKind::IllegalAddress,
+            lane,
+            addr,
+            format!("{} load of {size} bytes out of bounds", space.name()),
+        )
+    };
+    match space {
+        Space::Global | Space::Const => env.global.load(addr, size).map_err(oob),
+        Space::Shared => env.shared.load(addr & 0xffff_ffff, size).map_err(oob),
+        Space::Local => w.local[lane].load(addr, size).map_err(oob),
+        Space::FrameParam => w.param[lane].load(addr, size).map_err(oob),
+        Space::KernelParam => {
+            let off = addr & 0xffff_ffff;
+            let end = off + size as u64;
+            if end > env.kparams.len() as u64 {
+                return Err(oob(OutOfBounds));
+            }
+            Ok(memory::read_le(&env.kparams[off as usize..end as usize]))
+        }
+        Space::Generic => match memory::window_of(addr) {
+            Window::Global => env.global.load(addr, size).map_err(oob),
+            Window::Shared => env
+                .shared
+                .load(addr - memory::SHARED_WINDOW, size)
+                .map_err(oob),
+            Window::Local => w.local[lane]
+                .load(addr - memory::LOCAL_WINDOW, size)
+                .map_err(oob),
+            Window::Param => load(
+                env,
+                w,
+                Space::KernelParam,
+                addr - memory::PARAM_WINDOW,
+                size,
+                lane,
+            ),
+        },
+    }
+}
+
+#[inline]
+fn store(
+    env: &mut Env<'_>,
+    w: &mut Warp,
+    space: Space,
+    addr: u64,
+    size: u32,
+    value: u64,
+    lane: usize,
+) -> Result<(), LaneFault> {
+    let oob = |_: OutOfBounds| {
+        fault(
+            FaultKind::IllegalAddress,
+            lane,
+            addr,
+            format!("{} store of {size} bytes out of bounds", space.name()),
+        )
+    };
+    match space {
+        Space::Global => env.global.store(addr, size, value).map_err(oob),
+        Space::Shared => env
+            .shared
+            .store(addr & 0xffff_ffff, size, value)
+            .map_err(oob),
+        Space::Local => w.local[lane].store(addr, size, value).map_err(oob),
+        Space::FrameParam => w.param[lane].store(addr, size, value).map_err(oob),
+        Space::Const | Space::KernelParam => Err(fault(
+            FaultKind::IllegalAddress,
+            lane,
+            addr,
+            "store to read-only memory",
+        )),
+        Space::Generic => match memory::window_of(addr) {
+            Window::Global => env.global.store(addr, size, value).map_err(oob),
+            Window::Shared => env
+                .shared
+                .store(addr - memory::SHARED_WINDOW, size, value)
+                .map_err(oob),
+            Window::Local => w.local[lane]
+                .store(addr - memory::LOCAL_WINDOW, size, value)
+                .map_err(oob),
+            Window::Param => Err(fault(
+                FaultKind::IllegalAddress,
+                lane,
+                addr,
+                "store to kernel parameter memory",
+            )),
+        },
+    }
+}
+
+fn frame_base(w: &Warp, space: Space, lane: usize) -> u32 {
+    match space {
+        Space::Local => w.local_fp[lane],
+        Space::FrameParam => w.param_fp[lane],
+        _ => 0,
+    }
+}
+
+#[inline]
+fn check_align(addr: u64, bytes: u64, lane: usize) -> Result<(), LaneFault> {
+    if addr & (bytes - 1) != 0 {
+        return Err(fault(
+            FaultKind::Misaligned,
+            lane,
+            addr,
+            format!("access of {bytes} bytes is not {bytes}-byte aligned"),
+        ));
+    }
+    Ok(())
+}
+
+fn atom_apply(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
+    use ScalarType::*;
+    let mask = ty.mask();
+    let signed = ty.is_signed_int();
+    let r = match op {
+        AtomOp::Add => match ty {
+            F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
+            F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            F16 | F16x2 | BF16x2 => {
+                let ctx = crate::alu::AluCtx::new(ty);
+                crate::alu::add_half(&ctx, old, b)
+            }
+            _ => old.wrapping_add(b),
+        },
+        AtomOp::Sub => old.wrapping_sub(b),
+        AtomOp::Min => {
+            if signed {
+                if (ty.extend(old) as i64) <= ty.extend(b) as i64 {
+                    old
+                } else {
+                    b
+                }
+            } else {
+                (old & mask).min(b & mask)
+            }
+        }
+        AtomOp::Max => {
+            if signed {
+                if (ty.extend(old) as i64) >= ty.extend(b) as i64 {
+                    old
+                } else {
+                    b
+                }
+            } else {
+                (old & mask).max(b & mask)
+            }
+        }
+        AtomOp::Inc => {
+            if (old & mask) >= (b & mask) {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomOp::Dec => {
+            if (old & mask) == 0 || (old & mask) > (b & mask) {
+                b
+            } else {
+                old - 1
+            }
+        }
+        AtomOp::Cas => {
+            if (old & mask) == (b & mask) {
+                c
+            } else {
+                old
+            }
+        }
+        AtomOp::Exch => b,
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+    };
+    r & mask
+}
+
+/// Executes the warp-instruction at `pc` for `active` lanes.
+pub fn execute(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    pc: u32,
+    active: u32,
+) -> Result<StepResult, LaneFault> {
+    let prog = env.prog;
+    let inst = &prog.code[pc as usize];
+    let exec = match inst.guard {
+        Guard::Always => active,
+        Guard::If(p) => active & w.preds[p as usize],
+        Guard::IfNot(p) => active & !w.preds[p as usize],
+    };
+    w.executed += 1;
+    let next = pc + 1;
+    let v = &mut w.values;
+    match &inst.op {
+        Op::Mov { d, a } => {
+            let (d, a) = (r(*d), r(*a));
+            for_lanes(exec, |l| v[d + l] = v[a + l]);
+        }
+        Op::Alu1 { f, ctx, d, a } => {
+            let (d, a) = (r(*d), r(*a));
+            for_lanes(exec, |l| v[d + l] = f(ctx, v[a + l]));
+        }
+        Op::Alu2 { f, ctx, d, a, b } => {
+            let (d, a, b) = (r(*d), r(*a), r(*b));
+            for_lanes(exec, |l| v[d + l] = f(ctx, v[a + l], v[b + l]));
+        }
+        Op::Alu3 { f, ctx, d, a, b, c } => {
+            let (d, a, b, c) = (r(*d), r(*a), r(*b), r(*c));
+            for_lanes(exec, |l| v[d + l] = f(ctx, v[a + l], v[b + l], v[c + l]));
+        }
+        Op::Setp {
+            f,
+            ctx,
+            d,
+            dn,
+            a,
+            b,
+            combine,
+        } => {
+            let (a, b) = (r(*a), r(*b));
+            let mut t = 0u32;
+            for_lanes(exec, |l| {
+                if f(ctx, v[a + l], v[b + l]) {
+                    t |= 1 << l;
+                }
+            });
+            let (pos, neg) = match combine {
+                None => (t, !t),
+                Some((op, c)) => {
+                    let c = pred_bits(&w.preds, *c);
+                    match op {
+                        BoolOp::And => (t & c, !t & c),
+                        BoolOp::Or => (t | c, !t | c),
+                        BoolOp::Xor => (t ^ c, !t ^ c),
+                    }
+                }
+            };
+            if let Some(d) = d {
+                let p = &mut w.preds[*d as usize];
+                *p = (*p & !exec) | (pos & exec);
+            }
+            if let Some(dn) = dn {
+                let p = &mut w.preds[*dn as usize];
+                *p = (*p & !exec) | (neg & exec);
+            }
+        }
+        Op::Selp { d, a, b, p } => {
+            let bits = pred_bits(&w.preds, *p);
+            let (d, a, b) = (r(*d), r(*a), r(*b));
+            for_lanes(exec, |l| {
+                v[d + l] = if bits >> l & 1 != 0 {
+                    v[a + l]
+                } else {
+                    v[b + l]
+                }
+            });
+        }
+        Op::PredLogic { op, d, a, b } => {
+            let (x, y) = (pred_bits(&w.preds, *a), pred_bits(&w.preds, *b));
+            let res = match op {
+                None => x,
+                Some(BoolOp::And) => x & y,
+                Some(BoolOp::Or) => x | y,
+                Some(BoolOp::Xor) => x ^ y,
+            };
+            let p = &mut w.preds[*d as usize];
+            *p = (*p & !exec) | (res & exec);
+        }
+        Op::PredToReg { d, p } => {
+            let bits = pred_bits(&w.preds, *p);
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = (bits >> l & 1) as u64);
+        }
+        Op::Pack { d, s, n, width } => {
+            let d = r(*d);
+            let (n, width) = (*n as usize, *width as u32);
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            for_lanes(exec, |l| {
+                let mut x = 0u64;
+                for (i, row) in s.iter().take(n).enumerate() {
+                    x |= (v[r(*row) + l] & mask) << (i as u32 * width);
+                }
+                v[d + l] = x;
+            });
+        }
+        Op::Unpack { d, n, width, a } => {
+            let a = r(*a);
+            let (n, width) = (*n as usize, *width as u32);
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
+            for_lanes(exec, |l| {
+                let x = v[a + l];
+                for (i, row) in d.iter().take(n).enumerate() {
+                    v[r(*row) + l] = (x >> (i as u32 * width)) & mask;
+                }
+            });
+        }
+        Op::Bfi {
+            d,
+            a,
+            b,
+            pos,
+            len,
+            wide,
+        } => {
+            let (d, a, b, pos, len) = (r(*d), r(*a), r(*b), r(*pos), r(*len));
+            let bits: u64 = if *wide { 64 } else { 32 };
+            for_lanes(exec, |l| {
+                let p = v[pos + l] & 0xff;
+                let n = v[len + l] & 0xff;
+                let mut x = v[b + l];
+                for i in 0..n {
+                    if p + i >= bits {
+                        break;
+                    }
+                    let bit = (v[a + l] >> i) & 1;
+                    x = (x & !(1 << (p + i))) | (bit << (p + i));
+                }
+                v[d + l] = if *wide { x } else { x & 0xffff_ffff };
+            });
+        }
+        Op::AddCarry {
+            d,
+            a,
+            b,
+            sub,
+            cin,
+            cout,
+            wide,
+        } => {
+            let (d, a, b, cf) = (r(*d), r(*a), r(*b), r(sreg::CARRY));
+            for_lanes(exec, |l| {
+                let c = if *cin { v[cf + l] & 1 } else { 0 };
+                let (x, y) = (v[a + l], v[b + l]);
+                let (res, carry) = if *wide {
+                    if *sub {
+                        let (r1, b1) = x.overflowing_sub(y);
+                        let (r2, b2) = r1.overflowing_sub(c);
+                        (r2, (b1 | b2) as u64)
+                    } else {
+                        let (r1, c1) = x.overflowing_add(y);
+                        let (r2, c2) = r1.overflowing_add(c);
+                        (r2, (c1 | c2) as u64)
+                    }
+                } else {
+                    let (x, y) = (x & 0xffff_ffff, y & 0xffff_ffff);
+                    if *sub {
+                        let t = x.wrapping_sub(y).wrapping_sub(c);
+                        (t & 0xffff_ffff, (x < y + c) as u64)
+                    } else {
+                        let t = x + y + c;
+                        (t & 0xffff_ffff, t >> 32)
+                    }
+                };
+                v[d + l] = res;
+                if *cout {
+                    v[cf + l] = carry;
+                }
+            });
+        }
+        Op::Ld {
+            space,
+            size,
+            signed,
+            n,
+            d,
+            addr,
+        } => {
+            let (size, n) = (*size as u32, *n as usize);
+            let total = (size as u64) * n as u64;
+            let ext_bits = 64 - size * 8;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let base = effective(&w.values, addr, l, frame_base(w, *space, l));
+                check_align(base, total.next_power_of_two(), l)?;
+                for i in 0..n {
+                    let raw = load(env, w, *space, base + (i as u64) * size as u64, size, l)?;
+                    let val = if *signed && ext_bits > 0 {
+                        (((raw << ext_bits) as i64) >> ext_bits) as u64
+                    } else {
+                        raw
+                    };
+                    w.values[r(d[i]) + l] = val;
+                }
+            }
+        }
+        Op::St {
+            space,
+            size,
+            n,
+            s,
+            addr,
+        } => {
+            let (size, n) = (*size as u32, *n as usize);
+            let total = (size as u64) * n as u64;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let base = effective(&w.values, addr, l, frame_base(w, *space, l));
+                check_align(base, total.next_power_of_two(), l)?;
+                for i in 0..n {
+                    let val = w.values[r(s[i]) + l];
+                    store(
+                        env,
+                        w,
+                        *space,
+                        base + (i as u64) * size as u64,
+                        size,
+                        val,
+                        l,
+                    )?;
+                }
+            }
+        }
+        Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b,
+            c,
+        } => {
+            let size = ty.size_bytes();
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = effective(&w.values, addr, l, 0);
+                check_align(a, size as u64, l)?;
+                let old = load(env, w, *space, a, size, l)?;
+                let new = atom_apply(*op, *ty, old, w.values[r(*b) + l], w.values[r(*c) + l]);
+                store(env, w, *space, a, size, new, l)?;
+                if let Some(d) = d {
+                    w.values[r(*d) + l] = old;
+                }
+            }
+        }
+        Op::LocalAddr { d, offset } => {
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = (w.local_fp[l] + offset) as u64);
+        }
+        Op::Cvta {
+            to_generic,
+            space,
+            d,
+            a,
+            a32,
+        } => {
+            let (d, a) = (r(*d), r(*a));
+            let window = match space {
+                Space::Shared => memory::SHARED_WINDOW,
+                Space::Local => memory::LOCAL_WINDOW,
+                Space::KernelParam => memory::PARAM_WINDOW,
+                _ => 0,
+            };
+            for_lanes(exec, |l| {
+                let x = if *a32 {
+                    v[a + l] & 0xffff_ffff
+                } else {
+                    v[a + l]
+                };
+                v[d + l] = if window == 0 {
+                    x
+                } else if *to_generic {
+                    window | (x & (memory::WINDOW_SIZE - 1))
+                } else {
+                    x.wrapping_sub(window)
+                };
+            });
+        }
+        Op::Isspacep { space, d, a } => {
+            let a = r(*a);
+            let mut bits = 0u32;
+            for_lanes(exec, |l| {
+                let win = memory::window_of(v[a + l]);
+                let yes = match space {
+                    Space::Shared => win == Window::Shared,
+                    Space::Local => win == Window::Local,
+                    Space::KernelParam => win == Window::Param,
+                    _ => win == Window::Global,
+                };
+                if yes {
+                    bits |= 1 << l;
+                }
+            });
+            let p = &mut w.preds[*d as usize];
+            *p = (*p & !exec) | (bits & exec);
+        }
+        Op::Bra { target } => {
+            w.jump(exec, pc, *target);
+            w.jump(active & !exec, pc, next);
+            return Ok(StepResult::Continue);
+        }
+        Op::Call(info) => {
+            do_call(w, prog, info, exec, next)?;
+            w.jump(active & !exec, pc, next);
+            return Ok(StepResult::Continue);
+        }
+        Op::Ret => {
+            do_ret(w, prog, exec);
+            w.jump(active & !exec, pc, next);
+            return Ok(StepResult::Continue);
+        }
+        Op::Exit => {
+            w.park(exec, next, true);
+            *env.live_threads -= exec.count_ones();
+            w.jump(active & !exec, pc, next);
+            return Ok(if exec != 0 {
+                StepResult::Exited
+            } else {
+                StepResult::Continue
+            });
+        }
+        Op::Trap => {
+            if exec != 0 {
+                return Err(LaneFault {
+                    kind: FaultKind::Trap,
+                    lane: exec.trailing_zeros(),
+                    address: None,
+                    message: "trap".into(),
+                });
+            }
+        }
+        Op::Bar {
+            kind,
+            id,
+            count,
+            d,
+            dp,
+            p,
+        } => {
+            if exec == 0 {
+                w.jump(active, pc, next);
+                return Ok(StepResult::Continue);
+            }
+            let lane = exec.trailing_zeros() as usize;
+            let bar_id = w.values[r(*id) + lane] as u32;
+            if bar_id >= 16 {
+                return Err(LaneFault {
+                    kind: FaultKind::IllegalInstruction,
+                    lane: lane as u32,
+                    address: None,
+                    message: format!("barrier id {bar_id} out of range 0..16"),
+                });
+            }
+            let b = &mut env.barriers[bar_id as usize];
+            if let Some(c) = count {
+                let c = w.values[r(*c) + lane] as u32;
+                if c == 0 || c % 32 != 0 {
+                    return Err(LaneFault {
+                        kind: FaultKind::IllegalInstruction,
+                        lane: lane as u32,
+                        address: None,
+                        message: format!(
+                            "barrier thread count {c} is not a positive multiple of 32"
+                        ),
+                    });
+                }
+                b.expected = Some(c);
+            }
+            b.arrived += exec.count_ones();
+            let bits = pred_bits(&w.preds, *p) & exec;
+            match kind {
+                BarKind::RedPopc => b.red_popc += bits.count_ones(),
+                BarKind::RedAnd => b.red_and &= bits == exec,
+                BarKind::RedOr => b.red_or |= bits != 0,
+                _ => {}
+            }
+            if matches!(kind, BarKind::RedPopc | BarKind::RedAnd | BarKind::RedOr) {
+                b.reductions.push((w.index, exec, *kind, *d, *dp));
+            }
+            w.jump(active & !exec, pc, next);
+            if *kind == BarKind::Arrive {
+                w.jump(exec, pc, next);
+            } else {
+                b.waiters.push((w.index, exec));
+                w.park(exec, next, false);
+            }
+            return Ok(StepResult::Arrived(bar_id));
+        }
+        Op::Shfl {
+            mode,
+            d,
+            dp,
+            a,
+            b,
+            c,
+            mask,
+        } => {
+            let (a, b, c, _mask) = (r(*a), r(*b), r(*c), r(*mask));
+            let mut out = [0u64; WARP];
+            let mut ok = 0u32;
+            for_lanes(exec, |l| {
+                let lane = l as i32;
+                let bval = (v[b + l] & 0x1f) as i32;
+                let cval = v[c + l];
+                let clamp = (cval & 0x1f) as i32;
+                let seg = ((cval >> 8) & 0x1f) as i32;
+                let max_lane = (lane & seg) | (clamp & !seg);
+                let min_lane = lane & seg;
+                let (j, pval) = match mode {
+                    ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+                    ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+                    ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+                    ShflMode::Idx => {
+                        let j = min_lane | (bval & !seg);
+                        (j, j <= max_lane)
+                    }
+                };
+                let j = if pval && (0..32).contains(&j) {
+                    j as usize
+                } else {
+                    l
+                };
+                out[l] = v[a + j];
+                if pval {
+                    ok |= 1 << l;
+                }
+            });
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = out[l]);
+            if let Some(dp) = dp {
+                let p = &mut w.preds[*dp as usize];
+                *p = (*p & !exec) | (ok & exec);
+            }
+        }
+        Op::Vote {
+            mode,
+            d,
+            dp,
+            p,
+            mask,
+        } => {
+            let lane = exec.trailing_zeros() as usize;
+            let members = if exec == 0 {
+                0
+            } else {
+                exec & v[r(*mask) + lane] as u32
+            };
+            let members = if members == 0 { exec } else { members };
+            let bits = pred_bits(&w.preds, *p) & members;
+            match mode {
+                VoteMode::Ballot => {
+                    if let Some(d) = d {
+                        let d = r(*d);
+                        for_lanes(exec, |l| v[d + l] = bits as u64);
+                    }
+                }
+                _ => {
+                    let t = match mode {
+                        VoteMode::All => bits == members,
+                        VoteMode::Any => bits != 0,
+                        _ => bits == 0 || bits == members,
+                    };
+                    if let Some(dp) = dp {
+                        let pr = &mut w.preds[*dp as usize];
+                        *pr = if t { *pr | exec } else { *pr & !exec };
+                    }
+                }
+            }
+        }
+        Op::Activemask { d } => {
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = active as u64);
+        }
+        Op::Match {
+            all,
+            wide,
+            d,
+            dp,
+            a,
+            mask,
+        } => {
+            let a = r(*a);
+            let lane0 = exec.trailing_zeros() as usize;
+            let members = if exec == 0 {
+                0
+            } else {
+                exec & v[r(*mask) + lane0] as u32
+            };
+            let members = if members == 0 { exec } else { members };
+            let val = |l: usize| {
+                if *wide {
+                    v[a + l]
+                } else {
+                    v[a + l] & 0xffff_ffff
+                }
+            };
+            let mut out = [0u64; WARP];
+            let mut pbits = 0u32;
+            if *all {
+                let first = val(members.trailing_zeros() as usize);
+                let mut same = true;
+                for_lanes(members, |l| same &= val(l) == first);
+                for_lanes(exec, |l| out[l] = if same { members as u64 } else { 0 });
+                if same {
+                    pbits = exec;
+                }
+            } else {
+                for_lanes(exec, |l| {
+                    let x = val(l);
+                    let mut eq = 0u32;
+                    for_lanes(members, |k| {
+                        if val(k) == x {
+                            eq |= 1 << k;
+                        }
+                    });
+                    out[l] = eq as u64;
+                });
+            }
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = out[l]);
+            if let Some(dp) = dp {
+                let p = &mut w.preds[*dp as usize];
+                *p = (*p & !exec) | (pbits & exec);
+            }
+        }
+        Op::Redux {
+            op,
+            signed,
+            d,
+            a,
+            mask,
+        } => {
+            let a = r(*a);
+            let lane0 = exec.trailing_zeros() as usize;
+            let members = if exec == 0 {
+                0
+            } else {
+                exec & v[r(*mask) + lane0] as u32
+            };
+            let members = if members == 0 { exec } else { members };
+            let mut acc: Option<u32> = None;
+            for_lanes(members, |l| {
+                let x = v[a + l] as u32;
+                acc = Some(match acc {
+                    None => x,
+                    Some(y) => match op {
+                        ReduxOp::Add => y.wrapping_add(x),
+                        ReduxOp::Min if *signed => (y as i32).min(x as i32) as u32,
+                        ReduxOp::Max if *signed => (y as i32).max(x as i32) as u32,
+                        ReduxOp::Min => y.min(x),
+                        ReduxOp::Max => y.max(x),
+                        ReduxOp::And => y & x,
+                        ReduxOp::Or => y | x,
+                        ReduxOp::Xor => y ^ x,
+                    },
+                });
+            });
+            let res = acc.unwrap_or(0) as u64;
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = res);
+        }
+        Op::Timer { d, which } => {
+            let t = match which {
+                Timer::Clock32 => (w.executed * 4) & 0xffff_ffff,
+                Timer::Clock64 => w.executed * 4,
+                Timer::GlobalTimer => (env.launch_clock + w.executed) * 32,
+            };
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = t);
+        }
+        Op::Nop => {}
+    }
+    // Straight-line instruction: every active lane moves on.
+    if w.converged {
+        w.pc = next;
+    } else {
+        for_lanes(active, |l| w.pcs[l] = next);
+    }
+    Ok(StepResult::Continue)
+}
+
+fn do_call(
+    w: &mut Warp,
+    prog: &Program,
+    info: &CallInfo,
+    exec: u32,
+    next: u32,
+) -> Result<(), LaneFault> {
+    if exec == 0 {
+        return Ok(());
+    }
+    let callee = &prog.funcs[info.callee as usize];
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let caller = &prog.funcs[w.func[l] as usize];
+        if w.frames[l].len() >= 1024 {
+            return Err(LaneFault {
+                kind: FaultKind::IllegalInstruction,
+                lane: l as u32,
+                address: None,
+                message: "call stack overflow (1024 frames)".into(),
+            });
+        }
+        // Save the caller's registers: the callee reuses the same window.
+        let save_at = w.saves[l].len();
+        for row in prog.window_base..prog.window_base + caller.num_rows {
+            w.saves[l].push(w.values[r(row) + l]);
+        }
+        for p in 0..caller.num_preds as usize {
+            w.saves[l].push((w.preds[p] >> l & 1) as u64);
+        }
+        w.frames[l].push(Frame {
+            ret_pc: next,
+            caller: w.func[l],
+            local_fp: w.local_fp[l],
+            param_fp: w.param_fp[l],
+            save_at,
+        });
+        let new_param_fp = w.param_fp[l] + caller.param_frame;
+        let need = (new_param_fp + callee.param_frame) as usize;
+        if w.param[l].bytes.len() < need {
+            w.param[l].bytes.resize(need, 0);
+        }
+        for (from, to, size) in &info.args {
+            let src = (w.param_fp[l] + from) as usize;
+            let dst = (new_param_fp + to) as usize;
+            w.param[l].bytes.copy_within(src..src + *size as usize, dst);
+        }
+        let new_local_fp = w.local_fp[l] + caller.local_frame;
+        let need = (new_local_fp + callee.local_frame) as usize;
+        if w.local[l].bytes.len() < need {
+            w.local[l].bytes.resize(need, 0);
+        }
+        w.param_fp[l] = new_param_fp;
+        w.local_fp[l] = new_local_fp;
+        w.func[l] = info.callee;
+    }
+    w.jump(exec, next - 1, callee.entry_pc);
+    Ok(())
+}
+
+fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
+    let mut m = exec;
+    w.diverge();
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let Some(frame) = w.frames[l].pop() else {
+            // `ret` from the kernel's outermost function retires the thread.
+            w.exited |= 1 << l;
+            continue;
+        };
+        if let Op::Call(info) = &prog.code[frame.ret_pc as usize - 1].op {
+            for (from, to, size) in &info.rets {
+                let src = (w.param_fp[l] + from) as usize;
+                let dst = (frame.param_fp + to) as usize;
+                w.param[l].bytes.copy_within(src..src + *size as usize, dst);
+            }
+        }
+        let caller = &prog.funcs[frame.caller as usize];
+        let mut k = frame.save_at;
+        for row in prog.window_base..prog.window_base + caller.num_rows {
+            w.values[r(row) + l] = w.saves[l][k];
+            k += 1;
+        }
+        for p in 0..caller.num_preds as usize {
+            let bit = w.saves[l][k] as u32;
+            w.preds[p] = (w.preds[p] & !(1 << l)) | (bit << l);
+            k += 1;
+        }
+        w.saves[l].truncate(frame.save_at);
+        w.local_fp[l] = frame.local_fp;
+        w.param_fp[l] = frame.param_fp;
+        w.func[l] = frame.caller;
+        w.pcs[l] = frame.ret_pc;
+    }
+    w.maybe_reconverge();
+}

@@ -1,0 +1,74 @@
+//! Prints decoded-from instructions back as PTX text, for observers and
+//! fault messages.
+
+use prlx_ptx::ast::{AddressBase, Immediate, Instruction, Operand, Register};
+
+fn register(r: &Register) -> String {
+    match r.component {
+        Some(c) => format!("{}{}", r.name, c.as_str()),
+        None => r.name.clone(),
+    }
+}
+
+fn immediate(i: &Immediate) -> String {
+    match i {
+        Immediate::Int(v) => v.to_string(),
+        Immediate::UInt(v) => v.to_string(),
+        Immediate::F32Bits(b) => format!("0f{b:08X}"),
+        Immediate::F64Bits(b) => format!("0d{b:016X}"),
+        Immediate::Decimal(x) => format!("{x:?}"),
+    }
+}
+
+fn operand(o: &Operand) -> String {
+    match o {
+        Operand::Register(r) => register(r),
+        Operand::Not(r) => format!("!{}", register(r)),
+        Operand::Vector(v) => format!(
+            "{{{}}}",
+            v.iter().map(operand).collect::<Vec<_>>().join(", ")
+        ),
+        Operand::Immediate(i) => immediate(i),
+        Operand::Symbol(s) => s.clone(),
+        Operand::Address(a) => {
+            let base = match &a.base {
+                AddressBase::Register(r) => register(r),
+                AddressBase::Symbol(s) => s.clone(),
+                AddressBase::Immediate(v) => v.to_string(),
+            };
+            if a.offset == 0 {
+                format!("[{base}]")
+            } else if a.offset > 0 {
+                format!("[{base}+{}]", a.offset)
+            } else {
+                format!("[{base}{}]", a.offset)
+            }
+        }
+        Operand::PredicatePair(a, b) => format!("{}|{}", register(a), register(b)),
+        Operand::Sink => "_".to_string(),
+        Operand::List(v) => format!("({})", v.iter().map(operand).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+/// `@%p1 ld.global.u32 %r1, [%rd1+4];`
+pub fn instruction(i: &Instruction) -> String {
+    let mut s = String::new();
+    if let Some(g) = &i.guard {
+        s.push('@');
+        if g.negated {
+            s.push('!');
+        }
+        s.push_str(&register(&g.register));
+        s.push(' ');
+    }
+    s.push_str(&i.opcode);
+    for m in &i.modifiers {
+        s.push_str(m);
+    }
+    for (k, o) in i.operands.iter().enumerate() {
+        s.push_str(if k == 0 { " " } else { ", " });
+        s.push_str(&operand(o));
+    }
+    s.push(';');
+    s
+}
