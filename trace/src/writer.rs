@@ -297,16 +297,13 @@ impl TraceBuilder {
     /// Everything after the header: warp buffers, then history, then snapshots.
     fn write_sections<W: Write>(&self, out: &mut W) -> std::io::Result<()> {
         let epw = self.header.events_per_warp as usize;
-        let blank = TraceEvent::default();
         for record in &self.warps {
             let mut header = record.header;
             header.num_events = header.write_idx.min(self.header.events_per_warp);
             out.write_all(bytemuck::bytes_of(&header))?;
             let stored = record.events.len().min(epw);
             out.write_all(bytemuck::cast_slice(&record.events[..stored]))?;
-            for _ in stored..epw {
-                out.write_all(bytemuck::bytes_of(&blank))?;
-            }
+            write_zeros(out, (epw - stored) * std::mem::size_of::<TraceEvent>())?;
         }
         if self.header.has_flag(flags::HISTORY) {
             write_rings(out, &self.history, self.header.history_depth)?;
@@ -398,10 +395,18 @@ fn write_rings<W: Write, T: bytemuck::Pod>(
         out.write_all(bytemuck::bytes_of(&ring.header))?;
         let stored = ring.slots.len().min(depth);
         out.write_all(bytemuck::cast_slice(&ring.slots[..stored]))?;
-        let blank = T::zeroed();
-        for _ in stored..depth {
-            out.write_all(bytemuck::bytes_of(&blank))?;
-        }
+        write_zeros(out, (depth - stored) * std::mem::size_of::<T>())?;
+    }
+    Ok(())
+}
+
+/// Unwritten slots are zero on the device (`cudaMemset`), so they are zero here.
+fn write_zeros<W: Write>(out: &mut W, mut len: usize) -> std::io::Result<()> {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    while len > 0 {
+        let n = len.min(ZEROS.len());
+        out.write_all(&ZEROS[..n])?;
+        len -= n;
     }
     Ok(())
 }
