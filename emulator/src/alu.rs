@@ -1021,7 +1021,7 @@ mod tests {
             },
             ..c(U8, S32, 0)
         };
-        assert_eq!(cvt(&sat, 300, 0), 255);
+        assert_eq!(cvt(&sat, 300), 255);
         assert_eq!(
             cvt(&c(F32, S32, 0), (-3i32) as u32 as u64),
             (-3.0f32).to_bits() as u64
