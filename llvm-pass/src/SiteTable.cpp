@@ -96,7 +96,7 @@ uint32_t SiteTable::add(SourceLocation Loc, SiteKind Kind) {
   // module never comes close to filling (the test mask is at least 2^8).
   unsigned Salt = 0;
   uint32_t Id = hashKey(Loc, Kind, Ordinal, Salt);
-  while (IndexById.count(Id) != 0 && Salt <= IdMask)
+  while (IndexById.count(Id) != 0 && Salt < (1u << 20))
     Id = hashKey(Loc, Kind, Ordinal, ++Salt);
 
   SiteInfo Info;

@@ -1,7 +1,7 @@
 ; Function entry and exit, only with -prlx-instrument-func-entry-exit.
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -S %s | %FileCheck %s --check-prefix=OFF
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-instrument-func-entry-exit -S %s | %FileCheck %s
-; RUN: sed -e 's/nvptx64-nvidia-cuda/amdgcn-amd-amdhsa/' %s | %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-instrument-func-entry-exit -S | %FileCheck %s
+; RUN: sed -e 's/nvptx64-nvidia-cuda/amdgcn-amd-amdhsa/' -e 's/alloca i32$/alloca i32, addrspace(5)/' %s | %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-instrument-func-entry-exit -S | %FileCheck %s
 
 target triple = "nvptx64-nvidia-cuda"
 

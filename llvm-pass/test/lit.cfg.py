@@ -14,7 +14,6 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".ll", ".test"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
-config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
 llvm = lit_config.params.get("llvm", "19")
 pass_dir = os.path.dirname(config.test_source_root)
@@ -53,6 +52,9 @@ config.substitutions.append(("%FileCheck", tools["FileCheck"]))
 config.substitutions.append(("%llvm-link", tools["llvm-link"]))
 config.substitutions.append(("%llc", tools["llc"]))
 config.substitutions.append(("%plugin", plugin))
+# llc-19's SelectionDAG path crashes in SIFixSGPRCopies on kernels with the
+# AMDGPU runtime inlined (llc-22 does not); GlobalISel compiles them.
+config.substitutions.append(("%amdgpu_isel", "-global-isel" if llvm == "19" else ""))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%rt_dir", rt_dir))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
@@ -69,7 +71,7 @@ if clang:
 plugin_clang = shutil.which(f"clang-{llvm}")
 if plugin_clang:
     config.available_features.add("clang-plugin")
-    config.substitutions.append(("%plugin_clang", plugin_clang))
+    config.substitutions.append(("%driver", plugin_clang))
 if os.path.exists(os.path.join(rt_dir, "prlx_rt_nvptx.bc")):
     config.available_features.add("device-rt")
 elif require:
