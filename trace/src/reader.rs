@@ -76,8 +76,8 @@ impl TraceFile {
 
     /// Reads a trace already in memory (plain, `FLAG_COMPRESS`, or whole-file zstd).
     ///
-    /// A plain trace is copied once into an aligned buffer (a `Vec<u8>` has no
-    /// alignment guarantee for the zero-copy views); the input is then dropped.
+    /// A plain trace is kept as given when the vector is 16-byte aligned (the
+    /// usual case), else copied once into an aligned buffer and the input dropped.
     pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Result<TraceFile, TraceError> {
         Self::from_source(name.into(), Source::Owned(bytes))
     }
@@ -112,18 +112,13 @@ impl TraceFile {
         }
         let storage = match source {
             Source::Mapped(map) => Storage::Mapped(map),
-            Source::Owned(bytes) => {
-                let mut buf = AlignedBuf::default();
-                buf.try_resize(bytes.len()).map_err(|_| {
-                    TraceError::invalid(
-                        &name,
-                        "file length",
-                        "cannot allocate a buffer for the trace",
-                    )
-                })?;
-                buf.as_bytes_mut().copy_from_slice(&bytes);
-                Storage::Inflated(buf)
-            }
+            Source::Owned(bytes) => Storage::from_vec(bytes).map_err(|_| {
+                TraceError::invalid(
+                    &name,
+                    "file length",
+                    "cannot allocate a buffer for the trace",
+                )
+            })?,
         };
         Self::validated(name, storage, header, layout, Encoding::Plain)
     }

@@ -60,16 +60,80 @@ impl AlignedBuf {
     }
 }
 
+impl AlignedBuf {
+    /// A 16-byte-aligned copy of `bytes`.
+    pub fn copy_of(bytes: &[u8]) -> Result<AlignedBuf, std::collections::TryReserveError> {
+        let mut buf = AlignedBuf::default();
+        buf.try_resize(bytes.len())?;
+        buf.as_bytes_mut().copy_from_slice(bytes);
+        Ok(buf)
+    }
+}
+
 pub(crate) enum Storage {
     Mapped(Mmap),
     Inflated(AlignedBuf),
+    /// A caller's vector that happened to be 16-byte aligned, kept without copying.
+    Owned(Vec<u8>),
 }
 
 impl Storage {
+    /// Keeps `bytes` if it is 16-byte aligned, else copies it once into an aligned buffer.
+    pub fn from_vec(bytes: Vec<u8>) -> Result<Storage, std::collections::TryReserveError> {
+        if bytes.as_ptr().align_offset(16) == 0 {
+            Ok(Storage::Owned(bytes))
+        } else {
+            AlignedBuf::copy_of(&bytes).map(Storage::Inflated)
+        }
+    }
+
     pub fn bytes(&self) -> &[u8] {
         match self {
             Storage::Mapped(map) => map,
             Storage::Inflated(buf) => buf.as_bytes(),
+            Storage::Owned(bytes) => bytes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unaligned_input_is_copied_to_an_aligned_buffer() {
+        let backing: Vec<u8> = (0..=255).collect();
+        // Some start in the first 16 bytes is misaligned whatever the allocator did.
+        let start = (0..16)
+            .find(|&i| backing[i..].as_ptr().align_offset(16) != 0)
+            .unwrap();
+        let buf = AlignedBuf::copy_of(&backing[start..]).unwrap();
+        assert_eq!(buf.as_bytes(), &backing[start..]);
+        assert_eq!(buf.as_bytes().as_ptr().align_offset(16), 0);
+        assert_eq!(buf.len(), 256 - start);
+    }
+
+    #[test]
+    fn growth_and_truncation_keep_contents() {
+        let mut buf = AlignedBuf::default();
+        buf.try_reserve(100).unwrap();
+        buf.try_resize(5).unwrap();
+        buf.as_bytes_mut().copy_from_slice(b"abcde");
+        buf.try_resize(40).unwrap();
+        assert_eq!(&buf.as_bytes()[..6], b"abcde\0");
+        buf.truncate(3);
+        assert_eq!(buf.as_bytes(), b"abc");
+    }
+
+    #[test]
+    fn aligned_vectors_are_kept_without_copying() {
+        let bytes = vec![7u8; 4096];
+        let ptr = bytes.as_ptr();
+        let storage = Storage::from_vec(bytes).unwrap();
+        if ptr.align_offset(16) == 0 {
+            assert!(matches!(storage, Storage::Owned(_)));
+            assert_eq!(storage.bytes().as_ptr(), ptr);
+        }
+        assert_eq!(storage.bytes().len(), 4096);
     }
 }
