@@ -340,7 +340,7 @@ impl CtaRun<'_> {
                 _ => {
                     if let Some(dp) = dp {
                         let t = if *kind == crate::instr::BarKind::RedAnd {
-                            b.red_and
+                            !b.red_and_failed
                         } else {
                             b.red_or
                         };

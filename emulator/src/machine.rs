@@ -79,7 +79,8 @@ pub struct Barrier {
     /// `(warp, lanes, kind, d, dp)` for `bar.red` results.
     pub reductions: Vec<(u32, u32, BarKind, Option<Row>, Option<PredIx>)>,
     pub red_popc: u32,
-    pub red_and: bool,
+    /// Some arriving thread had a false predicate (`bar.red.and` is the negation).
+    pub red_and_failed: bool,
     pub red_or: bool,
 }
 
@@ -979,7 +980,7 @@ pub fn execute(
             let bits = pred_bits(&w.preds, *p) & exec;
             match kind {
                 BarKind::RedPopc => b.red_popc += bits.count_ones(),
-                BarKind::RedAnd => b.red_and &= bits == exec,
+                BarKind::RedAnd => b.red_and_failed |= bits != exec,
                 BarKind::RedOr => b.red_or |= bits != 0,
                 _ => {}
             }
