@@ -20,6 +20,22 @@ pub fn compare(op: CmpOp, ty: ScalarType, a: u64, b: u64) -> bool {
 /// [`compare`] with `.ftz`.
 #[inline]
 pub fn compare_ftz(op: CmpOp, ty: ScalarType, ftz: bool, a: u64, b: u64) -> bool {
+    // Fast paths for the types kernels compare most.
+    match ty {
+        ScalarType::F32 if !ftz => {
+            return float_predicate(
+                op,
+                f32::from_bits(a as u32).partial_cmp(&f32::from_bits(b as u32)),
+            );
+        }
+        ScalarType::S32 if !matches!(op, CmpOp::Lo | CmpOp::Ls | CmpOp::Hi | CmpOp::Hs) => {
+            return int_predicate(op, (a as u32 as i32).cmp(&(b as u32 as i32)));
+        }
+        ScalarType::U32 | ScalarType::B32 | ScalarType::S32 => {
+            return int_predicate(op, (a as u32).cmp(&(b as u32)));
+        }
+        _ => {}
+    }
     if ty.is_float() {
         let fmt = format_of(ty);
         let (a, b) = (a & ty.mask(), b & ty.mask());

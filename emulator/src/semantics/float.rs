@@ -164,6 +164,56 @@ pub(crate) fn lanes1(ty: ScalarType, a: u64, op: impl Fn(FloatFormat, u64) -> u6
     }
 }
 
+/// Whether an `.f32` instruction can take the host fast path: round to
+/// nearest, no clamping (`.ftz` is handled inline).
+#[inline(always)]
+fn f32_fast(ty: ScalarType, mode: FloatMode) -> bool {
+    ty == ScalarType::F32 && mode.rounding == FloatRounding::Rn && !mode.sat && !mode.relu
+}
+
+#[inline(always)]
+fn f64_fast(ty: ScalarType, mode: FloatMode) -> bool {
+    ty == ScalarType::F64
+        && mode.rounding == FloatRounding::Rn
+        && !mode.sat
+        && !mode.relu
+        && !mode.ftz
+}
+
+/// An `.f32` operand, flushed when `ftz`.
+#[inline(always)]
+fn in32(x: u64, ftz: bool) -> f32 {
+    let b = x as u32;
+    f32::from_bits(if ftz && b & 0x7f80_0000 == 0 {
+        b & 0x8000_0000
+    } else {
+        b
+    })
+}
+
+/// An `.f32` result: canonical NaN, flushed when `ftz`.
+#[inline(always)]
+fn out32(r: f32, ftz: bool) -> u64 {
+    if r.is_nan() {
+        return FloatFormat::F32.canonical_nan();
+    }
+    let b = r.to_bits();
+    (if ftz && b & 0x7f80_0000 == 0 {
+        b & 0x8000_0000
+    } else {
+        b
+    }) as u64
+}
+
+#[inline(always)]
+fn out64(r: f64) -> u64 {
+    if r.is_nan() {
+        FloatFormat::F64.canonical_nan()
+    } else {
+        r.to_bits()
+    }
+}
+
 /// One rounded `a + b` of a single element (inputs already flushed).
 #[inline]
 fn add_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64) -> u64 {
@@ -209,6 +259,21 @@ fn fma_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64, c: u64
 /// `add{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn add(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
+        return out32(x + y, mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        return out64(x + y);
+    }
+    add_general(ty, mode, a, b)
+}
+
+/// The non-fast-path remainder of [`add`], kept out of line so the
+/// fast path stays small.
+#[inline(never)]
+fn add_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let r = add_element(
             fmt,
@@ -223,6 +288,21 @@ pub fn add(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `sub{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn sub(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
+        return out32(x - y, mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        return out64(x - y);
+    }
+    sub_general(ty, mode, a, b)
+}
+
+/// The non-fast-path remainder of [`sub`], kept out of line so the
+/// fast path stays small.
+#[inline(never)]
+fn sub_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let nb = prepare(fmt, mode.ftz, b);
         let nb = if fmt.is_nan(nb) {
@@ -238,6 +318,21 @@ pub fn sub(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `mul{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn mul(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
+        return out32(x * y, mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        return out64(x * y);
+    }
+    mul_general(ty, mode, a, b)
+}
+
+/// The non-fast-path remainder of [`mul`], kept out of line so the
+/// fast path stays small.
+#[inline(never)]
+fn mul_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let r = mul_element(
             fmt,
@@ -252,6 +347,20 @@ pub fn mul(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `fma.rnd{.ftz}{.sat}{.relu}.type` and `mad.rnd...` (the same operation).
 #[inline]
 pub fn fma(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y, z) = (in32(a, mode.ftz), in32(b, mode.ftz), in32(c, mode.ftz));
+        return out32(x.mul_add(y, z), mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        return out64(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)));
+    }
+    fma_general(ty, mode, a, b, c)
+}
+
+/// The non-fast-path remainder of [`fma`], kept out of line so the
+/// fast path stays small.
+#[inline(never)]
+fn fma_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
     lanes3(ty, a, b, c, |fmt, a, b, c| {
         let (a, b, c) = (
             prepare(fmt, mode.ftz, a),
@@ -279,6 +388,19 @@ pub enum DivKind {
 /// `div{.rnd,.approx,.full}{.ftz}.type`.
 #[inline]
 pub fn div(ty: ScalarType, mode: FloatMode, kind: DivKind, a: u64, b: u64) -> u64 {
+    if kind != DivKind::Approx && f32_fast(ty, mode) {
+        return out32(in32(a, mode.ftz) / in32(b, mode.ftz), mode.ftz);
+    }
+    if kind == DivKind::Ieee && f64_fast(ty, mode) {
+        return out64(f64::from_bits(a) / f64::from_bits(b));
+    }
+    div_general(ty, mode, kind, a, b)
+}
+
+/// The non-fast-path remainder of [`div`], kept out of line so the
+/// fast path stays small.
+#[inline(never)]
+fn div_general(ty: ScalarType, mode: FloatMode, kind: DivKind, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let (a, b) = (prepare(fmt, mode.ftz, a), prepare(fmt, mode.ftz, b));
         let r = match kind {
