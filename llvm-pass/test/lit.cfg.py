@@ -38,11 +38,10 @@ plugin = need(os.path.join(pass_dir, f"build-{llvm}", "libPrlxPass.so"),
 if plugin is None:
     lit_config.fatal(f"build llvm-pass/build-{llvm} first (llvm-pass/build.sh {llvm})")
 
-tools = {t: tool(f"{t}-{llvm}") for t in ["opt", "FileCheck", "llvm-link", "llc", "not"]}
+tools = {t: tool(f"{t}-{llvm}") for t in ["opt", "FileCheck", "llvm-link", "llc"]}
 for t in ["opt", "FileCheck", "llvm-link", "llc"]:
     if tools[t] is None:
         lit_config.fatal(f"{t}-{llvm} not found; install llvm-{llvm}-tools")
-not_tool = tools["not"] or tool("not")
 
 # Device runtime, built by device-rt/build.sh (clang-19).
 rt_dir = os.path.join(repo, "device-rt", "build")
@@ -57,10 +56,8 @@ config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%amdgpu_isel", "-global-isel" if llvm == "19" else ""))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%rt_dir", rt_dir))
+config.substitutions.append(("%device_rt", os.path.join(repo, "device-rt")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
-if not_tool:
-    config.substitutions.append(("%not", not_tool))
-    config.available_features.add("not")
 
 # clang-19 turns CUDA/HIP sources into IR for every LLVM build (LLVM 22 reads
 # it); loading the plugin into clang needs the clang of the plugin's LLVM.
@@ -83,7 +80,7 @@ if ptxas:
 clangxx = tool("clang++-19")
 if clangxx:
     config.available_features.add("clangxx")
-    config.substitutions.append(("%clangxx", clangxx))
+    config.substitutions.append(("%hostcxx", clangxx))
 
 # The pass reads these; tests set them explicitly when they mean to.
 for var in ["PRLX_FILTER", "PRLX_SITES"]:
