@@ -1,0 +1,224 @@
+//! Shared helpers: locating the built `libcuda.so`, external tools, the CUDA
+//! headers, and reading an ELF file's dynamic symbols and soname.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("libcuda/ has a parent")
+        .to_path_buf()
+}
+
+/// `PRLX_REQUIRE_TOOLCHAIN=1` (CI) turns a missing tool into a failure.
+pub fn toolchain_required() -> bool {
+    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
+}
+
+/// Reports a missing prerequisite: a failure when the toolchain is required,
+/// otherwise a "skipped" line. Returns `None` so callers can `?`-style bail.
+pub fn missing<T>(what: &str) -> Option<T> {
+    if toolchain_required() {
+        panic!("{what} not found (PRLX_REQUIRE_TOOLCHAIN=1); run scripts/setup.sh");
+    }
+    eprintln!("skipped: {what} not found, run scripts/setup.sh");
+    None
+}
+
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+pub fn tool(name: &str) -> Option<PathBuf> {
+    find_tool(name).or_else(|| missing(name))
+}
+
+/// The CUDA 12.9 include directory that ships `cuda.h`.
+pub fn cuda12_include() -> Option<PathBuf> {
+    let dir = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/include");
+    if dir.join("cuda.h").is_file() {
+        Some(dir)
+    } else {
+        missing("CUDA 12 cuda.h (.tools/cuda12)")
+    }
+}
+
+/// The CUDA 13 include directory, when installed (optional).
+pub fn cuda13_include() -> Option<PathBuf> {
+    let dir = repo_root().join(".tools/cuda13/nvidia/cu13/include");
+    dir.join("cuda.h").is_file().then_some(dir)
+}
+
+/// The directory holding the cdylib cargo built for this test run
+/// (`target/<profile>/`), with a `libcuda.so.1 -> libcuda.so` link added so
+/// programs linked against the soname find it there.
+pub fn libcuda_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test binary>
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test binary lives in target/<profile>/deps")
+        .to_path_buf();
+    if !dir.join("libcuda.so").is_file() {
+        // Not built alongside the tests: build it into the same target dir.
+        let target_dir = dir.parent().expect("target dir");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "prlx-libcuda"])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "cargo build -p prlx-libcuda failed");
+    }
+    assert!(
+        dir.join("libcuda.so").is_file(),
+        "no libcuda.so in {}",
+        dir.display()
+    );
+    link_soname(&dir);
+    dir
+}
+
+/// Creates `libcuda.so.1 -> libcuda.so`, atomically so parallel tests agree.
+fn link_soname(dir: &Path) {
+    let link = dir.join("libcuda.so.1");
+    if std::fs::read_link(&link).is_ok_and(|t| t == Path::new("libcuda.so")) {
+        return;
+    }
+    let tmp = dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink("libcuda.so", &tmp).expect("create soname link");
+    std::fs::rename(&tmp, &link).expect("install soname link");
+}
+
+/// Compiles a C program against `cuda.h`, linked with `-lcuda`.
+pub fn compile_c(cc: &Path, include: &Path, lib_dir: &Path, source: &Path, out: &Path) {
+    let output = Command::new(cc)
+        .arg("-Wall")
+        .arg("-Wextra")
+        .arg("-Werror")
+        .arg("-Wno-deprecated-declarations")
+        .arg(format!("-I{}", include.display()))
+        .arg(source)
+        .arg(format!("-L{}", lib_dir.display()))
+        .arg("-lcuda")
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("run cc");
+    assert!(
+        output.status.success(),
+        "compiling {} failed:\n{}",
+        source.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A program's exit status and output.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run_with_libcuda(program: &Path, args: &[&Path], lib_dir: &Path) -> Run {
+    let output = Command::new(program)
+        .args(args)
+        .env("LD_LIBRARY_PATH", lib_dir)
+        .env_remove("PRLX_EMU_SM")
+        .output()
+        .expect("run program");
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The dynamic section and symbols of an ELF64 little-endian shared object.
+pub struct DynamicInfo {
+    pub soname: Option<String>,
+    pub needed: Vec<String>,
+    /// Defined (non-UND) function symbols exported by the object.
+    pub defined_functions: Vec<String>,
+}
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes(b[o..o + 2].try_into().unwrap())
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+fn c_string(b: &[u8], o: usize) -> String {
+    let end = b[o..]
+        .iter()
+        .position(|c| *c == 0)
+        .map_or(b.len(), |n| o + n);
+    String::from_utf8_lossy(&b[o..end]).into_owned()
+}
+
+/// Reads `.dynsym`, `.dynstr` and `.dynamic` through the section headers.
+pub fn read_dynamic(path: &Path) -> DynamicInfo {
+    let b = std::fs::read(path).expect("read ELF file");
+    assert_eq!(&b[0..4], b"\x7fELF", "{} is not ELF", path.display());
+    assert_eq!(b[4], 2, "ELF64 expected");
+    let shoff = u64_at(&b, 0x28) as usize;
+    let shentsize = u16_at(&b, 0x3a) as usize;
+    let shnum = u16_at(&b, 0x3c) as usize;
+    // (type, offset, size, link, entsize) per section.
+    let sections: Vec<(u32, usize, usize, usize, usize)> = (0..shnum)
+        .map(|i| {
+            let s = shoff + i * shentsize;
+            (
+                u32_at(&b, s + 4),
+                u64_at(&b, s + 0x18) as usize,
+                u64_at(&b, s + 0x20) as usize,
+                u32_at(&b, s + 0x28) as usize,
+                u64_at(&b, s + 0x38) as usize,
+            )
+        })
+        .collect();
+    const SHT_DYNAMIC: u32 = 6;
+    const SHT_DYNSYM: u32 = 11;
+    let mut info = DynamicInfo {
+        soname: None,
+        needed: Vec::new(),
+        defined_functions: Vec::new(),
+    };
+    for &(ty, off, size, link, entsize) in &sections {
+        let strtab = sections[link].1;
+        if ty == SHT_DYNSYM {
+            for e in (off..off + size).step_by(entsize.max(24)) {
+                let name = u32_at(&b, e) as usize;
+                let st_info = b[e + 4];
+                let shndx = u16_at(&b, e + 6);
+                const STT_FUNC: u8 = 2;
+                if shndx != 0 && st_info & 0xf == STT_FUNC && name != 0 {
+                    info.defined_functions.push(c_string(&b, strtab + name));
+                }
+            }
+        }
+        if ty == SHT_DYNAMIC {
+            for e in (off..off + size).step_by(entsize.max(16)) {
+                let tag = u64_at(&b, e);
+                let val = u64_at(&b, e + 8) as usize;
+                match tag {
+                    1 => info.needed.push(c_string(&b, strtab + val)),
+                    14 => info.soname = Some(c_string(&b, strtab + val)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    info
+}
