@@ -1,0 +1,378 @@
+//! The capture-session manifest, `session.json`.
+//!
+//! A session is a directory: one `.prlx` trace per captured launch plus this
+//! manifest, which records every launch — captured or metadata-only — in
+//! launch order. The capture shim writes it, `prlxctl diff --session` and the
+//! daemon read it.
+//!
+//! Two shapes are read: ours (an object with `format`, `session` and
+//! `launches`) and PRLX's original (a bare array of
+//! `{launch, kernel, file, grid, block}`), so sessions written by the original
+//! tools diff with ours. Ours is always written.
+
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The manifest's file name inside a session directory.
+pub const MANIFEST_NAME: &str = "session.json";
+/// The `format` value written; bumped on incompatible changes.
+pub const FORMAT: &str = "prlx-session/1";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {field}: {message}")]
+    Invalid {
+        path: String,
+        field: String,
+        message: String,
+    },
+}
+
+/// One kernel launch as the shim saw it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaunchRecord {
+    /// Position of this launch among all launches of the session (0-based).
+    #[serde(default)]
+    pub seq: u64,
+    /// The kernel's symbol as the module names it (mangled for C++).
+    pub kernel: String,
+    /// Demangled, when `kernel` is a mangled C++ or Rust name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demangled: Option<String>,
+    /// Index of this launch among launches of the same kernel (0-based).
+    #[serde(rename = "launch")]
+    pub launch_index: u32,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    #[serde(default)]
+    pub shared_bytes: u32,
+    /// The stream handle, as an opaque number (0 = the default stream).
+    #[serde(default)]
+    pub stream: u64,
+    /// FNV-1a of the packed argument bytes, "0x…"; absent when the
+    /// parameter layout was unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args_hash: Option<String>,
+    /// Nanoseconds since the Unix epoch at the launch call.
+    #[serde(default)]
+    pub timestamp_ns: u64,
+    /// The CPU call stack at the launch, innermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_stack: Vec<StackFrame>,
+    /// The trace, relative to the session directory; absent for
+    /// metadata-only launches (kernels not built with the pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Bytes of the trace file as stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_bytes: Option<u64>,
+    /// The site map written beside the trace, relative to the session directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site_map: Option<String>,
+    /// The launch's result code as the driver returned it.
+    #[serde(default)]
+    pub result: i32,
+    /// Set when capture was attempted and failed; the launch itself ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_error: Option<String>,
+    /// Set when the trace was cut off mid-write (recovered sessions).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackFrame {
+    /// Instruction address, "0x…".
+    pub ip: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+impl StackFrame {
+    /// `function (file:line)`, or whatever part of it is known.
+    pub fn describe(&self) -> String {
+        let func = self.function.as_deref().unwrap_or("??");
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => format!("{func} ({file}:{line})"),
+            (Some(file), None) => format!("{func} ({file})"),
+            _ => format!("{func} [{}]", self.ip),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    pub session: String,
+    /// The command line of the captured process, when known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub pid: u32,
+    /// Launches seen but not recorded because `PRLX_MAX_LAUNCHES` was reached.
+    #[serde(default)]
+    pub dropped_launches: u64,
+    pub launches: Vec<LaunchRecord>,
+}
+
+/// PRLX's original manifest entry.
+#[derive(Deserialize)]
+struct LegacyEntry {
+    launch: u32,
+    kernel: String,
+    file: String,
+    grid: [u32; 3],
+    block: [u32; 3],
+}
+
+impl Manifest {
+    pub fn new(session: impl Into<String>) -> Manifest {
+        Manifest {
+            format: FORMAT.to_owned(),
+            session: session.into(),
+            ..Manifest::default()
+        }
+    }
+
+    /// Reads `session.json` from a session directory (or a manifest path).
+    pub fn load(path: impl AsRef<Path>) -> Result<Manifest, SessionError> {
+        let path = manifest_path(path.as_ref());
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| SessionError::Io {
+            path: name.clone(),
+            message: format!("cannot read session manifest: {e}"),
+        })?;
+        Manifest::from_json(&name, &text)
+    }
+
+    /// Parses either manifest shape; `name` is used in errors.
+    pub fn from_json(name: &str, text: &str) -> Result<Manifest, SessionError> {
+        let parse_error = |e: serde_json::Error| SessionError::Parse {
+            path: name.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        };
+        let value: serde_json::Value = serde_json::from_str(text).map_err(parse_error)?;
+        let manifest = if value.is_array() {
+            let entries: Vec<LegacyEntry> = serde_json::from_value(value).map_err(parse_error)?;
+            let session = Path::new(name)
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut manifest = Manifest::new(session);
+            manifest.launches = entries
+                .into_iter()
+                .enumerate()
+                .map(|(seq, e)| LaunchRecord {
+                    seq: seq as u64,
+                    kernel: e.kernel,
+                    launch_index: e.launch,
+                    grid: e.grid,
+                    block: e.block,
+                    // PRLX stored the path it wrote to; keep the file name.
+                    file: Some(
+                        Path::new(&e.file)
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or(e.file),
+                    ),
+                    ..LaunchRecord::default()
+                })
+                .collect();
+            manifest
+        } else {
+            serde_json::from_value(value).map_err(parse_error)?
+        };
+        manifest.validate(name)?;
+        Ok(manifest)
+    }
+
+    fn validate(&self, name: &str) -> Result<(), SessionError> {
+        let invalid = |field: String, message: String| SessionError::Invalid {
+            path: name.to_owned(),
+            field,
+            message,
+        };
+        if self.format != FORMAT {
+            return Err(invalid(
+                "format".into(),
+                format!("unsupported manifest format {:?} (expected {FORMAT:?})", self.format),
+            ));
+        }
+        for (i, launch) in self.launches.iter().enumerate() {
+            if launch.kernel.is_empty() {
+                return Err(invalid(format!("launches[{i}].kernel"), "is empty".into()));
+            }
+            for (field, dims) in [("grid", launch.grid), ("block", launch.block)] {
+                if dims.contains(&0) {
+                    return Err(invalid(
+                        format!("launches[{i}].{field}"),
+                        format!("{dims:?} has a zero dimension"),
+                    ));
+                }
+            }
+            if let Some(file) = &launch.file {
+                if Path::new(file).is_absolute() || file.split('/').any(|c| c == "..") {
+                    return Err(invalid(
+                        format!("launches[{i}].file"),
+                        format!("{file:?} must be a path inside the session directory"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the manifest crash-safely: temporary file, fsync, rename.
+    pub fn store(&self, dir: impl AsRef<Path>) -> Result<(), SessionError> {
+        let dir = dir.as_ref();
+        let path = dir.join(MANIFEST_NAME);
+        let tmp = dir.join(format!(".{MANIFEST_NAME}.tmp"));
+        let io = |p: &Path, what: &str, e: std::io::Error| SessionError::Io {
+            path: p.display().to_string(),
+            message: format!("{what}: {e}"),
+        };
+        let json = serde_json::to_vec_pretty(self).map_err(|e| SessionError::Io {
+            path: path.display().to_string(),
+            message: format!("cannot encode manifest: {e}"),
+        })?;
+        let mut file = std::fs::File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
+        file.write_all(&json)
+            .and_then(|()| file.write_all(b"\n"))
+            .and_then(|()| file.sync_all())
+            .map_err(|e| io(&tmp, "cannot write", e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io(&path, "cannot rename into place", e))
+    }
+
+    /// The launch of `kernel` with index `launch_index`, if recorded.
+    pub fn find(&self, kernel: &str, launch_index: u32) -> Option<&LaunchRecord> {
+        self.launches
+            .iter()
+            .find(|l| l.kernel == kernel && l.launch_index == launch_index)
+    }
+}
+
+/// Accepts a session directory or the manifest file itself.
+pub fn manifest_path(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join(MANIFEST_NAME)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// FNV-1a (64-bit), used for argument hashes.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(kernel: &str, index: u32) -> LaunchRecord {
+        LaunchRecord {
+            kernel: kernel.into(),
+            launch_index: index,
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            file: Some(format!("{kernel}_{index}.prlx")),
+            ..LaunchRecord::default()
+        }
+    }
+
+    #[test]
+    fn store_then_load_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut manifest = Manifest::new("run-a");
+        manifest.launches.push(launch("saxpy", 0));
+        manifest.launches.push(LaunchRecord {
+            cpu_stack: vec![StackFrame {
+                ip: "0x401000".into(),
+                function: Some("main".into()),
+                file: Some("app.c".into()),
+                line: Some(42),
+            }],
+            args_hash: Some("0x1234".into()),
+            ..launch("saxpy", 1)
+        });
+        manifest.store(dir.path()).unwrap();
+        let loaded = Manifest::load(dir.path()).unwrap();
+        assert_eq!(loaded, manifest);
+        assert_eq!(loaded.find("saxpy", 1).unwrap().cpu_stack[0].describe(), "main (app.c:42)");
+        assert!(!dir.path().join(".session.json.tmp").exists());
+    }
+
+    #[test]
+    fn reads_prlx_original_array_manifest() {
+        let text = r#"[
+          {"launch": 0, "kernel": "k", "file": "/tmp/s/k_0.prlx", "grid": [4, 1, 1], "block": [128, 1, 1]},
+          {"launch": 1, "kernel": "k", "file": "/tmp/s/k_1.prlx", "grid": [4, 1, 1], "block": [128, 1, 1]}
+        ]"#;
+        let m = Manifest::from_json("/tmp/s/session.json", text).unwrap();
+        assert_eq!(m.session, "s");
+        assert_eq!(m.launches.len(), 2);
+        assert_eq!(m.launches[1].file.as_deref(), Some("k_1.prlx"));
+        assert_eq!(m.launches[1].seq, 1);
+    }
+
+    #[test]
+    fn malformed_json_names_file_line_and_column() {
+        let err = Manifest::from_json("s/session.json", "{\n  \"format\": \n}").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("s/session.json:3:1: "), "{msg}");
+    }
+
+    #[test]
+    fn invalid_fields_are_named() {
+        let mut m = Manifest::new("s");
+        m.launches.push(LaunchRecord {
+            grid: [0, 1, 1],
+            ..launch("k", 0)
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        let msg = Manifest::from_json("m.json", &text).unwrap_err().to_string();
+        assert_eq!(msg, "m.json: launches[0].grid: [0, 1, 1] has a zero dimension");
+
+        let mut m = Manifest::new("s");
+        m.launches.push(LaunchRecord {
+            file: Some("../../etc/passwd".into()),
+            ..launch("k", 0)
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        let msg = Manifest::from_json("m.json", &text).unwrap_err().to_string();
+        assert!(msg.starts_with("m.json: launches[0].file: "), "{msg}");
+
+        let msg = Manifest::from_json("m.json", r#"{"format":"x","session":"s","launches":[]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("m.json: format: unsupported"), "{msg}");
+    }
+
+    #[test]
+    fn fnv1a_matches_reference_vectors() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}
