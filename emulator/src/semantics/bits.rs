@@ -94,6 +94,46 @@ pub fn shf_r(a: u64, b: u64, amount: u32, clamp: bool) -> u64 {
     (wide >> n) & 0xffff_ffff
 }
 
+/// `bmsk.{clamp,wrap}.b32 d, a, b`: a mask of `b` ones starting at bit `a`
+/// (bits past 31 are dropped). `.wrap` takes both operands modulo 32;
+/// `.clamp` limits them to 32.
+#[inline]
+pub fn bmsk(a: u32, b: u32, clamp: bool) -> u64 {
+    let (pos, len) = if clamp {
+        (a.min(32), b.min(32))
+    } else {
+        (a & 31, b & 31)
+    };
+    let ones = if len >= 32 {
+        u64::MAX
+    } else {
+        (1u64 << len) - 1
+    };
+    if pos >= 32 {
+        0
+    } else {
+        (ones << pos) & 0xffff_ffff
+    }
+}
+
+/// `szext.{clamp,wrap}.{s32,u32} d, a, b`: sign- (`.s32`) or zero-extends the
+/// low `b` bits of `a`; `b == 0` gives 0. `.wrap` takes `b` modulo 32,
+/// `.clamp` limits it to 32.
+#[inline]
+pub fn szext(signed: bool, a: u64, b: u32, clamp: bool) -> u64 {
+    let len = if clamp { b.min(32) } else { b & 31 };
+    if len == 0 {
+        return 0;
+    }
+    let shift = 32 - len;
+    let v = (a as u32) << shift;
+    (if signed {
+        ((v as i32) >> shift) as u32
+    } else {
+        v >> shift
+    }) as u64
+}
+
 /// `popc`: number of set bits.
 #[inline]
 pub fn popc(ty: ScalarType, a: u64) -> u32 {
@@ -529,6 +569,21 @@ mod tests {
             dp2a(true, false, false, a2, b2, 0),
             (2 * 3 + 0xffff * 4) as u64
         );
+    }
+
+    #[test]
+    fn bmsk_and_szext() {
+        assert_eq!(bmsk(4, 4, false), 0xf0);
+        assert_eq!(bmsk(28, 8, false), 0xf000_0000);
+        assert_eq!(bmsk(0, 32, true), 0xffff_ffff);
+        assert_eq!(bmsk(0, 32, false), 0);
+        assert_eq!(bmsk(33, 1, true), 0);
+        assert_eq!(bmsk(33, 1, false), 0x2);
+        assert_eq!(szext(true, 0xf, 4, false), 0xffff_ffff);
+        assert_eq!(szext(false, 0xff, 4, false), 0xf);
+        assert_eq!(szext(true, 0x8000_0000, 40, true), 0x8000_0000);
+        assert_eq!(szext(true, 0x7, 0, true), 0);
+        assert_eq!(szext(true, 0x7, 35, false), 0xffff_ffff); // 35 wraps to 3
     }
 
     #[test]

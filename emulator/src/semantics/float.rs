@@ -501,6 +501,34 @@ pub fn max(ty: ScalarType, ftz: bool, propagate_nan: bool, a: u64, b: u64) -> u6
     min_max(ty, ftz, propagate_nan, true, a, b)
 }
 
+/// `min.xorsign.abs` / `max.xorsign.abs`: the min (max) of `|a|` and `|b|`,
+/// with the sign bit `sign(a) ^ sign(b)` (NaN results stay canonical).
+#[inline]
+pub fn min_max_xorsign_abs(
+    ty: ScalarType,
+    ftz: bool,
+    propagate_nan: bool,
+    want_max: bool,
+    a: u64,
+    b: u64,
+) -> u64 {
+    let magnitude = min_max(
+        ty,
+        ftz,
+        propagate_nan,
+        want_max,
+        abs(ty, false, a),
+        abs(ty, false, b),
+    );
+    lanes2(ty, magnitude, a ^ b, |fmt, m, signs| {
+        if fmt.is_nan(m) {
+            m
+        } else {
+            m | (signs & fmt.sign_mask())
+        }
+    })
+}
+
 /// `abs{.ftz}.type`: clears the sign bit (NaN payloads included).
 #[inline]
 pub fn abs(ty: ScalarType, ftz: bool, a: u64) -> u64 {
@@ -718,6 +746,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn fast_paths_agree_with_general_paths() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for i in 0..200_000 {
+            let r = next();
+            // Mix subnormals, specials and ordinary values.
+            let pick32 = |r: u64| match r % 4 {
+                0 => r >> 2 & 0x807f_ffff,
+                1 => [
+                    0,
+                    0x8000_0000,
+                    0x7f80_0000,
+                    0xff80_0000,
+                    0x7fc0_0001,
+                    0x3f80_0000,
+                ][(r >> 3) as usize % 6],
+                _ => r >> 8 & 0xffff_ffff,
+            };
+            let (a, b, c) = (pick32(r), pick32(next()), pick32(next()));
+            let mode = FloatMode::RN.with_ftz(i % 2 == 0);
+            assert_eq!(
+                add(F32, mode, a, b),
+                add_general(F32, mode, a, b),
+                "{a:x} + {b:x}"
+            );
+            assert_eq!(
+                sub(F32, mode, a, b),
+                sub_general(F32, mode, a, b),
+                "{a:x} - {b:x}"
+            );
+            assert_eq!(
+                mul(F32, mode, a, b),
+                mul_general(F32, mode, a, b),
+                "{a:x} * {b:x}"
+            );
+            assert_eq!(
+                fma(F32, mode, a, b, c),
+                fma_general(F32, mode, a, b, c),
+                "fma {a:x} {b:x} {c:x}"
+            );
+            assert_eq!(
+                div(F32, mode, DivKind::Ieee, a, b),
+                div_general(F32, mode, DivKind::Ieee, a, b)
+            );
+            let (x, y, z) = (next(), next(), next());
+            let m = FloatMode::RN;
+            assert_eq!(add(F64, m, x, y), add_general(F64, m, x, y));
+            assert_eq!(mul(F64, m, x, y), mul_general(F64, m, x, y));
+            assert_eq!(fma(F64, m, x, y, z), fma_general(F64, m, x, y, z));
+            assert_eq!(
+                div(F64, m, DivKind::Ieee, x, y),
+                div_general(F64, m, DivKind::Ieee, x, y)
+            );
+        }
+    }
+
+    #[test]
+    fn xorsign_abs() {
+        let r = min_max_xorsign_abs(F32, false, false, false, b32(-3.0), b32(2.0));
+        assert_eq!(f(r), -2.0);
+        let r = min_max_xorsign_abs(F32, false, false, true, b32(-3.0), b32(-2.0));
+        assert_eq!(f(r), 3.0);
+        assert_eq!(
+            min_max_xorsign_abs(F32, false, true, true, 0xffc0_0000, b32(-2.0)),
+            0x7fff_ffff
+        );
     }
 
     #[test]

@@ -766,6 +766,64 @@ mod tests {
         -next_up_f32(-x)
     }
 
+    /// f64 directed results bracket the exact product/quotient/root, checked
+    /// through exact residuals computed by the host fma (normal-range values
+    /// only, where the residual is exact).
+    #[test]
+    fn directed_f64_results_bracket_exact_values() {
+        let f = FloatFormat::F64;
+        let mut rng = Rng(4242);
+        let val = |b: u64| f64::from_bits(b);
+        for _ in 0..100_000 {
+            let a = f64::from_bits(
+                (rng.next() & 0x800f_ffff_ffff_ffff) | ((rng.next() % 200 + 923) << 52),
+            );
+            let b = f64::from_bits(
+                (rng.next() & 0x800f_ffff_ffff_ffff) | ((rng.next() % 200 + 923) << 52),
+            );
+            let (ab, bb) = (a.to_bits(), b.to_bits());
+            let lo = val(mul(f, ab, bb, FloatRounding::Rm));
+            let hi = val(mul(f, ab, bb, FloatRounding::Rp));
+            // a*b - lo >= 0 and a*b - hi <= 0, exactly.
+            assert!(
+                a.mul_add(b, -lo) >= 0.0 && a.mul_add(b, -hi) <= 0.0,
+                "{a:e}*{b:e}"
+            );
+            assert!(lo == hi || lo.next_up() == hi);
+            let rz = val(mul(f, ab, bb, FloatRounding::Rz));
+            assert_eq!(rz, if a * b > 0.0 { lo } else { hi });
+            let lo = val(div(f, ab, bb, FloatRounding::Rm));
+            let hi = val(div(f, ab, bb, FloatRounding::Rp));
+            // a - lo*b has the sign of b when lo <= a/b.
+            let (rl, rh) = ((-lo).mul_add(b, a), (-hi).mul_add(b, a));
+            assert!(
+                rl * b.signum() >= 0.0 && rh * b.signum() <= 0.0,
+                "{a:e}/{b:e}"
+            );
+            assert!(lo == hi || lo.next_up() == hi);
+            let s = a.abs();
+            let lo = val(sqrt(f, s.to_bits(), FloatRounding::Rm));
+            let hi = val(sqrt(f, s.to_bits(), FloatRounding::Rp));
+            assert!(
+                (-lo).mul_add(lo, s) >= 0.0 && (-hi).mul_add(hi, s) <= 0.0,
+                "sqrt {s:e}"
+            );
+            assert!(lo == hi || lo.next_up() == hi);
+            let sum_lo = val(add(f, ab, bb, FloatRounding::Rm));
+            let sum_hi = val(add(f, ab, bb, FloatRounding::Rp));
+            // TwoSum error term gives the exact side.
+            let s = a + b;
+            let bv = s - a;
+            let e = (a - (s - bv)) + (b - bv);
+            if e == 0.0 {
+                assert!(sum_lo == s && sum_hi == s);
+            } else {
+                assert!(sum_lo.next_up() == sum_hi && (sum_lo == s || sum_hi == s));
+                assert_eq!(sum_hi == s, e < 0.0, "{a:e}+{b:e}");
+            }
+        }
+    }
+
     #[test]
     fn exact_zero_sums_follow_ieee_sign_rules() {
         let f = FloatFormat::F32;
