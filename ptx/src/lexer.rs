@@ -86,6 +86,17 @@ pub struct Token<'a> {
     pub spaced: bool,
 }
 
+impl Token<'_> {
+    /// A placeholder end-of-file token.
+    pub const EOF: Token<'static> = Token {
+        kind: TokenKind::Eof,
+        text: "",
+        span: Span { line: 0, col: 0 },
+        offset: 0,
+        spaced: false,
+    };
+}
+
 /// A lexical error: message and position.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LexError {
@@ -145,12 +156,8 @@ impl<'a> Lexer<'a> {
                 }
                 b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
                 b'/' if self.peek_byte(1) == Some(b'/') => {
-                    while let Some(c) = self.peek_byte(0) {
-                        if c == b'\n' {
-                            break;
-                        }
-                        self.pos += 1;
-                    }
+                    let rest = &self.bytes[self.pos..];
+                    self.pos += rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
                 }
                 b'/' if self.peek_byte(1) == Some(b'*') => {
                     let open = self.span_at(self.pos);
@@ -297,28 +304,19 @@ impl<'a> Lexer<'a> {
                         message: "unterminated string literal".into(),
                     });
                 }
+                // Stepping byte-wise is safe: the scan only stops on ASCII
+                // bytes, which never occur inside a multi-byte character.
                 Some(b'\\') => {
                     self.pos += 1;
                     if self.peek_byte(0).is_some_and(|c| c != b'\n') {
-                        // Step over the escaped character, whole, even if non-ASCII.
-                        let len = self.src[self.pos..]
-                            .chars()
-                            .next()
-                            .map_or(1, char::len_utf8);
-                        self.pos += len;
+                        self.pos += 1;
                     }
                 }
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(TokenKind::String);
                 }
-                Some(_) => {
-                    let len = self.src[self.pos..]
-                        .chars()
-                        .next()
-                        .map_or(1, char::len_utf8);
-                    self.pos += len;
-                }
+                Some(_) => self.pos += 1,
             }
         }
     }
@@ -448,13 +446,7 @@ impl<'a> Lexer<'a> {
                 Some(b'/') if matches!(self.peek_byte(1), Some(b'/' | b'*')) => {
                     self.skip_trivia()?;
                 }
-                Some(_) => {
-                    let len = self.src[self.pos..]
-                        .chars()
-                        .next()
-                        .map_or(1, char::len_utf8);
-                    self.pos += len;
-                }
+                Some(_) => self.pos += 1,
             }
         }
     }

@@ -4,8 +4,6 @@
 //! instructions are parsed by shape only (`[@guard] opcode{.mod} operands;`)
 //! so any instruction, known or not, yields an AST node.
 
-use std::collections::VecDeque;
-
 use crate::ast::*;
 use crate::error::ParseError;
 use crate::lexer::{LexError, Lexer, Token, TokenKind};
@@ -21,9 +19,14 @@ pub fn parse(src: &str, file: &str) -> Result<Module, ParseError> {
 
 type PResult<T> = Result<T, ParseError>;
 
+/// How many tokens the parser may look ahead (label detection needs two).
+const LOOKAHEAD: usize = 2;
+
 struct Parser<'a> {
     lexer: Lexer<'a>,
-    lookahead: VecDeque<Token<'a>>,
+    /// Tokens lexed but not yet consumed, `lookahead[..buffered]`, in order.
+    lookahead: [Token<'a>; LOOKAHEAD],
+    buffered: usize,
     file: &'a str,
 }
 
@@ -31,7 +34,8 @@ impl<'a> Parser<'a> {
     fn new(src: &'a str, file: &'a str) -> Self {
         Parser {
             lexer: Lexer::new(src),
-            lookahead: VecDeque::with_capacity(4),
+            lookahead: [Token::EOF; LOOKAHEAD],
+            buffered: 0,
             file,
         }
     }
@@ -49,21 +53,30 @@ impl<'a> Parser<'a> {
         self.error(e.span, e.message)
     }
 
+    /// The token `n` places ahead (`n < LOOKAHEAD`).
     fn peek_nth(&mut self, n: usize) -> PResult<Token<'a>> {
-        while self.lookahead.len() <= n {
+        debug_assert!(n < LOOKAHEAD);
+        let n = n.min(LOOKAHEAD - 1);
+        while self.buffered <= n {
             let tok = self.lexer.next_token().map_err(|e| self.lex_error(e))?;
-            self.lookahead.push_back(tok);
+            self.lookahead[self.buffered] = tok;
+            self.buffered += 1;
         }
         Ok(self.lookahead[n])
     }
 
+    #[inline]
     fn peek(&mut self) -> PResult<Token<'a>> {
+        if self.buffered > 0 {
+            return Ok(self.lookahead[0]);
+        }
         self.peek_nth(0)
     }
 
     fn next(&mut self) -> PResult<Token<'a>> {
         let tok = self.peek()?;
-        self.lookahead.pop_front();
+        self.lookahead.copy_within(1.., 0);
+        self.buffered -= 1;
         Ok(tok)
     }
 
@@ -344,7 +357,7 @@ impl<'a> Parser<'a> {
     fn section(&mut self) -> PResult<Section> {
         let span = self.expect_directive(".section")?.span;
         let name = self.expect(TokenKind::Directive, "a section name (e.g. `.debug_info`)")?;
-        if !self.lookahead.is_empty() {
+        if self.buffered > 0 {
             let tok = self.lookahead[0];
             return Err(self.unexpected(tok, "`{` opening the section body"));
         }
@@ -996,8 +1009,10 @@ impl<'a> Parser<'a> {
             if self.eat(close)? {
                 return Ok(list);
             }
-            let expected = format!("`,` or {}", close.describe());
-            self.expect(TokenKind::Comma, &expected)?;
+            let tok = self.next()?;
+            if tok.kind != TokenKind::Comma {
+                return Err(self.unexpected(tok, &format!("`,` or {}", close.describe())));
+            }
         }
     }
 
