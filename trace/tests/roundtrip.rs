@@ -340,3 +340,21 @@ mod random_traces {
         }
     }
 }
+
+#[test]
+fn open_traces_can_be_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<TraceFile>();
+    assert_send_sync::<prlx_trace::SiteMap>();
+    let trace = TraceFile::from_bytes("t.prlx", sample_builder(true, false).to_bytes()).unwrap();
+    let counts: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..trace.num_warps())
+            .map(|w| {
+                let trace = &trace;
+                s.spawn(move || trace.warp(w).unwrap().events.len())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(counts, vec![3, 8, 0, 1]);
+}
