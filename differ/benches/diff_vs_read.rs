@@ -1,0 +1,181 @@
+//! Diff two ~1 GiB traces (16384 warps x 4096 events) and compare the time
+//! with merely reading both files (`cat a b >/dev/null`), warm cache, best of 3.
+//!
+//! ```text
+//! cargo bench -p prlx-differ --bench diff_vs_read
+//! ```
+//!
+//! The traces are written once to `$PRLX_BENCH_DIR` (default: Cargo's
+//! target tmp dir, `target/tmp/prlx-bench`) and reused; delete them when done.
+//! Run B exists twice: with 1% and with 50% of the warps diverged, each
+//! diverged warp carrying four planted divergences (a flipped branch, a
+//! changed mask, 3 inserted and 3 deleted events), and the bench checks the
+//! differ finds exactly those before it reports a time.
+
+use prlx_differ::{DiffOptions, DiffReport, diff_traces, render};
+use prlx_trace::{EventType, TraceBuilder, TraceEvent, TraceFile, WarpBufferHeader};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const GRID: [u32; 3] = [512, 1, 1];
+const BLOCK: [u32; 3] = [1024, 1, 1];
+const EVENTS: usize = 4096;
+/// Bump when the generated content changes, so stale files are rewritten.
+const GENERATION: u32 = 1;
+const PLANTED_PER_WARP: usize = 4;
+
+fn event(w: usize, i: usize) -> TraceEvent {
+    let mut h = (w as u32).wrapping_mul(0x9e37_79b9) ^ (i as u32).wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    let site = (i * 7 + w) % 97;
+    let kind = if site % 3 == 0 {
+        EventType::SharedStore
+    } else {
+        EventType::Branch
+    };
+    TraceEvent {
+        site_id: 0x1000 + site as u32,
+        event_type: kind as u8,
+        branch_dir: (h & 1) as u8,
+        _reserved: 0,
+        active_mask: u32::MAX,
+        value_a: i as u32,
+    }
+}
+
+fn diverges(w: usize, percent: usize) -> bool {
+    (w.wrapping_mul(2_654_435_761) >> 7) % 100 < percent
+}
+
+/// The warp's stream in run A, or in a B where it diverges.
+fn warp_events(w: usize, planted: bool, out: &mut Vec<TraceEvent>) {
+    out.clear();
+    out.extend((0..EVENTS).map(|i| event(w, i)));
+    if !planted {
+        return;
+    }
+    let flip = (500..)
+        .find(|&i| out[i].event_type == EventType::Branch as u8)
+        .unwrap();
+    out[flip].branch_dir ^= 1;
+    out[1500].active_mask = 0x0000_ffff;
+    let template = out[2500];
+    let inserted = (0..3u32).map(|k| TraceEvent {
+        site_id: 0xbeef_0000 + k,
+        ..template
+    });
+    out.splice(2500..2500, inserted);
+    out.drain(3503..3506);
+}
+
+fn write_trace(path: &Path, percent: Option<usize>) -> std::io::Result<()> {
+    let builder = TraceBuilder::new("bench_kernel", GRID, BLOCK)
+        .map_err(std::io::Error::other)?
+        .events_per_warp(EVENTS as u32)
+        .timestamp(u64::from(GENERATION));
+    let warps = builder.num_warps();
+    let tmp = path.with_extension("partial");
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+    out.write_all(bytemuck::bytes_of(builder.header()))?;
+    let mut events = Vec::with_capacity(EVENTS + 3);
+    for w in 0..warps {
+        warp_events(w, percent.is_some_and(|p| diverges(w, p)), &mut events);
+        let n = events.len() as u32;
+        let header = WarpBufferHeader {
+            write_idx: n,
+            overflow_count: 0,
+            num_events: n,
+            total_event_count: n,
+        };
+        out.write_all(bytemuck::bytes_of(&header))?;
+        out.write_all(bytemuck::cast_slice(&events))?;
+    }
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    std::fs::rename(tmp, path)
+}
+
+fn ensure(dir: &Path, name: &str, percent: Option<usize>) -> PathBuf {
+    let path = dir.join(format!("{name}.g{GENERATION}.prlx"));
+    let valid = TraceFile::open(&path).is_ok_and(|t| t.num_warps() == 16384);
+    if !valid {
+        eprintln!("writing {} ...", path.display());
+        write_trace(&path, percent)
+            .unwrap_or_else(|e| panic!("{}: cannot write: {e}", path.display()));
+    }
+    path
+}
+
+fn best_of_3(mut f: impl FnMut()) -> Duration {
+    f(); // warm the page cache and the allocator
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+fn read_time(a: &Path, b: &Path) -> Duration {
+    best_of_3(|| {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg("cat \"$1\" \"$2\" >/dev/null")
+            .arg("sh")
+            .arg(a)
+            .arg(b)
+            .status()
+            .expect("run cat");
+        assert!(status.success());
+    })
+}
+
+/// Open, align, build the report and render it: what `prlxctl diff` does.
+fn full_diff(a: &Path, b: &Path) -> DiffReport {
+    let ta = TraceFile::open(a).expect("open A");
+    let tb = TraceFile::open(b).expect("open B");
+    let diff = diff_traces(&ta, &tb, &DiffOptions::default());
+    let report = DiffReport::build(&ta, &tb, &diff, None);
+    std::hint::black_box(render::render_text(&report, 20));
+    report
+}
+
+fn main() {
+    let dir = std::env::var_os("PRLX_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("prlx-bench"));
+    std::fs::create_dir_all(&dir).expect("create the bench dir");
+    let a = ensure(&dir, "run_a", None);
+    let size = std::fs::metadata(&a).unwrap().len();
+    println!(
+        "traces: 16384 warps x {EVENTS} events, {:.2} GiB each, in {}",
+        size as f64 / (1u64 << 30) as f64,
+        dir.display()
+    );
+    println!("threads: {}", rayon::current_num_threads());
+    for percent in [1, 50] {
+        let b = ensure(&dir, &format!("run_b_{percent}pct"), Some(percent));
+        let expected = (0..16384).filter(|&w| diverges(w, percent)).count();
+        let report = full_diff(&a, &b);
+        assert_eq!(report.warps_diverged, expected, "diverged warps");
+        assert_eq!(
+            report.total_divergences,
+            expected * PLANTED_PER_WARP,
+            "divergences"
+        );
+        let read = read_time(&a, &b);
+        let diff = best_of_3(|| {
+            full_diff(&a, &b);
+        });
+        println!(
+            "{percent:>2}% diverged ({expected} warps, {} divergences): cat {:.3} s, diff {:.3} s, ratio {:.2}x",
+            report.total_divergences,
+            read.as_secs_f64(),
+            diff.as_secs_f64(),
+            diff.as_secs_f64() / read.as_secs_f64()
+        );
+    }
+}
