@@ -108,6 +108,44 @@ pub fn validate(dst: ScalarType, src: ScalarType, mode: CvtMode) -> Result<(), C
 /// default to `.rn` / `.rzi`.
 #[inline]
 pub fn cvt(dst: ScalarType, src: ScalarType, mode: CvtMode, a: u64) -> u64 {
+    use ScalarType::*;
+    // Fast paths for the conversions compilers emit in inner loops; the
+    // general path below handles them identically (see the agreement test).
+    let plain = !mode.sat && !mode.ftz && !mode.relu && !mode.satfinite;
+    if plain {
+        match (dst, src, mode.int_rounding, mode.float_rounding) {
+            (S64, S32, None, None) => return a as u32 as i32 as i64 as u64,
+            (U64 | S64 | B64, U32 | B32, None, None) => return a & 0xffff_ffff,
+            (U32 | S32 | B32, U64 | S64 | B64, None, None) => return a & 0xffff_ffff,
+            (F32, S32, None, None | Some(FloatRounding::Rn)) => {
+                return (a as u32 as i32 as f32).to_bits() as u64;
+            }
+            (F32, U32, None, None | Some(FloatRounding::Rn)) => {
+                return (a as u32 as f32).to_bits() as u64;
+            }
+            (F64, S32, None, _) => return (a as u32 as i32 as f64).to_bits(),
+            (F64, U32, None, _) => return (a as u32 as f64).to_bits(),
+            (S32, F32, Some(IntRounding::Rzi), None) => {
+                return f32::from_bits(a as u32) as i32 as u32 as u64;
+            }
+            (S32, F32, Some(IntRounding::Rni), None) => {
+                return f32::from_bits(a as u32).round_ties_even() as i32 as u32 as u64;
+            }
+            (U32, F32, Some(IntRounding::Rzi), None) => {
+                return f32::from_bits(a as u32) as u32 as u64;
+            }
+            (S32, F64, Some(IntRounding::Rzi), None) => {
+                return f64::from_bits(a) as i32 as u32 as u64;
+            }
+            _ => {}
+        }
+    }
+    cvt_general(dst, src, mode, a)
+}
+
+/// Every conversion; [`cvt`] only adds fast paths in front.
+#[inline(never)]
+fn cvt_general(dst: ScalarType, src: ScalarType, mode: CvtMode, a: u64) -> u64 {
     match (is_scalar_float(dst), is_scalar_float(src)) {
         (false, false) => int_to_int(dst, src, mode.sat, a),
         (true, false) => int_to_float(dst, src, mode, a),
@@ -599,6 +637,65 @@ mod tests {
         assert_eq!(cvt_rna_tf32(0x7f7f_ffff, false), 0x7f80_0000);
         assert_eq!(cvt_rna_tf32(0x7f7f_ffff, true), 0x7f7f_e000);
         assert_eq!(cvt_rna_tf32(0x7fc0_0001, false), 0x7fff_ffff);
+    }
+
+    #[test]
+    fn fast_paths_agree_with_general_path() {
+        let pairs = [
+            (S64, S32),
+            (U64, U32),
+            (S64, U32),
+            (U32, S64),
+            (S32, U64),
+            (F32, S32),
+            (F32, U32),
+            (F64, S32),
+            (F64, U32),
+            (S32, F32),
+            (U32, F32),
+            (S32, F64),
+        ];
+        let modes = [
+            CvtMode::default(),
+            mode_f(FloatRounding::Rn),
+            mode_f(FloatRounding::Rz),
+            mode_i(IntRounding::Rzi),
+            mode_i(IntRounding::Rni),
+            mode_i(IntRounding::Rmi),
+        ];
+        let mut s = 99u64;
+        for _ in 0..20_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let inputs = [
+                s,
+                s & 0xffff_ffff,
+                0x7fc0_0000,
+                0x4f00_0000,
+                0xcf00_0001,
+                0x3f00_0000,
+                0x4040_0000,
+                0xbfc0_0000,
+                f64::NAN.to_bits(),
+                2.5f64.to_bits(),
+            ];
+            for &(dst, src) in &pairs {
+                for &mode in &modes {
+                    if validate(dst, src, mode).is_err() {
+                        continue;
+                    }
+                    for &a in &inputs {
+                        let a = a & src.mask();
+                        assert_eq!(
+                            cvt(dst, src, mode, a),
+                            cvt_general(dst, src, mode, a),
+                            "{dst:?} {src:?} {mode:?} {a:x}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -136,6 +136,19 @@ pub fn mad_hi_sat_s32(a: u64, b: u64, c: u64) -> u64 {
     sum.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32 as u64
 }
 
+/// `mad{.lo,.hi}.cc` / `madc{.lo,.hi}{.cc}` (`.u32`/`.s32`/`.u64`/`.s64`):
+/// `lo/hi(a * b) + c + carry_in`, with the carry out of the type width —
+/// the building block of multi-word multiplication.
+#[inline]
+pub fn mad_cc(ty: ScalarType, hi: bool, a: u64, b: u64, c: u64, carry_in: bool) -> (u64, bool) {
+    let product = if hi {
+        mul_hi(ty, a, b)
+    } else {
+        mul_lo(ty, a, b)
+    };
+    addc(ty, product, c, carry_in)
+}
+
 /// `mad.wide`: `wide(a * b) + c` where `c` has the double width. `None` for 64-bit types.
 #[inline]
 pub fn mad_wide(ty: ScalarType, a: u64, b: u64, c: u64) -> Option<u64> {
@@ -385,6 +398,30 @@ mod tests {
             ((big as u128 * big as u128) >> 64) as u64
         );
         assert_eq!(mul_hi(S64, big, 3), u64::MAX); // -2 * 3 = -6: high half all ones
+    }
+
+    #[test]
+    fn mad_carry_chain_multiplies_64_by_32_bits() {
+        // (x1:x0) * y + (c1:c0) with 32-bit limbs equals the 128-bit reference.
+        let values = [
+            0u64,
+            1,
+            0xffff_ffff,
+            0xffff_ffff_ffff_ffff,
+            0x1234_5678_9abc_def0,
+        ];
+        for &x in &values {
+            for &y in &[0u64, 1, 0xffff_ffff, 0x8765_4321] {
+                let (x0, x1) = (x & 0xffff_ffff, x >> 32);
+                let (lo0, c) = mad_cc(U32, false, x0, y, 0, false);
+                let (hi0, c2) = mad_cc(U32, true, x0, y, 0, false);
+                assert!(!c && !c2);
+                let (lo1, c3) = mad_cc(U32, false, x1, y, hi0, false);
+                let (top, _) = mad_cc(U32, true, x1, y, 0, c3);
+                let got = (top as u128) << 64 | (lo1 as u128) << 32 | lo0 as u128;
+                assert_eq!(got, x as u128 * y as u128, "{x:x} * {y:x}");
+            }
+        }
     }
 
     #[test]
