@@ -86,6 +86,7 @@ impl TraceFile {
         let raw = source.bytes();
         if raw.starts_with(&ZSTD_MAGIC) {
             let (buf, header, layout) = inflate_whole_file(&name, raw)?;
+            drop(source); // Only the decompressed copy is kept.
             return Self::validated(
                 name,
                 Storage::Inflated(buf),

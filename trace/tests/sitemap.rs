@@ -198,3 +198,28 @@ fn load_reports_missing_files() {
         "{err}"
     );
 }
+
+mod fuzz {
+    use super::PRLX_SITES;
+    use prlx_trace::SiteMap;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,200}") {
+            if let Err(err) = SiteMap::from_json_str("f.json", &text) {
+                prop_assert!(err.to_string().starts_with("f.json"));
+            }
+        }
+
+        #[test]
+        fn mangled_prlx_output_never_panics(cut in 0usize..PRLX_SITES.len(), byte in any::<u8>()) {
+            let mut bytes = PRLX_SITES.as_bytes().to_vec();
+            bytes[cut] = byte;
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                let _ = SiteMap::from_json_str("m.json", text);
+            }
+            let _ = SiteMap::from_json_str("t.json", &PRLX_SITES[..cut]);
+        }
+    }
+}
