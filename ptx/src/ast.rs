@@ -507,6 +507,7 @@ pub struct Instruction {
     /// order: `.s32`, `.global`, `.v4`, `.rn`, `.L2::128B`, …
     pub modifiers: Vec<String>,
     pub operands: Vec<Operand>,
+    /// Position of the guard's `@` or, without a guard, of the opcode.
     pub span: Span,
 }
 
@@ -667,6 +668,51 @@ pub enum Operand {
 /// Whether two modules are equal ignoring spans.
 pub fn same_module(a: &Module, b: &Module) -> bool {
     a.without_spans() == b.without_spans()
+}
+
+impl Function {
+    /// Every statement of the body in source order, descending into `{ }`
+    /// scopes (a scope is yielded before its contents). Empty for declarations.
+    pub fn statements(&self) -> Statements<'_> {
+        Statements {
+            stack: vec![self.body.as_deref().unwrap_or(&[]).iter()],
+        }
+    }
+
+    /// Every instruction of the body in source order, including those in scopes.
+    pub fn instructions(&self) -> impl Iterator<Item = &Instruction> {
+        self.statements().filter_map(|s| match s {
+            Statement::Instruction(i) => Some(i),
+            _ => None,
+        })
+    }
+}
+
+/// Depth-first iterator over statements; see [`Function::statements`].
+#[derive(Debug, Clone)]
+pub struct Statements<'a> {
+    stack: Vec<std::slice::Iter<'a, Statement>>,
+}
+
+impl<'a> Iterator for Statements<'a> {
+    type Item = &'a Statement;
+
+    fn next(&mut self) -> Option<&'a Statement> {
+        loop {
+            let top = self.stack.last_mut()?;
+            match top.next() {
+                Some(stmt) => {
+                    if let Statement::Scope(scope) = stmt {
+                        self.stack.push(scope.body.iter());
+                    }
+                    return Some(stmt);
+                }
+                None => {
+                    self.stack.pop();
+                }
+            }
+        }
+    }
 }
 
 impl Module {

@@ -100,9 +100,10 @@ impl<'a> Parser<'a> {
     }
 
     fn unexpected(&self, tok: Token<'_>, expected: &str) -> ParseError {
-        let found = match tok.kind {
-            TokenKind::Eof => "end of file".to_string(),
-            kind => format!("{} `{}`", kind.describe(), tok.text),
+        let found = match tok.kind.describe() {
+            // Punctuation and end of file describe themselves fully.
+            d if d.starts_with('`') || tok.kind == TokenKind::Eof => d.to_string(),
+            d => format!("{d} `{}`", tok.text),
         };
         self.error(tok.span, format!("expected {expected}, found {found}"))
     }

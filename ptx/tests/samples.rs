@@ -94,6 +94,13 @@ fn instruction_counts_match_the_text() {
                 _ => None,
             })
             .sum();
+        let iterated: usize = m.functions().map(|f| f.instructions().count()).sum();
+        assert_eq!(
+            parsed,
+            iterated,
+            "{}: Function::instructions",
+            path.display()
+        );
         let in_text = count_semicolon_instructions(&text);
         assert_eq!(parsed, in_text, "{}", path.display());
     }
