@@ -6,7 +6,6 @@
 //! always hold canonical values.
 
 use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
-use half::{bf16, f16};
 
 /// Types and modes of one decoded instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,8 +16,11 @@ pub struct AluCtx {
     pub ty2: ScalarType,
     pub mode: FloatMode,
     pub cmp: CmpOp,
-    /// Instruction-specific constant: `lop3` truth table, `cvt` integer rounding, `shf` mode.
+    /// Instruction-specific constant: `lop3` truth table, `shf` mode, `testp` class.
     pub aux: u32,
+    pub div: crate::semantics::DivKind,
+    pub cvt: crate::semantics::CvtMode,
+    pub prmt: crate::semantics::PrmtMode,
 }
 
 impl AluCtx {
@@ -29,6 +31,9 @@ impl AluCtx {
             mode: FloatMode::RN,
             cmp: CmpOp::Eq,
             aux: 0,
+            div: crate::semantics::DivKind::Ieee,
+            cvt: crate::semantics::CvtMode::default(),
+            prmt: crate::semantics::PrmtMode::Generic,
         }
     }
 }
@@ -261,45 +266,6 @@ pub fn bfe(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
     }
     zx(c.ty, r)
 }
-/// `prmt.b32` default mode: select bytes of `{b, a}` by the nibbles of `c`.
-pub fn prmt(c: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
-    let bytes = ((b as u32 as u64) << 32) | a as u32 as u64;
-    let byte = |i: u64| ((bytes >> (8 * (i & 7))) & 0xff) as u32;
-    let s = sel as u32;
-    let mut r = 0u32;
-    match c.aux {
-        0 => {
-            for k in 0..4 {
-                let n = (s >> (4 * k)) & 0xf;
-                let mut v = byte(n as u64 & 7);
-                if n & 8 != 0 {
-                    v = if v & 0x80 != 0 { 0xff } else { 0 };
-                }
-                r |= v << (8 * k);
-            }
-        }
-        mode => {
-            let s2 = (s & 3) as u64;
-            let idx: [u64; 4] = match mode {
-                1 => [s2, (s2 + 1) & 7, (s2 + 2) & 7, (s2 + 3) & 7], // f4e
-                2 => [(8 - s2) & 7, (7 - s2) & 7, (6 - s2) & 7, (5 - s2) & 7], // b4e
-                3 => [[0, 1, 2, 3], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]][s2 as usize], // rc8
-                4 => [[0, 1, 0, 0], [0, 1, 0, 1], [2, 3, 2, 2], [2, 3, 2, 3]][s2 as usize], // ecl
-                5 => [[0, 0, 0, 0], [1, 1, 1, 0], [2, 2, 1, 0], [3, 2, 1, 0]][s2 as usize], // ecr
-                _ => [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]][s2 as usize], // rc16
-            };
-            let idx = if mode == 4 {
-                [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]][s2 as usize]
-            } else {
-                idx
-            };
-            for (k, i) in idx.iter().enumerate() {
-                r |= byte(*i) << (8 * k);
-            }
-        }
-    }
-    r as u64
-}
 /// `shf.l`/`shf.r` (`aux` bit 0: right, bit 1: clamp).
 pub fn shf(c: &AluCtx, a: u64, b: u64, n: u64) -> u64 {
     let n = n as u32;
@@ -329,18 +295,6 @@ pub fn sad(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
     };
     zx(c.ty, diff.wrapping_add(d))
 }
-/// `slct.dtype.s32 d, a, b, c`: `c >= 0 ? a : b`.
-pub fn slct_s32(_: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
-    if (sel as u32 as i32) >= 0 { a } else { b }
-}
-pub fn slct_f32(_: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
-    if f32::from_bits(sel as u32) >= 0.0 {
-        a
-    } else {
-        b
-    }
-}
-
 pub fn cmp_int(c: &AluCtx, a: u64, b: u64) -> bool {
     use std::cmp::Ordering::*;
     let signed = c.ty.is_signed_int();
@@ -366,536 +320,121 @@ pub fn cmp_int(c: &AluCtx, a: u64, b: u64) -> bool {
 }
 
 // ------------------------------------------------------------------ floats
+//
+// Floating-point operations delegate to `semantics`, which implements every
+// rounding mode exactly (softfloat behind `.rz .rm .rp`), `.ftz`, `.sat`,
+// the half types and canonical NaNs; its round-to-nearest f32/f64 paths are
+// native arithmetic.
 
-/// A float of width 16/32/64 widened to f64 (exact) and back with the
-/// instruction's rounding.
-#[inline]
-fn to_f64(ty: ScalarType, v: u64) -> f64 {
-    match ty {
-        ScalarType::F64 => f64::from_bits(v),
-        ScalarType::F16 => f16::from_bits(v as u16).to_f64(),
-        ScalarType::BF16 => bf16::from_bits(v as u16).to_f64(),
-        _ => f32::from_bits(v as u32) as f64,
-    }
-}
+use crate::semantics::{self as sem, DivKind, TestpOp};
 
-fn next_toward(x: f32, up: bool) -> f32 {
-    if x.is_nan() || (x.is_infinite() && (x > 0.0) == up) {
-        return x;
+pub fn add_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::add(c.ty, c.mode, a, b)
+}
+pub fn sub_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::sub(c.ty, c.mode, a, b)
+}
+pub fn mul_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::mul(c.ty, c.mode, a, b)
+}
+pub fn fma_f(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
+    sem::float::fma(c.ty, c.mode, a, b, d)
+}
+pub fn div_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::div(c.ty, c.mode, c.div, a, b)
+}
+pub fn rcp_f(c: &AluCtx, a: u64) -> u64 {
+    if c.div == DivKind::Approx && c.ty == ScalarType::F32 {
+        // rcp.approx.f32 is within 1 ulp; the IEEE reciprocal satisfies that.
+        return sem::float::rcp(
+            c.ty,
+            FloatMode {
+                rounding: FloatRounding::Rn,
+                ..c.mode
+            },
+            a,
+        );
     }
-    if x == 0.0 {
-        let tiny = f32::from_bits(1);
-        return if up { tiny } else { -tiny };
-    }
-    let bits = x.to_bits();
-    let bigger = (x > 0.0) == up;
-    f32::from_bits(if bigger { bits + 1 } else { bits - 1 })
+    sem::float::rcp(c.ty, c.mode, a)
 }
-
-/// Rounds an exact (or nearly exact) f64 to f32 with a PTX rounding mode.
-pub fn round_f32(x: f64, r: FloatRounding) -> f32 {
-    let n = x as f32;
-    if x.is_nan() || r == FloatRounding::Rn {
-        return n;
-    }
-    let back = n as f64;
-    if back == x || x.is_infinite() {
-        return n;
-    }
-    let pick = match r {
-        FloatRounding::Rz => {
-            if back.abs() > x.abs() {
-                next_toward(n, x < 0.0)
-            } else {
-                n
-            }
-        }
-        FloatRounding::Rm => {
-            if back > x {
-                next_toward(n, false)
-            } else {
-                n
-            }
-        }
-        _ => {
-            if back < x {
-                next_toward(n, true)
-            } else {
-                n
-            }
-        }
-    };
-    // Directed modes never round a finite value to infinity away from the mode.
-    if pick.is_infinite() && !x.is_infinite() {
-        let towards_inf = match r {
-            FloatRounding::Rp => x > 0.0,
-            FloatRounding::Rm => x < 0.0,
-            _ => false,
-        };
-        if !towards_inf {
-            return f32::MAX.copysign(x as f32);
-        }
-    }
-    pick
+pub fn sqrt_f(c: &AluCtx, a: u64) -> u64 {
+    sem::float::sqrt(c.ty, c.mode, a)
 }
-
-#[inline]
-fn ftz32(x: f32) -> f32 {
-    if x.is_subnormal() {
-        0.0f32.copysign(x)
-    } else {
-        x
-    }
+/// `aux` = 1 for `.NaN`.
+pub fn min_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::min(c.ty, c.mode.ftz, c.aux == 1, a, b)
 }
-
-#[inline]
-fn finish32(c: &AluCtx, mut r: f32) -> u64 {
-    if c.mode.ftz {
-        r = ftz32(r);
-    }
-    if c.mode.sat {
-        r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
-    }
-    r.to_bits() as u64
+pub fn max_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::max(c.ty, c.mode.ftz, c.aux == 1, a, b)
 }
-
-#[inline]
-fn in32(c: &AluCtx, v: u64) -> f32 {
-    let x = f32::from_bits(v as u32);
-    if c.mode.ftz { ftz32(x) } else { x }
+pub fn abs_f(c: &AluCtx, a: u64) -> u64 {
+    sem::float::abs(c.ty, c.mode.ftz, a)
 }
-
-#[inline]
-fn finish64(c: &AluCtx, mut r: f64) -> u64 {
-    if c.mode.sat {
-        r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
-    }
-    r.to_bits()
+pub fn neg_f(c: &AluCtx, a: u64) -> u64 {
+    sem::float::neg(c.ty, c.mode.ftz, a)
 }
-
-/// Canonical NaN PTX produces for f32 arithmetic.
-const NAN32: u32 = 0x7fff_ffff;
-
-fn nan_fix32(r: f32) -> f32 {
-    if r.is_nan() { f32::from_bits(NAN32) } else { r }
+pub fn copysign_f(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::float::copysign(c.ty, a, b)
 }
-
-pub fn add_f32(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (in32(c, a), in32(c, b));
-    let r = if c.mode.rounding == FloatRounding::Rn {
-        x + y
-    } else {
-        round_f32(x as f64 + y as f64, c.mode.rounding)
-    };
-    finish32(c, nan_fix32(r))
+pub fn sin_f(c: &AluCtx, a: u64) -> u64 {
+    sem::approx::sin(c.ty, c.mode.ftz, a)
 }
-pub fn sub_f32(c: &AluCtx, a: u64, b: u64) -> u64 {
-    add_f32(c, a, b ^ 0x8000_0000)
+pub fn cos_f(c: &AluCtx, a: u64) -> u64 {
+    sem::approx::cos(c.ty, c.mode.ftz, a)
 }
-pub fn mul_f32(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (in32(c, a), in32(c, b));
-    let r = if c.mode.rounding == FloatRounding::Rn {
-        x * y
-    } else {
-        round_f32(x as f64 * y as f64, c.mode.rounding)
-    };
-    finish32(c, nan_fix32(r))
+pub fn lg2_f(c: &AluCtx, a: u64) -> u64 {
+    sem::approx::lg2(c.ty, c.mode.ftz, a)
 }
-pub fn fma_f32(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
-    let (x, y, z) = (in32(c, a), in32(c, b), in32(c, d));
-    let r = if c.mode.rounding == FloatRounding::Rn {
-        x.mul_add(y, z)
-    } else {
-        // The product is exact in f64; the sum may round once there first.
-        round_f32((x as f64 * y as f64) + z as f64, c.mode.rounding)
-    };
-    finish32(c, nan_fix32(r))
+pub fn ex2_f(c: &AluCtx, a: u64) -> u64 {
+    sem::approx::ex2(c.ty, c.mode.ftz, a)
 }
-pub fn div_f32(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (in32(c, a), in32(c, b));
-    let r = if c.mode.rounding == FloatRounding::Rn {
-        x / y
-    } else {
-        round_f32(x as f64 / y as f64, c.mode.rounding)
-    };
-    finish32(c, nan_fix32(r))
+pub fn tanh_f(c: &AluCtx, a: u64) -> u64 {
+    sem::approx::tanh(c.ty, a)
 }
-pub fn min_f32(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (in32(c, a), in32(c, b));
-    let r = match (x.is_nan(), y.is_nan()) {
-        (true, true) => f32::from_bits(NAN32),
-        (true, false) => y,
-        (false, true) => x,
-        // -0 is less than +0 for min/max.
-        _ if x == y => {
-            if x.is_sign_negative() {
-                x
-            } else {
-                y
-            }
-        }
-        _ => x.min(y),
-    };
-    finish32(c, r)
-}
-pub fn max_f32(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (in32(c, a), in32(c, b));
-    let r = match (x.is_nan(), y.is_nan()) {
-        (true, true) => f32::from_bits(NAN32),
-        (true, false) => y,
-        (false, true) => x,
-        _ if x == y => {
-            if x.is_sign_positive() {
-                x
-            } else {
-                y
-            }
-        }
-        _ => x.max(y),
-    };
-    finish32(c, r)
-}
-pub fn neg_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, -in32(c, a))
-}
-pub fn abs_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, in32(c, a).abs())
-}
-pub fn copysign_f32(_: &AluCtx, a: u64, b: u64) -> u64 {
-    ((b as u32 & 0x7fff_ffff) | (a as u32 & 0x8000_0000)) as u64
-}
-pub fn sqrt_f32(c: &AluCtx, a: u64) -> u64 {
-    let x = in32(c, a);
-    let r = if c.mode.rounding == FloatRounding::Rn {
-        x.sqrt()
-    } else {
-        round_f32((x as f64).sqrt(), c.mode.rounding)
-    };
-    finish32(c, nan_fix32(r))
-}
-pub fn rcp_f32(c: &AluCtx, a: u64) -> u64 {
-    let x = in32(c, a);
-    let r = if c.mode.rounding == FloatRounding::Rn {
-        1.0 / x
-    } else {
-        round_f32(1.0 / x as f64, c.mode.rounding)
-    };
-    finish32(c, nan_fix32(r))
-}
-pub fn rsqrt_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, nan_fix32(1.0 / in32(c, a).sqrt()))
-}
-pub fn sin_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, nan_fix32(in32(c, a).sin()))
-}
-pub fn cos_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, nan_fix32(in32(c, a).cos()))
-}
-pub fn lg2_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, nan_fix32(in32(c, a).log2()))
-}
-pub fn ex2_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, nan_fix32(in32(c, a).exp2()))
-}
-pub fn tanh_f32(c: &AluCtx, a: u64) -> u64 {
-    finish32(c, nan_fix32(in32(c, a).tanh()))
-}
-
-pub fn add_f64(c: &AluCtx, a: u64, b: u64) -> u64 {
-    finish64(c, f64::from_bits(a) + f64::from_bits(b))
-}
-pub fn sub_f64(c: &AluCtx, a: u64, b: u64) -> u64 {
-    finish64(c, f64::from_bits(a) - f64::from_bits(b))
-}
-pub fn mul_f64(c: &AluCtx, a: u64, b: u64) -> u64 {
-    finish64(c, f64::from_bits(a) * f64::from_bits(b))
-}
-pub fn div_f64(c: &AluCtx, a: u64, b: u64) -> u64 {
-    finish64(c, f64::from_bits(a) / f64::from_bits(b))
-}
-pub fn fma_f64(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
-    finish64(
-        c,
-        f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(d)),
-    )
-}
-pub fn min_f64(_: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (f64::from_bits(a), f64::from_bits(b));
-    if x == y {
-        return if x.is_sign_negative() { a } else { b };
-    }
-    x.min(y).to_bits()
-}
-pub fn max_f64(_: &AluCtx, a: u64, b: u64) -> u64 {
-    let (x, y) = (f64::from_bits(a), f64::from_bits(b));
-    if x == y {
-        return if x.is_sign_positive() { a } else { b };
-    }
-    x.max(y).to_bits()
-}
-pub fn neg_f64(_: &AluCtx, a: u64) -> u64 {
-    a ^ (1 << 63)
-}
-pub fn abs_f64(_: &AluCtx, a: u64) -> u64 {
-    a & !(1 << 63)
-}
-pub fn copysign_f64(_: &AluCtx, a: u64, b: u64) -> u64 {
-    (b & !(1 << 63)) | (a & (1 << 63))
-}
-pub fn sqrt_f64(c: &AluCtx, a: u64) -> u64 {
-    finish64(c, f64::from_bits(a).sqrt())
-}
-pub fn rcp_f64(c: &AluCtx, a: u64) -> u64 {
-    finish64(c, 1.0 / f64::from_bits(a))
-}
-pub fn rsqrt_f64(c: &AluCtx, a: u64) -> u64 {
-    finish64(c, 1.0 / f64::from_bits(a).sqrt())
-}
-
-/// Half-precision arithmetic: computed in f64 (exact for add/sub/mul of
-/// 11-bit significands) and rounded once to the 16-bit type; packed types
-/// apply it to both halves.
-fn half_op(ty: ScalarType, a: u64, b: u64, d: u64, f: impl Fn(f64, f64, f64) -> f64) -> u64 {
-    let el = ty.element();
-    let one = |x: u64, y: u64, z: u64| -> u64 {
-        let r = f(to_f64(el, x), to_f64(el, y), to_f64(el, z));
-        match el {
-            ScalarType::BF16 => bf16::from_f64(r).to_bits() as u64,
-            _ => f16::from_f64(r).to_bits() as u64,
-        }
-    };
-    if ty.is_packed() {
-        let lo = one(a & 0xffff, b & 0xffff, d & 0xffff);
-        let hi = one((a >> 16) & 0xffff, (b >> 16) & 0xffff, (d >> 16) & 0xffff);
-        lo | (hi << 16)
-    } else {
-        one(a & 0xffff, b & 0xffff, d & 0xffff)
-    }
-}
-
-pub fn add_half(c: &AluCtx, a: u64, b: u64) -> u64 {
-    half_op(c.ty, a, b, 0, |x, y, _| x + y)
-}
-pub fn sub_half(c: &AluCtx, a: u64, b: u64) -> u64 {
-    half_op(c.ty, a, b, 0, |x, y, _| x - y)
-}
-pub fn mul_half(c: &AluCtx, a: u64, b: u64) -> u64 {
-    half_op(c.ty, a, b, 0, |x, y, _| x * y)
-}
-pub fn fma_half(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
-    half_op(c.ty, a, b, d, |x, y, z| x.mul_add(y, z))
-}
-pub fn min_half(c: &AluCtx, a: u64, b: u64) -> u64 {
-    half_op(c.ty, a, b, 0, |x, y, _| x.min(y))
-}
-pub fn max_half(c: &AluCtx, a: u64, b: u64) -> u64 {
-    half_op(c.ty, a, b, 0, |x, y, _| x.max(y))
-}
-pub fn neg_half(c: &AluCtx, a: u64) -> u64 {
-    let m = if c.ty.is_packed() {
-        0x8000_8000
-    } else {
-        0x8000
-    };
-    a ^ m
-}
-pub fn abs_half(c: &AluCtx, a: u64) -> u64 {
-    let m = if c.ty.is_packed() {
-        0x7fff_7fff
-    } else {
-        0x7fff
-    };
-    a & m
+pub fn rsqrt_f(c: &AluCtx, a: u64) -> u64 {
+    sem::approx::rsqrt(c.ty, c.mode.ftz, a)
 }
 
 pub fn cmp_float(c: &AluCtx, a: u64, b: u64) -> bool {
-    let (x, y) = if c.ty == ScalarType::F32 && c.mode.ftz {
-        (in32(c, a) as f64, in32(c, b) as f64)
-    } else {
-        (to_f64(c.ty, a), to_f64(c.ty, b))
-    };
-    let unordered = x.is_nan() || y.is_nan();
-    match c.cmp {
-        CmpOp::Eq => x == y,
-        CmpOp::Ne => !unordered && x != y,
-        CmpOp::Lt => x < y,
-        CmpOp::Le => x <= y,
-        CmpOp::Gt => x > y,
-        CmpOp::Ge => x >= y,
-        CmpOp::Equ => unordered || x == y,
-        CmpOp::Neu => unordered || x != y,
-        CmpOp::Ltu => unordered || x < y,
-        CmpOp::Leu => unordered || x <= y,
-        CmpOp::Gtu => unordered || x > y,
-        CmpOp::Geu => unordered || x >= y,
-        CmpOp::Num => !unordered,
-        CmpOp::Nan => unordered,
-        _ => false,
-    }
+    sem::compare_ftz(c.cmp, c.ty, c.mode.ftz, a, b)
 }
 
-/// `testp.op.f32/f64`: `aux` selects finite(0) infinite(1) number(2)
-/// notanumber(3) normal(4) subnormal(5).
+/// `testp.op`: `aux` selects finite(0) infinite(1) number(2) notanumber(3)
+/// normal(4) subnormal(5).
 pub fn testp(c: &AluCtx, a: u64, _: u64) -> bool {
-    let x = to_f64(c.ty, a);
-    let sub = if c.ty == ScalarType::F32 {
-        f32::from_bits(a as u32).is_subnormal()
-    } else {
-        x.is_subnormal()
+    let op = match c.aux {
+        0 => TestpOp::Finite,
+        1 => TestpOp::Infinite,
+        2 => TestpOp::Number,
+        3 => TestpOp::NotANumber,
+        4 => TestpOp::Normal,
+        _ => TestpOp::Subnormal,
     };
-    match c.aux {
-        0 => x.is_finite(),
-        1 => x.is_infinite(),
-        2 => !x.is_nan(),
-        3 => x.is_nan(),
-        4 => x.is_normal() && !sub,
-        _ => sub,
-    }
+    sem::float::testp(c.ty, op, a)
 }
 
 /// `set.cmp.dtype.stype`: all ones (integer) or 1.0 (f32) when true.
 pub fn set_cmp(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let inner = AluCtx { ty: c.ty2, ..*c };
-    let t = if c.ty2.is_float() {
-        cmp_float(&inner, a, b)
-    } else {
-        cmp_int(&inner, a, b)
-    };
-    match (t, c.ty) {
-        (true, ScalarType::F32) => 1.0f32.to_bits() as u64,
-        (true, _) => 0xffff_ffff,
-        (false, _) => 0,
-    }
+    let t = sem::compare_ftz(c.cmp, c.ty2, c.mode.ftz, a, b);
+    sem::compare::set_value(c.ty, t)
 }
 
-// ------------------------------------------------------------- conversions
-
-/// Integer rounding selected for a float→int or float→float `cvt`:
-/// 0 none, 1 rni, 2 rzi, 3 rmi, 4 rpi.
-fn round_integral(x: f64, mode: u32) -> f64 {
-    match mode {
-        1 => x.round_ties_even(),
-        2 => x.trunc(),
-        3 => x.floor(),
-        4 => x.ceil(),
-        _ => x,
-    }
-}
-
-/// `cvt.dty.sty` for every integer/float pair: `ty` is the destination,
-/// `ty2` the source, `aux` the integer rounding (see [`round_integral`]).
+/// `cvt.dty.sty`: `ty` is the destination, `ty2` the source.
 pub fn cvt(c: &AluCtx, a: u64) -> u64 {
-    let (dst, src) = (c.ty, c.ty2);
-    if src.is_float() {
-        let mut x = to_f64(src, a);
-        if c.mode.ftz && src == ScalarType::F32 {
-            x = in32(c, a) as f64;
-        }
-        if dst.is_float() {
-            let x = if c.aux != 0 {
-                round_integral(x, c.aux)
-            } else {
-                x
-            };
-            return float_from_f64(c, dst, x);
-        }
-        // float → integer: saturating, NaN → 0.
-        let x = round_integral(x, if c.aux == 0 { 2 } else { c.aux });
-        let v = if dst.is_signed_int() {
-            let bits = dst.bits();
-            let (lo, hi) = (
-                -(2f64.powi(bits as i32 - 1)),
-                2f64.powi(bits as i32 - 1) - 1.0,
-            );
-            if x.is_nan() {
-                0
-            } else {
-                x.clamp(lo, hi) as i64 as u64
-            }
-        } else {
-            let hi = 2f64.powi(dst.bits() as i32) - 1.0;
-            if x.is_nan() {
-                0
-            } else {
-                x.clamp(0.0, hi) as u64
-            }
-        };
-        return zx(dst, v);
-    }
-    if dst.is_float() {
-        let x = if src.is_signed_int() {
-            sx(src, a) as f64
-        } else {
-            zx(src, a) as f64
-        };
-        // 64-bit integers are not exact in f64: round directly from integer.
-        if src.bits() == 64 && dst == ScalarType::F32 && c.mode.rounding == FloatRounding::Rn {
-            let r = if src.is_signed_int() {
-                a as i64 as f32
-            } else {
-                a as f32
-            };
-            return r.to_bits() as u64;
-        }
-        if src.bits() == 64 && dst == ScalarType::F64 {
-            let r = if src.is_signed_int() {
-                a as i64 as f64
-            } else {
-                a as f64
-            };
-            return r.to_bits();
-        }
-        return float_from_f64(c, dst, x);
-    }
-    // integer → integer: sign/zero-extend from the source, then truncate or saturate.
-    let v = if src.is_signed_int() {
-        sx(src, a)
-    } else {
-        zx(src, a) as i64
-    };
-    if c.mode.sat && dst.is_int() {
-        let bits = dst.bits();
-        let v128 = if src.is_signed_int() {
-            v as i128
-        } else {
-            zx(src, a) as i128
-        };
-        let (lo, hi) = if dst.is_signed_int() {
-            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-        } else {
-            (0, (1i128 << bits) - 1)
-        };
-        return zx(dst, v128.clamp(lo, hi) as u64);
-    }
-    zx(dst, v as u64)
-}
-
-fn float_from_f64(c: &AluCtx, dst: ScalarType, x: f64) -> u64 {
-    match dst {
-        ScalarType::F64 => finish64(c, x),
-        ScalarType::F32 => finish32(c, round_f32(x, c.mode.rounding)),
-        ScalarType::F16 => {
-            let mut r = f16::from_f64(x);
-            if c.mode.sat {
-                r = f16::from_f64(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) });
-            }
-            r.to_bits() as u64
-        }
-        ScalarType::BF16 => bf16::from_f64(x).to_bits() as u64,
-        _ => 0,
-    }
+    sem::cvt(c.ty, c.ty2, c.cvt, a)
 }
 
 /// `cvt.rn.f16x2.f32 d, a, b`: `a` goes to the upper half.
 pub fn cvt_pack_half2(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let one = |v: u64| -> u64 {
-        let x = f32::from_bits(v as u32) as f64;
-        match c.ty {
-            ScalarType::BF16x2 => bf16::from_f64(x).to_bits() as u64,
-            _ => f16::from_f64(x).to_bits() as u64,
-        }
-    };
-    (one(a) << 16) | one(b)
+    sem::cvt::cvt_pack_f32x2(c.ty, c.cvt, a, b)
+}
+
+pub fn prmt(c: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
+    sem::bits::prmt(a, b, sel, c.prmt)
+}
+
+pub fn slct(c: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
+    sem::compare::slct(c.ty2, c.mode.ftz, a, b, sel)
 }
 
 #[cfg(test)]
@@ -971,7 +510,7 @@ mod tests {
     }
 
     #[test]
-    fn comparisons_handle_nan_and_sign() {
+    fn integer_comparisons_respect_signedness() {
         let lt = AluCtx {
             cmp: CmpOp::Lt,
             ..ctx(S32)
@@ -982,83 +521,26 @@ mod tests {
             ..ctx(S32)
         };
         assert!(!cmp_int(&lo, (-1i32) as u32 as u64, 0));
-        let nan = f32::NAN.to_bits() as u64;
-        let one = 1.0f32.to_bits() as u64;
-        let f = |op| AluCtx {
-            cmp: op,
+    }
+
+    #[test]
+    fn float_wrappers_pass_modes_through() {
+        let rm = AluCtx {
+            mode: FloatMode::new(FloatRounding::Rm),
             ..ctx(F32)
         };
-        assert!(!cmp_float(&f(CmpOp::Lt), nan, one));
-        assert!(cmp_float(&f(CmpOp::Ltu), nan, one));
-        assert!(!cmp_float(&f(CmpOp::Ne), nan, one));
-        assert!(cmp_float(&f(CmpOp::Neu), nan, one));
-        assert!(cmp_float(&f(CmpOp::Nan), nan, one));
-    }
-
-    #[test]
-    fn conversions_round_and_saturate() {
-        let c = |dst, src, aux| AluCtx {
-            ty: dst,
-            ty2: src,
-            aux,
-            ..ctx(dst)
-        };
-        assert_eq!(
-            cvt(&c(S32, F32, 2), (-2.7f32).to_bits() as u64),
-            (-2i32) as u32 as u64
-        );
-        assert_eq!(cvt(&c(S32, F32, 1), 2.5f32.to_bits() as u64), 2);
-        assert_eq!(cvt(&c(U32, F32, 2), (-5.0f32).to_bits() as u64), 0);
-        assert_eq!(cvt(&c(S32, F32, 2), f32::NAN.to_bits() as u64), 0);
-        assert_eq!(cvt(&c(S32, F32, 2), 1e20f32.to_bits() as u64), 0x7fff_ffff);
-        assert_eq!(cvt(&c(S64, S32, 0), 0xffff_fffe), (-2i64) as u64);
-        assert_eq!(cvt(&c(U64, U32, 0), 0xffff_fffe), 0xffff_fffe);
-        assert_eq!(cvt(&c(U8, U32, 0), 0x1ff), 0xff);
-        let sat = AluCtx {
-            mode: FloatMode {
-                sat: true,
-                ..FloatMode::RN
+        let one = 1.0f32.to_bits() as u64;
+        let neg_one = (-1.0f32).to_bits() as u64;
+        assert_eq!(add_f(&rm, one, neg_one), (-0.0f32).to_bits() as u64);
+        assert_eq!(add_f(&ctx(F32), one, neg_one), 0);
+        let cvt_ctx = AluCtx {
+            ty2: S32,
+            cvt: sem::CvtMode {
+                float_rounding: Some(FloatRounding::Rz),
+                ..sem::CvtMode::default()
             },
-            ..c(U8, S32, 0)
+            ..ctx(F32)
         };
-        assert_eq!(cvt(&sat, 300), 255);
-        assert_eq!(
-            cvt(&c(F32, S32, 0), (-3i32) as u32 as u64),
-            (-3.0f32).to_bits() as u64
-        );
-        assert_eq!(cvt(&c(F16, F32, 0), 1.0f32.to_bits() as u64), 0x3c00);
-        assert_eq!(cvt(&c(F32, F16, 0), 0x3c00), 1.0f32.to_bits() as u64);
-        let rz = AluCtx {
-            mode: FloatMode::new(FloatRounding::Rz),
-            ..c(F32, F64, 0)
-        };
-        let third = (1.0f64 / 3.0).to_bits();
-        let rp = AluCtx {
-            mode: FloatMode::new(FloatRounding::Rp),
-            ..c(F32, F64, 0)
-        };
-        assert!(f32::from_bits(cvt(&rz, third) as u32) < f32::from_bits(cvt(&rp, third) as u32));
-    }
-
-    #[test]
-    fn float_min_max_and_ftz() {
-        let c = ctx(F32);
-        let nan = f32::NAN.to_bits() as u64;
-        assert_eq!(
-            min_f32(&c, nan, 2.0f32.to_bits() as u64),
-            2.0f32.to_bits() as u64
-        );
-        assert_eq!(max_f32(&c, (-0.0f32).to_bits() as u64, 0), 0);
-        let ftz = AluCtx {
-            mode: FloatMode {
-                ftz: true,
-                ..FloatMode::RN
-            },
-            ..c
-        };
-        let tiny = f32::from_bits(1).to_bits() as u64;
-        assert_eq!(add_f32(&ftz, tiny, 0), 0);
-        assert_eq!(add_f32(&c, tiny, 0), tiny);
-        assert_eq!(add_half(&ctx(F16x2), 0x3c00_3c00, 0x3c00_4000), 0x4000_4200);
+        assert_eq!(cvt(&cvt_ctx, 16_777_217), 16_777_216f32.to_bits() as u64);
     }
 }

@@ -468,6 +468,8 @@ struct FnCtx<'f> {
     scopes: Vec<HashMap<String, RegKind>>,
     sym_scopes: Vec<HashMap<String, Sym>>,
     labels: HashMap<String, u32>,
+    /// `.branchtargets` lists, by name.
+    branch_tables: HashMap<String, Box<[u32]>>,
     next_row: u32,
     next_pred: u32,
     param_frame: u64,
@@ -526,6 +528,7 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         scopes: vec![HashMap::new()],
         sym_scopes: vec![params],
         labels,
+        branch_tables: HashMap::new(),
         next_row: m.window_base,
         next_pred: 0,
         param_frame: info.param_frame as u64,
@@ -569,19 +572,19 @@ fn decode_body(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, body: &[Statement]) {
                 });
                 m.text.push(crate::text::instruction(inst));
             }
-            Statement::CallPrototype(p) => {
-                m.diags.push(diag(
-                    m.file,
-                    p.span,
-                    "unsupported: indirect calls (.callprototype)",
-                ));
-            }
+            Statement::CallPrototype(_) => {}
             Statement::BranchTargets(b) => {
-                m.diags.push(diag(
-                    m.file,
-                    b.span,
-                    "unsupported: .branchtargets (brx.idx)",
-                ));
+                let mut pcs = Vec::new();
+                for l in &b.labels {
+                    match fc.labels.get(l) {
+                        Some(pc) => pcs.push(*pc),
+                        None => m
+                            .diags
+                            .push(diag(m.file, b.span, format!("unknown label `{l}`"))),
+                    }
+                }
+                fc.branch_tables
+                    .insert(b.name.clone(), pcs.into_boxed_slice());
             }
             Statement::Label(_) | Statement::Loc(_) | Statement::Pragma(_) => {}
         }
@@ -1147,8 +1150,21 @@ fn decode_op(
             }
             let approx = mods.take(".approx");
             let full = mods.take(".full");
+            let propagate_nan = matches!(inst.opcode.as_str(), "min" | "max") && mods.take(".NaN");
             let mode = fmode(mods);
             let ty = need_type(mods, inst)?;
+            if propagate_nan
+                && !matches!(
+                    ty,
+                    ScalarType::F32
+                        | ScalarType::F16
+                        | ScalarType::F16x2
+                        | ScalarType::BF16
+                        | ScalarType::BF16x2
+                )
+            {
+                return Err(un());
+            }
             if ty == ScalarType::Pred {
                 let o = operands(inst, 3)?;
                 let op = match inst.opcode.as_str() {
@@ -1164,11 +1180,22 @@ fn decode_op(
                     b: pred_src(fc, &o[2])?,
                 });
             }
+            if (approx || full) && !(inst.opcode == "div" && ty == ScalarType::F32) {
+                return Err(un());
+            }
             let f =
                 select_binary(&inst.opcode, ty, mode, wide, hi, approx || full).ok_or_else(un)?;
             let o = operands(inst, 3)?;
             let mut ctx = AluCtx::new(ty);
             ctx.mode = mode;
+            ctx.aux = propagate_nan as u32;
+            ctx.div = if approx {
+                crate::semantics::DivKind::Approx
+            } else if full {
+                crate::semantics::DivKind::Full
+            } else {
+                crate::semantics::DivKind::Ieee
+            };
             let bty = if matches!(inst.opcode.as_str(), "shl" | "shr") {
                 ScalarType::U32
             } else {
@@ -1189,16 +1216,12 @@ fn decode_op(
             let mode = fmode(mods);
             let ty = need_type(mods, inst)?;
             let f: Alu3Fn = match ty {
-                ScalarType::F32 => alu::fma_f32,
-                ScalarType::F64 if mode.rounding == FloatRounding::Rn => alu::fma_f64,
-                t if t.is_float()
-                    && mode.rounding == FloatRounding::Rn
-                    && !mode.ftz
-                    && !mode.sat
-                    && t != ScalarType::Tf32 =>
-                {
-                    alu::fma_half
-                }
+                ScalarType::F32
+                | ScalarType::F64
+                | ScalarType::F16
+                | ScalarType::F16x2
+                | ScalarType::BF16
+                | ScalarType::BF16x2 => alu::fma_f,
                 t if t.is_int() && inst.opcode == "mad" && !mode.sat => {
                     if wide {
                         if t.bits() > 32 {
@@ -1252,12 +1275,9 @@ fn decode_op(
             let mut ctx = AluCtx::new(ty);
             ctx.mode = mode;
             ctx.aux = shiftamt as u32;
-            let rty = if matches!(inst.opcode.as_str(), "popc" | "clz" | "bfind") {
-                ScalarType::U32
-            } else {
-                ty
-            };
-            let _ = rty;
+            if approx {
+                ctx.div = crate::semantics::DivKind::Approx;
+            }
             Ok(Op::Alu1 {
                 f,
                 ctx,
@@ -1296,22 +1316,17 @@ fn decode_op(
             })
         }
         "prmt" => {
-            let mode = match mods.take_any(&[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"]) {
-                None => 0,
-                Some(".f4e") => 1,
-                Some(".b4e") => 2,
-                Some(".rc8") => 3,
-                Some(".ecl") => 4,
-                Some(".ecr") => 5,
-                Some(_) => 6,
-            };
+            let mode = mods
+                .take_any(&[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"])
+                .and_then(crate::semantics::PrmtMode::parse)
+                .unwrap_or(crate::semantics::PrmtMode::Generic);
             let ty = need_type(mods, inst)?;
             if ty != ScalarType::B32 {
                 return Err(un());
             }
             let o = operands(inst, 4)?;
             let mut ctx = AluCtx::new(ty);
-            ctx.aux = mode;
+            ctx.prmt = mode;
             Ok(Op::Alu3 {
                 f: alu::prmt,
                 ctx,
@@ -1502,13 +1517,13 @@ fn decode_op(
             let ftz = mods.take(".ftz");
             let dty = need_type(mods, inst)?;
             let sty = need_type(mods, inst)?;
-            let f: Alu3Fn = match sty {
-                ScalarType::S32 => alu::slct_s32,
-                ScalarType::F32 => alu::slct_f32,
-                _ => return Err(un()),
-            };
+            if !matches!(sty, ScalarType::S32 | ScalarType::F32) {
+                return Err(un());
+            }
+            let f: Alu3Fn = alu::slct;
             let o = operands(inst, 4)?;
             let mut ctx = AluCtx::new(dty);
+            ctx.ty2 = sty;
             ctx.mode.ftz = ftz;
             Ok(Op::Alu3 {
                 f,
@@ -1633,6 +1648,25 @@ fn decode_op(
                 },
                 _ => Err("branch target must be a label".into()),
             }
+        }
+        "brx" => {
+            if !mods.take(".idx") {
+                return Err(un());
+            }
+            mods.take(".uni");
+            let o = operands(inst, 2)?;
+            let Operand::Symbol(table) = &o[1] else {
+                return Err("brx.idx needs a .branchtargets label".into());
+            };
+            let targets = fc
+                .branch_tables
+                .get(table)
+                .cloned()
+                .ok_or_else(|| format!("unknown .branchtargets `{table}`"))?;
+            Ok(Op::BrxIdx {
+                index: src(m, fc, &o[0], ScalarType::U32)?,
+                targets,
+            })
         }
         "call" => decode_call(m, fc, inst, mods),
         "ret" => {
@@ -1881,37 +1915,21 @@ fn select_binary(
             _ => return None,
         });
     }
-    match ty {
-        F32 => Some(match opcode {
-            "add" => alu::add_f32,
-            "sub" => alu::sub_f32,
-            "mul" => alu::mul_f32,
-            "div" => alu::div_f32,
-            "min" if rn && !mode.sat => alu::min_f32,
-            "max" if rn && !mode.sat => alu::max_f32,
-            "copysign" if plain => alu::copysign_f32,
-            _ => return None,
-        }),
-        F64 if rn && !mode.ftz => Some(match opcode {
-            "add" => alu::add_f64,
-            "sub" => alu::sub_f64,
-            "mul" => alu::mul_f64,
-            "div" => alu::div_f64,
-            "min" if plain => alu::min_f64,
-            "max" if plain => alu::max_f64,
-            "copysign" if plain => alu::copysign_f64,
-            _ => return None,
-        }),
-        F16 | F16x2 | BF16 | BF16x2 if plain => Some(match opcode {
-            "add" => alu::add_half,
-            "sub" => alu::sub_half,
-            "mul" => alu::mul_half,
-            "min" => alu::min_half,
-            "max" => alu::max_half,
-            _ => return None,
-        }),
-        _ => None,
+    if !matches!(ty, F32 | F64 | F16 | F16x2 | BF16 | BF16x2) {
+        return None;
     }
+    let wide = matches!(ty, F32 | F64);
+    let _ = (rn, plain);
+    Some(match opcode {
+        "add" => alu::add_f,
+        "sub" => alu::sub_f,
+        "mul" => alu::mul_f,
+        "div" if wide => alu::div_f,
+        "min" if !mode.sat => alu::min_f,
+        "max" if !mode.sat => alu::max_f,
+        "copysign" if wide && !mode.sat && !mode.ftz => alu::copysign_f,
+        _ => return None,
+    })
 }
 
 fn select_unary(
@@ -1940,35 +1958,28 @@ fn select_unary(
             _ => return None,
         });
     }
-    match ty {
-        F32 => Some(match opcode {
-            "neg" if rn && !mode.sat => alu::neg_f32,
-            "abs" if rn && !mode.sat => alu::abs_f32,
-            "sqrt" => alu::sqrt_f32,
-            "rcp" => alu::rcp_f32,
-            "rsqrt" if approx => alu::rsqrt_f32,
-            "sin" if approx => alu::sin_f32,
-            "cos" if approx => alu::cos_f32,
-            "lg2" if approx => alu::lg2_f32,
-            "ex2" if approx => alu::ex2_f32,
-            "tanh" if approx => alu::tanh_f32,
-            _ => return None,
-        }),
-        F64 if rn && !mode.ftz => Some(match opcode {
-            "neg" => alu::neg_f64,
-            "abs" => alu::abs_f64,
-            "sqrt" => alu::sqrt_f64,
-            "rcp" => alu::rcp_f64,
-            "rsqrt" if approx => alu::rsqrt_f64,
-            _ => return None,
-        }),
-        F16 | F16x2 | BF16 | BF16x2 if rn && !mode.ftz && !mode.sat => Some(match opcode {
-            "neg" => alu::neg_half,
-            "abs" => alu::abs_half,
-            _ => return None,
-        }),
-        _ => None,
+    let _ = full;
+    if !matches!(ty, F32 | F64 | F16 | F16x2 | BF16 | BF16x2)
+        || mode.sat && !matches!(opcode, "sin" | "cos" | "lg2" | "ex2")
+    {
+        if !(mode.sat && ty == F32 && matches!(opcode, "sqrt" | "rcp")) {
+            return None;
+        }
     }
+    let half = !matches!(ty, F32 | F64);
+    Some(match opcode {
+        "neg" if rn => alu::neg_f,
+        "abs" if rn => alu::abs_f,
+        "sqrt" if !half => alu::sqrt_f,
+        "rcp" if !half => alu::rcp_f,
+        "rsqrt" if approx && !half => alu::rsqrt_f,
+        "sin" if approx && ty == F32 => alu::sin_f,
+        "cos" if approx && ty == F32 => alu::cos_f,
+        "lg2" if approx && ty == F32 => alu::lg2_f,
+        "ex2" if approx && ty != F64 => alu::ex2_f,
+        "tanh" if approx && ty != F64 => alu::tanh_f,
+        _ => return None,
+    })
 }
 
 fn decode_mov(
@@ -2067,27 +2078,28 @@ fn decode_cvt(
     inst: &ast::Instruction,
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
-    let irnd = match mods.take_any(&[".rni", ".rzi", ".rmi", ".rpi"]) {
-        Some(".rni") => 1,
-        Some(".rzi") => 2,
-        Some(".rmi") => 3,
-        Some(".rpi") => 4,
-        _ => 0,
+    use crate::semantics::{CvtMode, IntRounding};
+    let int_rounding = mods
+        .take_where(|m| IntRounding::parse(m).is_some() && m.starts_with('.'))
+        .and_then(IntRounding::parse);
+    let float_rounding = mods.take_rounding();
+    let cvt_mode = CvtMode {
+        int_rounding,
+        float_rounding,
+        ftz: mods.take(".ftz"),
+        sat: mods.take(".sat"),
+        relu: mods.take(".relu"),
+        satfinite: mods.take(".satfinite"),
     };
-    let mode = fmode(mods);
     let dty = need_type(mods, inst)?;
     let sty = need_type(mods, inst)?;
     let un = || unsupported(inst);
-    if mods.take(".relu") {
-        return Err(un());
-    }
     let mut ctx = AluCtx::new(dty);
     ctx.ty2 = sty;
-    ctx.mode = mode;
-    ctx.aux = irnd;
+    ctx.cvt = cvt_mode;
     if dty.is_packed() {
         // cvt.rn.f16x2.f32 d, a, b
-        if sty != ScalarType::F32 || mode.rounding != FloatRounding::Rn || mode.sat || mode.ftz {
+        if sty != ScalarType::F32 || float_rounding.is_none() || int_rounding.is_some() {
             return Err(un());
         }
         let o = operands(inst, 3)?;
@@ -2099,26 +2111,7 @@ fn decode_cvt(
             b: src(m, fc, &o[2], sty)?,
         });
     }
-    let ok = |t: ScalarType| {
-        (t.is_int() || t.is_float() || t.is_bits())
-            && !t.is_packed()
-            && t != ScalarType::Tf32
-            && t != ScalarType::B128
-    };
-    if !ok(dty) || !ok(sty) {
-        return Err(un());
-    }
-    // Directed rounding to half types is not modelled.
-    if matches!(dty, ScalarType::F16 | ScalarType::BF16) && mode.rounding != FloatRounding::Rn {
-        return Err(un());
-    }
-    if dty == ScalarType::F64
-        && sty.is_int()
-        && sty.bits() == 64
-        && mode.rounding != FloatRounding::Rn
-    {
-        return Err(un());
-    }
+    crate::semantics::cvt::validate(dty, sty, cvt_mode).map_err(|e| format!("{} ({e})", un()))?;
     let o = operands(inst, 2)?;
     if is_pred_operand(fc, &o[1]) {
         return Err(un());
@@ -2140,33 +2133,13 @@ fn decode_atom(
     let is_red = inst.opcode == "red";
     mods.take_memory_qualifiers();
     let space = space_of(mods)?;
-    let op = match mods.take_any(&[
-        ".add", ".sub", ".min", ".max", ".inc", ".dec", ".cas", ".exch", ".and", ".or", ".xor",
-    ]) {
-        Some(".add") => AtomOp::Add,
-        Some(".sub") => AtomOp::Sub,
-        Some(".min") => AtomOp::Min,
-        Some(".max") => AtomOp::Max,
-        Some(".inc") => AtomOp::Inc,
-        Some(".dec") => AtomOp::Dec,
-        Some(".cas") => AtomOp::Cas,
-        Some(".exch") => AtomOp::Exch,
-        Some(".and") => AtomOp::And,
-        Some(".or") => AtomOp::Or,
-        Some(_) => AtomOp::Xor,
-        None => return Err(unsupported(inst)),
-    };
+    let op = mods
+        .take_where(|m| AtomOp::parse(m).is_some() && m.starts_with('.'))
+        .and_then(AtomOp::parse)
+        .ok_or_else(|| unsupported(inst))?;
     mods.take(".noftz");
     let ty = need_type(mods, inst)?;
-    use ScalarType::*;
-    let ok = match op {
-        AtomOp::Add => matches!(ty, U32 | S32 | U64 | S64 | F32 | F64 | F16x2 | BF16x2 | F16),
-        AtomOp::Sub => matches!(ty, U32 | S32 | U64 | S64),
-        AtomOp::Min | AtomOp::Max => matches!(ty, U32 | S32 | U64 | S64),
-        AtomOp::Inc | AtomOp::Dec => ty == U32,
-        AtomOp::Cas | AtomOp::Exch => matches!(ty, B32 | B64 | U32 | U64 | S32 | S64 | B16),
-        AtomOp::And | AtomOp::Or | AtomOp::Xor => matches!(ty, B32 | B64),
-    };
+    let ok = op.supports(ty) && ty != ScalarType::B128;
     if !ok {
         return Err(unsupported(inst));
     }
@@ -2214,29 +2187,6 @@ fn decode_call(
 ) -> Result<Op, String> {
     mods.take(".uni");
     let call = inst.as_call().ok_or("malformed call")?;
-    let name = match call.target {
-        Operand::Symbol(s) => s,
-        _ => return Err("unsupported: indirect call through a register".into()),
-    };
-    let callee = match m.syms.get(name) {
-        Some(Sym::Func(i)) if *i != u32::MAX => *i,
-        Some(Sym::Func(_)) => {
-            return Err(format!(
-                "unsupported: call to external function `{name}` (no body in this module)"
-            ));
-        }
-        _ => return Err(format!("unknown function `{name}`")),
-    };
-    let cinfo = &m.funcs[callee as usize];
-    if cinfo.is_kernel {
-        return Err("unsupported: calling a kernel".into());
-    }
-    if call.args.len() != cinfo.params.len() || call.returns.len() != cinfo.returns.len() {
-        return Err(format!(
-            "call to `{name}` passes the wrong number of arguments or returns"
-        ));
-    }
-    let (cparams, crets) = (cinfo.params.clone(), cinfo.returns.clone());
     let frame_slot = |op: &Operand| -> Result<u32, String> {
         match op {
             Operand::Symbol(s) => match lookup_sym(m, fc, s) {
@@ -2246,15 +2196,54 @@ fn decode_call(
             _ => Err("unsupported: call arguments must be .param variables".into()),
         }
     };
-    let mut args = Vec::new();
-    for (a, (off, size)) in call.args.iter().zip(&cparams) {
-        args.push((frame_slot(a)?, *off, *size));
-    }
-    let mut rets = Vec::new();
-    for (r, (off, size)) in call.returns.iter().zip(&crets) {
-        rets.push((*off, frame_slot(r)?, *size));
-    }
-    Ok(Op::Call(Box::new(CallInfo { callee, args, rets })))
+    let args = call
+        .args
+        .iter()
+        .map(frame_slot)
+        .collect::<Result<Vec<_>, _>>()?;
+    let rets = call
+        .returns
+        .iter()
+        .map(frame_slot)
+        .collect::<Result<Vec<_>, _>>()?;
+    let target = match call.target {
+        Operand::Symbol(name) => {
+            let callee = match m.syms.get(name) {
+                Some(Sym::Func(i)) if *i != u32::MAX => *i,
+                Some(Sym::Func(_)) => {
+                    return Err(format!(
+                        "unsupported: call to external function `{name}` (no body in this module)"
+                    ));
+                }
+                _ => return Err(format!("unknown function `{name}`")),
+            };
+            let cinfo = &m.funcs[callee as usize];
+            if cinfo.is_kernel {
+                return Err("unsupported: calling a kernel".into());
+            }
+            if args.len() != cinfo.params.len() || rets.len() != cinfo.returns.len() {
+                return Err(format!(
+                    "call to `{name}` passes the wrong number of arguments or returns"
+                ));
+            }
+            CallTarget::Direct(callee)
+        }
+        Operand::Register(r) => match lookup_reg(fc, &r.name) {
+            Some(RegKind::Value(row, _)) => CallTarget::Indirect {
+                row,
+                params: args.len() as u32,
+                returns: rets.len() as u32,
+            },
+            _ => {
+                return Err(format!(
+                    "indirect call target `{}` is not a value register",
+                    r.name
+                ));
+            }
+        },
+        _ => return Err("unsupported call target".into()),
+    };
+    Ok(Op::Call(Box::new(CallInfo { target, args, rets })))
 }
 
 fn decode_bar(

@@ -61,20 +61,7 @@ pub struct Addr {
     pub frame: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AtomOp {
-    Add,
-    Sub,
-    Min,
-    Max,
-    Inc,
-    Dec,
-    Cas,
-    Exch,
-    And,
-    Or,
-    Xor,
-}
+pub use crate::semantics::AtomOp;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShflMode {
@@ -132,14 +119,26 @@ pub enum Timer {
     GlobalTimer,
 }
 
-/// The parameter copies of a `call`.
+/// The target and parameter slots of a `call`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallInfo {
-    pub callee: u32,
-    /// `(caller frame offset, callee frame offset, bytes)` per argument.
-    pub args: Vec<(u32, u32, u32)>,
-    /// `(callee frame offset, caller frame offset, bytes)` per return value.
-    pub rets: Vec<(u32, u32, u32)>,
+    pub target: CallTarget,
+    /// Caller frame offset of each argument, in callee parameter order.
+    pub args: Vec<u32>,
+    /// Caller frame offset of each return value.
+    pub rets: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallTarget {
+    Direct(u32),
+    /// A function address in a register, checked against the prototype's
+    /// parameter and return counts at run time.
+    Indirect {
+        row: Row,
+        params: u32,
+        returns: u32,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -273,6 +272,11 @@ pub enum Op {
     },
     Bra {
         target: u32,
+    },
+    /// `brx.idx`: branch to `targets[index]`.
+    BrxIdx {
+        index: Row,
+        targets: Box<[u32]>,
     },
     Call(Box<CallInfo>),
     Ret,

@@ -9,7 +9,6 @@
 use crate::instr::*;
 use crate::memory::{self, FlatMemory, GlobalMemory, OutOfBounds, Window};
 use crate::program::{Program, sreg};
-use crate::semantics::ScalarType;
 
 pub const WARP: usize = 32;
 
@@ -515,72 +514,6 @@ fn check_align(addr: u64, bytes: u64, lane: usize) -> Result<(), LaneFault> {
     Ok(())
 }
 
-fn atom_apply(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> u64 {
-    use ScalarType::*;
-    let mask = ty.mask();
-    let signed = ty.is_signed_int();
-    let r = match op {
-        AtomOp::Add => match ty {
-            F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
-            F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
-            F16 | F16x2 | BF16x2 => {
-                let ctx = crate::alu::AluCtx::new(ty);
-                crate::alu::add_half(&ctx, old, b)
-            }
-            _ => old.wrapping_add(b),
-        },
-        AtomOp::Sub => old.wrapping_sub(b),
-        AtomOp::Min => {
-            if signed {
-                if (ty.extend(old) as i64) <= ty.extend(b) as i64 {
-                    old
-                } else {
-                    b
-                }
-            } else {
-                (old & mask).min(b & mask)
-            }
-        }
-        AtomOp::Max => {
-            if signed {
-                if (ty.extend(old) as i64) >= ty.extend(b) as i64 {
-                    old
-                } else {
-                    b
-                }
-            } else {
-                (old & mask).max(b & mask)
-            }
-        }
-        AtomOp::Inc => {
-            if (old & mask) >= (b & mask) {
-                0
-            } else {
-                old + 1
-            }
-        }
-        AtomOp::Dec => {
-            if (old & mask) == 0 || (old & mask) > (b & mask) {
-                b
-            } else {
-                old - 1
-            }
-        }
-        AtomOp::Cas => {
-            if (old & mask) == (b & mask) {
-                c
-            } else {
-                old
-            }
-        }
-        AtomOp::Exch => b,
-        AtomOp::And => old & b,
-        AtomOp::Or => old | b,
-        AtomOp::Xor => old ^ b,
-    };
-    r & mask
-}
-
 /// Executes the warp-instruction at `pc` for `active` lanes.
 pub fn execute(
     w: &mut Warp,
@@ -846,7 +779,12 @@ pub fn execute(
                 let a = effective(&w.values, addr, l, 0);
                 check_align(a, size as u64, l)?;
                 let old = load(env, w, *space, a, size, l)?;
-                let new = atom_apply(*op, *ty, old, w.values[r(*b) + l], w.values[r(*c) + l]);
+                let (bv, cv) = (w.values[r(*b) + l], w.values[r(*c) + l]);
+                let new = if *op == AtomOp::Cas {
+                    crate::semantics::atomic_apply(*op, *ty, old, cv, bv)
+                } else {
+                    crate::semantics::atomic_apply(*op, *ty, old, bv, 0)
+                };
                 store(env, w, *space, a, size, new, l)?;
                 if let Some(d) = d {
                     w.values[r(*d) + l] = old;
@@ -906,6 +844,26 @@ pub fn execute(
         }
         Op::Bra { target } => {
             w.jump(exec, pc, *target);
+            w.jump(active & !exec, pc, next);
+            return Ok(StepResult::Continue);
+        }
+        Op::BrxIdx { index, targets } => {
+            let index = r(*index);
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let i = w.values[index + l] as u32 as usize;
+                let Some(t) = targets.get(i) else {
+                    return Err(LaneFault {
+                        kind: FaultKind::IllegalInstruction,
+                        lane: l as u32,
+                        address: None,
+                        message: format!("brx.idx index {i} out of range 0..{}", targets.len()),
+                    });
+                };
+                w.jump(1 << l, pc, *t);
+            }
             w.jump(active & !exec, pc, next);
             return Ok(StepResult::Continue);
         }
@@ -1196,14 +1154,37 @@ fn do_call(
     exec: u32,
     next: u32,
 ) -> Result<(), LaneFault> {
-    if exec == 0 {
-        return Ok(());
-    }
-    let callee = &prog.funcs[info.callee as usize];
     let mut m = exec;
     while m != 0 {
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
+        let callee_index = match info.target {
+            CallTarget::Direct(f) => f,
+            CallTarget::Indirect {
+                row,
+                params,
+                returns,
+            } => {
+                let addr = w.values[r(row) + l];
+                let f = addr.wrapping_sub(crate::decode::FUNC_ADDR_BASE);
+                let ok = prog.funcs.get(f as usize).is_some_and(|c| {
+                    !c.is_kernel
+                        && c.params.len() as u32 == params
+                        && c.returns.len() as u32 == returns
+                });
+                if !ok {
+                    return Err(LaneFault {
+                        kind: FaultKind::IllegalInstruction,
+                        lane: l as u32,
+                        address: Some(addr),
+                        message: "indirect call to an address that is not a matching function"
+                            .into(),
+                    });
+                }
+                f as u32
+            }
+        };
+        let callee = &prog.funcs[callee_index as usize];
         let caller = &prog.funcs[w.func[l] as usize];
         if w.frames[l].len() >= 1024 {
             return Err(LaneFault {
@@ -1233,7 +1214,7 @@ fn do_call(
         if w.param[l].bytes.len() < need {
             w.param[l].bytes.resize(need, 0);
         }
-        for (from, to, size) in &info.args {
+        for (from, (to, size)) in info.args.iter().zip(&callee.params) {
             let src = (w.param_fp[l] + from) as usize;
             let dst = (new_param_fp + to) as usize;
             w.param[l].bytes.copy_within(src..src + *size as usize, dst);
@@ -1245,9 +1226,9 @@ fn do_call(
         }
         w.param_fp[l] = new_param_fp;
         w.local_fp[l] = new_local_fp;
-        w.func[l] = info.callee;
+        w.func[l] = callee_index;
+        w.jump(1 << l, next - 1, callee.entry_pc);
     }
-    w.jump(exec, next - 1, callee.entry_pc);
     Ok(())
 }
 
@@ -1263,7 +1244,8 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
             continue;
         };
         if let Op::Call(info) = &prog.code[frame.ret_pc as usize - 1].op {
-            for (from, to, size) in &info.rets {
+            let callee = &prog.funcs[w.func[l] as usize];
+            for (to, (from, size)) in info.rets.iter().zip(&callee.returns) {
                 let src = (w.param_fp[l] + from) as usize;
                 let dst = (frame.param_fp + to) as usize;
                 w.param[l].bytes.copy_within(src..src + *size as usize, dst);

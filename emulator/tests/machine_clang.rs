@@ -273,3 +273,56 @@ fn local_arrays_stack_frames_and_dynamic_shared_memory() {
         assert_eq!(out[t], (k * 10 + u) as f32 + 256.0, "thread {t}");
     }
 }
+
+const POINTERS_AND_SWITCH: &str = r#"
+typedef float (*op_t)(float);
+__device__ __noinline__ float twice(float x) { return 2.0f * x; }
+__device__ __noinline__ float square(float x) { return x * x; }
+__device__ __noinline__ float negate(float x) { return -x; }
+__device__ op_t table[3] = { twice, square, negate };
+__global__ void dispatch(float *out, int n) {
+    unsigned i = ctaid_x() * ntid_x() + tid_x();
+    if (i >= n) return;
+    op_t f = table[i % 3];
+    float v = f((float)i);
+    int k;
+    switch (i % 7) {
+    case 0: k = 11; break;
+    case 1: k = 23; break;
+    case 2: k = 5; break;
+    case 3: k = 78; break;
+    case 4: k = 1; break;
+    case 5: k = 40; break;
+    default: k = 9;
+    }
+    out[i] = v + k;
+}
+"#;
+
+#[test]
+fn function_pointers_and_jump_tables() {
+    let Some(ptx) = clang_ptx("dispatch", POINTERS_AND_SWITCH) else {
+        return;
+    };
+    let mut dev = device();
+    let f = kernel(&mut dev, &ptx, "_Z8dispatchPfi");
+    let n = 200usize;
+    let pout = dev.mem_alloc(n as u64 * 4).unwrap();
+    run(
+        &mut dev,
+        f,
+        cfg(2, 128),
+        &Params::new().u64(pout).u32(n as u32),
+    );
+    let out = download_f32(&dev, pout, n);
+    let ks = [11.0, 23.0, 5.0, 78.0, 1.0, 40.0, 9.0];
+    for i in 0..n {
+        let x = i as f32;
+        let v = match i % 3 {
+            0 => 2.0 * x,
+            1 => x * x,
+            _ => -x,
+        };
+        assert_eq!(out[i], v + ks[i % 7], "element {i}");
+    }
+}
