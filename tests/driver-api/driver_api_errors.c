@@ -74,6 +74,38 @@ static const char *store_ptx = PTX_HEADER
     "  ret;\n"
     "}\n";
 
+/* Byte-addressed store (misaligned for odd offsets) and a trap. */
+static const char *fault_ptx = PTX_HEADER
+    ".visible .entry store_byte_offset(.param .u64 out, .param .u64 offset)\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [offset];\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  st.global.u32 [%rd3], %r1;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry always_trap()\n"
+    "{\n"
+    "  trap;\n"
+    "}\n";
+
+/* Runs `kernel` of fault_ptx in the current context and expects `want`,
+ * then checks that the context stays sticky with that code. */
+static void expect_fault(const char *kernel, CUdeviceptr buf, unsigned long long offset,
+                         CUresult want) {
+  CUmodule m;
+  CUfunction f;
+  EXPECT_CODE(cuModuleLoadData(&m, fault_ptx), CUDA_SUCCESS);
+  EXPECT_CODE(cuModuleGetFunction(&f, m, kernel), CUDA_SUCCESS);
+  void *args[] = {&buf, &offset};
+  EXPECT_CODE(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), want);
+  EXPECT_CODE(cuCtxSynchronize(), want);
+  EXPECT_CODE(cuStreamSynchronize(NULL), want);
+}
+
 int main(void) {
   CUcontext ctx = NULL;
   CUdeviceptr dptr = 0;
@@ -258,6 +290,23 @@ int main(void) {
   /* The old module died with its context. */
   EXPECT_CODE(cuModuleGetFunction(&unused, mod, "store_at"), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_CODE(cuCtxDestroy(ctx), CUDA_SUCCESS);
+
+  /* ---- a misaligned store ---- */
+  EXPECT_CODE(cuCtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  EXPECT_CODE(cuMemAlloc(&dptr, 256), CUDA_SUCCESS);
+  expect_fault("store_byte_offset", dptr, 1, CUDA_ERROR_MISALIGNED_ADDRESS);
+  EXPECT_CODE(cuCtxDestroy(ctx), CUDA_SUCCESS);
+
+  /* ---- a trap, in the primary context; a reset makes it usable again ---- */
+  CUcontext primary;
+  EXPECT_CODE(cuDevicePrimaryCtxRetain(&primary, dev), CUDA_SUCCESS);
+  EXPECT_CODE(cuCtxSetCurrent(primary), CUDA_SUCCESS);
+  expect_fault("always_trap", 0, 0, CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_CODE(cuDevicePrimaryCtxReset(dev), CUDA_SUCCESS);
+  EXPECT_CODE(cuMemAlloc(&dptr, 16), CUDA_SUCCESS);
+  EXPECT_CODE(cuMemFree(dptr), CUDA_SUCCESS);
+  EXPECT_CODE(cuDevicePrimaryCtxRelease(dev), CUDA_SUCCESS);
+  EXPECT_CODE(cuDevicePrimaryCtxRelease(dev), CUDA_ERROR_INVALID_CONTEXT);
 
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);

@@ -9,6 +9,7 @@
  */
 #include <cuda.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,32 @@ static const char *link_lib_ptx =
     ".visible .func (.param .b32 r) add_seven(.param .b32 x)\n{\n"
     "  .reg .b32 %r<3>;\n  ld.param.b32 %r1, [x];\n  add.s32 %r2, %r1, 7;\n"
     "  st.param.b32 [r], %r2;\n  ret;\n}\n";
+
+/* A second thread starts with no current context, binds the main thread's
+ * context, and launches into it. */
+struct thread_job {
+  CUcontext ctx;
+  CUfunction vecadd;
+  CUdeviceptr a, b, c;
+  int n;
+  CUresult result;
+  int saw_no_context;
+};
+
+static void *thread_main(void *arg) {
+  struct thread_job *job = arg;
+  CUcontext current = (CUcontext)1;
+  job->result = cuCtxGetCurrent(&current);
+  job->saw_no_context = job->result == CUDA_SUCCESS && current == NULL;
+  CUdeviceptr scratch;
+  if (cuMemAlloc(&scratch, 4) != CUDA_ERROR_INVALID_CONTEXT)
+    job->saw_no_context = 0;
+  if ((job->result = cuCtxSetCurrent(job->ctx)) != CUDA_SUCCESS)
+    return NULL;
+  void *args[] = {&job->a, &job->b, &job->c, &job->n};
+  job->result = cuLaunchKernel(job->vecadd, (job->n + 31) / 32, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+  return NULL;
+}
 
 typedef CUresult (*PFN_alloc)(CUdeviceptr *, size_t);
 typedef CUresult (*PFN_htod)(CUdeviceptr, const void *, size_t);
@@ -366,6 +393,18 @@ int main(int argc, char **argv) {
   for (int i = 0; i < BLOCKS; i++)
     EXPECT(sums[i] == i + 7);
   CHECK(cuModuleUnload(linked));
+
+  /* ---- another thread, same context ---- */
+  struct thread_job job = {ctx, vecadd, da, da, dc, N, CUDA_ERROR_UNKNOWN, 0};
+  pthread_t thread;
+  EXPECT(pthread_create(&thread, NULL, thread_main, &job) == 0);
+  EXPECT(pthread_join(thread, NULL) == 0);
+  EXPECT(job.saw_no_context);
+  CHECK(job.result);
+  CHECK(cuCtxGetCurrent(&current));
+  EXPECT(current == ctx);
+  CHECK(cuMemcpyDtoH(c, dc, N * sizeof(float)));
+  EXPECT(c[N - 1] == 2 * a[N - 1]);
 
   /* ---- cleanup ---- */
   CHECK(cuEventDestroy(start));

@@ -79,6 +79,12 @@ exports! {
     fn cuGetExportTable(pp_export_table: *mut *const c_void, p_export_table_id: *const c_void) {
         non_null(pp_export_table)?;
         non_null(p_export_table_id)?;
+        if std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1") {
+            // SAFETY: the id is a CUuuid (16 bytes).
+            let id = unsafe { std::slice::from_raw_parts(p_export_table_id as *const u8, 16) };
+            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            eprintln!("prlx libcuda: cuGetExportTable({hex}): not supported");
+        }
         unsafe { write_out(pp_export_table, std::ptr::null()) }?;
         Err(CUDA_ERROR_NOT_SUPPORTED)
     }

@@ -192,6 +192,13 @@ pub fn lookup(
     chosen.ok_or(LookupError::VersionNotSufficient)
 }
 
+/// `PRLX_LIBCUDA_TRACE=1` reports lookups of functions this library lacks,
+/// which is how to find out what a runtime or framework needs.
+fn trace_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1"))
+}
+
 /// # Safety
 /// `symbol` must be NULL or NUL-terminated; `pfn`/`status` NULL or writable.
 unsafe fn get_proc_address(
@@ -212,6 +219,11 @@ unsafe fn get_proc_address(
             write_out(pfn, entry.address as *mut c_void)
         },
         Err(e) => {
+            if trace_enabled() {
+                eprintln!(
+                    "prlx libcuda: cuGetProcAddress({name:?}, {cuda_version}, {flags}): {e:?}"
+                );
+            }
             let code = match e {
                 LookupError::SymbolNotFound => CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
                 LookupError::VersionNotSufficient => CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,

@@ -108,6 +108,7 @@ pub fn compile_c(cc: &Path, include: &Path, lib_dir: &Path, source: &Path, out: 
         .arg(source)
         .arg(format!("-L{}", lib_dir.display()))
         .arg("-lcuda")
+        .arg("-pthread")
         .arg("-o")
         .arg(out)
         .output()
