@@ -834,6 +834,67 @@ mod tests {
         }
     }
 
+    /// `x` as `m * 2^e` with an odd (or zero) integer `m`.
+    fn decompose(x: f64) -> (i128, i32) {
+        let bits = x.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i32;
+        let man = (bits & ((1 << 52) - 1)) as i128;
+        let (mut m, mut e) = if biased == 0 {
+            (man, -1074)
+        } else {
+            (man | 1 << 52, biased - 1075)
+        };
+        if m == 0 {
+            return (0, 0);
+        }
+        while m & 1 == 0 {
+            m >>= 1;
+            e += 1;
+        }
+        (if x < 0.0 { -m } else { m }, e)
+    }
+
+    /// f64 fma in every direction against exact 128-bit integer arithmetic:
+    /// operands are drawn so that `a*b` and `c` overlap within 20 bits, making
+    /// `a*b + c = N * 2^E` exact in an i128.
+    #[test]
+    fn directed_f64_fma_brackets_exact_integer_reference() {
+        let f = FloatFormat::F64;
+        let mut rng = Rng(2718);
+        for _ in 0..100_000 {
+            let draw = |r: u64, exp: u64| f64::from_bits((r & 0x800f_ffff_ffff_ffff) | (exp << 52));
+            let ea = 1023 + rng.next() % 40;
+            let eb = 1023 - 20 + rng.next() % 40;
+            let (a, b) = (draw(rng.next(), ea), draw(rng.next(), eb));
+            let ec = (ea + eb - 1023) as i64 + (rng.next() % 41) as i64 - 20;
+            let c = draw(rng.next(), ec as u64);
+            let ((ma, qa), (mb, qb), (mc, qc)) = (decompose(a), decompose(b), decompose(c));
+            let e = (qa + qb).min(qc);
+            let exact = ((ma * mb) << (qa + qb - e)) + (mc << (qc - e));
+            // Compares f64 `x` with exact N * 2^e.
+            let cmp = |x: f64| {
+                let (m, q) = decompose(x);
+                assert!(q >= e || m == 0, "result finer than the exact value's grid");
+                let scaled = if m == 0 { 0 } else { m << (q - e) };
+                scaled.cmp(&exact)
+            };
+            let (ab, bb, cb) = (a.to_bits(), b.to_bits(), c.to_bits());
+            let r = |m| f64::from_bits(fma(f, ab, bb, cb, m));
+            let (rn, rz, rm, rp) = (
+                r(FloatRounding::Rn),
+                r(FloatRounding::Rz),
+                r(FloatRounding::Rm),
+                r(FloatRounding::Rp),
+            );
+            assert_ne!(cmp(rm), std::cmp::Ordering::Greater, "rm {a:e} {b:e} {c:e}");
+            assert_ne!(cmp(rp), std::cmp::Ordering::Less, "rp {a:e} {b:e} {c:e}");
+            assert!(rm == rp || next_up_f64(rm) == rp, "{a:e} {b:e} {c:e}");
+            assert_eq!(rz, if exact >= 0 { rm } else { rp });
+            assert!(rn == rm || rn == rp);
+            assert_eq!(rn.to_bits(), a.mul_add(b, c).to_bits());
+        }
+    }
+
     #[test]
     fn exact_zero_sums_follow_ieee_sign_rules() {
         let f = FloatFormat::F32;
