@@ -1,7 +1,7 @@
 //! Hand-written PTX (`kernels/ptx/`) for semantics compilers rarely emit.
 
 use super::harness::{Case, Rng, expect_eq, expect_f32_bits};
-use super::reference::{self, Shfl};
+use super::reference::{self, MODES, Shfl};
 
 fn lanes(seed: u64) -> [u32; 32] {
     let mut rng = Rng::new(seed);
@@ -312,6 +312,7 @@ pub fn cvt_modes() -> Case {
     }
     let mut want_u = Vec::new();
     let mut want_f = Vec::new();
+    let mut want_i2f = Vec::new();
     for i in 0..64 {
         let x = f[i];
         want_u.extend([
@@ -328,26 +329,28 @@ pub fn cvt_modes() -> Case {
             v as i16 as i32 as u32,
             x.round_ties_even() as u32,
         ]);
+        want_i2f.extend(MODES.map(|m| reference::i32_to_f32(v, m)));
     }
     Case::ptx("float_ops.ptx", "cvt_modes")
         .block([64, 1, 1])
         .buf(&f)
         .buf(&k)
-        .zeros::<u32>(12 * 64)
+        .zeros::<u32>(16 * 64)
         .check(move |o| {
             let out = o.get::<u32>(2);
+            let floats = |range: std::ops::Range<usize>| -> Vec<f32> {
+                out.chunks(16)
+                    .flat_map(|c| {
+                        c[range.clone()]
+                            .iter()
+                            .map(|b| f32::from_bits(*b))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            };
             let ints: Vec<u32> = out
-                .chunks(12)
+                .chunks(16)
                 .flat_map(|c| [&c[0..4], &c[8..12]].concat())
-                .collect();
-            let floats: Vec<f32> = out
-                .chunks(12)
-                .flat_map(|c| {
-                    c[4..8]
-                        .iter()
-                        .map(|b| f32::from_bits(*b))
-                        .collect::<Vec<_>>()
-                })
                 .collect();
             expect_eq(
                 "integer results (rni, rzi, rmi, rpi .s32; sat.s16, sat.u16, s16, rni.u32)",
@@ -356,9 +359,10 @@ pub fn cvt_modes() -> Case {
             )?;
             expect_f32_bits(
                 "f32 round to integral (rni, rzi, rmi, rpi)",
-                &floats,
+                &floats(4..8),
                 &want_f,
-            )
+            )?;
+            expect_f32_bits("s32 -> f32 (rn, rz, rm, rp)", &floats(12..16), &want_i2f)
         })
 }
 
@@ -460,7 +464,7 @@ pub fn minmax_nan() -> Case {
             x.to_bits().max(y.to_bits()),
         ]);
     }
-    Case::ptx("float_ops.ptx", "minmax_nan")
+    Case::ptx("minmax.ptx", "minmax_nan")
         .block([64, 1, 1])
         .buf(&a)
         .buf(&b)
