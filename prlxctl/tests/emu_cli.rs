@@ -191,7 +191,7 @@ fn trace_prints_every_warp_instruction_with_its_mask() {
 fn scripted_step_session() {
     let path = example("vector_add.kern");
     let add = line_of(&path, "add.f32");
-    let script = format!("mask\ns 3\nr 0\np %r1\nb {add}\nc\np %f1\nmask\nbogus\nq\n");
+    let script = format!("mask\ns 4\nr 0\np %r1\nb {add}\nc\np %f1\nmask\nbogus\nq\n");
     let out = run_ok(&["emu", "run", "--step", path.to_str().unwrap()], &script);
     let first = line_of(&path, "ld.param.u32");
     assert!(
@@ -199,15 +199,17 @@ fn scripted_step_session() {
         "{out}"
     );
     assert!(out.contains("active mask ffffffff (32 lanes)"), "{out}");
-    // Three steps later the warp stands before the mad; %r1 holds n = 20.
+    // Four steps later the warp stands before the mad; %r1 holds n = 20.
     let mad = line_of(&path, "mad.lo.s32");
     assert!(
         out.contains(&format!("=> (0,0,0) w0 L{mad} ffffffff  mad.lo.s32")),
         "{out}"
     );
     assert!(out.contains("lane 0 (active)"), "{out}");
-    assert!(out.contains("  %r1 = 20"), "{out}");
-    assert!(out.contains("%r1: [0]=20 [1]=20"), "{out}");
+    // %r1 is declared .b32, so it prints in hex: n = 20.
+    assert!(out.contains("  %r1 = 0x14\n"), "{out}");
+    assert!(out.contains("%r1: [0]=0x14 [1]=0x14"), "{out}");
+    assert!(out.contains("[31]=0x14\n"), "{out}");
     assert!(out.contains(&format!("breakpoint at line {add}")), "{out}");
     assert!(
         out.contains(&format!("=> (0,0,0) w0 L{add} 000fffff  add.f32")),

@@ -172,9 +172,11 @@ pub fn format_array(name: &str, ty: ElemType, shape: &[usize], bytes: &[u8]) -> 
         let _ = write!(s, " = [{}]", values.join(", "));
         return s;
     }
-    let width = values.len().max(1).to_string().len();
+    let label = |r: usize| if shape.len() > 1 { r } else { r * row_len };
+    let rows = values.len().div_ceil(row_len.max(1));
+    let width = label(rows.saturating_sub(1)).to_string().len();
     for (r, row) in values.chunks(row_len.max(1)).enumerate() {
-        let label = if shape.len() > 1 { r } else { r * row_len };
+        let label = label(r);
         let _ = write!(s, "\n  [{label:>width$}] {}", row.join(" "));
     }
     s
