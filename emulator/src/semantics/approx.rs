@@ -4,7 +4,8 @@
 //! Each is evaluated in `f64` and rounded once to the destination format, so
 //! results are within half an ulp plus the host `f64` function's error (well
 //! under 1 ulp of the destination) — inside every bound the PTX ISA documents
-//! for these instructions (e.g. `sin/cos.approx.f32`: absolute error 2^-20.5;
+//! for these instructions (e.g. `sin/cos.approx.f32`: absolute error 2^-20.5
+//! on [-2pi, 2pi], 2^-14.7 on [-100pi, 100pi];
 //! `ex2.approx.f32`: 2 ulp; `lg2.approx.f32`: 2^-22 absolute near 1, relative
 //! elsewhere; `tanh.approx.f32`: relative 2^-11; `rsqrt.approx.f32`: relative
 //! 2^-22.9). Results are deterministic for a given host libm.
@@ -14,7 +15,7 @@
 //! `rsqrt(<0) = NaN`. NaN results are canonical; `.ftz` flushes subnormal
 //! inputs and results.
 
-use super::float::{format_of, from_f64, lanes1};
+use super::float::{f64_high_word_approx, format_of, from_f64, lanes1};
 use super::softfloat::FloatFormat;
 use super::types::ScalarType;
 
@@ -68,9 +69,15 @@ pub fn tanh(ty: ScalarType, a: u64) -> u64 {
     apply(ty, false, a, f64::tanh)
 }
 
-/// `rsqrt.approx{.ftz}.{f32,f64}`: `1/sqrt(a)`.
+/// `rsqrt.approx{.ftz}.{f32,f64}`: `1/sqrt(a)`. `rsqrt.approx.ftz.f64` works
+/// on the upper word only, as PTX defines it (see
+/// [`float::rcp_approx_ftz_f64`](super::float::rcp_approx_ftz_f64)); the result's
+/// low 32 bits are zero.
 #[inline]
 pub fn rsqrt(ty: ScalarType, ftz: bool, a: u64) -> u64 {
+    if ty == ScalarType::F64 && ftz {
+        return f64_high_word_approx(a, |x| 1.0 / x.sqrt());
+    }
     apply(ty, ftz, a, |x| 1.0 / x.sqrt())
 }
 
@@ -168,6 +175,16 @@ mod tests {
         assert_eq!(rsqrt(F32, false, b32(-4.0)), 0x7fff_ffff);
         assert_eq!(f64::from_bits(rsqrt(F64, false, 4f64.to_bits())), 0.5);
         assert_eq!(f(tanh(F32, b32(f32::INFINITY))), 1.0);
+        let r = rsqrt(F64, true, 4f64.to_bits());
+        assert_eq!(f64::from_bits(r), 0.5);
+        let r = f64::from_bits(rsqrt(F64, true, 2f64.to_bits()));
+        assert_eq!(r.to_bits() & 0xffff_ffff, 0);
+        assert!((r - std::f64::consts::FRAC_1_SQRT_2).abs() < 2f64.powi(-21));
+        assert_eq!(rsqrt(F64, true, (-1.0f64).to_bits()), 0x7fff_ffff_0000_0000);
+        assert_eq!(
+            f64::from_bits(rsqrt(F64, true, (-0.0f64).to_bits())),
+            f64::NEG_INFINITY
+        );
     }
 
     /// `bits` is an f16 no farther from `y` than either neighbouring f16.

@@ -431,11 +431,14 @@ fn div_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64) -> u64
     }
 }
 
-/// `rcp{.rnd,.approx}{.ftz}.type`: `1/a`. The approximate form is computed
-/// correctly rounded (PTX allows 1 ulp), except that `rcp.approx.ftz.f64`
-/// flushes subnormal inputs and results.
+/// `rcp{.rnd,.approx}{.ftz}.type`: `1/a`. `rcp.approx.f32` is computed
+/// correctly rounded (PTX allows 1 ulp). An `.f64` with `.ftz` can only be
+/// `rcp.approx.ftz.f64` and goes to [`rcp_approx_ftz_f64`].
 #[inline]
 pub fn rcp(ty: ScalarType, mode: FloatMode, a: u64) -> u64 {
+    if ty == ScalarType::F64 && mode.ftz {
+        return rcp_approx_ftz_f64(a);
+    }
     lanes1(ty, a, |fmt, a| {
         let a = prepare(fmt, mode.ftz, a);
         finish(
@@ -444,6 +447,36 @@ pub fn rcp(ty: ScalarType, mode: FloatMode, a: u64) -> u64 {
             div_element(fmt, mode.rounding, from_f64(fmt, 1.0), a),
         )
     })
+}
+
+/// Applies `f` to the upper word of an `.f64` read as a 1.11.20 float, the
+/// way `rcp.approx.ftz.f64` and `rsqrt.approx.ftz.f64` are defined: subnormal
+/// words flush to zero, the result is rounded to nearest in 1.11.20 and
+/// flushed, NaN becomes `0x7fffffff00000000`, and the low 32 bits are zero.
+#[inline]
+pub(crate) fn f64_high_word_approx(a: u64, f: fn(f64) -> f64) -> u64 {
+    let word = FloatFormat::F64_HIGH_WORD;
+    let tmp = word.flush(a >> 32);
+    let x = f64::from_bits(tmp << 32);
+    let y = f(x);
+    let r = if y.is_nan() {
+        word.canonical_nan()
+    } else {
+        word.flush(softfloat::convert(
+            FloatFormat::F64,
+            word,
+            y.to_bits(),
+            FloatRounding::Rn,
+        ))
+    };
+    r << 32
+}
+
+/// `rcp.approx.ftz.f64`: a reciprocal of the upper 32 bits of `a` (1.11.20),
+/// rounded to 20 mantissa bits; see [`f64_high_word_approx`].
+#[inline]
+pub fn rcp_approx_ftz_f64(a: u64) -> u64 {
+    f64_high_word_approx(a, |x| 1.0 / x)
 }
 
 /// `sqrt{.rnd,.approx}{.ftz}.type`. `.approx` is computed correctly rounded
@@ -899,6 +932,29 @@ mod tests {
         let lo = f64::from_bits(sqrt(F64, RM, 2f64.to_bits()));
         let hi = f64::from_bits(sqrt(F64, RP, 2f64.to_bits()));
         assert!(lo * lo <= 2.0 && hi * hi >= 2.0 && hi.to_bits() == lo.to_bits() + 1);
+    }
+
+    #[test]
+    fn rcp_approx_ftz_f64_uses_the_upper_word() {
+        let r = |x: f64| f64::from_bits(rcp(F64, FloatMode::RN.with_ftz(true), x.to_bits()));
+        assert_eq!(r(2.0), 0.5);
+        assert_eq!(r(1.0 + 2f64.powi(-40)), 1.0); // low word ignored
+        let third = r(3.0);
+        assert_eq!(third.to_bits() & 0xffff_ffff, 0);
+        assert!((third - 1.0 / 3.0).abs() <= 2f64.powi(-21) / 3.0 * 1.0001);
+        assert_eq!(r(-0.0), f64::NEG_INFINITY);
+        assert_eq!(r(f64::from_bits(1 << 40)), f64::INFINITY); // subnormal upper word
+        assert_eq!(r(f64::NEG_INFINITY).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(
+            rcp(F64, FloatMode::RN.with_ftz(true), f64::NAN.to_bits()),
+            0x7fff_ffff_0000_0000
+        );
+        assert_eq!(r(2f64.powi(1023)), 0.0); // 2^-1023 is subnormal: flushed
+        // Without .ftz, rcp.rn.f64 is the IEEE reciprocal.
+        assert_eq!(
+            f64::from_bits(rcp(F64, FloatMode::RN, 3f64.to_bits())),
+            1.0 / 3.0
+        );
     }
 
     /// div.approx.f32 must stay within 2 ulp of the exact quotient for

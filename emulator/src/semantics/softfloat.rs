@@ -30,6 +30,11 @@ impl FloatFormat {
         exp_bits: 8,
         man_bits: 23,
     };
+    /// The upper word of an `.f64` (1.11.20), used by the `.approx.ftz.f64` instructions.
+    pub const F64_HIGH_WORD: Self = Self {
+        exp_bits: 11,
+        man_bits: 20,
+    };
     pub const F64: Self = Self {
         exp_bits: 11,
         man_bits: 52,
