@@ -472,8 +472,10 @@ pub(crate) fn f64_high_word_approx(a: u64, f: fn(f64) -> f64) -> u64 {
     r << 32
 }
 
-/// `rcp.approx.ftz.f64`: a reciprocal of the upper 32 bits of `a` (1.11.20),
-/// rounded to 20 mantissa bits; see [`f64_high_word_approx`].
+/// `rcp.approx.ftz.f64`: the reciprocal of the upper 32 bits of `a` read as
+/// a 1.11.20 float (subnormal words flush to zero), rounded to nearest in
+/// 1.11.20 and flushed; NaN gives `0x7fffffff00000000`; the low 32 bits of
+/// the result are zero.
 #[inline]
 pub fn rcp_approx_ftz_f64(a: u64) -> u64 {
     f64_high_word_approx(a, |x| 1.0 / x)
