@@ -44,7 +44,7 @@ fn compile_ptx(clang: &Path, source: &Path, out: &Path) {
 
 #[test]
 fn full_driver_api_program_runs_and_checks_its_results() {
-    let (Some(cc), Some(clang), Some(include)) = (tool("cc"), tool("clang-19"), cuda12_include())
+    let (Some(cc), Some(clang), Some(variants)) = (tool("cc"), tool("clang-19"), header_variants())
     else {
         return;
     };
@@ -52,65 +52,64 @@ fn full_driver_api_program_runs_and_checks_its_results() {
     let tmp = tempfile::tempdir().unwrap();
     let ptx = tmp.path().join("kernels.ptx");
     compile_ptx(&clang, &driver_api_dir().join("kernels.cu"), &ptx);
-    let program = tmp.path().join("driver_api_full");
-    compile_c(
-        &cc,
-        &include,
-        &lib_dir,
-        &driver_api_dir().join("driver_api_full.c"),
-        &program,
-    );
+    for (i, header) in variants.iter().enumerate() {
+        let program = tmp.path().join(format!("driver_api_full_{i}"));
+        let source = driver_api_dir().join("driver_api_full.c");
+        compile_c(&cc, header, &lib_dir, &source, &program);
 
-    let needed = read_dynamic(&program).needed;
-    assert!(
-        needed.iter().any(|n| n == "libcuda.so.1"),
-        "program should depend on the soname, not the file name: {needed:?}"
-    );
+        let needed = read_dynamic(&program).needed;
+        assert!(
+            needed.iter().any(|n| n == "libcuda.so.1"),
+            "program should depend on the soname, not the file name: {needed:?}"
+        );
 
-    let run = run_with_libcuda(&program, &[&ptx], &lib_dir);
-    assert_eq!(
-        run.code,
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
-    assert!(
-        run.stdout.contains("device: prlx PTX emulator"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("driver_api_full: all checks passed"),
-        "{}",
-        run.stdout
-    );
+        let run = run_with_libcuda(&program, &[&ptx], &lib_dir);
+        assert_eq!(
+            run.code,
+            Some(0),
+            "{}\nstdout:\n{}\nstderr:\n{}",
+            header.label,
+            run.stdout,
+            run.stderr
+        );
+        assert!(
+            run.stdout.contains("device: prlx PTX emulator"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("driver_api_full: all checks passed"),
+            "{}",
+            run.stdout
+        );
+    }
 }
 
 #[test]
 fn error_paths_return_driver_codes_and_never_crash() {
-    let (Some(cc), Some(include)) = (tool("cc"), cuda12_include()) else {
+    let (Some(cc), Some(variants)) = (tool("cc"), header_variants()) else {
         return;
     };
     let lib_dir = libcuda_dir();
     let tmp = tempfile::tempdir().unwrap();
-    let program = tmp.path().join("driver_api_errors");
-    compile_c(
-        &cc,
-        &include,
-        &lib_dir,
-        &driver_api_dir().join("driver_api_errors.c"),
-        &program,
-    );
+    for (i, header) in variants.iter().enumerate() {
+        let program = tmp.path().join(format!("driver_api_errors_{i}"));
+        let source = driver_api_dir().join("driver_api_errors.c");
+        compile_c(&cc, header, &lib_dir, &source, &program);
+        let run = run_with_libcuda(&program, &[], &lib_dir);
+        assert_eq!(
+            run.code,
+            Some(0),
+            "{}\nstdout:\n{}\nstderr:\n{}",
+            header.label,
+            run.stdout,
+            run.stderr
+        );
+        check_error_run_output(&run);
+    }
+}
 
-    let run = run_with_libcuda(&program, &[], &lib_dir);
-    assert_eq!(
-        run.code,
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout,
-        run.stderr
-    );
+fn check_error_run_output(run: &Run) {
     assert!(
         run.stdout.contains("driver_api_errors: all checks passed"),
         "{}",

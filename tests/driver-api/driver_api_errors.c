@@ -12,6 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* CUDA 13's cuda.h maps cuCtxCreate to cuCtxCreate_v4, which takes creation
+ * parameters; the program builds against either header. */
+#if CUDA_VERSION >= 13000
+#define CREATE_CONTEXT(pctx, flags, dev) cuCtxCreate((pctx), NULL, (flags), (dev))
+#else
+#define CREATE_CONTEXT(pctx, flags, dev) cuCtxCreate((pctx), (flags), (dev))
+#endif
+
 static int failures = 0;
 
 static void expect_code(CUresult got, CUresult want, const char *what, int line) {
@@ -149,7 +157,7 @@ int main(void) {
   EXPECT_CODE(cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
   EXPECT(ctx == NULL);
   EXPECT_CODE(cuCtxPopCurrent(&ctx), CUDA_ERROR_INVALID_CONTEXT);
-  EXPECT_CODE(cuCtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  EXPECT_CODE(CREATE_CONTEXT(&ctx, 0, dev), CUDA_SUCCESS);
 
   /* ---- cuGetProcAddress / export tables ---- */
   void *pfn = NULL;
@@ -284,7 +292,7 @@ int main(void) {
   EXPECT_CODE(cuCtxDestroy(ctx), CUDA_SUCCESS);
   EXPECT_CODE(cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
   EXPECT(ctx == NULL);
-  EXPECT_CODE(cuCtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  EXPECT_CODE(CREATE_CONTEXT(&ctx, 0, dev), CUDA_SUCCESS);
   EXPECT_CODE(cuMemAlloc(&after, 16), CUDA_SUCCESS);
   EXPECT_CODE(cuMemFree(after), CUDA_SUCCESS);
   /* The old module died with its context. */
@@ -292,7 +300,7 @@ int main(void) {
   EXPECT_CODE(cuCtxDestroy(ctx), CUDA_SUCCESS);
 
   /* ---- a misaligned store ---- */
-  EXPECT_CODE(cuCtxCreate(&ctx, 0, dev), CUDA_SUCCESS);
+  EXPECT_CODE(CREATE_CONTEXT(&ctx, 0, dev), CUDA_SUCCESS);
   EXPECT_CODE(cuMemAlloc(&dptr, 256), CUDA_SUCCESS);
   expect_fault("store_byte_offset", dptr, 1, CUDA_ERROR_MISALIGNED_ADDRESS);
   EXPECT_CODE(cuCtxDestroy(ctx), CUDA_SUCCESS);

@@ -14,6 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* CUDA 13's cuda.h maps cuCtxCreate to cuCtxCreate_v4, which takes creation
+ * parameters; the program builds against either header. */
+#if CUDA_VERSION >= 13000
+#define CREATE_CONTEXT(pctx, flags, dev) cuCtxCreate((pctx), NULL, (flags), (dev))
+#else
+#define CREATE_CONTEXT(pctx, flags, dev) cuCtxCreate((pctx), (flags), (dev))
+#endif
+
 static int failures = 0;
 
 #define CHECK(call)                                                            \
@@ -175,7 +183,7 @@ int main(int argc, char **argv) {
   int active;
   CHECK(cuDevicePrimaryCtxGetState(dev, &flags, &active));
   EXPECT(active == 1);
-  CHECK(cuCtxCreate(&ctx, 0, dev));
+  CHECK(CREATE_CONTEXT(&ctx, 0, dev));
   CHECK(cuCtxGetCurrent(&current));
   EXPECT(current == ctx);
   CHECK(cuCtxPushCurrent(primary));

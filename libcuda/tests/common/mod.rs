@@ -97,9 +97,44 @@ fn link_soname(dir: &Path) {
     std::fs::rename(&tmp, &link).expect("install soname link");
 }
 
+/// A `cuda.h` to compile against, with extra compiler flags.
+pub struct HeaderVariant {
+    pub label: &'static str,
+    pub include: PathBuf,
+    pub defines: &'static [&'static str],
+}
+
+/// CUDA 12.9, CUDA 12.9 with per-thread default streams (the `_ptds`/`_ptsz`
+/// entry points), and CUDA 13 when installed (`cuCtxCreate_v4`, ...).
+pub fn header_variants() -> Option<Vec<HeaderVariant>> {
+    let include12 = cuda12_include()?;
+    let mut v = vec![
+        HeaderVariant {
+            label: "cuda 12",
+            include: include12.clone(),
+            defines: &[],
+        },
+        HeaderVariant {
+            label: "cuda 12, per-thread default stream",
+            include: include12,
+            defines: &["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
+        },
+    ];
+    if let Some(include13) = cuda13_include() {
+        v.push(HeaderVariant {
+            label: "cuda 13",
+            include: include13,
+            defines: &[],
+        });
+    }
+    Some(v)
+}
+
 /// Compiles a C program against `cuda.h`, linked with `-lcuda`.
-pub fn compile_c(cc: &Path, include: &Path, lib_dir: &Path, source: &Path, out: &Path) {
+pub fn compile_c(cc: &Path, header: &HeaderVariant, lib_dir: &Path, source: &Path, out: &Path) {
+    let include = &header.include;
     let output = Command::new(cc)
+        .args(header.defines)
         .arg("-Wall")
         .arg("-Wextra")
         .arg("-Werror")
@@ -115,8 +150,9 @@ pub fn compile_c(cc: &Path, include: &Path, lib_dir: &Path, source: &Path, out: 
         .expect("run cc");
     assert!(
         output.status.success(),
-        "compiling {} failed:\n{}",
+        "compiling {} ({}) failed:\n{}",
         source.display(),
+        header.label,
         String::from_utf8_lossy(&output.stderr)
     );
 }
