@@ -143,6 +143,27 @@ fn full_diff(a: &Path, b: &Path) -> DiffReport {
     report
 }
 
+/// Best-of-3 time of each phase of [`full_diff`], to see where time goes.
+fn phases(a: &Path, b: &Path) -> [Duration; 3] {
+    let mut best = [Duration::MAX; 3];
+    for _ in 0..3 {
+        let t = Instant::now();
+        let ta = TraceFile::open(a).expect("open A");
+        let tb = TraceFile::open(b).expect("open B");
+        let opened = t.elapsed();
+        let diff = diff_traces(&ta, &tb, &DiffOptions::default());
+        let aligned = t.elapsed();
+        let report = DiffReport::build(&ta, &tb, &diff, None);
+        std::hint::black_box(render::render_text(&report, 20));
+        let reported = t.elapsed();
+        let times = [opened, aligned - opened, reported - aligned];
+        for (b, t) in best.iter_mut().zip(times) {
+            *b = (*b).min(t);
+        }
+    }
+    best
+}
+
 fn main() {
     let dir = std::env::var_os("PRLX_BENCH_DIR")
         .map(PathBuf::from)
@@ -176,6 +197,13 @@ fn main() {
             read.as_secs_f64(),
             diff.as_secs_f64(),
             diff.as_secs_f64() / read.as_secs_f64()
+        );
+        let [open, align, report] = phases(&a, &b);
+        println!(
+            "    phases (best of 3 each): open {:.1} ms, align {:.1} ms, report {:.1} ms",
+            open.as_secs_f64() * 1e3,
+            align.as_secs_f64() * 1e3,
+            report.as_secs_f64() * 1e3
         );
     }
 }

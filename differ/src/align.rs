@@ -116,8 +116,8 @@ pub fn align_warp(
     if as_bytes(a) == as_bytes(b) {
         return;
     }
-    let mut i = 0;
     let common = a.len().min(b.len());
+    let mut i = identical_prefix(&a[..common], &b[..common]);
     while i < common {
         if same_flow(&a[i], &b[i]) {
             compare_pair(a, b, i, i, opts, out);
@@ -128,6 +128,7 @@ pub fn align_warp(
             break;
         }
         i += 1;
+        i += identical_prefix(&a[i..common], &b[i..common]);
     }
     let (rest_a, rest_b) = (&a[i..], &b[i..]);
     if rest_a.is_empty() && rest_b.is_empty() {
@@ -154,6 +155,24 @@ pub fn align_warp(
         )),
         Some(runs) => classify_runs(a, b, i, &runs, opts, out),
     }
+}
+
+/// Events per `memcmp` when skipping identical stretches: identical events
+/// cannot diverge, so only the chunk that differs is examined event by event.
+const SKIP_CHUNK: usize = 64;
+
+/// How many leading events of `a` and `b` are byte-for-byte identical.
+fn identical_prefix(a: &[TraceEvent], b: &[TraceEvent]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + SKIP_CHUNK <= n && as_bytes(&a[i..i + SKIP_CHUNK]) == as_bytes(&b[i..i + SKIP_CHUNK])
+    {
+        i += SKIP_CHUNK;
+    }
+    while i < n && as_bytes(&a[i..i + 1]) == as_bytes(&b[i..i + 1]) {
+        i += 1;
+    }
+    i
 }
 
 /// After a same-site, opposite-direction pair at `i`: do the streams carry
@@ -188,8 +207,12 @@ fn classify_runs(
             continue; // coincidental match inside a two-sided change
         }
         gap(a, b, (gap_a, run_a), (gap_b, run_b), true, out);
-        for k in 0..run.len {
+        let (pairs_a, pairs_b) = (&a[run_a..run_a + run.len], &b[run_b..run_b + run.len]);
+        let mut k = identical_prefix(pairs_a, pairs_b);
+        while k < run.len {
             compare_pair(a, b, run_a + k, run_b + k, opts, out);
+            k += 1;
+            k += identical_prefix(&pairs_a[k..], &pairs_b[k..]);
         }
         gap_a = run_a + run.len;
         gap_b = run_b + run.len;

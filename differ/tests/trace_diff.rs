@@ -267,3 +267,41 @@ fn snapshot_lanes_and_history_attach_to_the_first_divergence() {
         "{text}"
     );
 }
+
+mod mutated_files {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn demo_bytes(name: &str) -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/traces")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Whatever bytes the reader accepts, diffing and reporting them never panics.
+        #[test]
+        fn diffing_mutated_demo_traces_never_panics(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..40),
+            values in any::<bool>(),
+        ) {
+            let a = TraceFile::from_bytes("a.prlx", demo_bytes("run_a.prlx")).unwrap();
+            let mut bytes = demo_bytes("run_b.prlx");
+            for (at, byte) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = byte;
+            }
+            if let Ok(b) = TraceFile::from_bytes("b.prlx", bytes) {
+                for (x, y) in [(&a, &b), (&b, &a)] {
+                    let r = report(x, y, values);
+                    let text = prlx_differ::render::render_text(&r, 5);
+                    prop_assert!(text.contains("divergences across"));
+                    let _ = prlx_differ::chrome::chrome_trace(&r);
+                    prop_assert_eq!(r.total_divergences, r.divergence_breakdown.values().sum::<usize>());
+                }
+            }
+        }
+    }
+}
