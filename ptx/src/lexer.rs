@@ -122,12 +122,14 @@ fn is_ident_continue(b: u8) -> bool {
 
 impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Self {
+        // A UTF-8 byte-order mark is not content; columns count from after it.
+        let start = if src.starts_with('\u{feff}') { 3 } else { 0 };
         Lexer {
             src,
             bytes: src.as_bytes(),
-            pos: 0,
+            pos: start,
             line: 1,
-            line_start: 0,
+            line_start: start,
         }
     }
 
@@ -535,6 +537,15 @@ mod tests {
         assert_eq!(body, "\n.b8 1 // }\n.b8 \"}\"\n");
         let t = lx.next_token().unwrap();
         assert_eq!((t.text, t.span.line), ("next", 4));
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let t = Lexer::new("\u{feff}.version").next_token().unwrap();
+        assert_eq!(
+            (t.kind, t.text, t.span),
+            (TokenKind::Directive, ".version", Span::new(1, 1))
+        );
     }
 
     #[test]

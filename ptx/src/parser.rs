@@ -738,7 +738,7 @@ impl<'a> Parser<'a> {
                 ".reg" => self.reg_decl().map(Statement::Reg),
                 ".loc" => self.loc().map(Statement::Loc),
                 ".pragma" => self.pragma().map(Statement::Pragma),
-                ".local" | ".shared" | ".param" | ".const" | ".global" => {
+                ".local" | ".shared" | ".param" | ".const" | ".global" | ".tex" => {
                     self.var_decl(Linkage::None, tok.span).map(Statement::Var)
                 }
                 ".extern" | ".visible" | ".weak" | ".common" => {
