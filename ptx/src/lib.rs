@@ -21,7 +21,7 @@
 //! assert!(prlx_ptx::same_module(&module, &again));
 //!
 //! let err = prlx_ptx::parse(".version 7.5\n.entry k() { mov.u32 %r1 }", "bad.ptx").unwrap_err();
-//! assert_eq!(err.to_string(), "bad.ptx:2:25: expected `,` or `;` after an operand, found `}`");
+//! assert_eq!(err.to_string(), "bad.ptx:2:26: expected `,` or `;` after an operand, found `}`");
 //! ```
 //!
 //! Modules: [`lexer`] (tokens), [`parser`] (recursive descent),
