@@ -5,7 +5,9 @@
 //!   the destination width, or with `.sat` clamps to the destination range.
 //! - int → float: one rounding with `.rn` (default) `.rz .rm .rp`.
 //! - float → int: rounds to an integral value with `.rni .rzi .rmi .rpi`,
-//!   then saturates to the destination range; NaN converts to 0.
+//!   then saturates to the destination range. NaN converts to 0, except from
+//!   an `.f64` source or to a 64-bit destination, where it gives
+//!   `1 << (width - 1)` (PTX ISA, cvt "Integer Notes").
 //! - float → float: narrowing rounds once with `.rn .rz .rm .rp`; widening is
 //!   exact; an integer rounding (`cvt.rzi.f32.f32`) rounds to an integral
 //!   value in floating point. NaN becomes the destination's canonical NaN.
@@ -135,7 +137,12 @@ pub fn cvt(dst: ScalarType, src: ScalarType, mode: CvtMode, a: u64) -> u64 {
                 return f32::from_bits(a as u32) as u32 as u64;
             }
             (S32, F64, Some(IntRounding::Rzi), None) => {
-                return f64::from_bits(a) as i32 as u32 as u64;
+                let x = f64::from_bits(a);
+                return if x.is_nan() {
+                    0x8000_0000
+                } else {
+                    x as i32 as u32 as u64
+                };
             }
             _ => {}
         }
@@ -220,6 +227,17 @@ fn element_f64(fmt: FloatFormat, bits: u64) -> f64 {
 }
 
 #[inline]
+/// The integer a NaN converts to.
+#[inline]
+fn nan_to_int(dst: ScalarType, src: ScalarType) -> u64 {
+    if src == ScalarType::F64 || dst.bits() == 64 {
+        1 << (dst.bits() - 1)
+    } else {
+        0
+    }
+}
+
+#[inline]
 fn float_to_int(dst: ScalarType, src: ScalarType, mode: CvtMode, a: u64) -> u64 {
     let fmt = format_of(src);
     let mut a = a & src.mask();
@@ -230,7 +248,10 @@ fn float_to_int(dst: ScalarType, src: ScalarType, mode: CvtMode, a: u64) -> u64 
         element_f64(fmt, a),
         mode.int_rounding.unwrap_or(IntRounding::Rzi),
     );
-    // `as` saturates to the target range and maps NaN to 0, exactly PTX's rule.
+    if x.is_nan() {
+        return nan_to_int(dst, src);
+    }
+    // `as` saturates to the target range, exactly PTX's clamping rule.
     let r = match dst {
         ScalarType::S8 => x as i8 as u64,
         ScalarType::S16 => x as i16 as u64,
@@ -305,6 +326,40 @@ pub fn cvt_pack_f32x2(dst: ScalarType, mode: CvtMode, a: u64, b: u64) -> u64 {
     let hi = cvt(element, ScalarType::F32, mode, a);
     let lo = cvt(element, ScalarType::F32, mode, b);
     (hi << 16) | lo
+}
+
+/// `cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32`: rounds to TF32 (10 mantissa
+/// bits) and returns it as an `.f32` bit pattern with the low 13 bits zero.
+#[inline]
+pub fn cvt_tf32(rounding: FloatRounding, relu_mode: bool, satfinite: bool, a: u64) -> u64 {
+    let f = FloatFormat::F32;
+    let a = a & 0xffff_ffff;
+    if f.is_nan(a) {
+        return f.canonical_nan();
+    }
+    let tf32 = FloatFormat::TF32;
+    let mut r = softfloat::convert(f, tf32, a, rounding);
+    if satfinite && tf32.is_inf(r) {
+        r = (r & tf32.sign_mask()) | tf32.max_finite();
+    }
+    if relu_mode {
+        r = relu(tf32, r);
+    }
+    // TF32 and f32 share sign and exponent; widen the mantissa.
+    r << 13
+}
+
+/// Extends a `cvt` result to a destination register wider than the
+/// instruction type: sign-extension for signed integer types, zero-extension
+/// otherwise (PTX "Operand Size Exceeding Instruction-Type Size").
+#[inline]
+pub fn widen_to_register(dst: ScalarType, result: u64, register_bits: u32) -> u64 {
+    let extended = dst.extend(result);
+    if register_bits >= 64 {
+        extended
+    } else {
+        extended & ((1u64 << register_bits) - 1)
+    }
 }
 
 /// `cvt.rna{.satfinite}.tf32.f32`: rounds to 10 mantissa bits, ties away from
@@ -397,6 +452,17 @@ mod tests {
         assert_eq!(cvt(U8, F32, mode_i(IntRounding::Rni), x(300.0)), 255);
         assert_eq!(cvt(S16, F32, mode_i(IntRounding::Rni), x(-40000.0)), 0x8000);
         assert_eq!(cvt(S32, F32, mode_i(IntRounding::Rni), 0x7fc0_0000), 0);
+        assert_eq!(cvt(U16, F16, mode_i(IntRounding::Rni), 0x7e00), 0);
+        // NaN from .f64 or into a 64-bit integer gives 1 << (width - 1).
+        let nan64 = f64::NAN.to_bits();
+        assert_eq!(cvt(S32, F64, mode_i(IntRounding::Rzi), nan64), 0x8000_0000);
+        assert_eq!(cvt(U32, F64, mode_i(IntRounding::Rni), nan64), 0x8000_0000);
+        assert_eq!(cvt(S8, F64, mode_i(IntRounding::Rni), nan64), 0x80);
+        assert_eq!(
+            cvt(U64, F32, mode_i(IntRounding::Rzi), 0x7fc0_0000),
+            1 << 63
+        );
+        assert_eq!(cvt(S64, F16, mode_i(IntRounding::Rzi), 0x7e00), 1 << 63);
         assert_eq!(
             cvt(U64, F64, mode_i(IntRounding::Rzi), f64::INFINITY.to_bits()),
             u64::MAX
@@ -637,6 +703,38 @@ mod tests {
         assert_eq!(cvt_rna_tf32(0x7f7f_ffff, false), 0x7f80_0000);
         assert_eq!(cvt_rna_tf32(0x7f7f_ffff, true), 0x7f7f_e000);
         assert_eq!(cvt_rna_tf32(0x7fc0_0001, false), 0x7fff_ffff);
+        assert_eq!(
+            cvt_tf32(FloatRounding::Rn, false, false, 0x3f80_1000),
+            0x3f80_0000
+        ); // tie to even
+        assert_eq!(
+            cvt_tf32(FloatRounding::Rn, false, false, 0x3f80_3000),
+            0x3f80_4000
+        );
+        assert_eq!(
+            cvt_tf32(FloatRounding::Rz, false, false, 0x3f80_1fff),
+            0x3f80_0000
+        );
+        assert_eq!(cvt_tf32(FloatRounding::Rn, true, false, 0xbf80_0000), 0);
+        assert_eq!(
+            cvt_tf32(FloatRounding::Rn, false, true, 0x7f7f_ffff),
+            0x7f7f_e000
+        );
+        assert_eq!(
+            cvt_tf32(FloatRounding::Rn, false, false, 0x7f7f_ffff),
+            0x7f80_0000
+        );
+        // Every rn result equals rna except on exact ties.
+        for bits in (0u32..0x7f80_0000).step_by(4099) {
+            let a = bits as u64;
+            if a & 0x1fff != 0x1000 {
+                assert_eq!(
+                    cvt_tf32(FloatRounding::Rn, false, false, a),
+                    cvt_rna_tf32(a, false),
+                    "{a:x}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -696,6 +794,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn results_widen_to_wider_registers() {
+        let r = cvt(
+            S16,
+            F32,
+            mode_i(IntRounding::Rni),
+            (-2.0f32).to_bits() as u64,
+        );
+        assert_eq!(r, 0xfffe);
+        assert_eq!(widen_to_register(S16, r, 32), 0xffff_fffe);
+        assert_eq!(widen_to_register(U16, r, 32), 0xfffe);
+        assert_eq!(widen_to_register(S8, 0x80, 64), 0xffff_ffff_ffff_ff80);
+        assert_eq!(widen_to_register(F16, 0xbc00, 32), 0xbc00);
     }
 
     #[test]

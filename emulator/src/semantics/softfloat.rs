@@ -26,6 +26,11 @@ impl FloatFormat {
         exp_bits: 8,
         man_bits: 7,
     };
+    /// TensorFloat-32: an `.f32` with 10 mantissa bits.
+    pub const TF32: Self = Self {
+        exp_bits: 8,
+        man_bits: 10,
+    };
     pub const F32: Self = Self {
         exp_bits: 8,
         man_bits: 23,
