@@ -226,8 +226,8 @@ fn element_f64(fmt: FloatFormat, bits: u64) -> f64 {
     }
 }
 
-#[inline]
 /// The integer a NaN converts to.
+#[inline]
 fn nan_to_int(dst: ScalarType, src: ScalarType) -> u64 {
     if src == ScalarType::F64 || dst.bits() == 64 {
         1 << (dst.bits() - 1)
