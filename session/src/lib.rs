@@ -212,7 +212,10 @@ impl Manifest {
         if self.format != FORMAT {
             return Err(invalid(
                 "format".into(),
-                format!("unsupported manifest format {:?} (expected {FORMAT:?})", self.format),
+                format!(
+                    "unsupported manifest format {:?} (expected {FORMAT:?})",
+                    self.format
+                ),
             ));
         }
         for (i, launch) in self.launches.iter().enumerate() {
@@ -320,7 +323,10 @@ mod tests {
         manifest.store(dir.path()).unwrap();
         let loaded = Manifest::load(dir.path()).unwrap();
         assert_eq!(loaded, manifest);
-        assert_eq!(loaded.find("saxpy", 1).unwrap().cpu_stack[0].describe(), "main (app.c:42)");
+        assert_eq!(
+            loaded.find("saxpy", 1).unwrap().cpu_stack[0].describe(),
+            "main (app.c:42)"
+        );
         assert!(!dir.path().join(".session.json.tmp").exists());
     }
 
@@ -352,8 +358,13 @@ mod tests {
             ..launch("k", 0)
         });
         let text = serde_json::to_string(&m).unwrap();
-        let msg = Manifest::from_json("m.json", &text).unwrap_err().to_string();
-        assert_eq!(msg, "m.json: launches[0].grid: [0, 1, 1] has a zero dimension");
+        let msg = Manifest::from_json("m.json", &text)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            msg,
+            "m.json: launches[0].grid: [0, 1, 1] has a zero dimension"
+        );
 
         let mut m = Manifest::new("s");
         m.launches.push(LaunchRecord {
@@ -361,7 +372,9 @@ mod tests {
             ..launch("k", 0)
         });
         let text = serde_json::to_string(&m).unwrap();
-        let msg = Manifest::from_json("m.json", &text).unwrap_err().to_string();
+        let msg = Manifest::from_json("m.json", &text)
+            .unwrap_err()
+            .to_string();
         assert!(msg.starts_with("m.json: launches[0].file: "), "{msg}");
 
         let msg = Manifest::from_json("m.json", r#"{"format":"x","session":"s","launches":[]}"#)

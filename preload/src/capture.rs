@@ -1,0 +1,497 @@
+//! Capturing one launch of a kernel built with the pass.
+//!
+//! The device runtime (`device-rt/README.md`) records into buffers found
+//! through the module's `__prlx_desc` global. Around the application's
+//! launch this module: allocates the trace image (header + one buffer per
+//! warp slot) and the optional history and snapshot rings, fills the
+//! descriptor, lets the launch run, synchronises the launch's stream, copies
+//! back only each warp's header and used events, clears the descriptor and
+//! frees everything. The launch's own result is never changed by a capture
+//! failure: the caller gets what the real driver returned.
+
+use crate::config::Config;
+use crate::driver::Cuda;
+use crate::ffi::*;
+use prlx_trace::{
+    HEADER_SIZE, PRLX_MAGIC, PRLX_VERSION, RingHeader, SNAPSHOT_ENTRY_SIZE, TraceEvent,
+    TraceFileHeader, WARP_HEADER_SIZE, WarpBufferHeader, flags, kernel_name_hash,
+};
+use std::ffi::c_void;
+
+/// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`.
+const ATTR_CC_MAJOR: i32 = 75;
+const ATTR_CC_MINOR: i32 = 76;
+/// Device bytes one capture may ask for; beyond this the launch runs uncaptured.
+const MAX_CAPTURE_BYTES: u64 = 8 << 30;
+
+/// The `__prlx_desc` layout (`device-rt/src/prlx_layout.h`, 64 bytes).
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct Descriptor {
+    pub trace: u64,
+    pub history: u64,
+    pub snapshot: u64,
+    pub events_per_warp: u32,
+    pub total_warp_slots: u32,
+    pub history_depth: u32,
+    pub snapshot_depth: u32,
+    pub sample_rate: u32,
+    pub reserved: [u32; 5],
+}
+const _: () = assert!(std::mem::size_of::<Descriptor>() == 64);
+
+/// A launch's trace as copied back, ready to encode.
+pub struct CapturedTrace {
+    pub header: TraceFileHeader,
+    /// Per warp slot: its header (num_events finalised) and its used events.
+    pub warps: Vec<(WarpBufferHeader, Vec<TraceEvent>)>,
+    /// The history and snapshot sections exactly as the device left them.
+    pub history: Vec<u8>,
+    pub snapshot: Vec<u8>,
+    /// Time spent copying device → host, for the benchmark's split.
+    pub copy_nanos: u64,
+}
+
+/// The launch geometry the trace is laid out for.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+}
+
+impl Geometry {
+    pub fn warps_per_block(&self) -> u64 {
+        let threads: u64 = self.block.iter().map(|&d| u64::from(d)).product();
+        threads.div_ceil(32)
+    }
+
+    pub fn warp_slots(&self) -> u64 {
+        let blocks: u64 = self.grid.iter().map(|&d| u64::from(d)).product();
+        blocks * self.warps_per_block()
+    }
+}
+
+struct Sizes {
+    slots: u32,
+    warp_buffer: u64,
+    trace: u64,
+    history_ring: u64,
+    history: u64,
+    snapshot_ring: u64,
+    snapshot: u64,
+}
+
+fn sizes(geometry: Geometry, config: &Config) -> Result<Sizes, String> {
+    let slots = geometry.warp_slots();
+    let slots32 = u32::try_from(slots).map_err(|_| format!("{slots} warp slots is too many"))?;
+    let warp_buffer = WARP_HEADER_SIZE as u64 + u64::from(config.events_per_warp) * 16;
+    let history_ring = 16 + u64::from(config.history_depth) * 16;
+    let snapshot_ring = 16 + u64::from(config.snapshot_depth) * SNAPSHOT_ENTRY_SIZE as u64;
+    let sizes = Sizes {
+        slots: slots32,
+        warp_buffer,
+        trace: HEADER_SIZE as u64 + slots * warp_buffer,
+        history_ring,
+        history: if config.history_depth > 0 {
+            slots * history_ring
+        } else {
+            0
+        },
+        snapshot_ring,
+        snapshot: if config.snapshot_depth > 0 {
+            slots * snapshot_ring
+        } else {
+            0
+        },
+    };
+    let total = sizes.trace + sizes.history + sizes.snapshot;
+    if total > MAX_CAPTURE_BYTES {
+        return Err(format!(
+            "the trace buffers would take {total} bytes of device memory (limit {MAX_CAPTURE_BYTES}); lower PRLX_EVENTS_PER_WARP"
+        ));
+    }
+    Ok(sizes)
+}
+
+fn check(what: &str, result: CUresult) -> Result<(), String> {
+    if result == CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what} failed with CUresult {result}"))
+    }
+}
+
+macro_rules! real {
+    ($cuda:expr, $name:ident) => {
+        $cuda
+            .$name
+            .ok_or_else(|| concat!("the driver has no ", stringify!($name)).to_string())?
+    };
+}
+
+/// Device allocations freed on drop, whatever path the capture takes.
+struct DeviceBuffers<'a> {
+    cuda: &'a Cuda,
+    ptrs: Vec<u64>,
+}
+
+impl DeviceBuffers<'_> {
+    fn alloc(&mut self, bytes: u64) -> Result<u64, String> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let alloc = real!(self.cuda, cuMemAlloc_v2);
+        let memset = real!(self.cuda, cuMemsetD8_v2);
+        let mut ptr = 0u64;
+        // SAFETY: out-pointer to a local.
+        check("cuMemAlloc", unsafe { alloc(&mut ptr, bytes as usize) })?;
+        self.ptrs.push(ptr);
+        // SAFETY: ptr is a fresh allocation of `bytes`.
+        check("cuMemsetD8", unsafe { memset(ptr, 0, bytes as usize) })?;
+        Ok(ptr)
+    }
+}
+
+impl Drop for DeviceBuffers<'_> {
+    fn drop(&mut self) {
+        if let Some(free) = self.cuda.cuMemFree_v2 {
+            for &ptr in &self.ptrs {
+                // SAFETY: each pointer came from cuMemAlloc and is freed once.
+                unsafe { free(ptr) };
+            }
+        }
+    }
+}
+
+fn htod(cuda: &Cuda, dst: u64, bytes: &[u8]) -> Result<(), String> {
+    let copy = real!(cuda, cuMemcpyHtoD_v2);
+    // SAFETY: `bytes` is a live host slice; dst was allocated with at least its length.
+    check("cuMemcpyHtoD", unsafe {
+        copy(dst, bytes.as_ptr() as *const c_void, bytes.len())
+    })
+}
+
+fn dtoh(cuda: &Cuda, out: &mut [u8], src: u64) -> Result<(), String> {
+    let copy = real!(cuda, cuMemcpyDtoH_v2);
+    // SAFETY: `out` is a live host slice of the copied length.
+    check("cuMemcpyDtoH", unsafe {
+        copy(out.as_mut_ptr() as *mut c_void, src, out.len())
+    })
+}
+
+fn device_arch(cuda: &Cuda) -> u32 {
+    let (Some(get_device), Some(attribute)) = (cuda.cuCtxGetDevice, cuda.cuDeviceGetAttribute)
+    else {
+        return 0;
+    };
+    let (mut device, mut major, mut minor) = (0, 0, 0);
+    // SAFETY: out-pointers to locals.
+    unsafe {
+        if get_device(&mut device) != CUDA_SUCCESS
+            || attribute(&mut major, ATTR_CC_MAJOR, device) != CUDA_SUCCESS
+            || attribute(&mut minor, ATTR_CC_MINOR, device) != CUDA_SUCCESS
+        {
+            return 0;
+        }
+    }
+    (major * 10 + minor).max(0) as u32
+}
+
+/// Zeroes the descriptor on drop, so later launches of the module record nothing.
+struct DescriptorGuard<'a> {
+    cuda: &'a Cuda,
+    address: u64,
+}
+
+impl Drop for DescriptorGuard<'_> {
+    fn drop(&mut self) {
+        let zero = Descriptor::default();
+        let _ = htod(self.cuda, self.address, bytemuck::bytes_of(&zero));
+    }
+}
+
+/// Runs `launch` with the descriptor at `descriptor` pointing at fresh
+/// buffers; returns the launch's result and, when the launch succeeded and
+/// the capture worked, the trace.
+pub fn capture(
+    cuda: &Cuda,
+    config: &Config,
+    descriptor: u64,
+    kernel: &str,
+    geometry: Geometry,
+    stream: CUstream,
+    launch: impl FnOnce() -> CUresult,
+) -> (CUresult, Result<CapturedTrace, String>) {
+    // Prepare everything that can fail before launching; on failure the
+    // launch still runs, uncaptured.
+    let mut buffers = DeviceBuffers {
+        cuda,
+        ptrs: Vec::new(),
+    };
+    let prepared = prepare(cuda, config, descriptor, kernel, geometry, &mut buffers);
+    let (header, sizes, addresses, guard) = match prepared {
+        Ok(p) => p,
+        Err(e) => return (launch(), Err(e)),
+    };
+    let result = launch();
+    if result != CUDA_SUCCESS {
+        return (
+            result,
+            Err(format!("the launch itself failed with CUresult {result}")),
+        );
+    }
+    let copied = collect(cuda, header, &sizes, addresses, stream);
+    drop(guard);
+    drop(buffers);
+    (result, copied)
+}
+
+type Prepared<'a> = (TraceFileHeader, Sizes, [u64; 3], DescriptorGuard<'a>);
+
+fn prepare<'a>(
+    cuda: &'a Cuda,
+    config: &Config,
+    descriptor: u64,
+    kernel: &str,
+    geometry: Geometry,
+    buffers: &mut DeviceBuffers<'a>,
+) -> Result<Prepared<'a>, String> {
+    let sizes = sizes(geometry, config)?;
+    let header = header_for(kernel, geometry, config, sizes.slots, device_arch(cuda));
+    let trace = buffers.alloc(sizes.trace)?;
+    htod(cuda, trace, bytemuck::bytes_of(&header))?;
+    let history = buffers.alloc(sizes.history)?;
+    if history != 0 {
+        init_rings(
+            cuda,
+            history,
+            sizes.slots,
+            sizes.history_ring,
+            config.history_depth,
+        )?;
+    }
+    let snapshot = buffers.alloc(sizes.snapshot)?;
+    if snapshot != 0 {
+        init_rings(
+            cuda,
+            snapshot,
+            sizes.slots,
+            sizes.snapshot_ring,
+            config.snapshot_depth,
+        )?;
+    }
+    let desc = Descriptor {
+        trace,
+        history,
+        snapshot,
+        events_per_warp: config.events_per_warp,
+        total_warp_slots: sizes.slots,
+        history_depth: if history != 0 {
+            config.history_depth
+        } else {
+            0
+        },
+        snapshot_depth: if snapshot != 0 {
+            config.snapshot_depth
+        } else {
+            0
+        },
+        sample_rate: config.sample_rate,
+        reserved: [0; 5],
+    };
+    htod(cuda, descriptor, bytemuck::bytes_of(&desc))?;
+    let guard = DescriptorGuard {
+        cuda,
+        address: descriptor,
+    };
+    Ok((header, sizes, [trace, history, snapshot], guard))
+}
+
+/// Ring headers carry their depth, as PRLX's host runtime writes them.
+fn init_rings(
+    cuda: &Cuda,
+    base: u64,
+    slots: u32,
+    ring_bytes: u64,
+    depth: u32,
+) -> Result<(), String> {
+    let mut image = vec![0u8; (u64::from(slots) * ring_bytes) as usize];
+    for slot in 0..slots as usize {
+        let at = slot * ring_bytes as usize;
+        let header = RingHeader {
+            depth,
+            ..RingHeader::default()
+        };
+        image[at..at + 16].copy_from_slice(bytemuck::bytes_of(&header));
+    }
+    htod(cuda, base, &image)
+}
+
+pub fn header_for(
+    kernel: &str,
+    geometry: Geometry,
+    config: &Config,
+    slots: u32,
+    arch: u32,
+) -> TraceFileHeader {
+    let mut header: TraceFileHeader = bytemuck::Zeroable::zeroed();
+    header.magic = PRLX_MAGIC;
+    header.version = PRLX_VERSION;
+    header.kernel_name_hash = kernel_name_hash(kernel);
+    header.set_kernel_name(kernel);
+    header.grid_dim = geometry.grid;
+    header.block_dim = geometry.block;
+    header.warps_per_block = geometry.warps_per_block() as u32;
+    header.total_warp_slots = slots;
+    header.events_per_warp = config.events_per_warp;
+    header.timestamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    header.cuda_arch = arch;
+    header.sample_rate = config.sample_rate;
+    if config.sample_rate > 1 {
+        header.flags |= flags::SAMPLED;
+    }
+    if config.history_depth > 0 {
+        header.flags |= flags::HISTORY;
+        header.history_depth = config.history_depth;
+    }
+    if config.snapshot_depth > 0 {
+        header.flags |= flags::SNAPSHOT;
+        header.snapshot_depth = config.snapshot_depth;
+    }
+    header
+}
+
+fn collect(
+    cuda: &Cuda,
+    header: TraceFileHeader,
+    sizes: &Sizes,
+    [trace, history, snapshot]: [u64; 3],
+    stream: CUstream,
+) -> Result<CapturedTrace, String> {
+    let sync = real!(cuda, cuStreamSynchronize);
+    // SAFETY: the application's own stream handle, just launched on.
+    check("cuStreamSynchronize", unsafe { sync(stream) })?;
+    let started = std::time::Instant::now();
+    let epw = header.events_per_warp;
+    let mut warps = Vec::with_capacity(sizes.slots as usize);
+    for slot in 0..u64::from(sizes.slots) {
+        let base = trace + HEADER_SIZE as u64 + slot * sizes.warp_buffer;
+        let mut warp_header = WarpBufferHeader::default();
+        dtoh(cuda, bytemuck::bytes_of_mut(&mut warp_header), base)?;
+        warp_header.num_events = warp_header.write_idx.min(epw);
+        let mut events = vec![TraceEvent::default(); warp_header.num_events as usize];
+        if !events.is_empty() {
+            dtoh(
+                cuda,
+                bytemuck::cast_slice_mut(&mut events),
+                base + WARP_HEADER_SIZE as u64,
+            )?;
+        }
+        warps.push((warp_header, events));
+    }
+    let mut history_bytes = vec![0u8; sizes.history as usize];
+    if history != 0 {
+        dtoh(cuda, &mut history_bytes, history)?;
+    }
+    let mut snapshot_bytes = vec![0u8; sizes.snapshot as usize];
+    if snapshot != 0 {
+        dtoh(cuda, &mut snapshot_bytes, snapshot)?;
+    }
+    Ok(CapturedTrace {
+        header,
+        warps,
+        history: history_bytes,
+        snapshot: snapshot_bytes,
+        copy_nanos: started.elapsed().as_nanos() as u64,
+    })
+}
+
+impl CapturedTrace {
+    /// Writes the trace in PRLX's `FLAG_COMPRESS` encoding: the header as is,
+    /// then one zstd frame of everything after it (unused event slots as zeros).
+    pub fn encode(&self, out: &mut impl std::io::Write, level: i32) -> std::io::Result<()> {
+        let mut header = self.header;
+        header.flags |= flags::COMPRESS;
+        out.write_all(bytemuck::bytes_of(&header))?;
+        let mut encoder = zstd::stream::write::Encoder::new(out, level)?;
+        let epw = self.header.events_per_warp as usize;
+        let zeros = vec![0u8; 16 * 1024];
+        for (warp_header, events) in &self.warps {
+            encoder.write_all(bytemuck::bytes_of(warp_header))?;
+            encoder.write_all(bytemuck::cast_slice(events))?;
+            let mut pad = (epw - events.len()) * std::mem::size_of::<TraceEvent>();
+            while pad > 0 {
+                let n = pad.min(zeros.len());
+                encoder.write_all(&zeros[..n])?;
+                pad -= n;
+            }
+        }
+        encoder.write_all(&self.history)?;
+        encoder.write_all(&self.snapshot)?;
+        encoder.finish()?;
+        Ok(())
+    }
+}
+
+use std::io::Write as _;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoded_trace_reads_back() {
+        let config = Config::from_lookup(|k| match k {
+            "PRLX_EVENTS_PER_WARP" => Some("8".into()),
+            "PRLX_HISTORY_DEPTH" => Some("2".into()),
+            _ => None,
+        });
+        let geometry = Geometry {
+            grid: [2, 1, 1],
+            block: [40, 1, 1],
+        };
+        let header = header_for("kern", geometry, &config, 4, 80);
+        let event = TraceEvent {
+            site_id: 7,
+            active_mask: 0xff,
+            value_a: 3,
+            ..TraceEvent::default()
+        };
+        let warps = (0..4)
+            .map(|w| {
+                let n = w as u32;
+                let h = WarpBufferHeader {
+                    write_idx: n,
+                    num_events: n,
+                    ..WarpBufferHeader::default()
+                };
+                (h, vec![event; w])
+            })
+            .collect();
+        let mut history = vec![0u8; 4 * (16 + 2 * 16)];
+        for slot in 0..4 {
+            let ring = RingHeader {
+                depth: 2,
+                ..RingHeader::default()
+            };
+            history[slot * 48..slot * 48 + 16].copy_from_slice(bytemuck::bytes_of(&ring));
+        }
+        let captured = CapturedTrace {
+            header,
+            warps,
+            history,
+            snapshot: Vec::new(),
+            copy_nanos: 0,
+        };
+        let mut bytes = Vec::new();
+        captured.encode(&mut bytes, 1).unwrap();
+        let trace = prlx_trace::TraceFile::from_bytes("t.prlx", bytes).unwrap();
+        assert_eq!(trace.kernel_name(), "kern");
+        assert_eq!(trace.num_warps(), 4);
+        assert_eq!(trace.warp(3).unwrap().events, &[event; 3]);
+        assert!(trace.history(0).is_some());
+    }
+}

@@ -1,0 +1,271 @@
+//! Configuration, read once from the environment.
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `PRLX_SESSION` | session name | `<program>-<pid>-<unix time>` |
+//! | `PRLX_SOCKET` | the daemon's socket | the user socket, else the system socket |
+//! | `PRLX_TRACE_DIR` | write sessions as directories here instead of sending them to a daemon | `$XDG_RUNTIME_DIR/prlx/sessions`, else `/tmp/prlx-<uid>/sessions` |
+//! | `PRLX_FILTER` | comma-separated kernel-name globs (`*`, `?`); only matching kernels are recorded | all |
+//! | `PRLX_EVENTS_PER_WARP` | trace slots per warp | 4096 |
+//! | `PRLX_SAMPLE_RATE` | record one event in N | 1 |
+//! | `PRLX_HISTORY_DEPTH` | history ring entries per warp (0 = off) | 0 |
+//! | `PRLX_SNAPSHOT_DEPTH` | snapshot ring entries per warp (0 = off) | 0 |
+//! | `PRLX_MAX_LAUNCHES` | stop recording after this many launches | unlimited |
+//! | `PRLX_LOG` | `off`, `error`, `warn`, `info`, `debug` | `warn` |
+//! | `PRLX_DISABLE` | `1`: pass every call through untouched | unset |
+//!
+//! A malformed value is reported once on stderr and the default is used:
+//! the shim never stops the application over its own configuration.
+
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Off,
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub disabled: bool,
+    pub session: String,
+    pub socket: Option<PathBuf>,
+    /// Set explicitly by `PRLX_TRACE_DIR`.
+    pub trace_dir: Option<PathBuf>,
+    pub filter: Vec<String>,
+    pub events_per_warp: u32,
+    pub sample_rate: u32,
+    pub history_depth: u32,
+    pub snapshot_depth: u32,
+    pub max_launches: Option<u64>,
+    pub log: LogLevel,
+    /// Problems found while reading the environment, reported once.
+    pub warnings: Vec<String>,
+}
+
+/// Upper bounds that keep a typo from asking the device for terabytes.
+const MAX_EVENTS_PER_WARP: u32 = 1 << 20;
+const MAX_RING_DEPTH: u32 = 1 << 16;
+
+impl Config {
+    pub fn from_env() -> Config {
+        Config::from_lookup(|key| std::env::var(key).ok())
+    }
+
+    /// Reads the configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
+        let mut warnings = Vec::new();
+        let mut number = |key: &str, default: u32, min: u32, max: u32| -> u32 {
+            match lookup(key) {
+                None => default,
+                Some(text) => match text.trim().parse::<u32>() {
+                    Ok(v) if (min..=max).contains(&v) => v,
+                    _ => {
+                        warnings.push(format!(
+                            "{key}={text:?} is not a number in {min}..={max}; using {default}"
+                        ));
+                        default
+                    }
+                },
+            }
+        };
+        let events_per_warp = number(
+            "PRLX_EVENTS_PER_WARP",
+            prlx_trace::DEFAULT_EVENTS_PER_WARP,
+            1,
+            MAX_EVENTS_PER_WARP,
+        );
+        let sample_rate = number("PRLX_SAMPLE_RATE", 1, 1, u32::MAX);
+        let history_depth = number("PRLX_HISTORY_DEPTH", 0, 0, MAX_RING_DEPTH);
+        let snapshot_depth = number("PRLX_SNAPSHOT_DEPTH", 0, 0, MAX_RING_DEPTH);
+        let max_launches = match lookup("PRLX_MAX_LAUNCHES") {
+            None => None,
+            Some(text) => match text.trim().parse::<u64>() {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    warnings.push(format!(
+                        "PRLX_MAX_LAUNCHES={text:?} is not a number; recording every launch"
+                    ));
+                    None
+                }
+            },
+        };
+        let log = match lookup("PRLX_LOG").as_deref().map(str::trim) {
+            None | Some("") | Some("warn") => LogLevel::Warn,
+            Some("off") | Some("0") => LogLevel::Off,
+            Some("error") => LogLevel::Error,
+            Some("info") => LogLevel::Info,
+            Some("debug") | Some("1") => LogLevel::Debug,
+            Some(other) => {
+                warnings.push(format!(
+                    "PRLX_LOG={other:?} is not off|error|warn|info|debug"
+                ));
+                LogLevel::Warn
+            }
+        };
+        let filter = lookup("PRLX_FILTER")
+            .map(|f| {
+                f.split(',')
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let non_empty = |key: &str| lookup(key).filter(|v| !v.trim().is_empty());
+        let session = non_empty("PRLX_SESSION")
+            .map(|s| sanitize_session_name(&s))
+            .unwrap_or_else(default_session_name);
+        Config {
+            disabled: lookup("PRLX_DISABLE").is_some_and(|v| v.trim() == "1"),
+            session,
+            socket: non_empty("PRLX_SOCKET").map(PathBuf::from),
+            trace_dir: non_empty("PRLX_TRACE_DIR").map(PathBuf::from),
+            filter,
+            events_per_warp,
+            sample_rate,
+            history_depth,
+            snapshot_depth,
+            max_launches,
+            log,
+            warnings,
+        }
+    }
+
+    /// Whether launches of `kernel` are recorded.
+    pub fn wants(&self, kernel: &str) -> bool {
+        self.filter.is_empty() || self.filter.iter().any(|g| glob_match(g, kernel))
+    }
+
+    /// Where session directories go when no daemon takes them.
+    pub fn fallback_trace_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.trace_dir {
+            return dir.clone();
+        }
+        match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+            Some(runtime) => PathBuf::from(runtime).join("prlx").join("sessions"),
+            // SAFETY: getuid cannot fail.
+            None => {
+                PathBuf::from(format!("/tmp/prlx-{}", unsafe { libc::getuid() })).join("sessions")
+            }
+        }
+    }
+}
+
+/// Session names become directory names: keep them to one safe path component.
+fn sanitize_session_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match cleaned.as_str() {
+        "" | "." | ".." => "session".to_owned(),
+        _ => cleaned,
+    }
+}
+
+fn default_session_name() -> String {
+    let program = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "app".to_owned());
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    sanitize_session_name(&format!("{program}-{}-{secs}", std::process::id()))
+}
+
+/// Glob match with `*` (any run) and `?` (one character), over chars.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    // Position of the last `*` and the text index it is currently matching up to.
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = config(&[]);
+        assert!(!c.disabled);
+        assert_eq!(c.events_per_warp, 4096);
+        assert_eq!(c.sample_rate, 1);
+        assert_eq!((c.history_depth, c.snapshot_depth), (0, 0));
+        assert_eq!(c.max_launches, None);
+        assert_eq!(c.log, LogLevel::Warn);
+        assert!(c.warnings.is_empty());
+        assert!(c.wants("anything"));
+    }
+
+    #[test]
+    fn values_and_bad_values() {
+        let c = config(&[
+            ("PRLX_EVENTS_PER_WARP", "256"),
+            ("PRLX_SAMPLE_RATE", "0"),
+            ("PRLX_SNAPSHOT_DEPTH", "8"),
+            ("PRLX_MAX_LAUNCHES", "lots"),
+            ("PRLX_SESSION", "../run a"),
+            ("PRLX_FILTER", "reduce*, saxpy"),
+            ("PRLX_LOG", "debug"),
+        ]);
+        assert_eq!(c.events_per_warp, 256);
+        assert_eq!(c.sample_rate, 1, "0 is out of range, default kept");
+        assert_eq!(c.snapshot_depth, 8);
+        assert_eq!(c.max_launches, None);
+        assert_eq!(c.session, ".._run_a");
+        assert_eq!(c.log, LogLevel::Debug);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("PRLX_SAMPLE_RATE"));
+        assert!(c.wants("reduce_sum") && c.wants("saxpy") && !c.wants("saxpy2"));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*c", "abbbc"));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(glob_match("*_Z*reduce*", "_Z6reducePfi"));
+        assert!(!glob_match("abc", "abcd"));
+        assert!(glob_match("a*b*c", "aXbYbZc"));
+    }
+}

@@ -1,0 +1,681 @@
+//! The exported entry points: the driver (and HIP) functions the shim
+//! interposes. Each forwards to the real function and tells `state` what it
+//! saw; every body is guarded so a shim failure passes the call through.
+//!
+//! Applications reach these either by symbol (dynamic linking puts ours
+//! first under LD_PRELOAD) or through `cuGetProcAddress`, which returns the
+//! same wrappers. A wrapper calls the real function it stands for: the one
+//! `cuGetProcAddress` returned for that entry point when it was asked, else
+//! the library's exported symbol.
+//!
+//! Safety: each exported function has exactly the contract of the function
+//! of the same name in `cuda.h` (or `hip_runtime_api.h`).
+#![allow(clippy::missing_safety_doc)]
+
+use crate::capture::Geometry;
+use crate::driver;
+use crate::ffi::*;
+use crate::registry::CodeHandle;
+use crate::state::{self, LaunchCall};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// The real functions `cuGetProcAddress` handed out, one per wrapped entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    LaunchKernel,
+    LaunchKernelPtsz,
+    LaunchKernelEx,
+    LaunchKernelExPtsz,
+    ModuleLoad,
+    ModuleLoadData,
+    ModuleLoadDataEx,
+    ModuleLoadFatBinary,
+    ModuleGetFunction,
+    ModuleUnload,
+    LibraryLoadData,
+    LibraryGetKernel,
+    KernelGetFunction,
+    GetProcAddress,
+    GetProcAddressV2,
+}
+const SLOTS: usize = 15;
+static PROC_ADDRESSES: [AtomicPtr<c_void>; SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
+
+/// The real function for `slot`: from cuGetProcAddress if seen, else the symbol.
+fn real(slot: Slot, symbol: Option<*mut c_void>) -> Option<*mut c_void> {
+    let seen = PROC_ADDRESSES[slot as usize].load(Ordering::Relaxed);
+    if !seen.is_null() { Some(seen) } else { symbol }
+}
+
+macro_rules! real_fn {
+    ($slot:ident, $field:ident, $ty:ty) => {
+        real(Slot::$slot, driver::cuda().$field.map(|f| f as *mut c_void))
+            // SAFETY: both sources hold a function of this entry point's signature.
+            .map(|p| unsafe { std::mem::transmute::<*mut c_void, $ty>(p) })
+    };
+}
+
+/// Reads a C string argument without trusting it to be non-null.
+unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
+    // SAFETY: non-null C strings from the caller are NUL-terminated per the API.
+    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) })
+}
+
+// ---- launches -----------------------------------------------------------
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_kernel(
+    slot: Slot,
+    real: Option<FnLaunchKernel>,
+    f: CUfunction,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let _ = slot;
+    let Some(real) = real else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let forward = || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) };
+    let call = LaunchCall {
+        function: f,
+        geometry: Geometry {
+            grid: [gx, gy, gz],
+            block: [bx, by, bz],
+        },
+        shared_bytes: shared,
+        stream,
+        params,
+        extra,
+        hip: false,
+    };
+    state::on_launch(call, forward)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLaunchKernel(
+    f: CUfunction,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let real = real_fn!(LaunchKernel, cuLaunchKernel, FnLaunchKernel);
+    // SAFETY: same contract as the real function.
+    unsafe {
+        launch_kernel(
+            Slot::LaunchKernel,
+            real,
+            f,
+            gx,
+            gy,
+            gz,
+            bx,
+            by,
+            bz,
+            shared,
+            stream,
+            params,
+            extra,
+        )
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLaunchKernel_ptsz(
+    f: CUfunction,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let real = real_fn!(LaunchKernelPtsz, cuLaunchKernel_ptsz, FnLaunchKernel);
+    // SAFETY: same contract as the real function.
+    unsafe {
+        launch_kernel(
+            Slot::LaunchKernelPtsz,
+            real,
+            f,
+            gx,
+            gy,
+            gz,
+            bx,
+            by,
+            bz,
+            shared,
+            stream,
+            params,
+            extra,
+        )
+    }
+}
+
+unsafe fn launch_kernel_ex(
+    real: Option<FnLaunchKernelEx>,
+    config: *const CUlaunchConfig,
+    f: CUfunction,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let Some(real) = real else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding the caller's arguments unchanged.
+    let forward = || unsafe { real(config, f, params, extra) };
+    if config.is_null() {
+        return forward(); // the driver reports the invalid value
+    }
+    // SAFETY: non-null, points at the caller's CUlaunchConfig.
+    let c = unsafe { &*config };
+    let call = LaunchCall {
+        function: f,
+        geometry: Geometry {
+            grid: [c.grid_dim_x, c.grid_dim_y, c.grid_dim_z],
+            block: [c.block_dim_x, c.block_dim_y, c.block_dim_z],
+        },
+        shared_bytes: c.shared_mem_bytes,
+        stream: c.h_stream,
+        params,
+        extra,
+        hip: false,
+    };
+    state::on_launch(call, forward)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLaunchKernelEx(
+    config: *const CUlaunchConfig,
+    f: CUfunction,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let real = real_fn!(LaunchKernelEx, cuLaunchKernelEx, FnLaunchKernelEx);
+    // SAFETY: same contract as the real function.
+    unsafe { launch_kernel_ex(real, config, f, params, extra) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
+    config: *const CUlaunchConfig,
+    f: CUfunction,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    let real = real_fn!(LaunchKernelExPtsz, cuLaunchKernelEx_ptsz, FnLaunchKernelEx);
+    // SAFETY: same contract as the real function.
+    unsafe { launch_kernel_ex(real, config, f, params, extra) }
+}
+
+// ---- modules and libraries ---------------------------------------------
+
+fn after_module_load(result: CUresult, module: *mut CUmodule, image: Option<&[u8]>) {
+    if result == CUDA_SUCCESS && !module.is_null() {
+        // SAFETY: the driver wrote the new handle.
+        let handle = unsafe { *module } as usize;
+        state::guarded(
+            "module load",
+            || (),
+            || state::on_code_loaded(CodeHandle::Module(handle), image),
+        );
+    }
+}
+
+/// A module image as bytes: PTX text up to its NUL, else a bounded prefix
+/// (enough to identify it; cubins and fatbins are not parsed here).
+unsafe fn image_bytes<'a>(image: *const c_void) -> Option<&'a [u8]> {
+    if image.is_null() {
+        return None;
+    }
+    // SAFETY: images are either NUL-terminated PTX or binaries with headers
+    // far longer than the probe; stop at the first NUL or the cap.
+    let text = unsafe { CStr::from_ptr(image as *const c_char) }.to_bytes();
+    Some(text)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CUresult {
+    let Some(real) = real_fn!(ModuleLoad, cuModuleLoad, FnModuleLoad) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(module, fname) };
+    let image = if result == CUDA_SUCCESS && state::active() {
+        // SAFETY: the driver just read this path.
+        unsafe { c_str(fname) }.and_then(|p| std::fs::read(p.to_string_lossy().as_ref()).ok())
+    } else {
+        None
+    };
+    after_module_load(result, module, image.as_deref());
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CUresult {
+    let Some(real) = real_fn!(ModuleLoadData, cuModuleLoadData, FnModuleLoadData) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(module, image) };
+    // SAFETY: the driver accepted the image.
+    after_module_load(result, module, unsafe { image_bytes(image) });
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleLoadDataEx(
+    module: *mut CUmodule,
+    image: *const c_void,
+    num_options: c_uint,
+    options: *mut CUjit_option,
+    values: *mut *mut c_void,
+) -> CUresult {
+    let Some(real) = real_fn!(ModuleLoadDataEx, cuModuleLoadDataEx, FnModuleLoadDataEx) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(module, image, num_options, options, values) };
+    // SAFETY: the driver accepted the image.
+    after_module_load(result, module, unsafe { image_bytes(image) });
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleLoadFatBinary(
+    module: *mut CUmodule,
+    fat: *const c_void,
+) -> CUresult {
+    let Some(real) = real_fn!(ModuleLoadFatBinary, cuModuleLoadFatBinary, FnModuleLoadData) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(module, fat) };
+    after_module_load(result, module, None);
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleGetFunction(
+    function: *mut CUfunction,
+    module: CUmodule,
+    name: *const c_char,
+) -> CUresult {
+    let Some(real) = real_fn!(ModuleGetFunction, cuModuleGetFunction, FnModuleGetFunction) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(function, module, name) };
+    if result == CUDA_SUCCESS && !function.is_null() {
+        // SAFETY: the driver wrote the handle and read the name.
+        if let Some(name) = unsafe { c_str(name) } {
+            let handle = unsafe { *function };
+            state::guarded(
+                "cuModuleGetFunction",
+                || (),
+                || state::on_function(handle, name, CodeHandle::Module(module as usize)),
+            );
+        }
+    }
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleUnload(module: CUmodule) -> CUresult {
+    let Some(real) = real_fn!(ModuleUnload, cuModuleUnload, FnModuleUnload) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(module) };
+    if result == CUDA_SUCCESS {
+        state::guarded(
+            "cuModuleUnload",
+            || (),
+            || state::on_code_unloaded(CodeHandle::Module(module as usize)),
+        );
+    }
+    result
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLibraryLoadData(
+    library: *mut CUlibrary,
+    code: *const c_void,
+    jit_options: *mut CUjit_option,
+    jit_values: *mut *mut c_void,
+    num_jit: c_uint,
+    lib_options: *mut CUlibraryOption,
+    lib_values: *mut *mut c_void,
+    num_lib: c_uint,
+) -> CUresult {
+    let Some(real) = real_fn!(LibraryLoadData, cuLibraryLoadData, FnLibraryLoadData) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe {
+        real(
+            library,
+            code,
+            jit_options,
+            jit_values,
+            num_jit,
+            lib_options,
+            lib_values,
+            num_lib,
+        )
+    };
+    if result == CUDA_SUCCESS && !library.is_null() {
+        // SAFETY: the driver wrote the handle and accepted the image.
+        let handle = unsafe { *library } as usize;
+        let image = unsafe { image_bytes(code) };
+        state::guarded(
+            "cuLibraryLoadData",
+            || (),
+            || state::on_code_loaded(CodeHandle::Library(handle), image),
+        );
+    }
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryGetKernel(
+    kernel: *mut CUkernel,
+    library: CUlibrary,
+    name: *const c_char,
+) -> CUresult {
+    let Some(real) = real_fn!(LibraryGetKernel, cuLibraryGetKernel, FnLibraryGetKernel) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(kernel, library, name) };
+    if result == CUDA_SUCCESS && !kernel.is_null() {
+        // SAFETY: the driver wrote the handle and read the name.
+        if let Some(name) = unsafe { c_str(name) } {
+            let handle = unsafe { *kernel };
+            state::guarded(
+                "cuLibraryGetKernel",
+                || (),
+                || state::on_function(handle, name, CodeHandle::Library(library as usize)),
+            );
+        }
+    }
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuKernelGetFunction(
+    function: *mut CUfunction,
+    kernel: CUkernel,
+) -> CUresult {
+    let Some(real) = real_fn!(KernelGetFunction, cuKernelGetFunction, FnKernelGetFunction) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(function, kernel) };
+    if result == CUDA_SUCCESS && !function.is_null() {
+        // SAFETY: the driver wrote the handle.
+        let handle = unsafe { *function };
+        state::guarded(
+            "cuKernelGetFunction",
+            || (),
+            || state::on_alias(handle, kernel),
+        );
+    }
+    result
+}
+
+// ---- cuGetProcAddress -----------------------------------------------------
+
+const PER_THREAD_DEFAULT_STREAM: u64 = 1 << 1;
+
+/// Our wrapper for the entry point `symbol` resolves to, and its slot.
+fn wrapper_for(symbol: &[u8], cuda_version: c_int, flags: u64) -> Option<(Slot, *mut c_void)> {
+    let ptsz = flags & PER_THREAD_DEFAULT_STREAM != 0;
+    Some(match symbol {
+        b"cuLaunchKernel" if ptsz => (Slot::LaunchKernelPtsz, cuLaunchKernel_ptsz as *mut c_void),
+        b"cuLaunchKernel" => (Slot::LaunchKernel, cuLaunchKernel as *mut c_void),
+        b"cuLaunchKernelEx" if ptsz => (
+            Slot::LaunchKernelExPtsz,
+            cuLaunchKernelEx_ptsz as *mut c_void,
+        ),
+        b"cuLaunchKernelEx" => (Slot::LaunchKernelEx, cuLaunchKernelEx as *mut c_void),
+        b"cuModuleLoad" => (Slot::ModuleLoad, cuModuleLoad as *mut c_void),
+        b"cuModuleLoadData" => (Slot::ModuleLoadData, cuModuleLoadData as *mut c_void),
+        b"cuModuleLoadDataEx" => (Slot::ModuleLoadDataEx, cuModuleLoadDataEx as *mut c_void),
+        b"cuModuleLoadFatBinary" => (
+            Slot::ModuleLoadFatBinary,
+            cuModuleLoadFatBinary as *mut c_void,
+        ),
+        b"cuModuleGetFunction" => (Slot::ModuleGetFunction, cuModuleGetFunction as *mut c_void),
+        b"cuModuleUnload" => (Slot::ModuleUnload, cuModuleUnload as *mut c_void),
+        b"cuLibraryLoadData" => (Slot::LibraryLoadData, cuLibraryLoadData as *mut c_void),
+        b"cuLibraryGetKernel" => (Slot::LibraryGetKernel, cuLibraryGetKernel as *mut c_void),
+        b"cuKernelGetFunction" => (Slot::KernelGetFunction, cuKernelGetFunction as *mut c_void),
+        // From CUDA 12.0 the name resolves to the five-argument _v2.
+        b"cuGetProcAddress" if cuda_version >= 12000 => {
+            (Slot::GetProcAddressV2, cuGetProcAddress_v2 as *mut c_void)
+        }
+        b"cuGetProcAddress" => (Slot::GetProcAddress, cuGetProcAddress as *mut c_void),
+        _ => return None,
+    })
+}
+
+/// After the real lookup: hand out our wrapper, remembering the real function.
+fn substitute(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: u64) {
+    // SAFETY: the caller's symbol string, just read by the driver.
+    let Some(name) = (unsafe { c_str(symbol) }) else {
+        return;
+    };
+    if pfn.is_null() {
+        return;
+    }
+    // SAFETY: the driver wrote the out-pointer.
+    let found = unsafe { *pfn };
+    if found.is_null() || !state::active() {
+        return;
+    }
+    if let Some((slot, wrapper)) = wrapper_for(name.to_bytes(), cuda_version, flags) {
+        PROC_ADDRESSES[slot as usize].store(found, Ordering::Relaxed);
+        // SAFETY: writing the caller's out-pointer.
+        unsafe { *pfn = wrapper };
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    cuda_version: c_int,
+    flags: u64,
+) -> CUresult {
+    let Some(real) = real_fn!(GetProcAddress, cuGetProcAddress, FnGetProcAddress) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(symbol, pfn, cuda_version, flags) };
+    if result == CUDA_SUCCESS {
+        state::guarded(
+            "cuGetProcAddress",
+            || (),
+            || substitute(symbol, pfn, cuda_version, flags),
+        );
+    }
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetProcAddress_v2(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    cuda_version: c_int,
+    flags: u64,
+    status: *mut c_int,
+) -> CUresult {
+    let Some(real) = real_fn!(GetProcAddressV2, cuGetProcAddress_v2, FnGetProcAddressV2) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(symbol, pfn, cuda_version, flags, status) };
+    if result == CUDA_SUCCESS {
+        state::guarded(
+            "cuGetProcAddress_v2",
+            || (),
+            || substitute(symbol, pfn, cuda_version, flags),
+        );
+    }
+    result
+}
+
+// ---- HIP --------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut hipModule_t,
+    image: *const c_void,
+) -> hipError_t {
+    let Some(real) = driver::hip().hipModuleLoadData else {
+        return HIP_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    unsafe { real(module, image) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut hipFunction_t,
+    module: hipModule_t,
+    name: *const c_char,
+) -> hipError_t {
+    let Some(real) = driver::hip().hipModuleGetFunction else {
+        return HIP_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(function, module, name) };
+    if result == HIP_SUCCESS && !function.is_null() {
+        // SAFETY: the runtime wrote the handle and read the name.
+        if let Some(name) = unsafe { c_str(name) } {
+            let handle = unsafe { *function };
+            state::guarded(
+                "hipModuleGetFunction",
+                || (),
+                || state::on_function(handle, name, CodeHandle::Module(module as usize)),
+            );
+        }
+    }
+    result
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    f: hipFunction_t,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    let Some(real) = driver::hip().hipModuleLaunchKernel else {
+        return HIP_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let forward =
+        || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) } as CUresult;
+    let call = LaunchCall {
+        function: f,
+        geometry: Geometry {
+            grid: [gx, gy, gz],
+            block: [bx, by, bz],
+        },
+        shared_bytes: shared,
+        stream,
+        params,
+        extra,
+        hip: true,
+    };
+    state::on_launch(call, forward) as hipError_t
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipLaunchKernel(
+    function_address: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    let Some(real) = driver::hip().hipLaunchKernel else {
+        return HIP_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let forward =
+        || unsafe { real(function_address, grid, block, args, shared, stream) } as CUresult;
+    let call = LaunchCall {
+        function: function_address as *mut c_void,
+        geometry: Geometry {
+            grid: [grid.x, grid.y, grid.z],
+            block: [block.x, block.y, block.z],
+        },
+        shared_bytes: shared as u32,
+        stream,
+        params: args,
+        extra: std::ptr::null_mut(),
+        hip: true,
+    };
+    state::on_launch(call, forward) as hipError_t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_address_versions_and_streams() {
+        assert_eq!(
+            wrapper_for(b"cuLaunchKernel", 12000, 0).unwrap().0,
+            Slot::LaunchKernel
+        );
+        assert_eq!(
+            wrapper_for(b"cuLaunchKernel", 12000, PER_THREAD_DEFAULT_STREAM)
+                .unwrap()
+                .0,
+            Slot::LaunchKernelPtsz
+        );
+        assert_eq!(
+            wrapper_for(b"cuGetProcAddress", 12000, 0).unwrap().0,
+            Slot::GetProcAddressV2
+        );
+        assert_eq!(
+            wrapper_for(b"cuGetProcAddress", 11080, 0).unwrap().0,
+            Slot::GetProcAddress
+        );
+        assert!(wrapper_for(b"cuMemAlloc", 12000, 0).is_none());
+        assert_eq!(SLOTS, Slot::GetProcAddressV2 as usize + 1);
+    }
+}

@@ -1,0 +1,23 @@
+//! `libprlx.so`: `LD_PRELOAD=libprlx.so ./app` records every kernel launch
+//! of an unmodified application.
+//!
+//! Start at [`hooks`]: the exported driver entry points (`cuLaunchKernel`,
+//! the module loaders, `cuGetProcAddress` …). They forward to the real
+//! driver ([`driver`]) and report to [`state`], which keeps the registry of
+//! loaded code ([`registry`]), captures launches of kernels built with the
+//! prlx pass ([`capture`]) and hands every launch to the session writer
+//! ([`sink`]). Configuration comes from `PRLX_*` variables ([`config`]).
+//!
+//! The shim never breaks its host: every hook forwards the application's
+//! call unchanged, a failure inside the shim is logged once and the call
+//! passes through, and no panic crosses the C boundary.
+
+pub mod capture;
+pub mod config;
+pub mod driver;
+pub mod ffi;
+pub mod hooks;
+pub mod log;
+pub mod registry;
+pub mod sink;
+pub mod state;

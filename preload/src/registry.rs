@@ -1,0 +1,153 @@
+//! What the shim knows about loaded code: modules and libraries (and whether
+//! they were built with the pass), and the functions and kernels in them.
+//! Keys are the driver's opaque handles as integers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Where a function's globals are looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CodeHandle {
+    Module(usize),
+    Library(usize),
+}
+
+/// A module built with the pass: it defines the `__prlx_desc` descriptor.
+#[derive(Debug)]
+pub struct Instrumented {
+    /// Device address of `__prlx_desc`.
+    pub descriptor: u64,
+    /// The module's embedded site table (`__prlx_sites`, JSON), if present.
+    pub site_table: Option<String>,
+    /// Serialises captures: the descriptor is one global per module.
+    pub capture_lock: Arc<Mutex<()>>,
+}
+
+#[derive(Debug, Default)]
+pub struct CodeInfo {
+    /// Kernel name → parameter sizes and offsets, when the image was PTX text.
+    pub ptx_params: HashMap<String, Vec<ParamSlot>>,
+    pub instrumented: Option<Arc<Instrumented>>,
+    /// A short stable id for file names (FNV of the image's first bytes).
+    pub image_id: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamSlot {
+    pub offset: usize,
+    pub size: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub code: CodeHandle,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    pub code: HashMap<CodeHandle, CodeInfo>,
+    /// CUfunction (and CUkernel, which launches accept too) → function.
+    pub functions: HashMap<usize, FunctionInfo>,
+    /// Launches recorded so far per kernel name: the next launch index.
+    pub launch_counts: HashMap<String, u32>,
+    pub launches_recorded: u64,
+}
+
+impl Registry {
+    pub fn forget_code(&mut self, code: CodeHandle) {
+        self.code.remove(&code);
+        self.functions.retain(|_, f| f.code != code);
+    }
+
+    /// The next launch index of `kernel`, counting this launch.
+    pub fn next_launch_index(&mut self, kernel: &str) -> u32 {
+        let counter = self.launch_counts.entry(kernel.to_owned()).or_insert(0);
+        let index = *counter;
+        *counter += 1;
+        index
+    }
+}
+
+/// Parameter layouts of every `.entry` in a PTX module, via the project's
+/// PTX front end. Alignment follows the PTX rules the driver packs by:
+/// `.align N` when given, else the element size.
+pub fn ptx_param_layouts(ptx: &str) -> HashMap<String, Vec<ParamSlot>> {
+    let Ok(module) = prlx_ptx::parse(ptx, "<module image>") else {
+        return HashMap::new();
+    };
+    let mut layouts = HashMap::new();
+    for item in &module.items {
+        let prlx_ptx::Item::Function(function) = item else {
+            continue;
+        };
+        if function.kind != prlx_ptx::FunctionKind::Entry {
+            continue;
+        }
+        let mut offset = 0usize;
+        let mut slots = Vec::new();
+        for param in &function.params {
+            let Some(scalar) = param.ty.size_bytes() else {
+                slots.clear();
+                break;
+            };
+            let element = scalar as usize * param.vector.unwrap_or(1) as usize;
+            let count: usize = param
+                .array_dims
+                .iter()
+                .map(|d| d.unwrap_or(1) as usize)
+                .product();
+            let align = param.align.map(|a| a as usize).unwrap_or(element).max(1);
+            offset = offset.div_ceil(align) * align;
+            let size = element * count;
+            slots.push(ParamSlot { offset, size });
+            offset += size;
+        }
+        if slots.len() == function.params.len() {
+            layouts.insert(function.name.clone(), slots);
+        }
+    }
+    layouts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn param_layouts_follow_alignment() {
+        let ptx = r#"
+.version 7.5
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n, .param .u64 p, .param .align 16 .b8 s[24], .param .f32 x)
+{
+    ret;
+}
+"#;
+        let layouts = ptx_param_layouts(ptx);
+        assert_eq!(
+            layouts["k"],
+            vec![
+                ParamSlot { offset: 0, size: 4 },
+                ParamSlot { offset: 8, size: 8 },
+                ParamSlot {
+                    offset: 16,
+                    size: 24
+                },
+                ParamSlot {
+                    offset: 40,
+                    size: 4
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn launch_indices_count_per_kernel() {
+        let mut r = Registry::default();
+        assert_eq!(r.next_launch_index("a"), 0);
+        assert_eq!(r.next_launch_index("b"), 0);
+        assert_eq!(r.next_launch_index("a"), 1);
+    }
+}

@@ -1,0 +1,324 @@
+//! Where launches go: a session directory, written by one background
+//! thread so the application's thread never waits on compression or disk.
+//!
+//! Layout: `<trace dir>/<session>/` (mode 0700) holding `session.json`, one
+//! `<kernel>_<launch>.prlx` per captured launch (PRLX's `FLAG_COMPRESS`
+//! encoding) and one `sites-<image>.json` per instrumented module. The
+//! manifest is rewritten crash-safely whenever the queue drains, so a
+//! process that dies mid-run still leaves a readable session.
+
+use crate::capture::CapturedTrace;
+use crate::config::{Config, LogLevel};
+use crate::log;
+use prlx_session::{LaunchRecord, Manifest, StackFrame};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::time::Duration;
+
+/// Launches queued before the application thread waits for the writer.
+const QUEUE_DEPTH: usize = 256;
+const ZSTD_LEVEL: i32 = 3;
+
+pub struct Launch {
+    pub record: LaunchRecord,
+    pub trace: Option<CapturedTrace>,
+    /// (image id, site table JSON) of the launch's module.
+    pub site_table: Option<(u64, String)>,
+    pub stack: Option<backtrace::Backtrace>,
+}
+
+enum Job {
+    Launch(Box<Launch>),
+    Flush(SyncSender<()>),
+}
+
+pub struct Sink {
+    jobs: SyncSender<Job>,
+    pub dir: PathBuf,
+}
+
+impl Sink {
+    /// Creates the session directory and starts the writer thread.
+    pub fn start(config: &Config) -> Result<Sink, String> {
+        let root = config.fallback_trace_dir();
+        create_private_dir(&root)?;
+        let dir = unique_session_dir(&root, &config.session)?;
+        let session = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut manifest = Manifest::new(session);
+        manifest.pid = std::process::id();
+        manifest.command = std::env::args().collect();
+        manifest.store(&dir).map_err(|e| e.to_string())?;
+        let (jobs, queue) = sync_channel(QUEUE_DEPTH);
+        let writer = Writer {
+            dir: dir.clone(),
+            manifest,
+            site_tables: HashSet::new(),
+            own_base: own_module_base(),
+        };
+        std::thread::Builder::new()
+            .name("prlx-writer".into())
+            .spawn(move || writer.run(queue))
+            .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        Ok(Sink { jobs, dir })
+    }
+
+    pub fn submit(&self, launch: Launch) {
+        if self.jobs.send(Job::Launch(Box::new(launch))).is_err() {
+            log::once(
+                LogLevel::Error,
+                "sink-gone",
+                "the trace writer stopped; launches are no longer recorded",
+            );
+        }
+    }
+
+    /// Waits (bounded) until everything queued is on disk.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let (done, wait) = sync_channel(1);
+        if self.jobs.send(Job::Flush(done)).is_err() {
+            return false;
+        }
+        wait.recv_timeout(timeout).is_ok()
+    }
+
+    pub fn count_dropped(&self) {
+        // Dropped launches are counted in the manifest through a record-less job.
+        let record = LaunchRecord {
+            seq: u64::MAX,
+            ..LaunchRecord::default()
+        };
+        let _ = self.jobs.send(Job::Launch(Box::new(Launch {
+            record,
+            trace: None,
+            site_table: None,
+            stack: None,
+        })));
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
+/// `<root>/<session>`, or `<root>/<session>.N` when a run already used the name.
+fn unique_session_dir(root: &Path, session: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    for n in 0..1000 {
+        let name = if n == 0 {
+            session.to_owned()
+        } else {
+            format!("{session}.{n}")
+        };
+        let dir = root.join(name);
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        }
+    }
+    Err(format!(
+        "no free session directory name for {session:?} in {}",
+        root.display()
+    ))
+}
+
+/// The load address of libprlx itself, to drop its frames from call stacks.
+fn own_module_base() -> usize {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    let found = unsafe { libc::dladdr(own_module_base as *const libc::c_void, &mut info) };
+    if found != 0 {
+        info.dli_fbase as usize
+    } else {
+        0
+    }
+}
+
+struct Writer {
+    dir: PathBuf,
+    manifest: Manifest,
+    site_tables: HashSet<u64>,
+    own_base: usize,
+}
+
+impl Writer {
+    fn run(mut self, queue: Receiver<Job>) {
+        let mut dirty = false;
+        loop {
+            let job = if dirty {
+                // Store the manifest once the queue drains.
+                match queue.recv_timeout(Duration::from_millis(20)) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.store_manifest();
+                        dirty = false;
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match queue.recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                }
+            };
+            match job {
+                Job::Launch(launch) => {
+                    self.write_launch(*launch);
+                    dirty = true;
+                }
+                Job::Flush(done) => {
+                    self.store_manifest();
+                    dirty = false;
+                    let _ = done.send(());
+                }
+            }
+        }
+        if dirty {
+            self.store_manifest();
+        }
+    }
+
+    fn store_manifest(&self) {
+        if let Err(e) = self.manifest.store(&self.dir) {
+            log::once(
+                LogLevel::Error,
+                "manifest",
+                &format!("cannot write the session manifest: {e}"),
+            );
+        }
+    }
+
+    fn write_launch(&mut self, launch: Launch) {
+        let Launch {
+            mut record,
+            trace,
+            site_table,
+            stack,
+        } = launch;
+        if record.seq == u64::MAX {
+            self.manifest.dropped_launches += 1;
+            return;
+        }
+        if let Some(mut stack) = stack {
+            stack.resolve();
+            record.cpu_stack = stack_frames(&stack, self.own_base);
+        }
+        if let Some((image, json)) = site_table {
+            let name = format!("sites-{image:016x}.json");
+            if self.site_tables.insert(image) {
+                if let Err(e) = write_atomically(&self.dir.join(&name), json.as_bytes()) {
+                    log::once(
+                        LogLevel::Warn,
+                        "site-table",
+                        &format!("cannot write a site map: {e}"),
+                    );
+                }
+            }
+            record.site_map = Some(name);
+        }
+        if let Some(trace) = trace {
+            let name = format!("{}_{}.prlx", file_stem(&record.kernel), record.launch_index);
+            let mut bytes = Vec::new();
+            match trace
+                .encode(&mut bytes, ZSTD_LEVEL)
+                .map_err(|e| e.to_string())
+                .and_then(|()| write_atomically(&self.dir.join(&name), &bytes))
+            {
+                Ok(()) => {
+                    record.file = Some(name);
+                    record.trace_bytes = Some(bytes.len() as u64);
+                }
+                Err(e) => record.capture_error = Some(format!("cannot write the trace: {e}")),
+            }
+        }
+        self.manifest.launches.push(record);
+    }
+}
+
+/// A file-name-safe form of a kernel name (C++ names carry `<`, `:` …).
+fn file_stem(kernel: &str) -> String {
+    let stem: String = kernel
+        .chars()
+        .take(96)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() {
+        "kernel".into()
+    } else {
+        stem
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    let mut file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_data())
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn stack_frames(stack: &backtrace::Backtrace, own_base: usize) -> Vec<StackFrame> {
+    let mut frames = Vec::new();
+    for frame in stack.frames() {
+        let base = frame.module_base_address().map(|b| b as usize).unwrap_or(0);
+        if own_base != 0 && base == own_base {
+            continue; // the shim's own frames
+        }
+        let ip = frame.ip() as usize;
+        let symbol = frame.symbols().first();
+        frames.push(StackFrame {
+            ip: format!("{ip:#x}"),
+            function: symbol.and_then(|s| s.name()).map(|n| n.to_string()),
+            file: symbol
+                .and_then(|s| s.filename())
+                .map(|f| f.display().to_string()),
+            line: symbol.and_then(|s| s.lineno()),
+        });
+        if frames.len() >= 32 {
+            break;
+        }
+    }
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe() {
+        assert_eq!(file_stem("_Z6reducePfi"), "_Z6reducePfi");
+        assert_eq!(file_stem("ns::k<int>"), "ns__k_int_");
+        assert_eq!(file_stem(""), "kernel");
+    }
+
+    #[test]
+    fn session_dirs_are_private_and_unique() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let a = unique_session_dir(root.path(), "run").unwrap();
+        let b = unique_session_dir(root.path(), "run").unwrap();
+        assert_eq!(a.file_name().unwrap(), "run");
+        assert_eq!(b.file_name().unwrap(), "run.1");
+        let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+}

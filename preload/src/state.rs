@@ -1,0 +1,540 @@
+//! Process-wide state and the launch path every launch wrapper shares.
+//!
+//! Nothing here runs before the application's first CUDA call except
+//! reading the configuration; the session directory and writer thread start
+//! with the first recorded launch.
+
+use crate::capture::{self, Geometry};
+use crate::config::{Config, LogLevel};
+use crate::driver;
+use crate::ffi::*;
+use crate::log;
+use crate::registry::{CodeHandle, CodeInfo, FunctionInfo, Instrumented, ParamSlot, Registry};
+use crate::sink::{Launch, Sink};
+use prlx_session::LaunchRecord;
+use std::ffi::{CStr, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+static REGISTRY: LazyLock<Mutex<Registry>> = LazyLock::new(|| Mutex::new(Registry::default()));
+static SINK: OnceLock<Option<Sink>> = OnceLock::new();
+/// Set in a child after fork(): the parent's writer thread and driver state
+/// are not there, so the child passes every call through.
+static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
+
+pub fn config() -> &'static Config {
+    CONFIG.get_or_init(|| {
+        let config = Config::from_env();
+        for warning in &config.warnings {
+            if config.log >= LogLevel::Warn {
+                eprintln!("[prlx] {warning}");
+            }
+        }
+        config
+    })
+}
+
+/// Whether the shim does anything but forward.
+pub fn active() -> bool {
+    !FORKED_CHILD.load(Ordering::Relaxed) && !config().disabled
+}
+
+extern "C" fn in_forked_child() {
+    FORKED_CHILD.store(true, Ordering::Relaxed);
+}
+
+extern "C" fn at_exit() {
+    if let Some(Some(sink)) = SINK.get() {
+        if !FORKED_CHILD.load(Ordering::Relaxed) && !sink.flush(Duration::from_secs(60)) {
+            eprintln!(
+                "[prlx] the trace writer did not finish within 60 s; the session may be incomplete"
+            );
+        }
+    }
+}
+
+fn registry() -> MutexGuard<'static, Registry> {
+    // A panic while holding the lock poisons it; the data stays consistent
+    // enough for bookkeeping, so keep going.
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn sink() -> Option<&'static Sink> {
+    SINK.get_or_init(|| {
+        let config = config();
+        match Sink::start(config) {
+            Ok(sink) => {
+                // SAFETY: registering plain extern "C" handlers.
+                unsafe {
+                    libc::pthread_atfork(None, None, Some(in_forked_child));
+                    libc::atexit(at_exit);
+                }
+                log::log(
+                    LogLevel::Warn,
+                    &format!(
+                        "recording session {:?} to {}",
+                        config.session,
+                        sink.dir.display()
+                    ),
+                );
+                Some(sink)
+            }
+            Err(e) => {
+                log::log(LogLevel::Error, &format!("not recording: {e}"));
+                None
+            }
+        }
+    })
+    .as_ref()
+}
+
+/// Runs `body`; a panic inside is logged once and answered with `fallback`.
+pub fn guarded<T>(what: &str, fallback: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(_) => {
+            log::once(
+                LogLevel::Error,
+                what,
+                &format!("internal error in {what}; passing the call through"),
+            );
+            fallback()
+        }
+    }
+}
+
+// ---- code loading -------------------------------------------------------
+
+/// What the shim learns from a module image it saw being loaded.
+pub fn on_code_loaded(code: CodeHandle, image: Option<&[u8]>) {
+    if !active() {
+        return;
+    }
+    let ptx = image.and_then(ptx_text);
+    let mut info = CodeInfo {
+        image_id: prlx_session::fnv1a64(image.map(|i| &i[..i.len().min(1 << 16)]).unwrap_or(&[])),
+        ..CodeInfo::default()
+    };
+    if let Some(text) = ptx {
+        info.ptx_params = crate::registry::ptx_param_layouts(text);
+    }
+    info.instrumented = find_descriptor(code).map(Arc::new);
+    if info.instrumented.is_some() {
+        log::log(LogLevel::Info, "loaded a module built with the prlx pass");
+    }
+    registry().code.insert(code, info);
+}
+
+/// The image as PTX text, if it is PTX (NUL-terminated, starts like PTX).
+fn ptx_text(image: &[u8]) -> Option<&str> {
+    let end = image.iter().position(|&b| b == 0).unwrap_or(image.len());
+    let text = std::str::from_utf8(&image[..end]).ok()?;
+    (text.contains(".entry") && (text.contains(".version") || text.contains(".target")))
+        .then_some(text)
+}
+
+fn get_global(code: CodeHandle, name: &CStr) -> Option<(u64, usize)> {
+    let cuda = driver::cuda();
+    let (mut address, mut bytes) = (0u64, 0usize);
+    // SAFETY: out-pointers to locals, a live handle from a successful load.
+    let result = unsafe {
+        match code {
+            CodeHandle::Module(m) => {
+                cuda.cuModuleGetGlobal_v2?(&mut address, &mut bytes, m as CUmodule, name.as_ptr())
+            }
+            CodeHandle::Library(l) => {
+                cuda.cuLibraryGetGlobal?(&mut address, &mut bytes, l as CUlibrary, name.as_ptr())
+            }
+        }
+    };
+    (result == CUDA_SUCCESS).then_some((address, bytes))
+}
+
+fn find_descriptor(code: CodeHandle) -> Option<Instrumented> {
+    let (descriptor, bytes) = get_global(code, c"__prlx_desc")?;
+    if bytes < std::mem::size_of::<capture::Descriptor>() {
+        log::once(
+            LogLevel::Warn,
+            "desc-size",
+            "__prlx_desc is smaller than the descriptor layout; not capturing",
+        );
+        return None;
+    }
+    let site_table = get_global(code, c"__prlx_sites").and_then(|(address, bytes)| {
+        let mut buf = vec![0u8; bytes];
+        let copy = driver::cuda().cuMemcpyDtoH_v2?;
+        // SAFETY: `buf` holds `bytes` bytes; the global is that large.
+        let ok = unsafe { copy(buf.as_mut_ptr() as *mut c_void, address, bytes) } == CUDA_SUCCESS;
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        buf.truncate(end);
+        ok.then(|| String::from_utf8(buf).ok()).flatten()
+    });
+    Some(Instrumented {
+        descriptor,
+        site_table,
+        capture_lock: Arc::new(Mutex::new(())),
+    })
+}
+
+pub fn on_function(handle: *mut c_void, name: &CStr, code: CodeHandle) {
+    if !active() || handle.is_null() {
+        return;
+    }
+    let info = FunctionInfo {
+        name: name.to_string_lossy().into_owned(),
+        code,
+    };
+    registry().functions.insert(handle as usize, info);
+}
+
+/// `cuKernelGetFunction`: the function inherits the kernel's identity.
+pub fn on_alias(function: *mut c_void, kernel: *mut c_void) {
+    if !active() {
+        return;
+    }
+    let mut registry = registry();
+    if let Some(info) = registry.functions.get(&(kernel as usize)).cloned() {
+        registry.functions.insert(function as usize, info);
+    }
+}
+
+pub fn on_code_unloaded(code: CodeHandle) {
+    if active() {
+        registry().forget_code(code);
+    }
+}
+
+// ---- launches -----------------------------------------------------------
+
+/// The application's arguments to one launch.
+pub struct LaunchCall {
+    pub function: CUfunction,
+    pub geometry: Geometry,
+    pub shared_bytes: u32,
+    pub stream: CUstream,
+    pub params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    /// A HIP launch: the handle means nothing to the CUDA driver.
+    pub hip: bool,
+}
+
+/// Records (and, for instrumented modules, captures) one launch around
+/// `launch`, which makes the real call. `launch` runs exactly once.
+pub fn on_launch(call: LaunchCall, launch: impl FnOnce() -> CUresult) -> CUresult {
+    if !active() {
+        return launch();
+    }
+    let mut launch = Some(launch);
+    let mut result: Option<CUresult> = None;
+    let recorded = catch_unwind(AssertUnwindSafe(|| {
+        record_launch(&call, &mut launch, &mut result)
+    }));
+    if recorded.is_err() {
+        log::once(
+            LogLevel::Error,
+            "launch",
+            "internal error while recording a launch; passing launches through",
+        );
+    }
+    match (result, launch.take()) {
+        (Some(result), _) => result,
+        (None, Some(launch)) => launch(),
+        (None, None) => CUDA_SUCCESS, // unreachable: taking the launch sets the result
+    }
+}
+
+fn record_launch<F: FnOnce() -> CUresult>(
+    call: &LaunchCall,
+    launch: &mut Option<F>,
+    result: &mut Option<CUresult>,
+) {
+    let mut run = || -> CUresult {
+        let r = launch.take().map_or(CUDA_SUCCESS, |f| f());
+        *result = Some(r);
+        r
+    };
+    let config = config();
+    let timestamp_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let function = registry().functions.get(&(call.function as usize)).cloned();
+    let (name, code) = match function {
+        Some(f) => (f.name, Some(f.code)),
+        None => {
+            let name = if call.hip {
+                symbol_name(call.function)
+            } else {
+                function_name(call.function)
+            };
+            (name.unwrap_or_else(|| "<unknown kernel>".into()), None)
+        }
+    };
+    if !config.wants(&name) {
+        run();
+        return;
+    }
+    let Some(sink) = sink() else {
+        run();
+        return;
+    };
+    let (seq, launch_index, instrumented, params, image_id, site_table) = {
+        let mut registry = registry();
+        if config
+            .max_launches
+            .is_some_and(|max| registry.launches_recorded >= max)
+        {
+            drop(registry);
+            sink.count_dropped();
+            run();
+            return;
+        }
+        let seq = registry.launches_recorded;
+        registry.launches_recorded += 1;
+        let launch_index = registry.next_launch_index(&name);
+        let code_info = code.and_then(|c| registry.code.get(&c));
+        let instrumented = code_info.and_then(|c| c.instrumented.clone());
+        let params = code_info.and_then(|c| c.ptx_params.get(&name).cloned());
+        let image_id = code_info.map_or(0, |c| c.image_id);
+        let site_table = instrumented.as_ref().and_then(|i| i.site_table.clone());
+        (
+            seq,
+            launch_index,
+            instrumented,
+            params,
+            image_id,
+            site_table,
+        )
+    };
+    let params = params.or_else(|| {
+        if call.hip {
+            None
+        } else {
+            driver_param_layout(call.function)
+        }
+    });
+    let args_hash = params
+        .as_deref()
+        .and_then(|slots| unsafe { args_hash(slots, call.params, call.extra) })
+        .or_else(|| unsafe { extra_buffer(call.extra) }.map(prlx_session::fnv1a64))
+        .map(|h| format!("{h:#018x}"));
+    let stack = backtrace::Backtrace::new_unresolved();
+
+    let mut record = LaunchRecord {
+        seq,
+        kernel: name.clone(),
+        demangled: demangle(&name),
+        launch_index,
+        grid: call.geometry.grid,
+        block: call.geometry.block,
+        shared_bytes: call.shared_bytes,
+        stream: call.stream as u64,
+        args_hash,
+        timestamp_ns,
+        ..LaunchRecord::default()
+    };
+    let trace = match instrumented {
+        Some(inst) => {
+            let _serialised = inst.capture_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let (launched, captured) = capture::capture(
+                driver::cuda(),
+                config,
+                inst.descriptor,
+                &name,
+                call.geometry,
+                call.stream,
+                run,
+            );
+            record.result = launched as i32;
+            match captured {
+                Ok(trace) => Some(trace),
+                Err(e) => {
+                    log::once(
+                        LogLevel::Warn,
+                        "capture",
+                        &format!("capture of {name} failed: {e}"),
+                    );
+                    record.capture_error = Some(e);
+                    None
+                }
+            }
+        }
+        None => {
+            record.result = run() as i32;
+            None
+        }
+    };
+    let site_table = site_table.map(|json| (image_id, json));
+    sink.submit(Launch {
+        record,
+        trace,
+        site_table,
+        stack: Some(stack),
+    });
+}
+
+fn function_name(function: CUfunction) -> Option<String> {
+    let get_name = driver::cuda().cuFuncGetName?;
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: out-pointer to a local; the driver returns a string it owns.
+    if unsafe { get_name(&mut name, function) } != CUDA_SUCCESS || name.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, NUL-terminated per the API.
+    Some(
+        unsafe { CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// The symbol at `address` (HIP's host-side kernel stubs carry the kernel's name).
+fn symbol_name(address: *mut c_void) -> Option<String> {
+    // SAFETY: dladdr only reads the address and fills `info`.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(address, &mut info) } == 0 || info.dli_sname.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, NUL-terminated.
+    Some(
+        unsafe { CStr::from_ptr(info.dli_sname) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// Parameter layout from `cuFuncGetParamInfo` (CUDA 12.4+), when the driver has it.
+fn driver_param_layout(function: CUfunction) -> Option<Vec<ParamSlot>> {
+    let info = driver::cuda().cuFuncGetParamInfo?;
+    let mut slots = Vec::new();
+    for index in 0..4096 {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: out-pointers to locals.
+        if unsafe { info(function, index, &mut offset, &mut size) } != CUDA_SUCCESS {
+            break;
+        }
+        slots.push(ParamSlot { offset, size });
+    }
+    (!slots.is_empty()).then_some(slots)
+}
+
+/// FNV-1a over the packed argument bytes.
+///
+/// # Safety
+/// `params`, when non-null, must be the launch's kernelParams: one valid
+/// pointer per parameter of `slots`.
+unsafe fn args_hash(
+    slots: &[ParamSlot],
+    params: *mut *mut c_void,
+    _extra: *mut *mut c_void,
+) -> Option<u64> {
+    if params.is_null() {
+        return None;
+    }
+    let total = slots.iter().map(|s| s.offset + s.size).max().unwrap_or(0);
+    let mut packed = vec![0u8; total];
+    for (i, slot) in slots.iter().enumerate() {
+        // SAFETY: per the contract above.
+        let arg = unsafe { *params.add(i) } as *const u8;
+        if arg.is_null() {
+            return None;
+        }
+        // SAFETY: the argument holds `slot.size` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(arg, slot.size) };
+        packed[slot.offset..slot.offset + slot.size].copy_from_slice(bytes);
+    }
+    Some(prlx_session::fnv1a64(&packed))
+}
+
+/// The argument buffer passed through `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE).
+///
+/// # Safety
+/// `extra`, when non-null, must be a CU_LAUNCH_PARAM_END-terminated list.
+unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> Option<&'a [u8]> {
+    const END: usize = 0;
+    const BUFFER_POINTER: usize = 1;
+    const BUFFER_SIZE: usize = 2;
+    if extra.is_null() {
+        return None;
+    }
+    let (mut pointer, mut size) = (std::ptr::null::<u8>(), None);
+    for i in (0..64).step_by(2) {
+        // SAFETY: per the contract, pairs until END.
+        let key = unsafe { *extra.add(i) } as usize;
+        if key == END {
+            break;
+        }
+        let value = unsafe { *extra.add(i + 1) };
+        match key {
+            BUFFER_POINTER => pointer = value as *const u8,
+            BUFFER_SIZE if !value.is_null() => size = Some(unsafe { *(value as *const usize) }),
+            _ => {}
+        }
+    }
+    match (pointer.is_null(), size) {
+        // SAFETY: the driver reads `size` bytes from `pointer` too.
+        (false, Some(size)) => Some(unsafe { std::slice::from_raw_parts(pointer, size) }),
+        _ => None,
+    }
+}
+
+pub fn demangle(name: &str) -> Option<String> {
+    let symbol = cpp_demangle::Symbol::new(name).ok()?;
+    let text = symbol.demangle().ok()?;
+    (text != name).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_cxx_kernel_names() {
+        assert_eq!(
+            demangle("_Z6reducePfi").as_deref(),
+            Some("reduce(float*, int)")
+        );
+        assert_eq!(demangle("saxpy"), None);
+    }
+
+    #[test]
+    fn hashes_packed_arguments() {
+        let mut n: u32 = 7;
+        let mut p: u64 = 0x1000;
+        let mut params = [
+            &mut n as *mut u32 as *mut c_void,
+            &mut p as *mut u64 as *mut c_void,
+        ];
+        let slots = [
+            ParamSlot { offset: 0, size: 4 },
+            ParamSlot { offset: 8, size: 8 },
+        ];
+        let hash = unsafe { args_hash(&slots, params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
+        let mut packed = [0u8; 16];
+        packed[..4].copy_from_slice(&7u32.to_le_bytes());
+        packed[8..].copy_from_slice(&0x1000u64.to_le_bytes());
+        assert_eq!(hash, prlx_session::fnv1a64(&packed));
+    }
+
+    #[test]
+    fn reads_extra_argument_buffers() {
+        let mut buffer = [1u8, 2, 3, 4];
+        let mut size = buffer.len();
+        // CU_LAUNCH_PARAM_BUFFER_POINTER (1) and _SIZE (2) are small integers cast to pointers.
+        let (pointer_key, size_key) = (1usize, 2usize);
+        let mut extra = [
+            pointer_key as *mut c_void,
+            buffer.as_mut_ptr() as *mut c_void,
+            size_key as *mut c_void,
+            &mut size as *mut usize as *mut c_void,
+            std::ptr::null_mut(),
+        ];
+        let bytes = unsafe { extra_buffer(extra.as_mut_ptr()) }.unwrap();
+        assert_eq!(bytes, &[1, 2, 3, 4]);
+    }
+}
