@@ -22,6 +22,9 @@ b:
 ; CHECK: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 %v)
 ; CHECK-NEXT: atomicrmw max ptr addrspace(1) %g
   %o = atomicrmw max ptr addrspace(1) %g, i32 %v syncscope("agent") monotonic
+; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 7)
+; CHECK-NEXT: cmpxchg ptr addrspace(3) %lds, i32 %v, i32 7
+  %x = cmpxchg ptr addrspace(3) %lds, i32 %v, i32 7 syncscope("workgroup") monotonic monotonic
 ; CHECK-NEXT: call void @__prlx_record_shmem_store(i32 {{-?[0-9]+}}, i32 %v)
 ; CHECK-NEXT: store i32 %v, ptr addrspace(3) %lds
   store i32 %v, ptr addrspace(3) %lds

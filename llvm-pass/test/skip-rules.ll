@@ -4,6 +4,11 @@
 ; RUN: %FileCheck %s --check-prefix=WHY < %t.err
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-filter='keep_*' -S %s | %FileCheck %s --check-prefix=FILTER
 ; RUN: env PRLX_FILTER=' other , keep_me ' %opt -passes=prlx-instrument -prlx-sites-json=none -S %s | %FileCheck %s --check-prefix=FILTER
+; The same rules on AMDGPU.
+; RUN: sed -e 's/nvptx64-nvidia-cuda/amdgcn-amd-amdhsa/' %s | %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-verbose -S -o %t.amd.ll 2>%t.amd.err
+; RUN: %FileCheck %s --check-prefix=ALL < %t.amd.ll
+; RUN: %FileCheck %s --check-prefix=WHY < %t.amd.err
+; RUN: sed -e 's/nvptx64-nvidia-cuda/amdgcn-amd-amdhsa/' %s | env PRLX_FILTER='keep_*' %opt -passes=prlx-instrument -prlx-sites-json=none -S | %FileCheck %s --check-prefix=FILTER
 ; A plain name also matches the identifier inside a mangled name.
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-filter=mangled_kernel -S %s | %FileCheck %s --check-prefix=MANGLED
 
