@@ -40,16 +40,20 @@ pub fn cnot(ty: ScalarType, a: u64) -> u64 {
 /// (bit `(a<<2)|(b<<1)|c` of the table, i.e. `F(0xF0, 0xCC, 0xAA) == imm_lut`).
 #[inline]
 pub fn lop3(a: u64, b: u64, c: u64, imm_lut: u8) -> u64 {
-    let mut out = 0;
-    for bit in 0..8u32 {
-        if imm_lut >> bit & 1 == 1 {
-            let ma = if bit & 4 != 0 { a } else { !a };
-            let mb = if bit & 2 != 0 { b } else { !b };
-            let mc = if bit & 1 != 0 { c } else { !c };
-            out |= ma & mb & mc;
-        }
-    }
-    out & 0xffff_ffff
+    // Sum of the minterms the table selects, without branches: minterm i
+    // covers the bit positions where (a, b, c) spell i in binary.
+    let lut = imm_lut as u64;
+    let on = |i: u32| 0u64.wrapping_sub((lut >> i) & 1);
+    let (na, nb, nc) = (!a, !b, !c);
+    let r = (on(0) & na & nb & nc)
+        | (on(1) & na & nb & c)
+        | (on(2) & na & b & nc)
+        | (on(3) & na & b & c)
+        | (on(4) & a & nb & nc)
+        | (on(5) & a & nb & c)
+        | (on(6) & a & b & nc)
+        | (on(7) & a & b & c);
+    r & 0xffff_ffff
 }
 
 /// `shl`: shift amounts of the width or more give zero.
@@ -382,6 +386,13 @@ mod tests {
         // The lut is the function applied to the canonical patterns.
         for lut in 0..=255u8 {
             assert_eq!(lop3(0xf0, 0xcc, 0xaa, lut) & 0xff, lut as u64);
+            // Bit-by-bit reference on arbitrary operands.
+            let mut expect = 0;
+            for bit in 0..32 {
+                let index = (a >> bit & 1) << 2 | (b >> bit & 1) << 1 | (c >> bit & 1);
+                expect |= ((lut as u64) >> index & 1) << bit;
+            }
+            assert_eq!(lop3(a, b, c, lut), expect, "lut {lut:#x}");
         }
     }
 

@@ -3,7 +3,9 @@
 //! Every value travels as a `u64` whose low bits hold the operand in the
 //! register's natural width (an `.f32` lives in the low 32 bits, an `.s16` in
 //! the low 16 bits, a predicate is `0` or `1`); results come back the same way,
-//! zero-extended. Functions never allocate and never panic on any bit pattern.
+//! zero-extended to the instruction type's width (use
+//! [`ScalarType::extend`] or [`cvt::widen_to_register`] where PTX asks for a
+//! signed result to be sign-extended into a wider register). Functions never allocate and never panic on any bit pattern.
 //! The decoder validates type combinations when a module loads, so the per-lane
 //! functions take already validated types; the checks it needs are
 //! [`cvt::validate`], [`atomic::AtomOp::supports`], [`int::mul_wide`]'s
