@@ -167,6 +167,39 @@ mod tests {
         assert!(matched_runs(b"a", b"abcdefgh", 3, |x, y| x == y).is_none());
     }
 
+    /// Edits of a minimal script: n + m - 2 * LCS, by dynamic programming.
+    fn min_edits(a: &[u8], b: &[u8]) -> usize {
+        let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for i in (0..a.len()).rev() {
+            for j in (0..b.len()).rev() {
+                lcs[i][j] = if a[i] == b[j] {
+                    lcs[i + 1][j + 1] + 1
+                } else {
+                    lcs[i + 1][j].max(lcs[i][j + 1])
+                };
+            }
+        }
+        a.len() + b.len() - 2 * lcs[0][0]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scripts_are_valid_and_minimal(
+            a in proptest::collection::vec(0u8..4, 0..40),
+            b in proptest::collection::vec(0u8..4, 0..40),
+            bound in 0usize..90,
+        ) {
+            let best = min_edits(&a, &b);
+            match matched_runs(&a, &b, bound, |x, y| x == y) {
+                Some(runs) => {
+                    check_runs(&a, &b, &runs);
+                    proptest::prop_assert_eq!(edits(&a, &b, &runs), best);
+                }
+                None => proptest::prop_assert!(best > bound),
+            }
+        }
+    }
+
     #[test]
     fn empty_sides() {
         assert_eq!(matched_runs::<u8>(&[], &[], 0, |x, y| x == y), Some(vec![]));
