@@ -2,9 +2,10 @@
 //! `cuModuleLoadFatBinary`, `cuLinkAddData`): PTX text, an ELF cubin, a
 //! fatbinary, or the `__fatBinC_Wrapper_t` nvcc wraps a fatbinary in.
 //!
-//! Only PTX can be emulated. A fatbinary is searched for an uncompressed PTX
-//! entry; cubins (SASS) and compressed entries are refused with a message
-//! that says so.
+//! Only PTX can be emulated. A fatbinary is searched for a PTX entry, stored
+//! plainly or zstd-compressed (nvcc 12.4 and later compress by default);
+//! cubins (SASS) and the older LZ4-compressed entries are refused with a
+//! message that says so.
 
 /// What an image turned out to hold.
 #[derive(Debug, PartialEq, Eq)]
@@ -20,8 +21,12 @@ const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 const FATBIN_WRAPPER_MAGIC: u32 = 0x4662_43B1;
 const FATBIN_ENTRY_PTX: u16 = 1;
-/// Entry flag: the payload is compressed.
-const FATBIN_FLAG_COMPRESSED: u64 = 0x2000;
+/// Entry flag: the payload is LZ4-compressed (nvcc before 12.4).
+const FATBIN_FLAG_LZ4: u64 = 0x2000;
+/// Entry flag: the payload is a zstd frame (nvcc 12.4 and later).
+const FATBIN_FLAG_ZSTD: u64 = 0x8000;
+/// Decompressed PTX larger than this is taken to be a corrupt header.
+const MAX_PTX_BYTES: u64 = 1 << 30;
 
 /// Classifies the image at `ptr`.
 ///
@@ -77,7 +82,7 @@ pub unsafe fn read(ptr: *const u8) -> Image {
     }
 }
 
-/// Finds the first uncompressed PTX entry of a fatbinary.
+/// Finds the first PTX entry of a fatbinary that can be read.
 pub fn ptx_from_fatbin(bytes: &[u8]) -> Image {
     let u16_at = |o: usize| {
         bytes
@@ -128,11 +133,27 @@ pub fn ptx_from_fatbin(bytes: &[u8]) -> Image {
             }
         ));
         if kind == FATBIN_ENTRY_PTX {
-            if flags & FATBIN_FLAG_COMPRESSED != 0 {
+            let payload = &bytes[start..end];
+            let text = if flags & FATBIN_FLAG_ZSTD != 0 {
+                let compressed_size = u32_at(at + 16).unwrap_or(0) as usize;
+                let frame = &payload[..compressed_size.min(payload.len())];
+                let capacity = u64_at(at + 56).unwrap_or(0).min(MAX_PTX_BYTES) as usize;
+                match zstd::bulk::decompress(frame, capacity) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        return Image::Invalid(format!(
+                            "fatbinary PTX entry at offset {at} does not decompress: {e}"
+                        ));
+                    }
+                }
+            } else if flags & FATBIN_FLAG_LZ4 != 0 {
                 saw_compressed_ptx = true;
+                None
             } else {
-                let payload = &bytes[start..end];
-                let text = payload.split(|b| *b == 0).next().unwrap_or_default();
+                Some(payload.to_vec())
+            };
+            if let Some(text) = text {
+                let text = text.split(|b| *b == 0).next().unwrap_or_default();
                 return match std::str::from_utf8(text) {
                     Ok(s) => Image::Ptx(s.to_string()),
                     Err(e) => Image::Invalid(format!("fatbinary PTX entry is not UTF-8: {e}")),
@@ -145,7 +166,7 @@ pub fn ptx_from_fatbin(bytes: &[u8]) -> Image {
         at = end;
     }
     let why = if saw_compressed_ptx {
-        "its PTX is compressed (rebuild with nvcc -Xfatbin -compress-all=false or --no-compress)"
+        "its PTX is LZ4-compressed (rebuild with nvcc --no-compress, or load the PTX itself)"
     } else {
         "it holds no PTX"
     };
@@ -191,7 +212,7 @@ mod tests {
 
     #[test]
     fn compressed_or_missing_ptx_is_reported() {
-        let f = fatbin(&[(1, FATBIN_FLAG_COMPRESSED, b"xxxx")]);
+        let f = fatbin(&[(1, FATBIN_FLAG_LZ4, b"xxxx")]);
         match ptx_from_fatbin(&f) {
             Image::Unsupported(m) => assert!(m.contains("compressed"), "{m}"),
             other => panic!("{other:?}"),
@@ -201,6 +222,24 @@ mod tests {
             Image::Unsupported(m) => assert!(m.contains("no PTX") && m.contains("cubin"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn zstd_compressed_ptx_is_decompressed() {
+        let ptx = b"\n\n.version 8.0\n.target sm_80\0";
+        let frame = zstd::bulk::compress(ptx, 3).unwrap();
+        let mut f = fatbin(&[(1, FATBIN_FLAG_ZSTD, &frame)]);
+        // Entry header: compressed size at +16, decompressed size at +56.
+        f[16 + 16..16 + 20].copy_from_slice(&(frame.len() as u32).to_le_bytes());
+        f[16 + 56..16 + 64].copy_from_slice(&(ptx.len() as u64).to_le_bytes());
+        assert_eq!(
+            ptx_from_fatbin(&f),
+            Image::Ptx("\n\n.version 8.0\n.target sm_80".into())
+        );
+        let mut bad = fatbin(&[(1, FATBIN_FLAG_ZSTD, b"not zstd")]);
+        bad[16 + 16..16 + 20].copy_from_slice(&8u32.to_le_bytes());
+        bad[16 + 56..16 + 64].copy_from_slice(&100u64.to_le_bytes());
+        assert!(matches!(ptx_from_fatbin(&bad), Image::Invalid(_)));
     }
 
     #[test]
