@@ -637,11 +637,15 @@ pub enum AddressBase {
     Immediate(u64),
 }
 
-/// `[base+offset]`.
+/// `[base+offset]`, or a texture/surface operand `[tex, sampler, {x, y}]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Address {
     pub base: AddressBase,
     pub offset: i64,
+    /// Further comma-separated operands inside the brackets, as texture and
+    /// surface instructions write them (`tex.2d… d, [%rd1, {%f1, %f2}]`).
+    /// Empty for memory addresses.
+    pub trailing: Vec<Operand>,
 }
 
 /// An instruction operand.

@@ -12,6 +12,10 @@ use crate::lexer::{LexError, Lexer, Token, TokenKind};
 /// gives up, so hostile input cannot overflow the stack.
 pub const MAX_NESTING: usize = 64;
 
+/// How deeply operand brackets may nest: `[%rd1, {%f1, %f2}]` needs two
+/// levels below the instruction; the bound keeps recursion shallow.
+const MAX_OPERAND_NESTING: usize = 3;
+
 /// Parses a whole PTX module. `file` names the source in diagnostics.
 pub fn parse(src: &str, file: &str) -> Result<Module, ParseError> {
     Parser::new(src, file).module()
@@ -955,7 +959,7 @@ impl<'a> Parser<'a> {
 
     fn operand(&mut self, depth: usize) -> PResult<Operand> {
         let tok = self.peek()?;
-        if depth >= 2 {
+        if depth >= MAX_OPERAND_NESTING {
             return Err(self.error(tok.span, "operand lists cannot nest here"));
         }
         match tok.kind {
@@ -990,7 +994,7 @@ impl<'a> Parser<'a> {
                 self.operand_list(TokenKind::RParen, depth)
                     .map(Operand::List)
             }
-            TokenKind::LBracket => self.address().map(Operand::Address),
+            TokenKind::LBracket => self.address(depth).map(Operand::Address),
             TokenKind::Integer
             | TokenKind::HexFloat
             | TokenKind::DecimalFloat
@@ -1017,7 +1021,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn address(&mut self) -> PResult<Address> {
+    fn address(&mut self, depth: usize) -> PResult<Address> {
         self.expect(TokenKind::LBracket, "`[`")?;
         let tok = self.peek()?;
         let base = match tok.kind {
@@ -1033,8 +1037,16 @@ impl<'a> Parser<'a> {
             _ => return Err(self.unexpected(tok, "a register, variable or address inside `[ ]`")),
         };
         let offset = self.offset()?;
+        let mut trailing = Vec::new();
+        while self.eat(TokenKind::Comma)? {
+            trailing.push(self.operand(depth + 1)?);
+        }
         self.expect(TokenKind::RBracket, "`]` closing the address")?;
-        Ok(Address { base, offset })
+        Ok(Address {
+            base,
+            offset,
+            trailing,
+        })
     }
 }
 

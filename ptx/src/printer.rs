@@ -420,6 +420,9 @@ impl Display for Address {
             AddressBase::Immediate(a) => write!(f, "{a}")?,
         }
         write_offset(f, self.offset)?;
+        for op in &self.trailing {
+            write!(f, ", {op}")?;
+        }
         f.write_char(']')
     }
 }

@@ -57,7 +57,8 @@ fn instruction_shape() {
             ]),
             Operand::Address(Address {
                 base: AddressBase::Register(reg("%rd1")),
-                offset: -16
+                offset: -16,
+                trailing: vec![],
             }),
         ]
     );
@@ -111,15 +112,18 @@ fn addresses() {
         [
             Operand::Address(Address {
                 base: AddressBase::Symbol("k_param_0".into()),
-                offset: 8
+                offset: 8,
+                trailing: vec![],
             }),
             Operand::Address(Address {
                 base: AddressBase::Immediate(0x100),
-                offset: 0
+                offset: 0,
+                trailing: vec![],
             }),
             Operand::Address(Address {
                 base: AddressBase::Symbol("smem".into()),
-                offset: 0
+                offset: 0,
+                trailing: vec![],
             }),
         ]
     );
@@ -460,4 +464,26 @@ fn source_map_on_real_debug_sample() {
         }
     }
     assert!(mapped > 5, "only {mapped} instructions mapped");
+}
+
+#[test]
+fn texture_operands() {
+    let i = only_instruction("tex.2d.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd1, {%f2, %f3}];");
+    assert_eq!(
+        i.operands[1],
+        Operand::Address(Address {
+            base: AddressBase::Register(reg("%rd1")),
+            offset: 0,
+            trailing: vec![Operand::Vector(vec![
+                Operand::Register(reg("%f2")),
+                Operand::Register(reg("%f3"))
+            ])],
+        })
+    );
+    let i = only_instruction("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex0, smp0, {%f5, %f6}];");
+    let Operand::Address(a) = &i.operands[1] else {
+        panic!()
+    };
+    assert_eq!(a.base, AddressBase::Symbol("tex0".into()));
+    assert_eq!(a.trailing[0], Operand::Symbol("smp0".into()));
 }

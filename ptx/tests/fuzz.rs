@@ -235,7 +235,10 @@ fn immediate() -> impl Strategy<Value = Immediate> {
     ]
 }
 
-fn scalar_operand() -> impl Strategy<Value = Operand> {
+/// `with_trailing`: whether addresses may carry texture-style trailing
+/// operands (only at the top level, as in real PTX).
+fn scalar_operand(with_trailing: bool) -> impl Strategy<Value = Operand> {
+    let max_trailing = if with_trailing { 3 } else { 1 };
     prop_oneof![
         register().prop_map(Operand::Register),
         register().prop_map(Operand::Not),
@@ -249,17 +252,30 @@ fn scalar_operand() -> impl Strategy<Value = Operand> {
                 ident().prop_map(AddressBase::Symbol),
                 any::<u64>().prop_map(AddressBase::Immediate),
             ],
-            any::<i64>()
+            any::<i64>(),
+            prop::collection::vec(
+                prop_oneof![
+                    register().prop_map(Operand::Register),
+                    ident().prop_map(Operand::Symbol),
+                    prop::collection::vec(register().prop_map(Operand::Register), 1..4)
+                        .prop_map(Operand::Vector),
+                ],
+                0..max_trailing
+            )
         )
-            .prop_map(|(base, offset)| Operand::Address(Address { base, offset })),
+            .prop_map(|(base, offset, trailing)| Operand::Address(Address {
+                base,
+                offset,
+                trailing
+            })),
     ]
 }
 
 fn operand() -> impl Strategy<Value = Operand> {
     prop_oneof![
-        4 => scalar_operand(),
-        1 => prop::collection::vec(scalar_operand(), 1..5).prop_map(Operand::Vector),
-        1 => prop::collection::vec(scalar_operand(), 0..4).prop_map(Operand::List),
+        4 => scalar_operand(true),
+        1 => prop::collection::vec(scalar_operand(false), 1..5).prop_map(Operand::Vector),
+        1 => prop::collection::vec(scalar_operand(false), 0..4).prop_map(Operand::List),
     ]
 }
 
