@@ -801,7 +801,7 @@ fn decode_instruction(
         },
     };
     let mut mods = Mods::new(inst);
-    let op = decode_op(m, fc, inst, &mut mods)?;
+    let op = specialise(inst, decode_op(m, fc, inst, &mut mods)?);
     if let Some(extra) = mods.leftover() {
         return Err(format!(
             "{} (modifier `{extra}` is not supported)",
@@ -2319,4 +2319,103 @@ fn decode_bar(
         dp,
         p,
     })
+}
+
+/// Rewrites the hottest generic operations into forms the machine inlines.
+fn specialise(inst: &ast::Instruction, op: Op) -> Op {
+    use ScalarType::*;
+    let has = |m: &str| inst.modifiers.iter().any(|x| x == m);
+    match op {
+        Op::Alu2 { f, ctx, d, a, b } => {
+            let plain_f32 = ctx.ty == F32 && ctx.mode == FloatMode::RN;
+            let int32 = ctx.ty.bits() == 32 && !ctx.ty.is_float();
+            let int64 = ctx.ty.bits() == 64 && !ctx.ty.is_float();
+            let fast = match inst.opcode.as_str() {
+                "add" if has(".sat") => None,
+                "sub" if has(".sat") => None,
+                "add" if int32 => Some(Fast2::AddB32),
+                "add" if int64 => Some(Fast2::AddB64),
+                "add" if plain_f32 => Some(Fast2::AddF32),
+                "sub" if int32 => Some(Fast2::SubB32),
+                "sub" if int64 => Some(Fast2::SubB64),
+                "sub" if plain_f32 => Some(Fast2::SubF32),
+                "mul" if plain_f32 => Some(Fast2::MulF32),
+                "mul" if has(".wide") && ctx.ty == U32 => Some(Fast2::MulWideU32),
+                "mul" if has(".wide") && ctx.ty == S32 => Some(Fast2::MulWideS32),
+                "mul" if has(".hi") || has(".wide") => None,
+                "mul" if int32 => Some(Fast2::MulLoB32),
+                "mul" if int64 => Some(Fast2::MulLoB64),
+                "and" if int32 || int64 => Some(Fast2::And),
+                "or" if int32 || int64 => Some(Fast2::Or),
+                "xor" if int32 || int64 => Some(Fast2::Xor),
+                "shl" if int32 => Some(Fast2::ShlB32),
+                "shl" if int64 => Some(Fast2::ShlB64),
+                "shr" if ctx.ty == S32 => Some(Fast2::ShrS32),
+                "shr" if int32 => Some(Fast2::ShrU32),
+                "shr" if ctx.ty == S64 => Some(Fast2::ShrS64),
+                "shr" if int64 => Some(Fast2::ShrU64),
+                "min" if ctx.ty == S32 => Some(Fast2::MinS32),
+                "max" if ctx.ty == S32 => Some(Fast2::MaxS32),
+                "min" if ctx.ty == U32 => Some(Fast2::MinU32),
+                "max" if ctx.ty == U32 => Some(Fast2::MaxU32),
+                _ => None,
+            };
+            match fast {
+                Some(op) => Op::Fast2 { op, d, a, b },
+                None => Op::Alu2 { f, ctx, d, a, b },
+            }
+        }
+        Op::Alu3 { f, ctx, d, a, b, c } => {
+            let fast = match inst.opcode.as_str() {
+                "mad" if has(".wide") && ctx.ty == U32 => Some(Fast3::MadWideU32),
+                "mad" if has(".wide") && ctx.ty == S32 => Some(Fast3::MadWideS32),
+                "mad" if has(".hi") || has(".wide") || ctx.ty.is_float() => None,
+                "mad" if ctx.ty.bits() == 32 => Some(Fast3::MadLoB32),
+                "mad" if ctx.ty.bits() == 64 => Some(Fast3::MadLoB64),
+                "fma" | "mad" if ctx.ty == F32 && ctx.mode == FloatMode::RN => Some(Fast3::FmaF32),
+                _ => None,
+            };
+            match fast {
+                Some(op) => Op::Fast3 { op, d, a, b, c },
+                None => Op::Alu3 { f, ctx, d, a, b, c },
+            }
+        }
+        Op::Setp {
+            f,
+            ctx,
+            d: Some(d),
+            dn: None,
+            a,
+            b,
+            combine: None,
+        } => {
+            let kind = match ctx.ty {
+                S32 => Some(CmpKind::S32),
+                U32 | B32 => Some(CmpKind::U32),
+                S64 => Some(CmpKind::S64),
+                U64 | B64 => Some(CmpKind::U64),
+                F32 if !ctx.mode.ftz => Some(CmpKind::F32),
+                _ => None,
+            };
+            match kind {
+                Some(kind) if inst.opcode == "setp" => Op::FastSetp {
+                    kind,
+                    cmp: ctx.cmp,
+                    d,
+                    a,
+                    b,
+                },
+                _ => Op::Setp {
+                    f,
+                    ctx,
+                    d: Some(d),
+                    dn: None,
+                    a,
+                    b,
+                    combine: None,
+                },
+            }
+        }
+        other => other,
+    }
 }

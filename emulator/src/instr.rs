@@ -141,8 +141,80 @@ pub enum CallTarget {
     },
 }
 
+/// Hot two-operand operations the machine inlines (no per-lane call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fast2 {
+    AddB32,
+    AddB64,
+    SubB32,
+    SubB64,
+    MulLoB32,
+    MulLoB64,
+    MulWideU32,
+    MulWideS32,
+    And,
+    Or,
+    Xor,
+    ShlB32,
+    ShlB64,
+    ShrU32,
+    ShrS32,
+    ShrU64,
+    ShrS64,
+    MinS32,
+    MaxS32,
+    MinU32,
+    MaxU32,
+    /// Round-to-nearest f32 without `.ftz`/`.sat`.
+    AddF32,
+    SubF32,
+    MulF32,
+}
+
+/// Hot three-operand operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fast3 {
+    MadLoB32,
+    MadLoB64,
+    MadWideU32,
+    MadWideS32,
+    /// `fma.rn.f32` without `.ftz`/`.sat`.
+    FmaF32,
+}
+
+/// Operand kind of a fast `setp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpKind {
+    S32,
+    U32,
+    S64,
+    U64,
+    F32,
+}
+
 #[derive(Debug, Clone)]
 pub enum Op {
+    Fast2 {
+        op: Fast2,
+        d: Row,
+        a: Row,
+        b: Row,
+    },
+    Fast3 {
+        op: Fast3,
+        d: Row,
+        a: Row,
+        b: Row,
+        c: Row,
+    },
+    /// `setp.cmp.type p, a, b` with one destination and no boolean combine.
+    FastSetp {
+        kind: CmpKind,
+        cmp: crate::semantics::CmpOp,
+        d: PredIx,
+        a: Row,
+        b: Row,
+    },
     Mov {
         d: Row,
         a: Row,

@@ -210,25 +210,31 @@ impl CtaRun<'_> {
         let n = self.warps.len();
         let mut current = 0usize;
         loop {
-            // Pick the next runnable warp.
-            let runnable: Vec<usize> = (0..n).filter(|&i| self.warps[i].runnable() != 0).collect();
-            if runnable.is_empty() {
+            current %= n.max(1);
+            // Pick the next runnable warp (no allocation: this runs at every switch).
+            let runnable = (0..n).filter(|&i| self.warps[i].runnable() != 0).count();
+            if runnable == 0 {
                 if self.live_threads == 0 || self.warps.iter().all(|w| w.exited == u32::MAX) {
                     return Ok(());
                 }
                 return Err(self.deadlock());
             }
+            let nth_runnable = |k: usize| {
+                (0..n)
+                    .filter(|&i| self.warps[i].runnable() != 0)
+                    .nth(k)
+                    .unwrap_or(0)
+            };
             let (wi, quantum) = match rng.as_deref_mut() {
                 Some(r) => (
-                    runnable[r.below(runnable.len() as u64) as usize],
+                    nth_runnable(r.below(runnable as u64) as usize),
                     1 + r.below(32) as u32,
                 ),
                 None => {
-                    let wi = runnable
-                        .iter()
-                        .copied()
-                        .find(|&i| i >= current)
-                        .unwrap_or(runnable[0]);
+                    let wi = (current..n)
+                        .chain(0..current)
+                        .find(|&i| self.warps[i].runnable() != 0)
+                        .unwrap_or(0);
                     (wi, FIXED_QUANTUM)
                 }
             };

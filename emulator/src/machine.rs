@@ -9,6 +9,7 @@
 use crate::instr::*;
 use crate::memory::{self, FlatMemory, GlobalMemory, OutOfBounds, Window};
 use crate::program::{Program, sreg};
+use crate::semantics::CmpOp;
 
 pub const WARP: usize = 32;
 
@@ -145,6 +146,137 @@ fn pred_bits(preds: &[u32], p: PredSrc) -> u32 {
 #[inline]
 fn r(row: Row) -> usize {
     row as usize * WARP
+}
+
+/// One row of the value file as a fixed-size array (no bounds checks per lane).
+#[inline(always)]
+fn row(v: &[u64], row: Row) -> [u64; WARP] {
+    let s = r(row);
+    v[s..s + WARP].try_into().unwrap_or([0; WARP])
+}
+
+/// `d = f(a, b)` for the lanes in `exec`: operands are copied out first, so
+/// `d` may alias a source and the full-warp loop vectorises.
+#[inline(always)]
+fn lanes2(v: &mut [u64], exec: u32, d: Row, a: Row, b: Row, f: impl Fn(u64, u64) -> u64) {
+    let (xa, xb) = (row(v, a), row(v, b));
+    let s = r(d);
+    let Some(dst) = v.get_mut(s..s + WARP) else {
+        return;
+    };
+    if exec == u32::MAX {
+        for l in 0..WARP {
+            dst[l] = f(xa[l], xb[l]);
+        }
+    } else {
+        for l in 0..WARP {
+            let y = f(xa[l], xb[l]);
+            if exec >> l & 1 != 0 {
+                dst[l] = y;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn lanes3(
+    v: &mut [u64],
+    exec: u32,
+    d: Row,
+    a: Row,
+    b: Row,
+    c: Row,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    let (xa, xb, xc) = (row(v, a), row(v, b), row(v, c));
+    let s = r(d);
+    let Some(dst) = v.get_mut(s..s + WARP) else {
+        return;
+    };
+    for l in 0..WARP {
+        let y = f(xa[l], xb[l], xc[l]);
+        if exec >> l & 1 != 0 {
+            dst[l] = y;
+        }
+    }
+}
+
+/// Bits of the lanes in `exec` for which `f(a, b)` holds.
+#[inline(always)]
+fn cmp_lanes(v: &[u64], exec: u32, a: Row, b: Row, f: impl Fn(u64, u64) -> bool) -> u32 {
+    let (xa, xb) = (row(v, a), row(v, b));
+    let mut bits = 0u32;
+    for l in 0..WARP {
+        bits |= (f(xa[l], xb[l]) as u32) << l;
+    }
+    bits & exec
+}
+
+#[inline(always)]
+fn canon32(x: f32) -> u64 {
+    if x.is_nan() {
+        crate::semantics::FloatFormat::F32.canonical_nan()
+    } else {
+        x.to_bits() as u64
+    }
+}
+
+#[inline(always)]
+fn f32of(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}
+
+fn fast_setp(v: &[u64], exec: u32, kind: CmpKind, cmp: CmpOp, a: Row, b: Row) -> u32 {
+    macro_rules! by_op {
+        ($conv:expr) => {{
+            let conv = $conv;
+            match cmp {
+                CmpOp::Eq => cmp_lanes(v, exec, a, b, |x, y| conv(x) == conv(y)),
+                CmpOp::Ne => cmp_lanes(v, exec, a, b, |x, y| conv(x) != conv(y)),
+                CmpOp::Lt | CmpOp::Lo => cmp_lanes(v, exec, a, b, |x, y| conv(x) < conv(y)),
+                CmpOp::Le | CmpOp::Ls => cmp_lanes(v, exec, a, b, |x, y| conv(x) <= conv(y)),
+                CmpOp::Gt | CmpOp::Hi => cmp_lanes(v, exec, a, b, |x, y| conv(x) > conv(y)),
+                CmpOp::Ge | CmpOp::Hs => cmp_lanes(v, exec, a, b, |x, y| conv(x) >= conv(y)),
+                _ => unreachable_cmp(v, exec, kind, cmp, a, b),
+            }
+        }};
+    }
+    let unsigned = matches!(cmp, CmpOp::Lo | CmpOp::Ls | CmpOp::Hi | CmpOp::Hs);
+    match kind {
+        CmpKind::S32 if !unsigned => by_op!(|x: u64| x as u32 as i32),
+        CmpKind::S32 | CmpKind::U32 => by_op!(|x: u64| x as u32),
+        CmpKind::S64 if !unsigned => by_op!(|x: u64| x as i64),
+        CmpKind::S64 | CmpKind::U64 => by_op!(|x: u64| x),
+        CmpKind::F32 => {
+            let f = |x: u64| f32::from_bits(x as u32);
+            match cmp {
+                CmpOp::Eq => cmp_lanes(v, exec, a, b, |x, y| f(x) == f(y)),
+                CmpOp::Ne => cmp_lanes(v, exec, a, b, |x, y| {
+                    let (x, y) = (f(x), f(y));
+                    !x.is_nan() && !y.is_nan() && x != y
+                }),
+                CmpOp::Lt => cmp_lanes(v, exec, a, b, |x, y| f(x) < f(y)),
+                CmpOp::Le => cmp_lanes(v, exec, a, b, |x, y| f(x) <= f(y)),
+                CmpOp::Gt => cmp_lanes(v, exec, a, b, |x, y| f(x) > f(y)),
+                CmpOp::Ge => cmp_lanes(v, exec, a, b, |x, y| f(x) >= f(y)),
+                _ => unreachable_cmp(v, exec, kind, cmp, a, b),
+            }
+        }
+    }
+}
+
+/// Comparisons without a fast form (unordered floats): the general path.
+fn unreachable_cmp(v: &[u64], exec: u32, kind: CmpKind, cmp: CmpOp, a: Row, b: Row) -> u32 {
+    let ty = match kind {
+        CmpKind::S32 => crate::semantics::ScalarType::S32,
+        CmpKind::U32 => crate::semantics::ScalarType::U32,
+        CmpKind::S64 => crate::semantics::ScalarType::S64,
+        CmpKind::U64 => crate::semantics::ScalarType::U64,
+        CmpKind::F32 => crate::semantics::ScalarType::F32,
+    };
+    cmp_lanes(v, exec, a, b, |x, y| {
+        crate::semantics::compare(cmp, ty, x, y)
+    })
 }
 
 impl Warp {
@@ -514,6 +646,111 @@ fn check_align(addr: u64, bytes: u64, lane: usize) -> Result<(), LaneFault> {
     Ok(())
 }
 
+/// Effective addresses of every lane in `exec`.
+#[inline(always)]
+fn addresses(w: &Warp, a: &Addr, space: Space, exec: u32) -> Result<[u64; WARP], LaneFault> {
+    let mut out = [0u64; WARP];
+    let base = a.base.map(|b| row(&w.values, b));
+    let mask = if a.base32 { 0xffff_ffff } else { u64::MAX };
+    for (l, slot) in out.iter_mut().enumerate() {
+        let mut v = match &base {
+            Some(b) => b[l] & mask,
+            None => 0,
+        };
+        v = v.wrapping_add(a.offset as u64);
+        if a.frame {
+            v = v.wrapping_add(frame_base(w, space, l) as u64);
+        }
+        *slot = v;
+    }
+    let _ = exec;
+    Ok(out)
+}
+
+#[inline(always)]
+fn check_aligned(addrs: &[u64; WARP], exec: u32, bytes: u64) -> Result<(), LaneFault> {
+    let mask = bytes.next_power_of_two() - 1;
+    let mut bad = 0u32;
+    for (l, a) in addrs.iter().enumerate() {
+        bad |= ((a & mask != 0) as u32) << l;
+    }
+    bad &= exec;
+    if bad != 0 {
+        let l = bad.trailing_zeros() as usize;
+        return check_align(addrs[l], mask + 1, l);
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn read_at(bytes: &[u8], off: u64, size: u32) -> Option<u64> {
+    let off = usize::try_from(off).ok()?;
+    Some(match size {
+        4 => u32::from_le_bytes(bytes.get(off..off + 4)?.try_into().ok()?) as u64,
+        8 => u64::from_le_bytes(bytes.get(off..off + 8)?.try_into().ok()?),
+        2 => u16::from_le_bytes(bytes.get(off..off + 2)?.try_into().ok()?) as u64,
+        1 => *bytes.get(off)? as u64,
+        _ => return None,
+    })
+}
+
+/// A memory region most lanes of a load will hit: the allocation (or shared
+/// memory) holding the first active lane's address. Lanes outside it take
+/// the checked slow path.
+#[inline(always)]
+fn fast_region<'e>(
+    env: &'e Env<'_>,
+    space: Space,
+    addrs: &[u64; WARP],
+    exec: u32,
+) -> Option<(u64, &'e [u8])> {
+    if exec == 0 {
+        return None;
+    }
+    let first = addrs[exec.trailing_zeros() as usize];
+    match space {
+        Space::Shared => Some((0, &env.shared.bytes[..])),
+        Space::KernelParam => None,
+        Space::Global | Space::Const => env.global.region_of(first),
+        Space::Generic => match memory::window_of(first) {
+            Window::Global => env.global.region_of(first),
+            Window::Shared => Some((memory::SHARED_WINDOW, &env.shared.bytes[..])),
+            _ => None,
+        },
+        Space::Local | Space::FrameParam => None,
+    }
+}
+
+/// Stores to shared or global memory without the fault bookkeeping; `false`
+/// when the access needs the checked path.
+#[inline(always)]
+fn write_fast(env: &mut Env<'_>, space: Space, addr: u64, size: u32, value: u64) -> bool {
+    let (bytes, off): (&mut [u8], u64) = match space {
+        Space::Shared => (&mut env.shared.bytes[..], addr & 0xffff_ffff),
+        Space::Global => match env.global.slice_mut(addr, size as u64) {
+            Ok(s) => (s, 0),
+            Err(_) => return false,
+        },
+        Space::Generic => match memory::window_of(addr) {
+            Window::Shared => (&mut env.shared.bytes[..], addr - memory::SHARED_WINDOW),
+            Window::Global => match env.global.slice_mut(addr, size as u64) {
+                Ok(s) => (s, 0),
+                Err(_) => return false,
+            },
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let Ok(off) = usize::try_from(off) else {
+        return false;
+    };
+    let Some(dst) = bytes.get_mut(off..off + size as usize) else {
+        return false;
+    };
+    memory::write_le(dst, value);
+    true
+}
+
 /// Executes the warp-instruction at `pc` for `active` lanes.
 pub fn execute(
     w: &mut Warp,
@@ -532,6 +769,91 @@ pub fn execute(
     let next = pc + 1;
     let v = &mut w.values;
     match &inst.op {
+        Op::Fast2 { op, d, a, b } => {
+            let (d, a, b) = (*d, *a, *b);
+            match op {
+                Fast2::AddB32 => lanes2(v, exec, d, a, b, |x, y| {
+                    (x as u32).wrapping_add(y as u32) as u64
+                }),
+                Fast2::AddB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_add(y)),
+                Fast2::SubB32 => lanes2(v, exec, d, a, b, |x, y| {
+                    (x as u32).wrapping_sub(y as u32) as u64
+                }),
+                Fast2::SubB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_sub(y)),
+                Fast2::MulLoB32 => lanes2(v, exec, d, a, b, |x, y| {
+                    (x as u32).wrapping_mul(y as u32) as u64
+                }),
+                Fast2::MulLoB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_mul(y)),
+                Fast2::MulWideU32 => lanes2(v, exec, d, a, b, |x, y| {
+                    (x as u32 as u64) * (y as u32 as u64)
+                }),
+                Fast2::MulWideS32 => lanes2(v, exec, d, a, b, |x, y| {
+                    ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)) as u64
+                }),
+                Fast2::And => lanes2(v, exec, d, a, b, |x, y| x & y),
+                Fast2::Or => lanes2(v, exec, d, a, b, |x, y| x | y),
+                Fast2::Xor => lanes2(v, exec, d, a, b, |x, y| x ^ y),
+                Fast2::ShlB32 => lanes2(v, exec, d, a, b, |x, y| {
+                    let n = y as u32;
+                    if n > 31 { 0 } else { ((x as u32) << n) as u64 }
+                }),
+                Fast2::ShlB64 => lanes2(v, exec, d, a, b, |x, y| {
+                    let n = y as u32;
+                    if n > 63 { 0 } else { x << n }
+                }),
+                Fast2::ShrU32 => lanes2(v, exec, d, a, b, |x, y| {
+                    let n = y as u32;
+                    if n > 31 { 0 } else { ((x as u32) >> n) as u64 }
+                }),
+                Fast2::ShrS32 => lanes2(v, exec, d, a, b, |x, y| {
+                    ((x as u32 as i32) >> (y as u32).min(31)) as u32 as u64
+                }),
+                Fast2::ShrU64 => lanes2(v, exec, d, a, b, |x, y| {
+                    let n = y as u32;
+                    if n > 63 { 0 } else { x >> n }
+                }),
+                Fast2::ShrS64 => lanes2(v, exec, d, a, b, |x, y| {
+                    ((x as i64) >> (y as u32).min(63)) as u64
+                }),
+                Fast2::MinS32 => lanes2(v, exec, d, a, b, |x, y| {
+                    (x as u32 as i32).min(y as u32 as i32) as u32 as u64
+                }),
+                Fast2::MaxS32 => lanes2(v, exec, d, a, b, |x, y| {
+                    (x as u32 as i32).max(y as u32 as i32) as u32 as u64
+                }),
+                Fast2::MinU32 => lanes2(v, exec, d, a, b, |x, y| (x as u32).min(y as u32) as u64),
+                Fast2::MaxU32 => lanes2(v, exec, d, a, b, |x, y| (x as u32).max(y as u32) as u64),
+                Fast2::AddF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) + f32of(y))),
+                Fast2::SubF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) - f32of(y))),
+                Fast2::MulF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) * f32of(y))),
+            }
+        }
+        Op::Fast3 { op, d, a, b, c } => {
+            let (d, a, b, c) = (*d, *a, *b, *c);
+            match op {
+                Fast3::MadLoB32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+                    (x as u32).wrapping_mul(y as u32).wrapping_add(z as u32) as u64
+                }),
+                Fast3::MadLoB64 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+                    x.wrapping_mul(y).wrapping_add(z)
+                }),
+                Fast3::MadWideU32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+                    ((x as u32 as u64) * (y as u32 as u64)).wrapping_add(z)
+                }),
+                Fast3::MadWideS32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+                    ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)).wrapping_add(z as i64)
+                        as u64
+                }),
+                Fast3::FmaF32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+                    canon32(f32of(x).mul_add(f32of(y), f32of(z)))
+                }),
+            }
+        }
+        Op::FastSetp { kind, cmp, d, a, b } => {
+            let bits = fast_setp(v, exec, *kind, *cmp, *a, *b);
+            let p = &mut w.preds[*d as usize];
+            *p = (*p & !exec) | bits;
+        }
         Op::Mov { d, a } => {
             let (d, a) = (r(*d), r(*a));
             for_lanes(exec, |l| v[d + l] = v[a + l]);
@@ -714,22 +1036,28 @@ pub fn execute(
             addr,
         } => {
             let (size, n) = (*size as u32, *n as usize);
-            let total = (size as u64) * n as u64;
+            let addrs = addresses(w, addr, *space, exec)?;
+            check_aligned(&addrs, exec, size as u64 * n as u64)?;
             let ext_bits = 64 - size * 8;
+            let region = fast_region(env, *space, &addrs, exec);
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                let base = effective(&w.values, addr, l, frame_base(w, *space, l));
-                check_align(base, total.next_power_of_two(), l)?;
-                for i in 0..n {
-                    let raw = load(env, w, *space, base + (i as u64) * size as u64, size, l)?;
+                for (i, dst) in d.iter().enumerate().take(n) {
+                    let a = addrs[l] + (i as u64) * size as u64;
+                    let raw = match region
+                        .and_then(|(base, bytes)| read_at(bytes, a.wrapping_sub(base), size))
+                    {
+                        Some(x) => x,
+                        None => load(env, w, *space, a, size, l)?,
+                    };
                     let val = if *signed && ext_bits > 0 {
                         (((raw << ext_bits) as i64) >> ext_bits) as u64
                     } else {
                         raw
                     };
-                    w.values[r(d[i]) + l] = val;
+                    w.values[r(*dst) + l] = val;
                 }
             }
         }
@@ -737,28 +1065,22 @@ pub fn execute(
             space,
             size,
             n,
-            s,
+            s: srcs,
             addr,
         } => {
             let (size, n) = (*size as u32, *n as usize);
-            let total = (size as u64) * n as u64;
+            let addrs = addresses(w, addr, *space, exec)?;
+            check_aligned(&addrs, exec, size as u64 * n as u64)?;
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                let base = effective(&w.values, addr, l, frame_base(w, *space, l));
-                check_align(base, total.next_power_of_two(), l)?;
-                for i in 0..n {
-                    let val = w.values[r(s[i]) + l];
-                    store(
-                        env,
-                        w,
-                        *space,
-                        base + (i as u64) * size as u64,
-                        size,
-                        val,
-                        l,
-                    )?;
+                for (i, src) in srcs.iter().enumerate().take(n) {
+                    let a = addrs[l] + (i as u64) * size as u64;
+                    let val = w.values[r(*src) + l];
+                    if !write_fast(env, *space, a, size, val) {
+                        store(env, w, *space, a, size, val, l)?;
+                    }
                 }
             }
         }

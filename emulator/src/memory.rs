@@ -152,6 +152,14 @@ impl GlobalMemory {
         }
     }
 
+    /// The allocation containing `addr`: `(base, bytes)`.
+    #[inline]
+    pub fn region_of(&self, addr: u64) -> Option<(u64, &[u8])> {
+        let i = self.find(addr, 1)?;
+        let a = &self.allocations[i];
+        Some((a.base, &a.data[..]))
+    }
+
     /// The `len` bytes at `addr`, all inside one allocation.
     #[inline]
     pub fn slice(&self, addr: u64, len: u64) -> Result<&[u8], OutOfBounds> {
