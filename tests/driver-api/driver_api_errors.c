@@ -269,6 +269,8 @@ int main(void) {
   EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 65, 0, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
   EXPECT_CODE(cuLaunchKernel(fn, 1, 70000, 1, 32, 1, 1, 0, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
   EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 200 * 1024, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
+  /* Above 48 KiB of dynamic shared memory needs the function's opt-in. */
+  EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 50 * 1024, NULL, args, NULL), CUDA_ERROR_INVALID_VALUE);
   EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
   EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, bogus_stream, args, NULL), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_CODE(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024), CUDA_ERROR_INVALID_VALUE);

@@ -345,7 +345,9 @@ int main(int argc, char **argv) {
   CHECK(cuMemcpyHtoDAsync(din, pinned, BLOCKS * THREADS * sizeof(int), stream));
   CHECK(cuMemsetD8Async(dsums, 0xff, BLOCKS * sizeof(int), stream));
   void *sum_args[] = {&din, &dsums};
-  CHECK(cuLaunchKernel(block_sum, BLOCKS, 1, 1, THREADS, 1, 1, THREADS * sizeof(int), stream, sum_args, NULL));
+  /* 64 KiB of dynamic shared memory: above the 48 KiB default, allowed by
+   * the CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES opt-in above. */
+  CHECK(cuLaunchKernel(block_sum, BLOCKS, 1, 1, THREADS, 1, 1, 64 * 1024, stream, sum_args, NULL));
   CHECK(cuEventRecord(stop, stream));
   CHECK(cuStreamWaitEvent(NULL, stop, 0));
   CHECK(cuMemcpyDtoHAsync(sums, dsums, sizeof sums, stream));
