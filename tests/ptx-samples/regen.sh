@@ -22,6 +22,7 @@ kernels=(vector_add reduction atomics device_calls switch half_convert math64 de
 for k in "${kernels[@]}"; do
     clang_ptx "$here/clang/$k.ptx" "$src/$k.cu"
 done
+clang_ptx "$here/clang/clang_builtins.ptx" "$src/clang_builtins.cu"
 clang_ptx "$here/clang/debug_loop-g.ptx" "$src/debug_loop.cu" -g -O0
 clang_ptx "$here/clang/debug_loop-line-tables.ptx" "$src/debug_loop.cu" -gline-tables-only
 
@@ -29,6 +30,7 @@ if [ -x "$nvcc" ]; then
     for k in "${kernels[@]}"; do
         "$nvcc" -ptx -arch=sm_80 "$src/$k.cu" -o "$here/nvcc/$k.ptx"
     done
+    "$nvcc" -ptx -arch=sm_80 "$src/nvcc_texture_cg.cu" -o "$here/nvcc/nvcc_texture_cg.ptx"
     "$nvcc" -ptx -arch=sm_80 -lineinfo "$src/debug_loop.cu" -o "$here/nvcc/debug_loop-lineinfo.ptx"
     "$nvcc" -ptx -arch=sm_80 -G "$src/debug_loop.cu" -o "$here/nvcc/debug_loop-G.ptx"
 else
