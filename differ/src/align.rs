@@ -176,7 +176,9 @@ fn identical_prefix(a: &[TraceEvent], b: &[TraceEvent]) -> usize {
 }
 
 /// After a same-site, opposite-direction pair at `i`: do the streams carry
-/// on identically for `min_resync` events (or to a shared end)?
+/// on through the same sites for `min_resync` events (or to a shared end)?
+/// Directions may differ there too: adjacent flipped branches are each a
+/// Branch divergence, not a change of path.
 fn rejoins_after(a: &[TraceEvent], b: &[TraceEvent], i: usize, min_resync: usize) -> bool {
     let (tail_a, tail_b) = (&a[i + 1..], &b[i + 1..]);
     let k = min_resync.min(tail_a.len()).min(tail_b.len());
@@ -185,7 +187,7 @@ fn rejoins_after(a: &[TraceEvent], b: &[TraceEvent], i: usize, min_resync: usize
         && tail_a[..k]
             .iter()
             .zip(&tail_b[..k])
-            .all(|(x, y)| same_flow(x, y))
+            .all(|(x, y)| same_site(x, y))
 }
 
 /// Walks Myers' matched runs over `a[base..]`/`b[base..]`: compares matched
@@ -233,15 +235,15 @@ fn gap(
     if ra.0 == ra.1 && rb.0 == rb.1 {
         return;
     }
-    // A branch that went the other way heads the gap: that is the root cause,
+    // Branches that went the other way head the gap: they are the root cause,
     // the rest of the gap is where the two directions led.
-    if ra.0 < ra.1 && rb.0 < rb.1 && same_site(&a[ra.0], &b[rb.0]) {
+    while ra.0 < ra.1 && rb.0 < rb.1 && same_site(&a[ra.0], &b[rb.0]) {
         out.push(single(DivergenceKind::Branch, ra.0, rb.0, a[ra.0].site_id));
         ra.0 += 1;
         rb.0 += 1;
-        if ra.0 == ra.1 && rb.0 == rb.1 {
-            return;
-        }
+    }
+    if ra.0 == ra.1 && rb.0 == rb.1 {
+        return;
     }
     let two_sided = ra.0 < ra.1 && rb.0 < rb.1;
     let kind = if two_sided && !rejoined {

@@ -245,3 +245,47 @@ fn trailing_extra_events_are_extra_events() {
         (DivergenceKind::ExtraEvents, a.len() as u32, 2)
     );
 }
+
+#[test]
+fn adjacent_flipped_branches_are_two_branch_divergences() {
+    let a = kernel_stream(20);
+    let mut b = a.clone();
+    // Tail branches at 72 and 74 with one store between them.
+    for idx in [72, 74] {
+        b[idx].branch_dir ^= 1;
+    }
+    let divs = diff(&a, &b, AlignOptions::default());
+    let got: Vec<(DivergenceKind, u32)> = divs.iter().map(|d| (d.kind, d.event_idx)).collect();
+    assert_eq!(
+        got,
+        vec![(DivergenceKind::Branch, 72), (DivergenceKind::Branch, 74)]
+    );
+}
+
+#[test]
+fn back_to_back_flips_are_branch_divergences_before_and_after_an_insertion() {
+    let mut a: Vec<TraceEvent> = (0..40).map(|k| branch(0x300 + k, 0)).collect();
+    a.extend((0..40).map(|k| store(0x400 + k, k)));
+    a.extend((0..40).map(|k| branch(0x500 + k, 0)));
+    let mut b = a.clone();
+    b[10].branch_dir = 1;
+    b[11].branch_dir = 1;
+    b.splice(60..60, [store(0x999, 0)]);
+    b[101].branch_dir = 1; // A's 100
+    b[102].branch_dir = 1; // A's 101
+    let divs = diff(&a, &b, AlignOptions::default());
+    let got: Vec<(DivergenceKind, u32, u32)> = divs
+        .iter()
+        .map(|d| (d.kind, d.event_idx, d.event_idx_b))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (DivergenceKind::Branch, 10, 10),
+            (DivergenceKind::Branch, 11, 11),
+            (DivergenceKind::ExtraEvents, 60, 60),
+            (DivergenceKind::Branch, 100, 101),
+            (DivergenceKind::Branch, 101, 102),
+        ]
+    );
+}
