@@ -38,7 +38,7 @@ fn to_f64(fmt: FloatFormat, bits: u64) -> f64 {
     match fmt.man_bits {
         52 => f64::from_bits(bits),
         23 => f32::from_bits(bits as u32) as f64,
-        10 => f16::from_bits(bits as u16).to_f64(),
+        10 => f16_to_f32(bits as u16) as f64,
         _ => bf16::from_bits(bits as u16).to_f64(),
     }
 }
@@ -48,7 +48,7 @@ fn to_f64(fmt: FloatFormat, bits: u64) -> f64 {
 fn to_f32(fmt: FloatFormat, bits: u64) -> f32 {
     match fmt.man_bits {
         23 => f32::from_bits(bits as u32),
-        10 => f16::from_bits(bits as u16).to_f32(),
+        10 => f16_to_f32(bits as u16),
         _ => bf16::from_bits(bits as u16).to_f32(),
     }
 }
@@ -58,7 +58,7 @@ fn to_f32(fmt: FloatFormat, bits: u64) -> f32 {
 fn from_f32(fmt: FloatFormat, x: f32) -> u64 {
     match fmt.man_bits {
         23 => x.to_bits() as u64,
-        10 => f16::from_f32(x).to_bits() as u64,
+        10 => f32_to_f16(x) as u64,
         _ => bf16::from_f32(x).to_bits() as u64,
     }
 }
@@ -214,6 +214,118 @@ fn out64(r: f64) -> u64 {
     }
 }
 
+/// Exact `.f16` → `f32` (branch-light; NaN payloads are kept, callers
+/// canonicalize results).
+#[inline(always)]
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h & 0x8000) as u32) << 16;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    if exp == 0 {
+        // Zero or subnormal: man * 2^-24, exact in f32.
+        let v = man as f32 * (1.0 / 16_777_216.0);
+        return f32::from_bits(v.to_bits() | sign);
+    }
+    let exp = if exp == 0x1f { 0xff } else { exp + 112 };
+    f32::from_bits(sign | (exp << 23) | (man << 13))
+}
+
+/// `f32` → `.f16` rounded to nearest, ties to even (NaN gives the canonical
+/// `0x7fff`).
+#[inline(always)]
+pub(crate) fn f32_to_f16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let abs = bits & 0x7fff_ffff;
+    if abs > 0x7f80_0000 {
+        return 0x7fff;
+    }
+    if abs >= 0x4780_0000 {
+        // 65536 and above (and infinity) round to infinity.
+        return sign | 0x7c00;
+    }
+    if abs >= 0x3880_0000 {
+        // Normal in f16: rebias the exponent (127 → 15) and round off 13 bits;
+        // a carry ripples into the exponent, up to infinity at 65520.
+        let rebiased = abs - (112 << 23);
+        let rounded = rebiased + 0xfff + ((rebiased >> 13) & 1);
+        return sign | (rounded >> 13) as u16;
+    }
+    // Subnormal or zero in f16: round |x| * 2^24 to an integer (ties to even
+    // via the 2^23 trick); 1024 is the smallest normal, encoded the same way.
+    let scaled = f32::from_bits(abs) * 16_777_216.0;
+    sign | ((scaled + 8_388_608.0) - 8_388_608.0) as u16
+}
+
+/// Whether an `.f16`/`.f16x2` instruction can take the host fast path.
+#[inline(always)]
+fn f16_fast(ty: ScalarType, mode: FloatMode) -> bool {
+    matches!(ty, ScalarType::F16 | ScalarType::F16x2)
+        && mode.rounding == FloatRounding::Rn
+        && !mode.sat
+        && !mode.relu
+}
+
+/// Applies a per-half operation to an `.f16` or both halves of an `.f16x2`.
+#[inline(always)]
+fn f16_lanes(ty: ScalarType, a: u64, b: u64, c: u64, op: impl Fn(u16, u16, u16) -> u16) -> u64 {
+    let lo = op(a as u16, b as u16, c as u16) as u64;
+    if ty == ScalarType::F16x2 {
+        let hi = op((a >> 16) as u16, (b >> 16) as u16, (c >> 16) as u16) as u64;
+        (hi << 16) | lo
+    } else {
+        lo
+    }
+}
+
+/// An `.f16` operand as an exact `f32`, flushed when `ftz`.
+#[inline(always)]
+fn in16(x: u16, ftz: bool) -> f32 {
+    let x = if ftz && x & 0x7c00 == 0 {
+        x & 0x8000
+    } else {
+        x
+    };
+    f16_to_f32(x)
+}
+
+/// Rounds an `f32` to `.f16` (to nearest): canonical NaN, flushed when `ftz`.
+#[inline(always)]
+fn out16(r: f32, ftz: bool) -> u16 {
+    let h = f32_to_f16(r);
+    if ftz && h & 0x7c00 == 0 {
+        h & 0x8000
+    } else {
+        h
+    }
+}
+
+/// `a * b + c` for `.f16` inputs held exactly in `f32`, rounded to odd in
+/// `f32`. The product of two halves is exact in `f32`; rounding the sum to
+/// odd in 24 bits and then to nearest in 11 bits is the single correct
+/// rounding (round-to-odd needs only two extra bits).
+#[inline(always)]
+fn f16_fma_round_to_odd(a: f32, b: f32, c: f32) -> f32 {
+    let p = a * b;
+    let s = p + c;
+    if !s.is_finite() {
+        return s;
+    }
+    // TwoSum: p + c == s + e exactly.
+    let bv = s - p;
+    let e = (p - (s - bv)) + (c - bv);
+    let bits = s.to_bits();
+    if e == 0.0 || bits & 1 == 1 {
+        return s;
+    }
+    // Inexact with an even last bit: step one ulp towards the exact value.
+    f32::from_bits(if (e > 0.0) == (s > 0.0) {
+        bits + 1
+    } else {
+        bits - 1
+    })
+}
+
 /// One rounded `a + b` of a single element (inputs already flushed).
 #[inline]
 fn add_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64) -> u64 {
@@ -259,6 +371,14 @@ fn fma_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64, c: u64
 /// `add{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn add(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f16_fast(ty, mode) {
+        // f32 carries more than 2 * 11 + 2 bits, so rounding the f32 result
+        // again is the same as rounding once.
+        return f16_lanes(ty, a, b, 0, |a, b, _| {
+            let (x, y) = (in16(a, mode.ftz), in16(b, mode.ftz));
+            out16(x + y, mode.ftz)
+        });
+    }
     if f32_fast(ty, mode) {
         let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
         return out32(x + y, mode.ftz);
@@ -288,6 +408,14 @@ fn add_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `sub{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn sub(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f16_fast(ty, mode) {
+        // f32 carries more than 2 * 11 + 2 bits, so rounding the f32 result
+        // again is the same as rounding once.
+        return f16_lanes(ty, a, b, 0, |a, b, _| {
+            let (x, y) = (in16(a, mode.ftz), in16(b, mode.ftz));
+            out16(x - y, mode.ftz)
+        });
+    }
     if f32_fast(ty, mode) {
         let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
         return out32(x - y, mode.ftz);
@@ -318,6 +446,14 @@ fn sub_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `mul{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn mul(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f16_fast(ty, mode) {
+        // f32 carries more than 2 * 11 + 2 bits, so rounding the f32 result
+        // again is the same as rounding once.
+        return f16_lanes(ty, a, b, 0, |a, b, _| {
+            let (x, y) = (in16(a, mode.ftz), in16(b, mode.ftz));
+            out16(x * y, mode.ftz)
+        });
+    }
     if f32_fast(ty, mode) {
         let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
         return out32(x * y, mode.ftz);
@@ -347,6 +483,12 @@ fn mul_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `fma.rnd{.ftz}{.sat}{.relu}.type` and `mad.rnd...` (the same operation).
 #[inline]
 pub fn fma(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
+    if f16_fast(ty, mode) {
+        return f16_lanes(ty, a, b, c, |a, b, c| {
+            let (x, y, z) = (in16(a, mode.ftz), in16(b, mode.ftz), in16(c, mode.ftz));
+            out16(f16_fma_round_to_odd(x, y, z), mode.ftz)
+        });
+    }
     if f32_fast(ty, mode) {
         let (x, y, z) = (in32(a, mode.ftz), in32(b, mode.ftz), in32(c, mode.ftz));
         return out32(x.mul_add(y, z), mode.ftz);
@@ -842,6 +984,98 @@ mod tests {
                 div(F64, m, DivKind::Ieee, x, y),
                 div_general(F64, m, DivKind::Ieee, x, y)
             );
+        }
+    }
+
+    /// The f16 fast paths (host f32, round-to-odd fma) against the soft-float
+    /// general paths, exhaustively over `a` for a spread of `b` and `c`.
+    #[test]
+    fn f16_fast_paths_agree_with_soft_float() {
+        let others = [
+            0x0000u64, 0x8000, 0x0001, 0x83ff, 0x3c00, 0x3c01, 0xbbff, 0x7bff, 0xfbff, 0x7c00,
+            0x7e00, 0x1234, 0xc555, 0x0400, 0x6000,
+        ];
+        for a in 0..=0xffffu64 {
+            for (k, &b) in others.iter().enumerate() {
+                let c = others[(k * 7 + a as usize) % others.len()];
+                for ftz in [false, true] {
+                    let m = FloatMode::RN.with_ftz(ftz);
+                    assert_eq!(
+                        add(F16, m, a, b),
+                        add_general(F16, m, a, b),
+                        "{a:x} + {b:x}"
+                    );
+                    assert_eq!(
+                        sub(F16, m, a, b),
+                        sub_general(F16, m, a, b),
+                        "{a:x} - {b:x}"
+                    );
+                    assert_eq!(
+                        mul(F16, m, a, b),
+                        mul_general(F16, m, a, b),
+                        "{a:x} * {b:x}"
+                    );
+                    assert_eq!(
+                        fma(F16, m, a, b, c),
+                        fma_general(F16, m, a, b, c),
+                        "fma {a:x} {b:x} {c:x}"
+                    );
+                }
+            }
+        }
+        let mut state = 0x5eed_u64;
+        for _ in 0..300_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (a, b, c) = (
+                state >> 16 & 0xffff_ffff,
+                state >> 32,
+                (state >> 8) & 0xffff_ffff,
+            );
+            let m = FloatMode::RN;
+            assert_eq!(
+                fma(F16x2, m, a, b, c),
+                fma_general(F16x2, m, a, b, c),
+                "fma {a:x} {b:x} {c:x}"
+            );
+            assert_eq!(add(F16x2, m, a, b), add_general(F16x2, m, a, b));
+        }
+    }
+
+    #[test]
+    fn f16_conversions_match_the_half_crate() {
+        for h in 0..=0xffffu16 {
+            let ours = f16_to_f32(h);
+            let theirs = f16::from_bits(h).to_f32();
+            assert!(
+                ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                "{h:x}"
+            );
+        }
+        // Every f32 in a dense stride plus every boundary neighbourhood.
+        let check = |bits: u32| {
+            let x = f32::from_bits(bits);
+            let theirs = FloatFormat::F16.canonicalize(f16::from_f32(x).to_bits() as u64) as u16;
+            assert_eq!(f32_to_f16(x), theirs, "{bits:x} ({x:e})");
+        };
+        for bits in (0..=u32::MAX).step_by(997) {
+            check(bits);
+        }
+        for centre in [
+            0x3380_0000u32,
+            0x3880_0000,
+            0x477f_e000,
+            0x477f_f000,
+            0x4780_0000,
+            0x3300_0000,
+            0x387f_c000,
+        ] {
+            for d in 0..0x4000 {
+                check(centre.wrapping_add(d));
+                check(centre.wrapping_sub(d));
+                check(centre.wrapping_add(d) | 0x8000_0000);
+            }
         }
     }
 
