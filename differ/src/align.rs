@@ -12,7 +12,10 @@
 //! 1. identical bytes: nothing to do, no allocation;
 //! 2. lockstep over the common prefix, comparing matched pairs field by field;
 //! 3. bounded Myers over the rest, then every gap between re-joins becomes one
-//!    divergence (see [`AlignOptions::min_resync`]).
+//!    divergence (see [`AlignOptions::min_resync`]). If the budget runs out,
+//!    Myers is retried on (site, event type) alone, so many flipped branches
+//!    after a structural change stay Branch divergences; only then is the
+//!    rest of the warp one Path.
 
 use crate::myers::{self, MatchRun};
 use prlx_trace::TraceEvent;
@@ -145,7 +148,13 @@ pub fn align_warp(
         ));
         return;
     }
-    match myers::matched_runs(rest_a, rest_b, opts.max_edits, same_flow) {
+    // Aligning on direction too keeps loops exact, but spends two edits per
+    // flipped branch; when that blows the budget, align on sites alone (flips
+    // become matched pairs that differ in direction) before giving up.
+    let runs = myers::matched_runs(rest_a, rest_b, opts.max_edits, same_flow)
+        .or_else(|| myers::matched_runs(rest_a, rest_b, opts.max_edits, same_site));
+    match runs {
+        Some(runs) => classify_runs(a, b, i, &runs, opts, out),
         None => out.push(region(
             DivergenceKind::Path,
             a,
@@ -153,7 +162,6 @@ pub fn align_warp(
             (i, a.len()),
             (i, b.len()),
         )),
-        Some(runs) => classify_runs(a, b, i, &runs, opts, out),
     }
 }
 
@@ -287,8 +295,8 @@ fn region(
     }
 }
 
-/// A matched pair (same site, type and direction): mask, then value; one
-/// divergence per pair at most.
+/// A matched pair (same site and type): direction, then mask, then value;
+/// one divergence per pair at most.
 fn compare_pair(
     a: &[TraceEvent],
     b: &[TraceEvent],
@@ -298,7 +306,9 @@ fn compare_pair(
     out: &mut Vec<EventDivergence>,
 ) {
     let (ea, eb) = (&a[ia], &b[ib]);
-    if ea.active_mask != eb.active_mask {
+    if ea.branch_dir != eb.branch_dir {
+        out.push(single(DivergenceKind::Branch, ia, ib, ea.site_id));
+    } else if ea.active_mask != eb.active_mask {
         out.push(single(DivergenceKind::ActiveMask, ia, ib, ea.site_id));
     } else if opts.compare_values && ea.value_a != eb.value_a {
         out.push(single(DivergenceKind::Value, ia, ib, ea.site_id));

@@ -289,3 +289,26 @@ fn back_to_back_flips_are_branch_divergences_before_and_after_an_insertion() {
         ]
     );
 }
+
+/// 150 flipped branches after an insertion would cost 300 direction-aware
+/// edits (over the default 256): the site-only retry keeps them Branches.
+#[test]
+fn many_flips_after_an_insertion_stay_branch_divergences() {
+    let a: Vec<TraceEvent> = (0..400u32).map(|k| branch(0x1000 + k, 0)).collect();
+    let mut b = a.clone();
+    for k in (100..400).step_by(2) {
+        b[k].branch_dir = 1;
+    }
+    b.splice(50..50, [store(0x999, 0)]);
+    let divs = diff(&a, &b, AlignOptions::default());
+    assert_eq!(divs.len(), 151, "{:#?}", &divs[..3]);
+    assert_eq!(
+        (divs[0].kind, divs[0].event_idx, divs[0].events_b),
+        (DivergenceKind::ExtraEvents, 50, 1)
+    );
+    assert!(
+        divs[1..]
+            .iter()
+            .all(|d| d.kind == DivergenceKind::Branch && d.event_idx_b == d.event_idx + 1)
+    );
+}
