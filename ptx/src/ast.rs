@@ -14,6 +14,7 @@
 use std::fmt;
 
 /// A 1-based source position: the first character of the construct.
+/// Columns count bytes (a tab is one column; PTX is ASCII outside strings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Span {
     pub line: u32,
