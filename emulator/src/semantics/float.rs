@@ -18,7 +18,7 @@
 
 use super::softfloat::{self, FloatFormat};
 use super::types::{FloatMode, FloatRounding, ScalarType};
-use half::{bf16, f16};
+use half::bf16;
 
 /// The element format of a (possibly packed) float type.
 #[inline]
@@ -772,6 +772,7 @@ pub fn testp(ty: ScalarType, op: TestpOp, a: u64) -> bool {
 mod tests {
     use super::*;
     use ScalarType::*;
+    use half::f16;
 
     fn b32(x: f32) -> u64 {
         x.to_bits() as u64
