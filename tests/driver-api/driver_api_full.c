@@ -109,6 +109,13 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
+static void CUDA_CB host_func(void *user) { *(int *)user += 1; }
+static void CUDA_CB stream_callback(CUstream s, CUresult status, void *user) {
+  (void)s;
+  if (status == CUDA_SUCCESS)
+    *(int *)user += 10;
+}
+
 typedef CUresult (*PFN_alloc)(CUdeviceptr *, size_t);
 typedef CUresult (*PFN_htod)(CUdeviceptr, const void *, size_t);
 typedef CUresult (*PFN_dtoh)(void *, CUdeviceptr, size_t);
@@ -370,6 +377,50 @@ int main(int argc, char **argv) {
   printf("emulated time for copy + memset + block_sum: %.6f ms\n", ms);
   CHECK(cuEventRecord(untimed, NULL));
   EXPECT(cuEventElapsedTime(&ms, start, untimed) == CUDA_ERROR_INVALID_HANDLE);
+
+  /* ---- host functions and callbacks run in stream order ---- */
+  int host_calls = 0;
+  CHECK(cuLaunchHostFunc(stream, host_func, &host_calls));
+  CHECK(cuStreamAddCallback(stream, stream_callback, &host_calls, 0));
+  CHECK(cuStreamSynchronize(stream));
+  EXPECT(host_calls == 11);
+
+  /* ---- pointer attributes ---- */
+  unsigned memory_type = 0;
+  CUdeviceptr range_start = 0;
+  CUcontext owner_ctx = NULL;
+  CHECK(cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, din + 8));
+  EXPECT(memory_type == CU_MEMORYTYPE_DEVICE);
+  CHECK(cuPointerGetAttribute(&range_start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, din + 8));
+  EXPECT(range_start == din);
+  CHECK(cuPointerGetAttribute(&owner_ctx, CU_POINTER_ATTRIBUTE_CONTEXT, din));
+  EXPECT(owner_ctx == ctx);
+  CHECK(cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(pinned + 3)));
+  EXPECT(memory_type == CU_MEMORYTYPE_HOST);
+  int on_stack = 0;
+  EXPECT(cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)&on_stack) == CUDA_ERROR_INVALID_VALUE);
+  CUpointer_attribute query[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+  CUdeviceptr as_device = 1;
+  memory_type = 7;
+  void *answers[] = {&memory_type, &as_device};
+  CHECK(cuPointerGetAttributes(2, query, answers, (CUdeviceptr)&on_stack));
+  EXPECT(memory_type == 0 && as_device == 0);
+
+  /* ---- occupancy and parameter layout ---- */
+  int blocks_per_sm = 0, min_grid = 0, best_block = 0;
+  CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, vecadd, 256, 0));
+  EXPECT(blocks_per_sm >= 1 && blocks_per_sm <= 8);
+  CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &best_block, vecadd, NULL, 0, 0));
+  EXPECT(best_block >= 32 && best_block <= 1024 && best_block % 32 == 0 && min_grid >= sms);
+  size_t param_offset = 0, param_size = 0;
+  CHECK(cuFuncGetParamInfo(saxpy, 1, &param_offset, &param_size));
+  EXPECT(param_offset == 8 && param_size == 8); /* the double after the char */
+  EXPECT(cuFuncGetParamInfo(saxpy, 6, &param_offset, &param_size) == CUDA_ERROR_INVALID_VALUE);
+  char bus_id[32];
+  CUdevice by_bus = -1;
+  CHECK(cuDeviceGetPCIBusId(bus_id, sizeof bus_id, dev));
+  CHECK(cuDeviceGetByPCIBusId(&by_bus, bus_id));
+  EXPECT(by_bus == dev);
 
   /* ---- device-to-device and unified copies ---- */
   CHECK(cuMemcpyDtoD(dc, da, N * sizeof(float)));

@@ -11,6 +11,9 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 /// accept the driver.
 pub const DRIVER_VERSION: c_int = 13000;
 
+/// The PCI address the emulated device reports (domain:bus:device.function).
+const PCI_BUS_ID: &str = "0000:00:00.0";
+
 /// The highest `CUdevice_attribute` the CUDA 12.9/13 headers define.
 const LAST_DEVICE_ATTRIBUTE: c_int = 143;
 
@@ -116,6 +119,37 @@ exports! {
                 *name.add(n) = 0;
             }
             Ok(())
+        })
+    }
+
+    fn cuDeviceGetPCIBusId(pci_bus_id: *mut c_char, len: c_int, dev: CUdevice) {
+        with_driver(|_| {
+            non_null(pci_bus_id)?;
+            check_device(dev)?;
+            if len <= 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let n = PCI_BUS_ID.len().min(len as usize - 1);
+            // SAFETY: the caller's buffer holds `len` bytes; we write n + 1 ≤ len.
+            unsafe {
+                std::ptr::copy_nonoverlapping(PCI_BUS_ID.as_ptr(), pci_bus_id.cast(), n);
+                *pci_bus_id.add(n) = 0;
+            }
+            Ok(())
+        })
+    }
+
+    fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, pci_bus_id: *const c_char) {
+        with_driver(|_| {
+            non_null(dev)?;
+            // SAFETY: a C string from the caller.
+            let id = unsafe { crate::entry::c_str(pci_bus_id) }?;
+            // Accepted forms: domain:bus:device.function, or bus:device.function.
+            let full = if id.matches(':').count() == 1 { format!("0000:{id}") } else { id.to_string() };
+            if !full.eq_ignore_ascii_case(PCI_BUS_ID) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            unsafe { write_out(dev, 0) }
         })
     }
 

@@ -234,6 +234,19 @@ exports! {
         })
     }
 
+    fn cuFuncGetParamInfo(func: CUfunction, param_index: usize, param_offset: *mut usize, param_size: *mut usize) {
+        with_context(|d, _| {
+            let emu = d.function(func)?.emu;
+            let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let p = info.params.get(param_index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe {
+                crate::entry::write_optional(param_offset, p.offset as usize);
+                crate::entry::write_optional(param_size, p.size as usize);
+            }
+            Ok(())
+        })
+    }
+
     fn cuLaunchKernel(
         f: CUfunction,
         grid_dim_x: c_uint,

@@ -5,5 +5,7 @@ pub mod device;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod occupancy;
+pub mod pointer;
 pub mod proc_address;
 pub mod stream;

@@ -7,6 +7,11 @@ use crate::driver::{Event, Stream, as_handle, with_context, with_driver};
 use crate::entry::{aliases, exports, non_null, write_out};
 use std::ffi::{c_int, c_uint, c_void};
 
+/// `CUhostFn`.
+pub type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
+/// `CUstreamCallback`.
+pub type StreamCallback = Option<unsafe extern "C" fn(CUstream, CUresult, *mut c_void)>;
+
 fn create_stream(ph_stream: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
     with_context(|d, ctx| {
         non_null(ph_stream)?;
@@ -103,6 +108,27 @@ exports! {
         unsafe { write_out(p_green_ctx, std::ptr::null_mut()) }
     }
 
+    /// Runs `f(user_data)` now: all earlier work in the stream is complete.
+    fn cuLaunchHostFunc(h_stream: CUstream, f: HostFn, user_data: *mut c_void) {
+        let f = f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        with_context(|d, _| d.check_stream(h_stream))?;
+        // Called without the driver lock held: the function may call the driver.
+        unsafe { f(user_data) };
+        Ok(())
+    }
+
+    /// Runs the callback now with the stream's status (always success: a
+    /// faulted context fails the call instead).
+    fn cuStreamAddCallback(h_stream: CUstream, callback: StreamCallback, user_data: *mut c_void, flags: c_uint) {
+        let callback = callback.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        with_context(|d, _| d.check_stream(h_stream))?;
+        unsafe { callback(h_stream, CUDA_SUCCESS, user_data) };
+        Ok(())
+    }
+
     fn cuEventCreate(ph_event: *mut CUevent, flags: c_uint) {
         with_context(|d, ctx| {
             non_null(ph_event)?;
@@ -191,6 +217,8 @@ aliases! {
     cuStreamGetFlags_ptsz = cuStreamGetFlags(h_stream: CUstream, flags: *mut c_uint);
     cuStreamGetCtx_ptsz = cuStreamGetCtx(h_stream: CUstream, pctx: *mut CUcontext);
     cuStreamGetCtx_v2_ptsz = cuStreamGetCtx_v2(h_stream: CUstream, pctx: *mut CUcontext, p_green_ctx: *mut *mut c_void);
+    cuLaunchHostFunc_ptsz = cuLaunchHostFunc(h_stream: CUstream, f: HostFn, user_data: *mut c_void);
+    cuStreamAddCallback_ptsz = cuStreamAddCallback(h_stream: CUstream, callback: StreamCallback, user_data: *mut c_void, flags: c_uint);
     cuEventRecord_ptsz = cuEventRecord(h_event: CUevent, h_stream: CUstream);
     cuEventRecordWithFlags_ptsz = cuEventRecordWithFlags(h_event: CUevent, h_stream: CUstream, flags: c_uint);
 }

@@ -1,0 +1,233 @@
+//! Occupancy queries, answered with sm_80's per-SM limits: how many blocks
+//! of a kernel fit on one SM given its threads, registers and shared memory.
+
+use crate::cu::*;
+use crate::driver::{Driver, with_context};
+use crate::entry::{exports, non_null, write_out};
+use std::ffi::{c_int, c_uint};
+
+/// Per-SM resources of sm_80 (A100).
+const MAX_WARPS_PER_SM: u32 = 64;
+const MAX_BLOCKS_PER_SM: u32 = 32;
+const REGISTERS_PER_SM: u32 = 65536;
+const SHARED_PER_SM: u32 = 164 * 1024;
+/// Shared memory the driver reserves per block on sm_80.
+const RESERVED_SHARED_PER_BLOCK: u32 = 1024;
+const REGISTER_UNIT: u32 = 256;
+
+/// `typedef size_t (*CUoccupancyB2DSize)(int blockSize)`.
+pub type BlockSizeToDynamicSmem = Option<unsafe extern "C" fn(c_int) -> usize>;
+
+/// The kernel facts occupancy depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelUsage {
+    pub num_regs: u32,
+    pub static_shared: u32,
+    pub max_threads_per_block: u32,
+    pub max_dynamic_shared: u32,
+}
+
+fn usage(d: &Driver, f: CUfunction) -> Result<KernelUsage, CUresult> {
+    let func = d.function(f)?;
+    let info = d
+        .device
+        .kernel_info(func.emu)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    Ok(KernelUsage {
+        num_regs: info.num_regs,
+        static_shared: info.static_shared_bytes,
+        max_threads_per_block: info
+            .max_threads_per_block
+            .min(d.device.config().max_threads_per_block),
+        max_dynamic_shared: func.max_dynamic_shared,
+    })
+}
+
+/// Resident blocks per SM; 0 when a block of this shape cannot launch.
+pub fn blocks_per_sm(k: KernelUsage, block_size: u32, dynamic_shared: u64) -> u32 {
+    if block_size == 0
+        || block_size > k.max_threads_per_block
+        || dynamic_shared > u64::from(k.max_dynamic_shared)
+    {
+        return 0;
+    }
+    let warps = block_size.div_ceil(32);
+    let by_warps = MAX_WARPS_PER_SM / warps;
+    let regs_per_warp = (k.num_regs * 32).div_ceil(REGISTER_UNIT) * REGISTER_UNIT;
+    let by_regs = REGISTERS_PER_SM
+        .checked_div(regs_per_warp * warps)
+        .unwrap_or(u32::MAX);
+    let shared = u64::from(k.static_shared) + dynamic_shared + u64::from(RESERVED_SHARED_PER_BLOCK);
+    let by_shared = (u64::from(SHARED_PER_SM) / shared).min(u64::from(u32::MAX)) as u32;
+    by_warps.min(by_regs).min(by_shared).min(MAX_BLOCKS_PER_SM)
+}
+
+exports! {
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem_size: usize,
+    ) {
+        unsafe { active_blocks(num_blocks, func, block_size, dynamic_smem_size, 0) }
+    }
+
+    fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem_size: usize,
+        flags: c_uint,
+    ) {
+        unsafe { active_blocks(num_blocks, func, block_size, dynamic_smem_size, flags) }
+    }
+
+    fn cuOccupancyMaxPotentialBlockSize(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_size_to_dynamic_smem: BlockSizeToDynamicSmem,
+        dynamic_smem_size: usize,
+        block_size_limit: c_int,
+    ) {
+        unsafe {
+            potential_block_size(min_grid_size, block_size, func, block_size_to_dynamic_smem, dynamic_smem_size, block_size_limit)
+        }
+    }
+
+    fn cuOccupancyMaxPotentialBlockSizeWithFlags(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_size_to_dynamic_smem: BlockSizeToDynamicSmem,
+        dynamic_smem_size: usize,
+        block_size_limit: c_int,
+        flags: c_uint,
+    ) {
+        if flags > 1 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        unsafe {
+            potential_block_size(min_grid_size, block_size, func, block_size_to_dynamic_smem, dynamic_smem_size, block_size_limit)
+        }
+    }
+
+    fn cuOccupancyAvailableDynamicSMemPerBlock(
+        dynamic_smem_size: *mut usize,
+        func: CUfunction,
+        num_blocks: c_int,
+        block_size: c_int,
+    ) {
+        with_context(|d, _| {
+            non_null(dynamic_smem_size)?;
+            if num_blocks <= 0 || block_size <= 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let k = usage(d, func)?;
+            let per_block = SHARED_PER_SM / num_blocks as u32;
+            let available = per_block
+                .saturating_sub(RESERVED_SHARED_PER_BLOCK + k.static_shared)
+                .min(k.max_dynamic_shared);
+            unsafe { write_out(dynamic_smem_size, available as usize) }
+        })
+    }
+}
+
+/// # Safety
+/// `num_blocks` must be NULL or writable.
+unsafe fn active_blocks(
+    num_blocks: *mut c_int,
+    func: CUfunction,
+    block_size: c_int,
+    dynamic_smem_size: usize,
+    flags: c_uint,
+) -> Result<(), CUresult> {
+    with_context(|d, _| {
+        non_null(num_blocks)?;
+        if flags > 1 || block_size <= 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let k = usage(d, func)?;
+        let n = blocks_per_sm(k, block_size as u32, dynamic_smem_size as u64);
+        unsafe { write_out(num_blocks, n as c_int) }
+    })
+}
+
+/// The block size (a multiple of 32, up to the limit) with the most resident
+/// threads per SM, and the grid that fills every SM with it.
+///
+/// # Safety
+/// Out-pointers as for `cuOccupancyMaxPotentialBlockSize`; the callback, when
+/// given, must be callable with a block size.
+unsafe fn potential_block_size(
+    min_grid_size: *mut c_int,
+    block_size: *mut c_int,
+    func: CUfunction,
+    to_dynamic: BlockSizeToDynamicSmem,
+    dynamic_smem_size: usize,
+    block_size_limit: c_int,
+) -> Result<(), CUresult> {
+    non_null(min_grid_size)?;
+    non_null(block_size)?;
+    if block_size_limit < 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // Query the kernel, then release the lock before calling back into the
+    // application, which may call the driver itself.
+    let (k, sms) =
+        with_context(|d, _| Ok((usage(d, func)?, d.device.config().multiprocessor_count)))?;
+    let limit = match block_size_limit {
+        0 => k.max_threads_per_block,
+        l => (l as u32).min(k.max_threads_per_block),
+    };
+    let mut best = (0u32, 0u32); // (resident threads, block size)
+    let mut size = limit.div_ceil(32) * 32;
+    while size >= 32 {
+        let candidate = size.min(limit);
+        let dynamic = match to_dynamic {
+            // SAFETY: the caller's callback.
+            Some(cb) => unsafe { cb(candidate as c_int) },
+            None => dynamic_smem_size,
+        };
+        let threads = blocks_per_sm(k, candidate, dynamic as u64) * candidate;
+        if threads > best.0 {
+            best = (threads, candidate);
+        }
+        size -= 32;
+    }
+    let (threads, size) = best;
+    let blocks = threads.checked_div(size).unwrap_or(0);
+    unsafe {
+        write_out(block_size, size as c_int)?;
+        write_out(min_grid_size, (blocks * sms) as c_int)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(num_regs: u32, static_shared: u32) -> KernelUsage {
+        KernelUsage {
+            num_regs,
+            static_shared,
+            max_threads_per_block: 1024,
+            max_dynamic_shared: 48 * 1024,
+        }
+    }
+
+    #[test]
+    fn limits_by_warps_registers_and_shared_memory() {
+        // 256 threads, few registers: limited by warps (64 / 8).
+        assert_eq!(blocks_per_sm(kernel(16, 0), 256, 0), 8);
+        // 64 registers per thread: 65536 / (64 * 256) = 4 blocks.
+        assert_eq!(blocks_per_sm(kernel(64, 0), 256, 0), 4);
+        // 40 KiB of shared per block (+1 KiB reserved): 164 / 41 = 4.
+        assert_eq!(blocks_per_sm(kernel(16, 40 * 1024), 128, 0), 4);
+        // Tiny blocks: the 32-blocks-per-SM limit.
+        assert_eq!(blocks_per_sm(kernel(16, 0), 32, 0), 32);
+        // Shapes that cannot launch.
+        assert_eq!(blocks_per_sm(kernel(16, 0), 2048, 0), 0);
+        assert_eq!(blocks_per_sm(kernel(16, 0), 128, 64 * 1024), 0);
+    }
+}
