@@ -55,7 +55,12 @@ extern "C" __global__ void branchy(const int *in, int *out, int n) {
 }
 "#;
 
+/// The kernels' PTX: `PRLX_EMU_BENCH_PTX=<file>` reuses a compiled copy
+/// (for machines without clang-19); otherwise clang-19 compiles [`SOURCE`].
 fn compile() -> String {
+    if let Ok(path) = std::env::var("PRLX_EMU_BENCH_PTX") {
+        return std::fs::read_to_string(path).expect("read PRLX_EMU_BENCH_PTX");
+    }
     let dir = std::env::temp_dir().join("prlx_emu_throughput");
     std::fs::create_dir_all(&dir).unwrap();
     let cu = dir.join("k.cu");

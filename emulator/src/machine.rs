@@ -201,6 +201,42 @@ fn lanes3(
     }
 }
 
+/// `fma.rn.f32` over a warp. `f32::mul_add` is a libm call unless the
+/// build targets FMA hardware, so use the instruction when the CPU has it.
+#[inline(always)]
+fn fma_f32_lanes(v: &mut [u64], exec: u32, d: Row, a: Row, b: Row, c: Row) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static HAS_FMA: AtomicU8 = AtomicU8::new(0);
+        let mut has = HAS_FMA.load(Ordering::Relaxed);
+        if has == 0 {
+            has = if std::arch::is_x86_feature_detected!("fma") {
+                2
+            } else {
+                1
+            };
+            HAS_FMA.store(has, Ordering::Relaxed);
+        }
+        if has == 2 {
+            // SAFETY: the CPU supports FMA (checked above).
+            unsafe { fma_f32_lanes_hw(v, exec, d, a, b, c) };
+            return;
+        }
+    }
+    lanes3(v, exec, d, a, b, c, |x, y, z| {
+        canon32(f32of(x).mul_add(f32of(y), f32of(z)))
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn fma_f32_lanes_hw(v: &mut [u64], exec: u32, d: Row, a: Row, b: Row, c: Row) {
+    lanes3(v, exec, d, a, b, c, |x, y, z| {
+        canon32(f32of(x).mul_add(f32of(y), f32of(z)))
+    });
+}
+
 /// Bits of the lanes in `exec` for which `f(a, b)` holds.
 #[inline(always)]
 fn cmp_lanes(v: &[u64], exec: u32, a: Row, b: Row, f: impl Fn(u64, u64) -> bool) -> u32 {
@@ -844,9 +880,7 @@ pub fn execute(
                     ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)).wrapping_add(z as i64)
                         as u64
                 }),
-                Fast3::FmaF32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
-                    canon32(f32of(x).mul_add(f32of(y), f32of(z)))
-                }),
+                Fast3::FmaF32 => fma_f32_lanes(v, exec, d, a, b, c),
             }
         }
         Op::FastSetp { kind, cmp, d, a, b } => {
@@ -1040,7 +1074,29 @@ pub fn execute(
             check_aligned(&addrs, exec, size as u64 * n as u64)?;
             let ext_bits = 64 - size * 8;
             let region = fast_region(env, *space, &addrs, exec);
-            let mut m = exec;
+            let extend = |raw: u64| {
+                if *signed && ext_bits > 0 {
+                    (((raw << ext_bits) as i64) >> ext_bits) as u64
+                } else {
+                    raw
+                }
+            };
+            // Scalar loads that stay inside one region: one tight loop.
+            let mut pending = exec;
+            if n == 1
+                && let Some((base, bytes)) = region
+            {
+                let dst = r(d[0]);
+                let mut slow = 0u32;
+                for_lanes(exec, |l| {
+                    match read_at(bytes, addrs[l].wrapping_sub(base), size) {
+                        Some(x) => w.values[dst + l] = extend(x),
+                        None => slow |= 1 << l,
+                    }
+                });
+                pending = slow;
+            }
+            let mut m = pending;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
@@ -1052,12 +1108,7 @@ pub fn execute(
                         Some(x) => x,
                         None => load(env, w, *space, a, size, l)?,
                     };
-                    let val = if *signed && ext_bits > 0 {
-                        (((raw << ext_bits) as i64) >> ext_bits) as u64
-                    } else {
-                        raw
-                    };
-                    w.values[r(*dst) + l] = val;
+                    w.values[r(*dst) + l] = extend(raw);
                 }
             }
         }
