@@ -496,7 +496,11 @@ fn substitute(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int,
         return;
     }
     if let Some((slot, wrapper)) = wrapper_for(name.to_bytes(), cuda_version, flags) {
-        PROC_ADDRESSES[slot as usize].store(found, Ordering::Relaxed);
+        // A driver whose own references are interposed (no -Bsymbolic) hands
+        // back our wrapper itself; then the exported symbol is the real one.
+        if found != wrapper {
+            PROC_ADDRESSES[slot as usize].store(found, Ordering::Relaxed);
+        }
         // SAFETY: writing the caller's out-pointer.
         unsafe { *pfn = wrapper };
     }

@@ -132,16 +132,21 @@ fn unique_session_dir(root: &Path, session: &str) -> Result<PathBuf, String> {
     ))
 }
 
-/// The load address of libprlx itself, to drop its frames from call stacks.
-fn own_module_base() -> usize {
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+/// The load address of the object containing `address` (0 if none).
+fn module_base(address: *mut libc::c_void) -> usize {
     // SAFETY: dladdr only reads the address and fills `info`.
-    let found = unsafe { libc::dladdr(own_module_base as *const libc::c_void, &mut info) };
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let found = unsafe { libc::dladdr(address, &mut info) };
     if found != 0 {
         info.dli_fbase as usize
     } else {
         0
     }
+}
+
+/// The load address of libprlx itself, to drop its frames from call stacks.
+fn own_module_base() -> usize {
+    module_base(own_module_base as *mut libc::c_void)
 }
 
 struct Writer {
@@ -278,11 +283,13 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 fn stack_frames(stack: &backtrace::Backtrace, own_base: usize) -> Vec<StackFrame> {
     let mut frames = Vec::new();
     for frame in stack.frames() {
-        let base = frame.module_base_address().map(|b| b as usize).unwrap_or(0);
-        if own_base != 0 && base == own_base {
+        if own_base != 0 && module_base(frame.ip()) == own_base {
             continue; // the shim's own frames
         }
         let ip = frame.ip() as usize;
+        if ip == 0 {
+            continue; // the unwinder's end marker
+        }
         let symbol = frame.symbols().first();
         frames.push(StackFrame {
             ip: format!("{ip:#x}"),
