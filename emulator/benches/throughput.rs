@@ -121,7 +121,11 @@ impl Bench {
         let mut best = Times::WORST;
         let mut stats = LaunchStats::default();
         for _ in 0..self.reps {
-            let (result, times) = timed(|| device.launch(f, &self.launch, &params));
+            let (result, times) = timed(|| {
+                device
+                    .launch(f, &self.launch, &params)
+                    .map_err(|e| e.to_string())
+            });
             stats = result.unwrap_or_else(|e| panic!("{}: {e}", self.kernel));
             best = best.best(times);
         }

@@ -899,9 +899,9 @@ pub fn half_conversions() -> Case {
         3.4e38,
         1e-40,
         0.1,
-        1.0009765625,
-        1.00048828125,
-        1.00146484375,
+        1.0 + 1.0 / 1024.0, // one f16 ulp above 1
+        1.0 + 1.0 / 2048.0, // half an ulp: ties to even (1.0)
+        1.0 + 3.0 / 2048.0, // 1.5 ulps: ties to even (1 + 2 ulps)
     ];
     while x.len() < 160 {
         x.push(rng.wide_f32(-30, 20));

@@ -10,7 +10,8 @@ fn lanes(seed: u64) -> [u32; 32] {
 
 pub fn shfl_modes() -> Case {
     let v = lanes(40);
-    let cases: [(Shfl, Box<dyn Fn(u32) -> u32>, u32); 8] = [
+    type SourceLane = Box<dyn Fn(u32) -> u32>;
+    let cases: [(Shfl, SourceLane, u32); 8] = [
         (Shfl::Up, Box::new(|_| 3), 0),
         (Shfl::Down, Box::new(|_| 5), 31),
         (Shfl::Bfly, Box::new(|_| 6), 31),
@@ -47,7 +48,7 @@ pub fn vote_modes() -> Case {
     x.extend((0..32).map(|_| rng.u32() % 8));
     let mut want = Vec::new();
     for warp in x.chunks(32) {
-        let uni = warp.iter().all(|v| *v == 5) == warp.iter().any(|v| *v == 5);
+        let uni = warp.iter().all(|v| *v == 5) == warp.contains(&5);
         let even: Vec<(usize, u32)> = warp
             .iter()
             .copied()

@@ -18,12 +18,28 @@ pub const MODES: [Round; 4] = [Round::Nearest, Round::Zero, Round::Down, Round::
 fn directed(rn: f32, rn_vs_exact: Ordering, mode: Round) -> f32 {
     match (mode, rn_vs_exact) {
         (Round::Nearest, _) | (_, Ordering::Equal) => rn,
-        (Round::Down, Ordering::Greater) => rn.next_down(),
-        (Round::Up, Ordering::Less) => rn.next_up(),
-        (Round::Zero, Ordering::Greater) if rn > 0.0 => rn.next_down(),
-        (Round::Zero, Ordering::Less) if rn < 0.0 => rn.next_up(),
+        (Round::Down, Ordering::Greater) => next_down(rn),
+        (Round::Up, Ordering::Less) => next_up(rn),
+        (Round::Zero, Ordering::Greater) if rn > 0.0 => next_down(rn),
+        (Round::Zero, Ordering::Less) if rn < 0.0 => next_up(rn),
         _ => rn,
     }
+}
+
+/// The next float toward +inf (`f32::next_up`, which needs Rust 1.86).
+fn next_up(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1);
+    }
+    let b = x.to_bits();
+    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+fn next_down(x: f32) -> f32 {
+    -next_up(-x)
 }
 
 /// Error-free transformation: `s + e == a + b` exactly.
@@ -103,7 +119,7 @@ pub fn div_f32(x: f32, y: f32, mode: Round) -> f32 {
 
 pub fn fma_f32(x: f32, y: f32, z: f32, mode: Round) -> f32 {
     let rn = x.mul_add(y, z);
-    if !rn.is_finite() && !(x.is_finite() && y.is_finite() && z.is_finite()) {
+    if !(rn.is_finite() || x.is_finite() && y.is_finite() && z.is_finite()) {
         return rn;
     }
     let (s, e) = two_sum(x as f64 * y as f64, z as f64);
