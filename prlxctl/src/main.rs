@@ -1,6 +1,8 @@
 //! `prlxctl`: the prlx command line. A thin layer: argument parsing and exit
 //! codes live here, the work lives in the library crates.
 
+mod compile_cmd;
+mod daemon_cmd;
 mod diff_cmd;
 mod emu_cmd;
 
@@ -31,6 +33,15 @@ enum Command {
     /// The PTX emulator: run single kernels.
     #[command(subcommand)]
     Emu(emu_cmd::EmuCommand),
+    /// Compile CUDA C with the prlx instrumentation pass to PTX.
+    Compile(compile_cmd::CompileArgs),
+    /// Start a user-mode prlxd in the foreground.
+    Daemon(daemon_cmd::DaemonArgs),
+    /// Show the daemon's status.
+    Status(daemon_cmd::StatusArgs),
+    /// Capture sessions stored by the daemon.
+    #[command(subcommand)]
+    Session(daemon_cmd::SessionCommand),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +52,10 @@ fn main() -> ExitCode {
         Command::Inspect(args) => diff_cmd::inspect(args),
         Command::Export(args) => diff_cmd::export(args),
         Command::Emu(cmd) => emu_cmd::run(cmd),
+        Command::Compile(args) => compile_cmd::compile(args),
+        Command::Daemon(args) => daemon_cmd::daemon(args),
+        Command::Status(args) => daemon_cmd::status(args),
+        Command::Session(cmd) => daemon_cmd::session(cmd),
     };
     match result {
         Ok(code) => ExitCode::from(code),
