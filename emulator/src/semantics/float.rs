@@ -59,7 +59,7 @@ fn from_f32(fmt: FloatFormat, x: f32) -> u64 {
     match fmt.man_bits {
         23 => x.to_bits() as u64,
         10 => f32_to_f16(x) as u64,
-        _ => bf16::from_f32(x).to_bits() as u64,
+        _ => f32_to_bf16(x) as u64,
     }
 }
 
@@ -257,6 +257,17 @@ pub(crate) fn f32_to_f16(x: f32) -> u16 {
     sign | ((scaled + 8_388_608.0) - 8_388_608.0) as u16
 }
 
+/// `f32` → `.bf16` rounded to nearest, ties to even (NaN gives `0x7fff`).
+#[inline(always)]
+pub(crate) fn f32_to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return 0x7fff;
+    }
+    // A carry out of the mantissa bumps the exponent, up to infinity.
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
 /// Whether an `.f16`/`.f16x2` instruction can take the host fast path.
 #[inline(always)]
 fn f16_fast(ty: ScalarType, mode: FloatMode) -> bool {
@@ -266,11 +277,65 @@ fn f16_fast(ty: ScalarType, mode: FloatMode) -> bool {
         && !mode.relu
 }
 
-/// Applies a per-half operation to an `.f16` or both halves of an `.f16x2`.
+/// Whether a `.bf16`/`.bf16x2` instruction can take the host fast path
+/// (`.bf16` has no `.ftz`).
+#[inline(always)]
+fn bf16_fast(ty: ScalarType, mode: FloatMode) -> bool {
+    matches!(ty, ScalarType::BF16 | ScalarType::BF16x2)
+        && mode.rounding == FloatRounding::Rn
+        && !mode.sat
+        && !mode.relu
+        && !mode.ftz
+}
+
+#[inline(always)]
+fn in_bf16(x: u16) -> f32 {
+    f32::from_bits((x as u32) << 16)
+}
+
+/// `a * b + c` for `.bf16` inputs, rounded once to `.bf16`: the product is
+/// exact in `f64`, the sum is rounded to odd in `f64` and again in `f32`
+/// (round-to-odd composes), then to nearest in 8 bits.
+#[inline(always)]
+fn bf16_fma(a: f32, b: f32, c: f32) -> u16 {
+    let (p, c) = (a as f64 * b as f64, c as f64);
+    let s = p + c;
+    if !s.is_finite() {
+        return f32_to_bf16(s as f32);
+    }
+    let bv = s - p;
+    let e = (p - (s - bv)) + (c - bv);
+    let s = if e != 0.0 && s.to_bits() & 1 == 0 {
+        f64::from_bits(if (e > 0.0) == (s > 0.0) {
+            s.to_bits() + 1
+        } else {
+            s.to_bits() - 1
+        })
+    } else {
+        s
+    };
+    let r = s as f32;
+    let r = if (r as f64) != s && r.is_finite() && r.to_bits() & 1 == 0 {
+        // Round to odd in f32 as well: step the magnitude towards |s| (from
+        // zero too, when s underflowed), keeping the sign of s.
+        let magnitude = r.to_bits() & 0x7fff_ffff;
+        let magnitude = if (r as f64).abs() < s.abs() {
+            magnitude + 1
+        } else {
+            magnitude - 1
+        };
+        f32::from_bits(magnitude | ((s.is_sign_negative() as u32) << 31))
+    } else {
+        r
+    };
+    f32_to_bf16(r)
+}
+
+/// Applies a per-half operation to a 16-bit float or both halves of a packed pair.
 #[inline(always)]
 fn f16_lanes(ty: ScalarType, a: u64, b: u64, c: u64, op: impl Fn(u16, u16, u16) -> u16) -> u64 {
     let lo = op(a as u16, b as u16, c as u16) as u64;
-    if ty == ScalarType::F16x2 {
+    if ty.is_packed() {
         let hi = op((a >> 16) as u16, (b >> 16) as u16, (c >> 16) as u16) as u64;
         (hi << 16) | lo
     } else {
@@ -371,6 +436,12 @@ fn fma_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64, c: u64
 /// `add{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn add(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if bf16_fast(ty, mode) {
+        return f16_lanes(ty, a, b, 0, |a, b, _| {
+            let (x, y) = (in_bf16(a), in_bf16(b));
+            f32_to_bf16(x + y)
+        });
+    }
     if f16_fast(ty, mode) {
         // f32 carries more than 2 * 11 + 2 bits, so rounding the f32 result
         // again is the same as rounding once.
@@ -408,6 +479,12 @@ fn add_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `sub{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn sub(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if bf16_fast(ty, mode) {
+        return f16_lanes(ty, a, b, 0, |a, b, _| {
+            let (x, y) = (in_bf16(a), in_bf16(b));
+            f32_to_bf16(x - y)
+        });
+    }
     if f16_fast(ty, mode) {
         // f32 carries more than 2 * 11 + 2 bits, so rounding the f32 result
         // again is the same as rounding once.
@@ -446,6 +523,12 @@ fn sub_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `mul{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn mul(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if bf16_fast(ty, mode) {
+        return f16_lanes(ty, a, b, 0, |a, b, _| {
+            let (x, y) = (in_bf16(a), in_bf16(b));
+            f32_to_bf16(x * y)
+        });
+    }
     if f16_fast(ty, mode) {
         // f32 carries more than 2 * 11 + 2 bits, so rounding the f32 result
         // again is the same as rounding once.
@@ -483,6 +566,11 @@ fn mul_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `fma.rnd{.ftz}{.sat}{.relu}.type` and `mad.rnd...` (the same operation).
 #[inline]
 pub fn fma(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
+    if bf16_fast(ty, mode) {
+        return f16_lanes(ty, a, b, c, |a, b, c| {
+            bf16_fma(in_bf16(a), in_bf16(b), in_bf16(c))
+        });
+    }
     if f16_fast(ty, mode) {
         return f16_lanes(ty, a, b, c, |a, b, c| {
             let (x, y, z) = (in16(a, mode.ftz), in16(b, mode.ftz), in16(c, mode.ftz));
@@ -1077,6 +1165,80 @@ mod tests {
                 check(centre.wrapping_sub(d));
                 check(centre.wrapping_add(d) | 0x8000_0000);
             }
+        }
+    }
+
+    /// The bf16 fast paths (host f32, double round-to-odd fma) against the
+    /// soft-float general paths.
+    #[test]
+    fn bf16_fast_paths_agree_with_soft_float() {
+        let others = [
+            0x0000u64, 0x8000, 0x0001, 0x807f, 0x3f80, 0x3f81, 0xbf7f, 0x7f7f, 0xff7f, 0x7f80,
+            0x7fc0, 0x1234, 0xc555, 0x0080, 0x6000, 0x0100,
+        ];
+        for a in 0..=0xffffu64 {
+            for (k, &b) in others.iter().enumerate() {
+                let c = others[(k * 5 + a as usize) % others.len()];
+                let m = FloatMode::RN;
+                assert_eq!(
+                    add(BF16, m, a, b),
+                    add_general(BF16, m, a, b),
+                    "{a:x} + {b:x}"
+                );
+                assert_eq!(
+                    sub(BF16, m, a, b),
+                    sub_general(BF16, m, a, b),
+                    "{a:x} - {b:x}"
+                );
+                assert_eq!(
+                    mul(BF16, m, a, b),
+                    mul_general(BF16, m, a, b),
+                    "{a:x} * {b:x}"
+                );
+                assert_eq!(
+                    fma(BF16, m, a, b, c),
+                    fma_general(BF16, m, a, b, c),
+                    "fma {a:x} {b:x} {c:x}"
+                );
+                assert_eq!(
+                    fma(BF16, m, b, a, a ^ 0x8001),
+                    fma_general(BF16, m, b, a, a ^ 0x8001),
+                    "fma {b:x} {a:x}"
+                );
+            }
+        }
+        let mut state = 0xb16_u64;
+        for _ in 0..300_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (a, b, c) = (
+                state >> 16 & 0xffff_ffff,
+                state >> 32,
+                (state >> 8) & 0xffff_ffff,
+            );
+            let m = FloatMode::RN;
+            assert_eq!(
+                fma(BF16x2, m, a, b, c),
+                fma_general(BF16x2, m, a, b, c),
+                "fma {a:x} {b:x} {c:x}"
+            );
+            assert_eq!(mul(BF16x2, m, a, b), mul_general(BF16x2, m, a, b));
+        }
+        for x in [
+            0.0f32,
+            -0.0,
+            1.0,
+            f32::from_bits(0x3f80_8000), // a tie: stays even
+            f32::from_bits(0x3f80_c000), // a tie: rounds up to even
+            f32::MAX,
+            -f32::MAX,
+            3.3961e38,
+            f32::INFINITY,
+            1e-40,
+            -1e-45,
+        ] {
+            assert_eq!(f32_to_bf16(x), bf16::from_f32(x).to_bits(), "{x:e}");
         }
     }
 
