@@ -1,0 +1,1 @@
+//! The instrumenting compile driver (being written).
