@@ -39,6 +39,8 @@ pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
 pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
 pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: CUresult = 708;
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
+pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
 pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: CUresult = 715;
 pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
@@ -111,6 +113,33 @@ pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: i32 = 2;
 pub const CU_LIMIT_STACK_SIZE: u32 = 0;
 pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: u32 = 9;
 
+// CUmemorytype
+pub const CU_MEMORYTYPE_HOST: u32 = 1;
+pub const CU_MEMORYTYPE_DEVICE: u32 = 2;
+pub const CU_MEMORYTYPE_ARRAY: u32 = 3;
+pub const CU_MEMORYTYPE_UNIFIED: u32 = 4;
+
+/// `CUDA_MEMCPY2D` (the `_v2` layout, with `size_t` fields).
+#[repr(C)]
+pub struct CUDA_MEMCPY2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
 /// `CUuuid`.
 #[repr(C)]
 pub struct CUuuid {
@@ -178,5 +207,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(CUlaunchConfig, num_attrs), 48);
         assert_eq!(std::mem::size_of::<CUdevprop>(), 14 * 4);
         assert_eq!(std::mem::size_of::<CUctxCreateParams>(), 24);
+        assert_eq!(std::mem::size_of::<CUDA_MEMCPY2D>(), 128);
+        assert_eq!(std::mem::offset_of!(CUDA_MEMCPY2D, dst_x_in_bytes), 56);
     }
 }

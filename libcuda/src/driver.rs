@@ -75,11 +75,14 @@ pub struct LinkState {
     pub image: Option<Vec<u8>>,
 }
 
-/// A page-locked host allocation (`cuMemAllocHost`, `cuMemHostAlloc`).
+/// Page-locked host memory: allocated by the driver (`cuMemAllocHost`,
+/// `cuMemHostAlloc`) or the application's own, registered
+/// (`cuMemHostRegister`).
 #[derive(Debug)]
 pub struct HostAllocation {
     pub layout: std::alloc::Layout,
     pub flags: u32,
+    pub registered: bool,
 }
 
 pub struct Driver {

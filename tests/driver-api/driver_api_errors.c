@@ -260,6 +260,27 @@ int main(void) {
   EXPECT_CODE(cuMemcpyDtoH(host, dptr + 60 * sizeof(int), 8 * sizeof(int)), CUDA_ERROR_INVALID_VALUE);
   EXPECT_CODE(cuMemGetAddressRange(NULL, NULL, (CUdeviceptr)0x10), CUDA_ERROR_NOT_FOUND);
   EXPECT_CODE(cuMemFreeHost(host), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_CODE(cuMemsetD32(dptr + 2, 0, 4), CUDA_ERROR_INVALID_VALUE); /* misaligned */
+  EXPECT_CODE(cuMemHostUnregister(host), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+  EXPECT_CODE(cuMemHostRegister(host, sizeof host, 0), CUDA_SUCCESS);
+  EXPECT_CODE(cuMemHostRegister(host + 4, 16, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+  EXPECT_CODE(cuMemFreeHost(host), CUDA_ERROR_INVALID_VALUE); /* registered, not allocated */
+  EXPECT_CODE(cuMemHostUnregister(host), CUDA_SUCCESS);
+  CUDA_MEMCPY2D copy2d;
+  memset(&copy2d, 0, sizeof copy2d);
+  copy2d.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  copy2d.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy2d.dstDevice = dptr;
+  copy2d.WidthInBytes = 4;
+  copy2d.Height = 1;
+  EXPECT_CODE(cuMemcpy2D(&copy2d), CUDA_ERROR_NOT_SUPPORTED);
+  copy2d.srcMemoryType = CU_MEMORYTYPE_HOST;
+  copy2d.srcHost = host;
+  copy2d.srcPitch = 2; /* narrower than a row */
+  copy2d.dstPitch = 64;
+  copy2d.Height = 2;
+  EXPECT_CODE(cuMemcpy2D(&copy2d), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_CODE(cuMemcpy2D(NULL), CUDA_ERROR_INVALID_VALUE);
 
   /* ---- invalid launch configurations ---- */
   unsigned long long index = 3;

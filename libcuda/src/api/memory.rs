@@ -97,6 +97,10 @@ fn unified_copy(d: &mut Driver, dst: u64, src: u64, n: usize) -> Result<(), CUre
 }
 
 fn memset(d: &mut Driver, dst: u64, pattern: &[u8], count: usize) -> Result<(), CUresult> {
+    // 16- and 32-bit memsets need destinations aligned to their element.
+    if dst % pattern.len() as u64 != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     if count == 0 {
         return Ok(());
     }
@@ -124,8 +128,15 @@ fn host_alloc(
     if p.is_null() {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    d.host_allocations
-        .insert(p as usize, HostAllocation { layout, flags });
+    let registered = false;
+    d.host_allocations.insert(
+        p as usize,
+        HostAllocation {
+            layout,
+            flags,
+            registered,
+        },
+    );
     unsafe { write_out(pp, p as *mut c_void) }
 }
 
@@ -253,8 +264,54 @@ exports! {
         })
     }
 
+    /// Page-locks nothing (all host memory is equally usable here) but
+    /// records the range, so pointer queries report it as host memory.
+    fn cuMemHostRegister_v2(p: *mut c_void, bytesize: usize, flags: c_uint) {
+        with_context(|d, _| {
+            non_null(p)?;
+            if bytesize == 0 || flags & !0xF != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let start = p as usize;
+            let end = start.checked_add(bytesize).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let overlaps = d
+                .host_allocations
+                .range(..end)
+                .next_back()
+                .is_some_and(|(base, a)| base + a.layout.size() > start);
+            if overlaps {
+                return Err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+            }
+            let layout = Layout::from_size_align(bytesize, 1).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            d.host_allocations.insert(
+                start,
+                HostAllocation {
+                    layout,
+                    flags,
+                    registered: true,
+                },
+            );
+            Ok(())
+        })
+    }
+
+    fn cuMemHostUnregister(p: *mut c_void) {
+        with_context(|d, _| {
+            match d.host_allocations.get(&(p as usize)) {
+                Some(a) if a.registered => {
+                    d.host_allocations.remove(&(p as usize));
+                    Ok(())
+                }
+                _ => Err(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+            }
+        })
+    }
+
     fn cuMemFreeHost(p: *mut c_void) {
         with_context(|d, _| {
+            if d.host_allocations.get(&(p as usize)).is_none_or(|a| a.registered) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
             let a = d.host_allocations.remove(&(p as usize)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
             // SAFETY: allocated by `host_alloc` with this layout.
             unsafe { std::alloc::dealloc(p as *mut u8, a.layout) };
@@ -394,6 +451,7 @@ exports! {
 }
 
 aliases! {
+    cuMemHostRegister = cuMemHostRegister_v2(p: *mut c_void, bytesize: usize, flags: c_uint);
     cuMemcpy_ptds = cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize);
     cuMemcpyAsync_ptsz = cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream);
     cuMemcpyHtoD_v2_ptds = cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize);

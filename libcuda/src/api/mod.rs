@@ -4,6 +4,7 @@ pub mod context;
 pub mod device;
 pub mod launch;
 pub mod memory;
+pub mod memory2d;
 pub mod module;
 pub mod occupancy;
 pub mod pointer;

@@ -1,0 +1,180 @@
+//! Pitched 2D copies (`cuMemcpy2D*`) and memsets (`cuMemsetD2D*`), row by
+//! row over the emulator's linear memory. CUDA arrays are not modelled, so
+//! copies to or from them fail with `CUDA_ERROR_NOT_SUPPORTED`.
+
+use crate::clock;
+use crate::cu::*;
+use crate::driver::{Driver, with_context};
+use crate::entry::{aliases, exports, non_null};
+use std::ffi::c_uint;
+
+/// One side of a 2D copy, resolved.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    Host(usize),
+    Device(u64),
+}
+
+impl Side {
+    fn offset(self, by: usize) -> Side {
+        match self {
+            Side::Host(p) => Side::Host(p + by),
+            Side::Device(p) => Side::Device(p + by as u64),
+        }
+    }
+}
+
+fn resolve(d: &Driver, memory_type: u32, host: usize, device: u64) -> Result<Side, CUresult> {
+    match memory_type {
+        CU_MEMORYTYPE_HOST if host != 0 => Ok(Side::Host(host)),
+        CU_MEMORYTYPE_DEVICE => Ok(Side::Device(device)),
+        // Unified: the pointer is in `device`; where it points decides.
+        CU_MEMORYTYPE_UNIFIED if d.device.mem_range(device).is_some() => Ok(Side::Device(device)),
+        CU_MEMORYTYPE_UNIFIED if device != 0 => Ok(Side::Host(device as usize)),
+        CU_MEMORYTYPE_ARRAY => Err(CUDA_ERROR_NOT_SUPPORTED),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+fn copy_row(d: &mut Driver, dst: Side, src: Side, n: usize) -> Result<(), CUresult> {
+    let invalid = |_| CUDA_ERROR_INVALID_VALUE;
+    match (dst, src) {
+        (Side::Device(dst), Side::Device(src)) => {
+            d.device.mem_copy(dst, src, n as u64).map_err(invalid)
+        }
+        (Side::Device(dst), Side::Host(src)) => {
+            // SAFETY: the caller's host rows hold `n` bytes each.
+            let data = unsafe { std::slice::from_raw_parts(src as *const u8, n) };
+            d.device.mem_write(dst, data).map_err(invalid)
+        }
+        (Side::Host(dst), Side::Device(src)) => {
+            // SAFETY: as above.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, n) };
+            d.device.mem_read(src, out).map_err(invalid)
+        }
+        (Side::Host(dst), Side::Host(src)) => {
+            // SAFETY: as above; memmove semantics.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+            Ok(())
+        }
+    }
+}
+
+/// # Safety
+/// `p_copy` must be NULL or a valid `CUDA_MEMCPY2D` whose host pointers
+/// cover the rows it describes.
+unsafe fn copy_2d(p_copy: *const CUDA_MEMCPY2D, stream: CUstream) -> Result<(), CUresult> {
+    with_context(|d, _| {
+        d.check_stream(stream)?;
+        non_null(p_copy)?;
+        // SAFETY: non-null, the caller's struct.
+        let c = unsafe { &*p_copy };
+        let (width, height) = (c.width_in_bytes, c.height);
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        let src = resolve(d, c.src_memory_type, c.src_host as usize, c.src_device)?;
+        let dst = resolve(d, c.dst_memory_type, c.dst_host as usize, c.dst_device)?;
+        if height > 1
+            && (c.src_pitch < c.src_x_in_bytes + width || c.dst_pitch < c.dst_x_in_bytes + width)
+        {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let at = |y: usize, pitch: usize, x: usize| {
+            y.checked_mul(pitch)
+                .and_then(|r| r.checked_add(x))
+                .ok_or(CUDA_ERROR_INVALID_VALUE)
+        };
+        for row in 0..height {
+            let s = src.offset(at(c.src_y + row, c.src_pitch, c.src_x_in_bytes)?);
+            let t = dst.offset(at(c.dst_y + row, c.dst_pitch, c.dst_x_in_bytes)?);
+            copy_row(d, t, s, width)?;
+        }
+        let bytes = (width * height) as u64;
+        d.clock_ns += match (src, dst) {
+            (Side::Device(_), Side::Device(_)) => clock::device_copy_ns(bytes),
+            _ => clock::host_copy_ns(bytes),
+        };
+        Ok(())
+    })
+}
+
+fn memset_2d(
+    dst: CUdeviceptr,
+    pitch: usize,
+    pattern: &[u8],
+    width: usize,
+    height: usize,
+    stream: CUstream,
+) -> Result<(), CUresult> {
+    with_context(|d, _| {
+        d.check_stream(stream)?;
+        let elem = pattern.len();
+        if dst % elem as u64 != 0 || (height > 1 && (pitch < width * elem || pitch % elem != 0)) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        for row in 0..height {
+            let start = dst + (row * pitch) as u64;
+            d.device
+                .mem_set(start, pattern, width as u64)
+                .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+        }
+        d.clock_ns += clock::device_copy_ns((width * height * elem) as u64);
+        Ok(())
+    })
+}
+
+exports! {
+    fn cuMemcpy2D_v2(p_copy: *const CUDA_MEMCPY2D) {
+        unsafe { copy_2d(p_copy, std::ptr::null_mut()) }
+    }
+
+    /// Alignment restrictions do not apply to the emulator's memory, so this
+    /// is `cuMemcpy2D`.
+    fn cuMemcpy2DUnaligned_v2(p_copy: *const CUDA_MEMCPY2D) {
+        unsafe { copy_2d(p_copy, std::ptr::null_mut()) }
+    }
+
+    fn cuMemcpy2DAsync_v2(p_copy: *const CUDA_MEMCPY2D, h_stream: CUstream) {
+        unsafe { copy_2d(p_copy, h_stream) }
+    }
+
+    fn cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize) {
+        memset_2d(dst, pitch, &[uc], width, height, std::ptr::null_mut())
+    }
+
+    fn cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize) {
+        memset_2d(dst, pitch, &us.to_le_bytes(), width, height, std::ptr::null_mut())
+    }
+
+    fn cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize) {
+        memset_2d(dst, pitch, &ui.to_le_bytes(), width, height, std::ptr::null_mut())
+    }
+
+    fn cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize, h_stream: CUstream) {
+        memset_2d(dst, pitch, &[uc], width, height, h_stream)
+    }
+
+    fn cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize, h_stream: CUstream) {
+        memset_2d(dst, pitch, &us.to_le_bytes(), width, height, h_stream)
+    }
+
+    fn cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize, h_stream: CUstream) {
+        memset_2d(dst, pitch, &ui.to_le_bytes(), width, height, h_stream)
+    }
+}
+
+aliases! {
+    cuMemcpy2D_v2_ptds = cuMemcpy2D_v2(p_copy: *const CUDA_MEMCPY2D);
+    cuMemcpy2DUnaligned_v2_ptds = cuMemcpy2DUnaligned_v2(p_copy: *const CUDA_MEMCPY2D);
+    cuMemcpy2DAsync_v2_ptsz = cuMemcpy2DAsync_v2(p_copy: *const CUDA_MEMCPY2D, h_stream: CUstream);
+    cuMemsetD2D8_v2_ptds = cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize);
+    cuMemsetD2D16_v2_ptds = cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize);
+    cuMemsetD2D32_v2_ptds = cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize);
+    cuMemsetD2D8Async_ptsz = cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize, h_stream: CUstream);
+    cuMemsetD2D16Async_ptsz = cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize, h_stream: CUstream);
+    cuMemsetD2D32Async_ptsz = cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize, h_stream: CUstream);
+}
