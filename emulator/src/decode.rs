@@ -866,11 +866,11 @@ fn special_row(reg: &ast::Register) -> Option<Row> {
     })
 }
 
-fn timer_of(reg: &ast::Register) -> Option<Timer> {
+fn timer_of(reg: &ast::Register) -> Option<TimeSource> {
     match reg.name.as_str() {
-        "%clock" => Some(Timer::Clock32),
-        "%clock64" => Some(Timer::Clock64),
-        "%globaltimer" => Some(Timer::GlobalTimer),
+        "%clock" => Some(TimeSource::Clock32),
+        "%clock64" => Some(TimeSource::Clock64),
+        "%globaltimer" => Some(TimeSource::GlobalTimer),
         _ => None,
     }
 }
@@ -960,7 +960,7 @@ fn is_pred_operand(fc: &FnCtx<'_>, op: &Operand) -> bool {
     }
 }
 
-fn operands<'i>(inst: &'i ast::Instruction, n: usize) -> Result<&'i [Operand], String> {
+fn operands(inst: &ast::Instruction, n: usize) -> Result<&[Operand], String> {
     if inst.operands.len() != n {
         return Err(format!(
             "`{}` expects {n} operands, found {}",
@@ -1596,7 +1596,7 @@ fn decode_op(
             }
             let o = operands(inst, 2)?;
             let (sp, addr) = address(m, fc, &o[1], space)?;
-            let d = vector_rows(fc, &o[0], n, |fc, op| dst(fc, op))?;
+            let d = vector_rows(fc, &o[0], n, dst)?;
             Ok(Op::Ld {
                 space: sp,
                 size: ty.size_bytes() as u8,
@@ -1959,12 +1959,8 @@ fn select_unary(
         });
     }
     let _ = full;
-    if !matches!(ty, F32 | F64 | F16 | F16x2 | BF16 | BF16x2)
-        || mode.sat && !matches!(opcode, "sin" | "cos" | "lg2" | "ex2")
-    {
-        if !(mode.sat && ty == F32 && matches!(opcode, "sqrt" | "rcp")) {
-            return None;
-        }
+    if !matches!(ty, F32 | F64 | F16 | F16x2 | BF16 | BF16x2) || mode.sat {
+        return None;
     }
     let half = !matches!(ty, F32 | F64);
     Some(match opcode {
@@ -2022,7 +2018,7 @@ fn decode_mov(
         if !(2..=4).contains(&n) || ty.bits() % n as u32 != 0 {
             return Err(unsupported(inst));
         }
-        let d = vector_rows(fc, &o[0], n as u8, |fc, op| dst(fc, op))?;
+        let d = vector_rows(fc, &o[0], n as u8, dst)?;
         return Ok(Op::Unpack {
             d,
             n: n as u8,

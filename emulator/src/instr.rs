@@ -113,7 +113,7 @@ pub enum PredSrc {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Timer {
+pub enum TimeSource {
     Clock32,
     Clock64,
     GlobalTimer,
@@ -398,7 +398,7 @@ pub enum Op {
     },
     Timer {
         d: Row,
-        which: Timer,
+        which: TimeSource,
     },
     /// Fences, `membar`, hints: no effect in a one-warp-at-a-time machine.
     Nop,

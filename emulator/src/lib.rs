@@ -9,17 +9,17 @@
 
 mod alu;
 mod config;
+mod decode;
 mod device;
 mod error;
-mod decode;
 mod instr;
 mod launch;
 mod machine;
 pub mod memory;
 mod observer;
 mod program;
-mod text;
 pub mod semantics;
+mod text;
 
 pub use config::{DeviceAttribute, DeviceConfig};
 pub use device::{Device, FunctionId, KernelInfo, LaunchConfig, LaunchStats, ModuleId, ParamInfo};

@@ -68,6 +68,9 @@ pub struct Warp {
     pub index: u32,
 }
 
+/// `(warp, lanes, kind, d, dp)`: where a `bar.red` result goes.
+pub type BarReduction = (u32, u32, BarKind, Option<Row>, Option<PredIx>);
+
 /// A barrier's arrivals so far.
 #[derive(Default, Clone)]
 pub struct Barrier {
@@ -77,7 +80,7 @@ pub struct Barrier {
     /// `(warp, lanes)` waiting here.
     pub waiters: Vec<(u32, u32)>,
     /// `(warp, lanes, kind, d, dp)` for `bar.red` results.
-    pub reductions: Vec<(u32, u32, BarKind, Option<Row>, Option<PredIx>)>,
+    pub reductions: Vec<BarReduction>,
     pub red_popc: u32,
     /// Some arriving thread had a false predicate (`bar.red.and` is the negation).
     pub red_and_failed: bool,
@@ -368,23 +371,12 @@ impl Warp {
                 t / (shape.ntid[0] * shape.ntid[1]),
             ];
             let set = |v: &mut Vec<u64>, row: u32, x: u64| v[r(row) + lane] = x;
-            for k in 0..3 {
-                set(&mut self.values, sreg::TID + k as u32, tid[k] as u64);
-                set(
-                    &mut self.values,
-                    sreg::NTID + k as u32,
-                    shape.ntid[k] as u64,
-                );
-                set(
-                    &mut self.values,
-                    sreg::CTAID + k as u32,
-                    shape.ctaid[k] as u64,
-                );
-                set(
-                    &mut self.values,
-                    sreg::NCTAID + k as u32,
-                    shape.nctaid[k] as u64,
-                );
+            for (k, t) in tid.iter().enumerate() {
+                let k32 = k as u32;
+                set(&mut self.values, sreg::TID + k32, *t as u64);
+                set(&mut self.values, sreg::NTID + k32, shape.ntid[k] as u64);
+                set(&mut self.values, sreg::CTAID + k32, shape.ctaid[k] as u64);
+                set(&mut self.values, sreg::NCTAID + k32, shape.nctaid[k] as u64);
             }
             let bit = 1u64 << lane;
             set(&mut self.values, sreg::LANEID, lane as u64);
@@ -1502,9 +1494,9 @@ pub fn execute(
         }
         Op::Timer { d, which } => {
             let t = match which {
-                Timer::Clock32 => (w.executed * 4) & 0xffff_ffff,
-                Timer::Clock64 => w.executed * 4,
-                Timer::GlobalTimer => (env.launch_clock + w.executed) * 32,
+                TimeSource::Clock32 => (w.executed * 4) & 0xffff_ffff,
+                TimeSource::Clock64 => w.executed * 4,
+                TimeSource::GlobalTimer => (env.launch_clock + w.executed) * 32,
             };
             let d = r(*d);
             for_lanes(exec, |l| v[d + l] = t);

@@ -179,14 +179,14 @@ fn divergent_branches_loops_calls_and_recursion() {
         .into_iter()
         .map(|x| x as i32)
         .collect();
-    for i in 0..n {
+    for (i, got) in out.iter().enumerate() {
         let expect = match i % 4 {
             0 => collatz(i as i64 + 1),
             1 => fib((i % 15) as i32),
             2 => (0..(i % 37) as i32).map(|k| k * k).sum(),
             _ => -(i as i32),
         };
-        assert_eq!(out[i], expect, "element {i}");
+        assert_eq!(*got, expect, "element {i}");
     }
 }
 
@@ -267,10 +267,10 @@ fn local_arrays_stack_frames_and_dynamic_shared_memory() {
     };
     run(&mut dev, f, c, &Params::new().u64(pidx).u64(pout));
     let out = download_f32(&dev, pout, n);
-    for t in 0..n {
+    for (t, got) in out.iter().enumerate() {
         let u = (t + 1) % n;
         let k = (idx[u] % 24) as usize;
-        assert_eq!(out[t], (k * 10 + u) as f32 + 256.0, "thread {t}");
+        assert_eq!(*got, (k * 10 + u) as f32 + 256.0, "thread {t}");
     }
 }
 
