@@ -61,6 +61,7 @@ corpus_tests! {
     clang_rounding_modes => cuda::rounding_modes;
     clang_conversions => cuda::conversions;
     clang_half_conversions => cuda::half_conversions;
+    clang_approx_math => cuda::approx_math;
     clang_vote_ballot => cuda::vote_ballot;
     clang_match_any_all => cuda::match_any_all;
     clang_bit_ops => cuda::bit_ops;

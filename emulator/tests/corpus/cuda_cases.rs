@@ -1131,3 +1131,98 @@ pub fn global_vars() -> Case {
             expect_eq("global_counter", &o.global::<u32>(0), &[sum])
         })
 }
+
+/// `|got - exact| <= bound(exact)` for every element (exact computed in f64).
+fn expect_within(
+    what: &str,
+    got: &[f32],
+    exact: &[f64],
+    bound: impl Fn(f64) -> f64,
+) -> Result<(), String> {
+    let bad: Vec<String> = got
+        .iter()
+        .zip(exact)
+        .enumerate()
+        .filter(|(_, (g, e))| !((**g as f64 - **e).abs() <= bound(**e)))
+        .take(5)
+        .map(|(i, (g, e))| {
+            format!(
+                "[{i}] got {g:e}, exact {e:e}, error {:e}",
+                (*g as f64 - e).abs()
+            )
+        })
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{what}: {}", bad.join("; ")))
+    }
+}
+
+/// The f32 ulp at `x`'s magnitude.
+fn ulp(x: f64) -> f64 {
+    let x = (x.abs() as f32).max(f32::MIN_POSITIVE);
+    (f32::from_bits(x.to_bits() + 1) - x) as f64
+}
+
+/// Error bounds as the PTX ISA states them: sin/cos.approx absolute 2^-20.5
+/// on [-pi, pi], ex2.approx 2 ulp, lg2.approx 2^-22 (absolute near 1,
+/// relative elsewhere), rsqrt.approx relative 2^-22.9, rcp.approx 1 ulp;
+/// `__builtin_sqrtf` compiles to sqrt.rn.f32, which must be exact.
+pub fn approx_math() -> Case {
+    let n = 256;
+    let mut rng = Rng::new(34);
+    let x: Vec<f32> = (0..n)
+        .map(|i| {
+            let v = rng.f32(-std::f32::consts::PI, std::f32::consts::PI);
+            if i % 2 == 0 { v } else { v * 3.0 }
+        })
+        .map(|v| if v.abs() < 1e-3 { 0.5 } else { v })
+        .collect();
+    Case::clang("math.cu", "approx_math")
+        .grid([2, 1, 1])
+        .block([128, 1, 1])
+        .buf(&x)
+        .zeros::<f32>(7 * n)
+        .scalar(n as i32)
+        .check(move |o| {
+            let got = o.get::<f32>(1);
+            let col = |k: usize| got.iter().skip(k).step_by(7).copied().collect::<Vec<f32>>();
+            let exact =
+                |f: &dyn Fn(f64) -> f64| x.iter().map(|v| f(*v as f64)).collect::<Vec<f64>>();
+            let in_pi: Vec<usize> = (0..n)
+                .filter(|i| x[*i].abs() <= std::f32::consts::PI)
+                .collect();
+            let pick = |v: Vec<f32>| in_pi.iter().map(|i| v[*i]).collect::<Vec<f32>>();
+            let pick64 = |v: Vec<f64>| in_pi.iter().map(|i| v[*i]).collect::<Vec<f64>>();
+            let sin_bound = |_: f64| 2f64.powf(-20.5);
+            expect_within(
+                "sin.approx",
+                &pick(col(0)),
+                &pick64(exact(&f64::sin)),
+                sin_bound,
+            )?;
+            expect_within(
+                "cos.approx",
+                &pick(col(1)),
+                &pick64(exact(&f64::cos)),
+                sin_bound,
+            )?;
+            expect_within("ex2.approx", &col(2), &exact(&f64::exp2), |e| 2.0 * ulp(e))?;
+            expect_within(
+                "lg2.approx",
+                &col(3),
+                &exact(&|v| (v.abs() + 0.25).log2()),
+                |e| 2f64.powf(-22.0) * e.abs().max(1.0),
+            )?;
+            let sqrt: Vec<f32> = x.iter().map(|v| v.abs().sqrt()).collect();
+            expect_f32_bits("sqrt.rn", &col(4), &sqrt)?;
+            expect_within(
+                "rsqrt.approx",
+                &col(5),
+                &exact(&|v| 1.0 / (v.abs() + 0.5).sqrt()),
+                |e| 2f64.powf(-22.9) * e.abs(),
+            )?;
+            expect_within("rcp.approx", &col(6), &exact(&|v| 1.0 / v), |e| ulp(e))
+        })
+}

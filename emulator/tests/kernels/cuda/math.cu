@@ -102,3 +102,20 @@ extern "C" __global__ void half_conversions(const float *in, unsigned short *h, 
   back[2 * i] = (float)hx;
   back[2 * i + 1] = (float)bx;
 }
+
+// .approx instructions, checked against the error bounds the PTX ISA states.
+// (clang lowers sqrtf to sqrt.approx.f32 unless told otherwise; nvcc emits
+// sqrt.rn.f32.)
+extern "C" __global__ void approx_math(const float *x, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float v = x[i];
+  float *o = out + 7 * i;
+  o[0] = __nvvm_sin_approx_f(v);
+  o[1] = __nvvm_cos_approx_f(v);
+  o[2] = __nvvm_ex2_approx_f(v);
+  o[3] = __nvvm_lg2_approx_f(__builtin_fabsf(v) + 0.25f);
+  o[4] = __builtin_sqrtf(__builtin_fabsf(v));
+  o[5] = __nvvm_rsqrt_approx_f(__builtin_fabsf(v) + 0.5f);
+  o[6] = __nvvm_rcp_approx_ftz_f(v);
+}
