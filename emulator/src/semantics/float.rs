@@ -436,6 +436,21 @@ fn fma_element(fmt: FloatFormat, rounding: FloatRounding, a: u64, b: u64, c: u64
 /// `add{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn add(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
+        return out32(x + y, mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        return out64(x + y);
+    }
+    add_general(ty, mode, a, b)
+}
+
+/// Everything but the `.f32`/`.f64` fast paths: the 16-bit float fast paths,
+/// then the element-wise general path.
+#[inline(never)]
+fn add_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     if bf16_fast(ty, mode) {
         return f16_lanes(ty, a, b, 0, |a, b, _| {
             let (x, y) = (in_bf16(a), in_bf16(b));
@@ -450,21 +465,13 @@ pub fn add(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
             out16(x + y, mode.ftz)
         });
     }
-    if f32_fast(ty, mode) {
-        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
-        return out32(x + y, mode.ftz);
-    }
-    if f64_fast(ty, mode) {
-        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
-        return out64(x + y);
-    }
-    add_general(ty, mode, a, b)
+    add_lanes(ty, mode, a, b)
 }
 
-/// The non-fast-path remainder of [`add`], kept out of line so the
-/// fast path stays small.
+/// The element-wise path of [`add`] for every type and modifier; the
+/// reference the fast paths are tested against.
 #[inline(never)]
-fn add_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+fn add_lanes(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let r = add_element(
             fmt,
@@ -479,6 +486,21 @@ fn add_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `sub{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn sub(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
+        return out32(x - y, mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        return out64(x - y);
+    }
+    sub_general(ty, mode, a, b)
+}
+
+/// Everything but the `.f32`/`.f64` fast paths: the 16-bit float fast paths,
+/// then the element-wise general path.
+#[inline(never)]
+fn sub_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     if bf16_fast(ty, mode) {
         return f16_lanes(ty, a, b, 0, |a, b, _| {
             let (x, y) = (in_bf16(a), in_bf16(b));
@@ -493,21 +515,13 @@ pub fn sub(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
             out16(x - y, mode.ftz)
         });
     }
-    if f32_fast(ty, mode) {
-        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
-        return out32(x - y, mode.ftz);
-    }
-    if f64_fast(ty, mode) {
-        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
-        return out64(x - y);
-    }
-    sub_general(ty, mode, a, b)
+    sub_lanes(ty, mode, a, b)
 }
 
-/// The non-fast-path remainder of [`sub`], kept out of line so the
-/// fast path stays small.
+/// The element-wise path of [`sub`] for every type and modifier; the
+/// reference the fast paths are tested against.
 #[inline(never)]
-fn sub_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+fn sub_lanes(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let nb = prepare(fmt, mode.ftz, b);
         let nb = if fmt.is_nan(nb) {
@@ -523,6 +537,21 @@ fn sub_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `mul{.rnd}{.ftz}{.sat}.type`.
 #[inline]
 pub fn mul(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
+        return out32(x * y, mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        return out64(x * y);
+    }
+    mul_general(ty, mode, a, b)
+}
+
+/// Everything but the `.f32`/`.f64` fast paths: the 16-bit float fast paths,
+/// then the element-wise general path.
+#[inline(never)]
+fn mul_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     if bf16_fast(ty, mode) {
         return f16_lanes(ty, a, b, 0, |a, b, _| {
             let (x, y) = (in_bf16(a), in_bf16(b));
@@ -537,21 +566,13 @@ pub fn mul(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
             out16(x * y, mode.ftz)
         });
     }
-    if f32_fast(ty, mode) {
-        let (x, y) = (in32(a, mode.ftz), in32(b, mode.ftz));
-        return out32(x * y, mode.ftz);
-    }
-    if f64_fast(ty, mode) {
-        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
-        return out64(x * y);
-    }
-    mul_general(ty, mode, a, b)
+    mul_lanes(ty, mode, a, b)
 }
 
-/// The non-fast-path remainder of [`mul`], kept out of line so the
-/// fast path stays small.
+/// The element-wise path of [`mul`] for every type and modifier; the
+/// reference the fast paths are tested against.
 #[inline(never)]
-fn mul_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
+fn mul_lanes(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
     lanes2(ty, a, b, |fmt, a, b| {
         let r = mul_element(
             fmt,
@@ -566,6 +587,20 @@ fn mul_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64) -> u64 {
 /// `fma.rnd{.ftz}{.sat}{.relu}.type` and `mad.rnd...` (the same operation).
 #[inline]
 pub fn fma(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
+    if f32_fast(ty, mode) {
+        let (x, y, z) = (in32(a, mode.ftz), in32(b, mode.ftz), in32(c, mode.ftz));
+        return out32(x.mul_add(y, z), mode.ftz);
+    }
+    if f64_fast(ty, mode) {
+        return out64(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)));
+    }
+    fma_general(ty, mode, a, b, c)
+}
+
+/// Everything but the `.f32`/`.f64` fast paths: the 16-bit float fast paths,
+/// then the element-wise general path.
+#[inline(never)]
+fn fma_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
     if bf16_fast(ty, mode) {
         return f16_lanes(ty, a, b, c, |a, b, c| {
             bf16_fma(in_bf16(a), in_bf16(b), in_bf16(c))
@@ -577,20 +612,13 @@ pub fn fma(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
             out16(f16_fma_round_to_odd(x, y, z), mode.ftz)
         });
     }
-    if f32_fast(ty, mode) {
-        let (x, y, z) = (in32(a, mode.ftz), in32(b, mode.ftz), in32(c, mode.ftz));
-        return out32(x.mul_add(y, z), mode.ftz);
-    }
-    if f64_fast(ty, mode) {
-        return out64(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)));
-    }
-    fma_general(ty, mode, a, b, c)
+    fma_lanes(ty, mode, a, b, c)
 }
 
-/// The non-fast-path remainder of [`fma`], kept out of line so the
-/// fast path stays small.
+/// The element-wise path of [`fma`] for every type and modifier; the
+/// reference the fast paths are tested against.
 #[inline(never)]
-fn fma_general(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
+fn fma_lanes(ty: ScalarType, mode: FloatMode, a: u64, b: u64, c: u64) -> u64 {
     lanes3(ty, a, b, c, |fmt, a, b, c| {
         let (a, b, c) = (
             prepare(fmt, mode.ftz, a),
@@ -1042,22 +1070,22 @@ mod tests {
             let mode = FloatMode::RN.with_ftz(i % 2 == 0);
             assert_eq!(
                 add(F32, mode, a, b),
-                add_general(F32, mode, a, b),
+                add_lanes(F32, mode, a, b),
                 "{a:x} + {b:x}"
             );
             assert_eq!(
                 sub(F32, mode, a, b),
-                sub_general(F32, mode, a, b),
+                sub_lanes(F32, mode, a, b),
                 "{a:x} - {b:x}"
             );
             assert_eq!(
                 mul(F32, mode, a, b),
-                mul_general(F32, mode, a, b),
+                mul_lanes(F32, mode, a, b),
                 "{a:x} * {b:x}"
             );
             assert_eq!(
                 fma(F32, mode, a, b, c),
-                fma_general(F32, mode, a, b, c),
+                fma_lanes(F32, mode, a, b, c),
                 "fma {a:x} {b:x} {c:x}"
             );
             assert_eq!(
@@ -1066,9 +1094,9 @@ mod tests {
             );
             let (x, y, z) = (next(), next(), next());
             let m = FloatMode::RN;
-            assert_eq!(add(F64, m, x, y), add_general(F64, m, x, y));
-            assert_eq!(mul(F64, m, x, y), mul_general(F64, m, x, y));
-            assert_eq!(fma(F64, m, x, y, z), fma_general(F64, m, x, y, z));
+            assert_eq!(add(F64, m, x, y), add_lanes(F64, m, x, y));
+            assert_eq!(mul(F64, m, x, y), mul_lanes(F64, m, x, y));
+            assert_eq!(fma(F64, m, x, y, z), fma_lanes(F64, m, x, y, z));
             assert_eq!(
                 div(F64, m, DivKind::Ieee, x, y),
                 div_general(F64, m, DivKind::Ieee, x, y)
@@ -1089,24 +1117,12 @@ mod tests {
                 let c = others[(k * 7 + a as usize) % others.len()];
                 for ftz in [false, true] {
                     let m = FloatMode::RN.with_ftz(ftz);
-                    assert_eq!(
-                        add(F16, m, a, b),
-                        add_general(F16, m, a, b),
-                        "{a:x} + {b:x}"
-                    );
-                    assert_eq!(
-                        sub(F16, m, a, b),
-                        sub_general(F16, m, a, b),
-                        "{a:x} - {b:x}"
-                    );
-                    assert_eq!(
-                        mul(F16, m, a, b),
-                        mul_general(F16, m, a, b),
-                        "{a:x} * {b:x}"
-                    );
+                    assert_eq!(add(F16, m, a, b), add_lanes(F16, m, a, b), "{a:x} + {b:x}");
+                    assert_eq!(sub(F16, m, a, b), sub_lanes(F16, m, a, b), "{a:x} - {b:x}");
+                    assert_eq!(mul(F16, m, a, b), mul_lanes(F16, m, a, b), "{a:x} * {b:x}");
                     assert_eq!(
                         fma(F16, m, a, b, c),
-                        fma_general(F16, m, a, b, c),
+                        fma_lanes(F16, m, a, b, c),
                         "fma {a:x} {b:x} {c:x}"
                     );
                 }
@@ -1125,10 +1141,10 @@ mod tests {
             let m = FloatMode::RN;
             assert_eq!(
                 fma(F16x2, m, a, b, c),
-                fma_general(F16x2, m, a, b, c),
+                fma_lanes(F16x2, m, a, b, c),
                 "fma {a:x} {b:x} {c:x}"
             );
-            assert_eq!(add(F16x2, m, a, b), add_general(F16x2, m, a, b));
+            assert_eq!(add(F16x2, m, a, b), add_lanes(F16x2, m, a, b));
         }
     }
 
@@ -1182,27 +1198,27 @@ mod tests {
                 let m = FloatMode::RN;
                 assert_eq!(
                     add(BF16, m, a, b),
-                    add_general(BF16, m, a, b),
+                    add_lanes(BF16, m, a, b),
                     "{a:x} + {b:x}"
                 );
                 assert_eq!(
                     sub(BF16, m, a, b),
-                    sub_general(BF16, m, a, b),
+                    sub_lanes(BF16, m, a, b),
                     "{a:x} - {b:x}"
                 );
                 assert_eq!(
                     mul(BF16, m, a, b),
-                    mul_general(BF16, m, a, b),
+                    mul_lanes(BF16, m, a, b),
                     "{a:x} * {b:x}"
                 );
                 assert_eq!(
                     fma(BF16, m, a, b, c),
-                    fma_general(BF16, m, a, b, c),
+                    fma_lanes(BF16, m, a, b, c),
                     "fma {a:x} {b:x} {c:x}"
                 );
                 assert_eq!(
                     fma(BF16, m, b, a, a ^ 0x8001),
-                    fma_general(BF16, m, b, a, a ^ 0x8001),
+                    fma_lanes(BF16, m, b, a, a ^ 0x8001),
                     "fma {b:x} {a:x}"
                 );
             }
@@ -1220,10 +1236,10 @@ mod tests {
             let m = FloatMode::RN;
             assert_eq!(
                 fma(BF16x2, m, a, b, c),
-                fma_general(BF16x2, m, a, b, c),
+                fma_lanes(BF16x2, m, a, b, c),
                 "fma {a:x} {b:x} {c:x}"
             );
-            assert_eq!(mul(BF16x2, m, a, b), mul_general(BF16x2, m, a, b));
+            assert_eq!(mul(BF16x2, m, a, b), mul_lanes(BF16x2, m, a, b));
         }
         for x in [
             0.0f32,
