@@ -1,0 +1,625 @@
+//! Diffing two capture sessions: every launch of run A against the launch of
+//! run B with the same kernel and launch index.
+//!
+//! Start at [`diff_sessions`]. It reads both manifests (`prlx-session`),
+//! pairs launches by (kernel name, launch index), reports launches found on
+//! one side only and launches whose grid or block differ, diffs each pair of
+//! traces with `prlx-differ` (in parallel), and ranks kernels by where they
+//! first part: the diverging launch earliest in run A's launch order comes
+//! first, since later divergences are often its consequences.
+
+use prlx_differ::report::DivergenceRecord;
+use prlx_differ::{DiffOptions, DiffReport, diff_traces};
+use prlx_session::{LaunchRecord, Manifest, SessionError};
+use prlx_trace::{SiteMap, TraceFile};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionDiffError {
+    #[error(transparent)]
+    Manifest(#[from] SessionError),
+}
+
+/// What happened to one (kernel, launch index) pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchStatus {
+    Identical,
+    Diverged,
+    /// Neither side carries a trace (kernel not built with the pass).
+    MetadataOnly,
+    /// One side has a trace, the other does not.
+    MissingTrace,
+    /// A trace could not be read; the message says which and why.
+    Error,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LaunchComparison {
+    pub kernel: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub demangled: Option<String>,
+    pub launch_index: u32,
+    /// Position of the launch in run A (and B).
+    pub seq_a: u64,
+    pub seq_b: u64,
+    pub status: LaunchStatus,
+    pub grid: [[u32; 3]; 2],
+    pub block: [[u32; 3]; 2],
+    /// Whether the packed kernel arguments hashed the same (None: unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_args: Option<bool>,
+    pub total_divergences: usize,
+    pub warps_diverged: usize,
+    /// The first divergence of this launch in program order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_divergence: Option<DivergenceRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The full report, for callers that render one launch in detail.
+    #[serde(skip)]
+    pub report: Option<DiffReport>,
+    /// Where run A launched it from (innermost frame with a source line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launched_from: Option<String>,
+}
+
+/// A launch present in one session only.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnmatchedLaunch {
+    pub kernel: String,
+    pub launch_index: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DimsMismatch {
+    pub kernel: String,
+    pub launch_index: u32,
+    pub grid: [[u32; 3]; 2],
+    pub block: [[u32; 3]; 2],
+}
+
+/// A kernel's standing: its first diverging launch and totals.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelSummary {
+    pub kernel: String,
+    pub launches_compared: usize,
+    pub launches_diverged: usize,
+    pub total_divergences: usize,
+    /// Launch index of the first diverging launch.
+    pub first_diverging_launch: u32,
+    /// `file:line:col` of that launch's first divergence, when mapped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_source_location: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionDiffReport {
+    /// "identical" | "diverged".
+    pub status: &'static str,
+    pub session_a: String,
+    pub session_b: String,
+    pub launches_compared: usize,
+    pub launches_diverged: usize,
+    pub only_in_a: Vec<UnmatchedLaunch>,
+    pub only_in_b: Vec<UnmatchedLaunch>,
+    pub dims_mismatches: Vec<DimsMismatch>,
+    /// Kernels with divergences, the earliest-parting first.
+    pub kernels: Vec<KernelSummary>,
+    /// Every matched launch in run A's order.
+    pub launches: Vec<LaunchComparison>,
+}
+
+/// Diffs the sessions in directories `a` and `b`.
+pub fn diff_sessions(
+    a: &Path,
+    b: &Path,
+    options: &DiffOptions,
+) -> Result<SessionDiffReport, SessionDiffError> {
+    let manifest_a = Manifest::load(a)?;
+    let manifest_b = Manifest::load(b)?;
+    Ok(diff_manifests(a, &manifest_a, b, &manifest_b, options))
+}
+
+/// Diffs two loaded manifests whose traces live under `dir_a` and `dir_b`.
+pub fn diff_manifests(
+    dir_a: &Path,
+    manifest_a: &Manifest,
+    dir_b: &Path,
+    manifest_b: &Manifest,
+    options: &DiffOptions,
+) -> SessionDiffReport {
+    let index_b: HashMap<(&str, u32), &LaunchRecord> = manifest_b
+        .launches
+        .iter()
+        .map(|l| ((l.kernel.as_str(), l.launch_index), l))
+        .collect();
+    let mut pairs = Vec::new();
+    let mut only_in_a = Vec::new();
+    for launch in &manifest_a.launches {
+        match index_b.get(&(launch.kernel.as_str(), launch.launch_index)) {
+            Some(other) => pairs.push((launch, *other)),
+            None => only_in_a.push(unmatched(launch)),
+        }
+    }
+    let index_a: HashMap<(&str, u32), ()> = manifest_a
+        .launches
+        .iter()
+        .map(|l| ((l.kernel.as_str(), l.launch_index), ()))
+        .collect();
+    let only_in_b = manifest_b
+        .launches
+        .iter()
+        .filter(|l| !index_a.contains_key(&(l.kernel.as_str(), l.launch_index)))
+        .map(unmatched)
+        .collect();
+    let dims_mismatches = pairs
+        .iter()
+        .filter(|(x, y)| x.grid != y.grid || x.block != y.block)
+        .map(|(x, y)| DimsMismatch {
+            kernel: x.kernel.clone(),
+            launch_index: x.launch_index,
+            grid: [x.grid, y.grid],
+            block: [x.block, y.block],
+        })
+        .collect();
+
+    let maps = SiteMaps::load(dir_a, &manifest_a.launches);
+    let launches: Vec<LaunchComparison> = pairs
+        .par_iter()
+        .map(|(x, y)| compare_launch(dir_a, x, dir_b, y, maps.get(x), options))
+        .collect();
+    let kernels = rank_kernels(&launches);
+    let launches_diverged = launches
+        .iter()
+        .filter(|l| l.status == LaunchStatus::Diverged)
+        .count();
+    SessionDiffReport {
+        status: if launches_diverged > 0 {
+            "diverged"
+        } else {
+            "identical"
+        },
+        session_a: manifest_a.session.clone(),
+        session_b: manifest_b.session.clone(),
+        launches_compared: launches.len(),
+        launches_diverged,
+        only_in_a,
+        only_in_b,
+        dims_mismatches,
+        kernels,
+        launches,
+    }
+}
+
+fn unmatched(launch: &LaunchRecord) -> UnmatchedLaunch {
+    UnmatchedLaunch {
+        kernel: launch.kernel.clone(),
+        launch_index: launch.launch_index,
+    }
+}
+
+/// Site maps of run A, loaded once per file.
+struct SiteMaps {
+    by_file: HashMap<String, Option<SiteMap>>,
+}
+
+impl SiteMaps {
+    fn load(dir: &Path, launches: &[LaunchRecord]) -> SiteMaps {
+        let mut by_file = HashMap::new();
+        for name in launches.iter().filter_map(|l| l.site_map.as_ref()) {
+            by_file
+                .entry(name.clone())
+                .or_insert_with(|| SiteMap::load(dir.join(name)).ok());
+        }
+        SiteMaps { by_file }
+    }
+
+    fn get(&self, launch: &LaunchRecord) -> Option<&SiteMap> {
+        launch
+            .site_map
+            .as_ref()
+            .and_then(|name| self.by_file.get(name))
+            .and_then(Option::as_ref)
+    }
+}
+
+fn trace_path(dir: &Path, launch: &LaunchRecord) -> Option<PathBuf> {
+    launch.file.as_ref().map(|f| dir.join(f))
+}
+
+fn compare_launch(
+    dir_a: &Path,
+    a: &LaunchRecord,
+    dir_b: &Path,
+    b: &LaunchRecord,
+    map: Option<&SiteMap>,
+    options: &DiffOptions,
+) -> LaunchComparison {
+    let mut comparison = LaunchComparison {
+        kernel: a.kernel.clone(),
+        demangled: a.demangled.clone(),
+        launch_index: a.launch_index,
+        seq_a: a.seq,
+        seq_b: b.seq,
+        status: LaunchStatus::MetadataOnly,
+        grid: [a.grid, b.grid],
+        block: [a.block, b.block],
+        same_args: match (&a.args_hash, &b.args_hash) {
+            (Some(x), Some(y)) => Some(x == y),
+            _ => None,
+        },
+        total_divergences: 0,
+        warps_diverged: 0,
+        first_divergence: None,
+        error: None,
+        report: None,
+        launched_from: a
+            .cpu_stack
+            .iter()
+            .find(|f| f.line.is_some())
+            .map(|f| f.describe()),
+    };
+    let (path_a, path_b) = match (trace_path(dir_a, a), trace_path(dir_b, b)) {
+        (None, None) => return comparison,
+        (Some(x), Some(y)) => (x, y),
+        _ => {
+            comparison.status = LaunchStatus::MissingTrace;
+            return comparison;
+        }
+    };
+    let opened = TraceFile::open(&path_a).and_then(|ta| Ok((ta, TraceFile::open(&path_b)?)));
+    let (trace_a, trace_b) = match opened {
+        Ok(traces) => traces,
+        Err(e) => {
+            comparison.status = LaunchStatus::Error;
+            comparison.error = Some(e.to_string());
+            return comparison;
+        }
+    };
+    let diff = diff_traces(&trace_a, &trace_b, options);
+    let report = DiffReport::build(&trace_a, &trace_b, &diff, map);
+    comparison.status = if report.total_divergences > 0 {
+        LaunchStatus::Diverged
+    } else {
+        LaunchStatus::Identical
+    };
+    comparison.total_divergences = report.total_divergences;
+    comparison.warps_diverged = report.warps_diverged;
+    comparison.first_divergence = report.first_divergence.clone();
+    comparison.report = Some(report);
+    comparison
+}
+
+fn rank_kernels(launches: &[LaunchComparison]) -> Vec<KernelSummary> {
+    let mut by_kernel: BTreeMap<&str, Vec<&LaunchComparison>> = BTreeMap::new();
+    for launch in launches {
+        by_kernel.entry(&launch.kernel).or_default().push(launch);
+    }
+    let mut ranked: Vec<(u64, KernelSummary)> = by_kernel
+        .into_iter()
+        .filter_map(|(kernel, runs)| {
+            let first = runs
+                .iter()
+                .filter(|l| l.status == LaunchStatus::Diverged)
+                .min_by_key(|l| l.seq_a)?;
+            let summary = KernelSummary {
+                kernel: kernel.to_owned(),
+                launches_compared: runs.len(),
+                launches_diverged: runs
+                    .iter()
+                    .filter(|l| l.status == LaunchStatus::Diverged)
+                    .count(),
+                total_divergences: runs.iter().map(|l| l.total_divergences).sum(),
+                first_diverging_launch: first.launch_index,
+                first_source_location: first
+                    .first_divergence
+                    .as_ref()
+                    .and_then(|d| d.source_location.clone()),
+            };
+            Some((first.seq_a, summary))
+        })
+        .collect();
+    ranked.sort_by_key(|(seq, summary)| (*seq, summary.kernel.clone()));
+    ranked.into_iter().map(|(_, s)| s).collect()
+}
+
+impl SessionDiffReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// The human report: a summary, the kernels ranked by first divergence,
+    /// unmatched launches and dimension mismatches.
+    pub fn render_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "prlx session diff: {} vs {}\n{} of {} matched launches diverged; {} only in A, {} only in B",
+            self.session_a,
+            self.session_b,
+            self.launches_diverged,
+            self.launches_compared,
+            self.only_in_a.len(),
+            self.only_in_b.len()
+        );
+        if !self.kernels.is_empty() {
+            let _ = writeln!(out, "\nKernels, earliest divergence first:");
+            let rows: Vec<[String; 5]> = self
+                .kernels
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    [
+                        (i + 1).to_string(),
+                        k.kernel.clone(),
+                        format!("{}/{}", k.launches_diverged, k.launches_compared),
+                        k.first_diverging_launch.to_string(),
+                        k.first_source_location
+                            .clone()
+                            .unwrap_or_else(|| "?".into()),
+                    ]
+                })
+                .collect();
+            table(
+                &mut out,
+                [
+                    "rank",
+                    "kernel",
+                    "diverged",
+                    "first launch",
+                    "first divergence at",
+                ],
+                &rows,
+            );
+        }
+        for launch in self
+            .launches
+            .iter()
+            .filter(|l| l.status == LaunchStatus::Diverged)
+        {
+            let Some(first) = &launch.first_divergence else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "\n{} launch {}: {} divergences in {} warps; first: {} at {} (warp {}, event {})",
+                launch.demangled.as_deref().unwrap_or(&launch.kernel),
+                launch.launch_index,
+                launch.total_divergences,
+                launch.warps_diverged,
+                first.kind.name(),
+                first
+                    .source_location
+                    .as_deref()
+                    .unwrap_or("an unmapped site"),
+                first.warp_idx,
+                first.event_idx,
+            );
+            if let Some(from) = &launch.launched_from {
+                let _ = writeln!(out, "  launched from {from}");
+            }
+        }
+        for launch in &self.launches {
+            match launch.status {
+                LaunchStatus::Error => {
+                    let _ = writeln!(
+                        out,
+                        "\n{} launch {}: {}",
+                        launch.kernel,
+                        launch.launch_index,
+                        launch.error.as_deref().unwrap_or("unreadable trace")
+                    );
+                }
+                LaunchStatus::MissingTrace => {
+                    let _ = writeln!(
+                        out,
+                        "\n{} launch {}: traced in one run only",
+                        launch.kernel, launch.launch_index
+                    );
+                }
+                _ => {}
+            }
+        }
+        for (side, list) in [("A", &self.only_in_a), ("B", &self.only_in_b)] {
+            for l in list {
+                let _ = writeln!(
+                    out,
+                    "only in {side}: {} launch {}",
+                    l.kernel, l.launch_index
+                );
+            }
+        }
+        for m in &self.dims_mismatches {
+            let _ = writeln!(
+                out,
+                "warning: {} launch {}: grid {:?} vs {:?}, block {:?} vs {:?}",
+                m.kernel, m.launch_index, m.grid[0], m.grid[1], m.block[0], m.block[1]
+            );
+        }
+        out
+    }
+}
+
+/// Left-aligned columns, two spaces apart.
+fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N]]) {
+    use std::fmt::Write;
+    let mut widths = header.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut line = |cells: Vec<&str>| {
+        let text: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", text.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prlx_trace::{TraceBuilder, TraceEvent};
+
+    fn trace(dir: &Path, name: &str, flip: bool) -> String {
+        let mut builder = TraceBuilder::new("k", [1, 1, 1], [64, 1, 1])
+            .unwrap()
+            .events_per_warp(8);
+        for warp in 0..2 {
+            for i in 0..4u32 {
+                let dir = u8::from(flip && warp == 1 && i == 2);
+                let event = TraceEvent {
+                    site_id: 0x10 + i,
+                    branch_dir: dir,
+                    active_mask: u32::MAX,
+                    ..TraceEvent::default()
+                };
+                builder.push_event(warp, event).unwrap();
+            }
+        }
+        let file = format!("{name}.prlx");
+        builder
+            .write_file(dir.join(&file), prlx_trace::Compression::None)
+            .unwrap();
+        file
+    }
+
+    fn session(dir: &Path, name: &str, launches: Vec<LaunchRecord>) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        let mut manifest = Manifest::new(name);
+        manifest.launches = launches;
+        manifest.store(&path).unwrap();
+        path
+    }
+
+    fn launch(kernel: &str, index: u32, seq: u64, file: Option<String>) -> LaunchRecord {
+        LaunchRecord {
+            seq,
+            kernel: kernel.into(),
+            launch_index: index,
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            file,
+            ..LaunchRecord::default()
+        }
+    }
+
+    #[test]
+    fn pairs_launches_and_ranks_the_first_divergence() {
+        let root = tempfile::tempdir().unwrap();
+        let a_dir = root.path().join("a");
+        let b_dir = root.path().join("b");
+        std::fs::create_dir_all(&a_dir).unwrap();
+        std::fs::create_dir_all(&b_dir).unwrap();
+        let a0 = trace(&a_dir, "k_0", false);
+        let a1 = trace(&a_dir, "k_1", false);
+        let b0 = trace(&b_dir, "k_0", false);
+        let b1 = trace(&b_dir, "k_1", true);
+        session(
+            root.path(),
+            "a",
+            vec![
+                launch("k", 0, 0, Some(a0)),
+                launch("k", 1, 1, Some(a1)),
+                launch("meta", 0, 2, None),
+                launch("gone", 0, 3, None),
+            ],
+        );
+        let mut wide = launch("meta", 0, 2, None);
+        wide.grid = [2, 1, 1];
+        session(
+            root.path(),
+            "b",
+            vec![
+                launch("k", 0, 0, Some(b0)),
+                launch("k", 1, 1, Some(b1)),
+                wide,
+                launch("new", 0, 3, None),
+            ],
+        );
+        let report = diff_sessions(&a_dir, &b_dir, &DiffOptions::default()).unwrap();
+        assert_eq!(report.status, "diverged");
+        assert_eq!(report.launches_compared, 3);
+        assert_eq!(report.launches_diverged, 1);
+        let statuses: Vec<LaunchStatus> = report.launches.iter().map(|l| l.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                LaunchStatus::Identical,
+                LaunchStatus::Diverged,
+                LaunchStatus::MetadataOnly
+            ]
+        );
+        let first = report.launches[1].first_divergence.as_ref().unwrap();
+        assert_eq!(
+            (first.warp_idx, first.event_idx, first.site_id),
+            (1, 2, 0x12)
+        );
+        assert_eq!(report.kernels.len(), 1);
+        assert_eq!(report.kernels[0].first_diverging_launch, 1);
+        assert_eq!(report.only_in_a[0].kernel, "gone");
+        assert_eq!(report.only_in_b[0].kernel, "new");
+        assert_eq!(report.dims_mismatches.len(), 1);
+        let text = report.render_text();
+        assert!(text.contains("1 of 3 matched launches diverged"), "{text}");
+        assert!(
+            text.contains("k launch 1: 1 divergences in 1 warps; first: Branch"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["launches"][1]["status"], "diverged");
+        assert_eq!(json["only_in_b"][0]["kernel"], "new");
+    }
+
+    #[test]
+    fn a_missing_or_corrupt_trace_is_reported_not_fatal() {
+        let root = tempfile::tempdir().unwrap();
+        let a_dir = root.path().join("a");
+        let b_dir = root.path().join("b");
+        std::fs::create_dir_all(&a_dir).unwrap();
+        std::fs::create_dir_all(&b_dir).unwrap();
+        let a0 = trace(&a_dir, "k_0", false);
+        std::fs::write(b_dir.join("k_0.prlx"), b"not a trace").unwrap();
+        session(
+            root.path(),
+            "a",
+            vec![
+                launch("k", 0, 0, Some(a0.clone())),
+                launch("k", 1, 1, Some(a0)),
+            ],
+        );
+        session(
+            root.path(),
+            "b",
+            vec![
+                launch("k", 0, 0, Some("k_0.prlx".into())),
+                launch("k", 1, 1, None),
+            ],
+        );
+        let report = diff_sessions(&a_dir, &b_dir, &DiffOptions::default()).unwrap();
+        assert_eq!(report.launches[0].status, LaunchStatus::Error);
+        assert!(
+            report.launches[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("k_0.prlx")
+        );
+        assert_eq!(report.launches[1].status, LaunchStatus::MissingTrace);
+        let err = diff_sessions(&a_dir, root.path(), &DiffOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("session.json"), "{err}");
+    }
+}
