@@ -9,6 +9,9 @@ cd "$root"
 # Tests that compile CUDA with clang-19/nvcc fail instead of skipping when a tool is missing.
 export PRLX_REQUIRE_TOOLCHAIN=1
 
+echo "== LLVM pass and device runtime: build (LLVM 19 and 22) and lit tests"
+llvm-pass/test.sh
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"
