@@ -296,6 +296,23 @@ int main(void) {
   EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, bogus_stream, args, NULL), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_CODE(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024), CUDA_ERROR_INVALID_VALUE);
   EXPECT_CODE(cuLaunchKernelEx(NULL, fn, args, NULL), CUDA_ERROR_INVALID_VALUE);
+  /* Thread-block clusters need sm_90. */
+  CUlaunchAttribute cluster;
+  memset(&cluster, 0, sizeof cluster);
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 2;
+  cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDimX = 2;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 32;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.attrs = &cluster;
+  cfg.numAttrs = 1;
+  EXPECT_CODE(cuLaunchKernelEx(&cfg, fn, args, NULL), CUDA_ERROR_NOT_SUPPORTED);
+  cfg.attrs = NULL;
+  EXPECT_CODE(cuLaunchKernelEx(&cfg, fn, args, NULL), CUDA_ERROR_INVALID_VALUE);
   /* A valid launch still works after all of that. */
   EXPECT_CODE(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
   EXPECT_CODE(cuMemcpyDtoH(host, dptr, sizeof(int) * 4), CUDA_SUCCESS);

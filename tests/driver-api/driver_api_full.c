@@ -336,17 +336,28 @@ int main(int argc, char **argv) {
   int *in = malloc(BLOCKS * THREADS * sizeof(int)), sums[BLOCKS];
   for (int i = 0; i < BLOCKS * THREADS; i++)
     in[i] = i % 17 - 5;
-  CUstream stream;
+  CUstream stream, prioritized;
   CUevent start, stop, untimed;
   CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  int least = -1, greatest = -1, priority = -1;
+  CHECK(cuCtxGetStreamPriorityRange(&least, &greatest));
+  CHECK(cuStreamCreateWithPriority(&prioritized, 0, greatest));
+  CHECK(cuStreamGetPriority(prioritized, &priority));
+  EXPECT(priority >= greatest && priority <= least);
+  CHECK(cuStreamDestroy(prioritized));
   CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
   CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
   CHECK(cuEventCreate(&untimed, CU_EVENT_DISABLE_TIMING));
   CUdeviceptr din, dsums;
   CHECK(cuMemAlloc(&din, BLOCKS * THREADS * sizeof(int)));
   CHECK(cuMemAlloc(&dsums, BLOCKS * sizeof(int)));
-  int *pinned;
+  int *pinned, *portable;
   CHECK(cuMemAllocHost((void **)&pinned, BLOCKS * THREADS * sizeof(int)));
+  unsigned host_flags = 0;
+  CHECK(cuMemHostAlloc((void **)&portable, 64, CU_MEMHOSTALLOC_PORTABLE));
+  CHECK(cuMemHostGetFlags(&host_flags, portable));
+  EXPECT(host_flags == CU_MEMHOSTALLOC_PORTABLE);
+  CHECK(cuMemFreeHost(portable));
   memcpy(pinned, in, BLOCKS * THREADS * sizeof(int));
   CHECK(cuEventRecord(start, stream));
   CHECK(cuMemcpyHtoDAsync(din, pinned, BLOCKS * THREADS * sizeof(int), stream));
@@ -507,6 +518,24 @@ int main(int argc, char **argv) {
   for (int i = 0; i < BLOCKS; i++)
     EXPECT(sums[i] == i + 7);
   CHECK(cuModuleUnload(linked));
+
+  /* ---- PTX from files: cuModuleLoad and cuLinkAddFile ---- */
+  CUmodule from_file, linked_file;
+  CHECK(cuModuleLoad(&from_file, argv[1]));
+  CHECK(cuLinkCreate(0, NULL, NULL, &link));
+  CHECK(cuLinkAddFile(link, CU_JIT_INPUT_PTX, argv[1], 0, NULL, NULL));
+  CHECK(cuLinkComplete(link, &cubin, &cubin_size));
+  CHECK(cuModuleLoadData(&linked_file, cubin));
+  CHECK(cuLinkDestroy(link));
+  CUfunction file_vecadd;
+  CHECK(cuModuleGetFunction(&file_vecadd, linked_file, "vecadd"));
+  /* Full 1024-thread blocks. */
+  CHECK(cuMemsetD32(dc, 0, N));
+  CHECK(cuLaunchKernel(file_vecadd, 1, 1, 1, 1024, 1, 1, 0, NULL, args, NULL));
+  CHECK(cuMemcpyDtoH(c, dc, N * sizeof(float)));
+  EXPECT(c[N - 1] == a[N - 1] + b[N - 1] && c[1] == a[1] + b[1]);
+  CHECK(cuModuleUnload(from_file));
+  CHECK(cuModuleUnload(linked_file));
 
   /* ---- another thread, same context ---- */
   struct thread_job job = {ctx, vecadd, da, da, dc, N, CUDA_ERROR_UNKNOWN, 0};

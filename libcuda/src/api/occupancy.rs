@@ -1,5 +1,10 @@
 //! Occupancy queries, answered with sm_80's per-SM limits: how many blocks
-//! of a kernel fit on one SM given its threads, registers and shared memory.
+//! of a kernel fit on one SM given its threads and shared memory.
+//!
+//! Registers are left out: a PTX kernel declares virtual registers, which
+//! say little about what ptxas would allocate, and the emulator has no
+//! register file to run out of (launches are not refused for registers
+//! either).
 
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
@@ -9,11 +14,9 @@ use std::ffi::{c_int, c_uint};
 /// Per-SM resources of sm_80 (A100).
 const MAX_WARPS_PER_SM: u32 = 64;
 const MAX_BLOCKS_PER_SM: u32 = 32;
-const REGISTERS_PER_SM: u32 = 65536;
 const SHARED_PER_SM: u32 = 164 * 1024;
 /// Shared memory the driver reserves per block on sm_80.
 const RESERVED_SHARED_PER_BLOCK: u32 = 1024;
-const REGISTER_UNIT: u32 = 256;
 
 /// `typedef size_t (*CUoccupancyB2DSize)(int blockSize)`.
 pub type BlockSizeToDynamicSmem = Option<unsafe extern "C" fn(c_int) -> usize>;
@@ -21,7 +24,6 @@ pub type BlockSizeToDynamicSmem = Option<unsafe extern "C" fn(c_int) -> usize>;
 /// The kernel facts occupancy depends on.
 #[derive(Debug, Clone, Copy)]
 pub struct KernelUsage {
-    pub num_regs: u32,
     pub static_shared: u32,
     pub max_threads_per_block: u32,
     pub max_dynamic_shared: u32,
@@ -34,7 +36,6 @@ fn usage(d: &Driver, f: CUfunction) -> Result<KernelUsage, CUresult> {
         .kernel_info(func.emu)
         .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     Ok(KernelUsage {
-        num_regs: info.num_regs,
         static_shared: info.static_shared_bytes,
         max_threads_per_block: info
             .max_threads_per_block
@@ -53,13 +54,9 @@ pub fn blocks_per_sm(k: KernelUsage, block_size: u32, dynamic_shared: u64) -> u3
     }
     let warps = block_size.div_ceil(32);
     let by_warps = MAX_WARPS_PER_SM / warps;
-    let regs_per_warp = (k.num_regs * 32).div_ceil(REGISTER_UNIT) * REGISTER_UNIT;
-    let by_regs = REGISTERS_PER_SM
-        .checked_div(regs_per_warp * warps)
-        .unwrap_or(u32::MAX);
     let shared = u64::from(k.static_shared) + dynamic_shared + u64::from(RESERVED_SHARED_PER_BLOCK);
     let by_shared = (u64::from(SHARED_PER_SM) / shared).min(u64::from(u32::MAX)) as u32;
-    by_warps.min(by_regs).min(by_shared).min(MAX_BLOCKS_PER_SM)
+    by_warps.min(by_shared).min(MAX_BLOCKS_PER_SM)
 }
 
 exports! {
@@ -207,9 +204,8 @@ unsafe fn potential_block_size(
 mod tests {
     use super::*;
 
-    fn kernel(num_regs: u32, static_shared: u32) -> KernelUsage {
+    fn kernel(static_shared: u32) -> KernelUsage {
         KernelUsage {
-            num_regs,
             static_shared,
             max_threads_per_block: 1024,
             max_dynamic_shared: 48 * 1024,
@@ -217,17 +213,17 @@ mod tests {
     }
 
     #[test]
-    fn limits_by_warps_registers_and_shared_memory() {
-        // 256 threads, few registers: limited by warps (64 / 8).
-        assert_eq!(blocks_per_sm(kernel(16, 0), 256, 0), 8);
-        // 64 registers per thread: 65536 / (64 * 256) = 4 blocks.
-        assert_eq!(blocks_per_sm(kernel(64, 0), 256, 0), 4);
+    fn limits_by_warps_blocks_and_shared_memory() {
+        // 256 threads: limited by warps (64 / 8).
+        assert_eq!(blocks_per_sm(kernel(0), 256, 0), 8);
+        assert_eq!(blocks_per_sm(kernel(0), 1024, 0), 2);
         // 40 KiB of shared per block (+1 KiB reserved): 164 / 41 = 4.
-        assert_eq!(blocks_per_sm(kernel(16, 40 * 1024), 128, 0), 4);
+        assert_eq!(blocks_per_sm(kernel(40 * 1024), 128, 0), 4);
+        assert_eq!(blocks_per_sm(kernel(0), 128, 40 * 1024), 4);
         // Tiny blocks: the 32-blocks-per-SM limit.
-        assert_eq!(blocks_per_sm(kernel(16, 0), 32, 0), 32);
+        assert_eq!(blocks_per_sm(kernel(0), 32, 0), 32);
         // Shapes that cannot launch.
-        assert_eq!(blocks_per_sm(kernel(16, 0), 2048, 0), 0);
-        assert_eq!(blocks_per_sm(kernel(16, 0), 128, 64 * 1024), 0);
+        assert_eq!(blocks_per_sm(kernel(0), 2048, 0), 0);
+        assert_eq!(blocks_per_sm(kernel(0), 128, 64 * 1024), 0);
     }
 }
