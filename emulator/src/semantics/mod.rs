@@ -5,8 +5,9 @@
 //! the low 16 bits, a predicate is `0` or `1`); results come back the same way,
 //! zero-extended to the instruction type's width (use
 //! [`ScalarType::extend`] or [`cvt::widen_to_register`] where PTX asks for a
-//! signed result to be sign-extended into a wider register). Functions never allocate and never panic on any bit pattern.
-//! The decoder validates type combinations when a module loads, so the per-lane
+//! signed result to be sign-extended into a wider register). Functions never
+//! allocate and never panic on any bit pattern. The decoder validates type
+//! combinations when a module loads, so the per-lane
 //! functions take already validated types; the checks it needs are
 //! [`cvt::validate`], [`atomic::AtomOp::supports`], [`int::mul_wide`]'s
 //! `Option` and the `parse` constructors on the modifier types.
@@ -23,7 +24,14 @@
 //! - [`softfloat`]: exact arithmetic in any rounding direction, behind `.rz .rm .rp`.
 //!
 //! Floating-point results that are NaN are always the canonical NaN of the
-//! format (see [`float`]), so runs are bit-identical across hosts.
+//! format (see [`float`]), and every arithmetic result is the correctly
+//! rounded one, so runs are bit-identical across hosts. The one host
+//! dependence is [`approx`], evaluated through the host's `f64` libm: a libm
+//! differing in the last `f64` bit could, very rarely, flip a rounded result.
+//!
+//! Hot entry points (`.f32`/`.f64` round-to-nearest, 16-bit floats, common
+//! `cvt` pairs, integer ops) take short host-arithmetic fast paths; each fast
+//! path is tested bit-for-bit against the general path.
 
 pub mod approx;
 pub mod atomic;
