@@ -239,32 +239,7 @@ pub fn bfind(c: &AluCtx, a: u64) -> u64 {
 }
 /// `bfe`: extract `len` bits at `pos`, sign-extending for signed types.
 pub fn bfe(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
-    let bits = c.ty.bits() as u64;
-    let pos = b & 0xff;
-    let len = d & 0xff;
-    let v = zx(c.ty, a);
-    let sign_bit = if c.ty.is_signed_int() {
-        if len == 0 {
-            false
-        } else {
-            let top = (pos + len - 1).min(bits - 1);
-            (v >> top) & 1 == 1
-        }
-    } else {
-        false
-    };
-    let mut r: u64 = 0;
-    for i in 0..bits {
-        let bit = if i < len && pos + i < bits {
-            (v >> (pos + i)) & 1 == 1
-        } else {
-            sign_bit
-        };
-        if bit {
-            r |= 1 << i;
-        }
-    }
-    zx(c.ty, r)
+    crate::semantics::bits::bfe(c.ty, a, b as u32, d as u32)
 }
 /// `shf.l`/`shf.r` (`aux` bit 0: right, bit 1: clamp).
 pub fn shf(c: &AluCtx, a: u64, b: u64, n: u64) -> u64 {

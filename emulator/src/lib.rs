@@ -1,11 +1,76 @@
 //! prlx-emu: a SIMT interpreter for NVIDIA PTX.
 //!
-//! Start at [`Device`]: it owns global memory and loaded modules and runs
-//! launches. A module is parsed by `prlx-ptx`, then decoded once by
-//! `program` into a compact instruction form; `launch` validates a launch and
-//! schedules CTAs and warps; the `machine` executes warp-instructions;
-//! `memory` holds device allocations and the address windows of generic
-//! pointers; `semantics` holds pure scalar instruction semantics.
+//! # Where to start
+//!
+//! [`Device`] is the API (the `libcuda` shim and `prlxctl emu` build on it):
+//! it owns global memory and loaded modules and runs launches. Inside:
+//!
+//! - `program` + `decode`: a module is parsed by `prlx-ptx` and decoded
+//!   **once** into `instr::Inst`s: operands resolved to rows of the warp's
+//!   register file (immediates and special registers are pre-filled rows),
+//!   predicates to bit-per-lane indices, labels to PCs, types and modifiers to
+//!   enums and function pointers. Anything the machine cannot execute
+//!   faithfully is rejected here (`file.ptx:LINE:COL: unsupported instruction
+//!   `mul24.lo.u32``), never executed wrongly.
+//! - `launch`: launch validation (as a driver does) and the scheduler.
+//! - `machine`: one warp-instruction at a time: a dispatch per warp-instruction
+//!   and a loop over active lanes; registers are laid out `values[row * 32 +
+//!   lane]`. The hottest operations (`add/mul/mad/fma/setp/ld/st` on 32/64-bit
+//!   integers and `f32`) are inlined whole-warp loops.
+//! - `memory`: device allocations and the generic-address windows.
+//! - `semantics`: pure scalar instruction semantics (rounding modes, `.ftz`,
+//!   half types, conversions, atomics' read-modify-write), used for the long
+//!   tail of instructions.
+//! - `observer`: [`Observer`] sees every warp-instruction before it runs
+//!   (`--trace`/`--step`); without one the hook compiles away.
+//!
+//! # Execution model
+//!
+//! - **Reconvergence**: a warp executes the lowest PC among its non-exited,
+//!   non-blocked threads; the threads at that PC form the active mask. For
+//!   structured (convergent) code this reconverges where the hardware does,
+//!   so `activemask`, `vote`, `shfl`, `match` and `redux` see the lanes they
+//!   would on a GPU. Warp-level instructions combine the executing lanes
+//!   intersected with `membermask`; lanes of the mask that are elsewhere
+//!   (diverged) are not waited for.
+//! - **Barriers**: `bar.sync`/`barrier.sync`/`bar.red` block the arriving
+//!   threads until the expected count arrives (the operand, or every
+//!   non-exited thread of the CTA); `bar.arrive` counts without blocking.
+//!   Exited threads never hold a barrier. When every remaining warp waits
+//!   forever the launch fails with [`LaunchError::Deadlock`].
+//! - **Memory**: global allocations are bounds-checked (out of range or
+//!   freed → [`LaunchError::IllegalAddress`]; unaligned →
+//!   [`LaunchError::MisalignedAddress`]; both name kernel, block, thread, PTX
+//!   line and address). Shared memory is per CTA (static, then dynamic
+//!   `.extern .shared` at the end), zeroed at CTA start. Local memory is per
+//!   thread, with a frame per call. `.const`/`.global` variables live in
+//!   device memory ([`Device::get_global`]). Generic addresses of shared,
+//!   local and kernel-param memory lie in the windows of [`memory`]; `cvta`
+//!   and `isspacep` convert and classify them.
+//! - **Calls**: `call` to `.func`s (direct or through a function pointer)
+//!   with `.param` arguments and returns, recursion included: each thread
+//!   has its own call stack; the callee's registers share one window and the
+//!   caller's are saved per call.
+//!
+//! # Determinism
+//!
+//! Launches run synchronously on the calling thread, CTAs one after another
+//! and the warps of a CTA one at a time, so atomics are trivially atomic and
+//! **the same launch on the same inputs gives bit-identical memory, the same
+//! [`LaunchStats`] and the same per-warp event order every time**. `%clock`,
+//! `%clock64` and `%globaltimer` are counters derived from executed
+//! instructions, not host time.
+//!
+//! - Without a schedule seed, CTAs run in linear order (x fastest) and a warp
+//!   runs until it blocks, exits or has executed 100 000 instructions, then
+//!   the next runnable warp (round robin) takes over.
+//! - With [`DeviceConfig::schedule_seed`] (`PRLX_EMU_SCHEDULE=<seed>`) the CTA
+//!   order is a seeded shuffle and each warp runs a seeded 1–32 instructions
+//!   before a seeded choice of the next runnable warp. A racy kernel then
+//!   gives different results across seeds, and the same result for the same
+//!   seed. Race-free kernels give identical results under every seed.
+//! - CTAs never run in parallel (no multi-core execution yet), so nothing
+//!   depends on host thread timing.
 
 mod alu;
 mod config;

@@ -443,14 +443,18 @@ impl Warp {
         if self.converged {
             return Some((self.pc, live));
         }
+        // Branch-free scans over all 32 lanes vectorise; this runs for
+        // every warp-instruction of a diverged warp.
         let mut min = u32::MAX;
-        for_lanes(live, |l| min = min.min(self.pcs[l]));
+        for (l, pc) in self.pcs.iter().enumerate() {
+            let key = if live >> l & 1 != 0 { *pc } else { u32::MAX };
+            min = min.min(key);
+        }
         let mut active = 0u32;
-        for_lanes(live, |l| {
-            if self.pcs[l] == min {
-                active |= 1 << l;
-            }
-        });
+        for (l, pc) in self.pcs.iter().enumerate() {
+            active |= ((*pc == min) as u32) << l;
+        }
+        active &= live;
         if active == live {
             self.converged = true;
             self.pc = min;
@@ -1507,7 +1511,11 @@ pub fn execute(
     if w.converged {
         w.pc = next;
     } else {
-        for_lanes(active, |l| w.pcs[l] = next);
+        for (l, pc) in w.pcs.iter_mut().enumerate() {
+            if active >> l & 1 != 0 {
+                *pc = next;
+            }
+        }
     }
     Ok(StepResult::Continue)
 }
