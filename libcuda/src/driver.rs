@@ -75,6 +75,13 @@ pub struct LinkState {
     pub image: Option<Vec<u8>>,
 }
 
+/// A context-independent library (`cuLibraryLoadData`): a module that no
+/// context owns, whose kernels are its functions.
+#[derive(Debug)]
+pub struct Library {
+    pub module: usize,
+}
+
 /// Page-locked host memory: allocated by the driver (`cuMemAllocHost`,
 /// `cuMemHostAlloc`) or the application's own, registered
 /// (`cuMemHostRegister`).
@@ -93,6 +100,7 @@ pub struct Driver {
     pub streams: HandleTable<Stream>,
     pub events: HandleTable<Event>,
     pub links: HandleTable<LinkState>,
+    pub libraries: HandleTable<Library>,
     /// The primary context of device 0, once first retained.
     pub primary: Option<usize>,
     pub primary_refs: u32,
@@ -185,6 +193,7 @@ impl Driver {
             streams: HandleTable::new(Kind::Stream),
             events: HandleTable::new(Kind::Event),
             links: HandleTable::new(Kind::Link),
+            libraries: HandleTable::new(Kind::Library),
             primary: None,
             primary_refs: 0,
             primary_flags: 0,

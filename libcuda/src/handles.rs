@@ -19,6 +19,7 @@ pub enum Kind {
     Stream = 4,
     Event = 5,
     Link = 6,
+    Library = 7,
 }
 
 /// Handles look like pointers in a region no host allocation uses, 16 bytes

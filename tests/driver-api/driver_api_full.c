@@ -549,6 +549,33 @@ int main(int argc, char **argv) {
   CHECK(cuMemcpyDtoH(c, dc, N * sizeof(float)));
   EXPECT(c[N - 1] == 2 * a[N - 1]);
 
+  /* ---- context-independent loading: libraries and kernels ---- */
+  CUlibrary lib;
+  CUkernel kernel;
+  CHECK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+  CHECK(cuLibraryGetKernel(&kernel, lib, "vecadd"));
+  const char *kernel_name = NULL;
+  CHECK(cuKernelGetName(&kernel_name, kernel));
+  EXPECT(strcmp(kernel_name, "vecadd") == 0);
+  CHECK(cuKernelGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, dev));
+  EXPECT(attr == 1024);
+  CUfunction kernel_fn;
+  CHECK(cuKernelGetFunction(&kernel_fn, kernel));
+  CUdeviceptr lib_counter;
+  CHECK(cuLibraryGetGlobal(&lib_counter, NULL, lib, "launch_counter"));
+  EXPECT(lib_counter != counter); /* its own copy of the module's globals */
+  CHECK(cuMemsetD32(dc, 0, N));
+  CHECK(cuLaunchKernel(kernel_fn, (N + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+  /* A CUkernel may be launched directly, as a CUfunction. */
+  CHECK(cuLaunchKernel((CUfunction)kernel, (N + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+  CHECK(cuMemcpyDtoH(c, dc, N * sizeof(float)));
+  EXPECT(c[N - 1] == a[N - 1] + b[N - 1]);
+  CHECK(cuMemcpyDtoH(&launches, lib_counter, sizeof launches));
+  EXPECT(launches == 2);
+  CUmodule lib_module;
+  CHECK(cuLibraryGetModule(&lib_module, lib));
+  EXPECT(lib_module != NULL);
+
   /* ---- cleanup ---- */
   CHECK(cuEventDestroy(start));
   CHECK(cuEventDestroy(stop));
@@ -562,6 +589,10 @@ int main(int argc, char **argv) {
   CHECK(cuMemFree(dsums));
   CHECK(cuModuleUnload(mod));
   CHECK(cuCtxDestroy(ctx));
+  /* Libraries belong to no context: the kernel is still there. */
+  CHECK(cuKernelGetName(&kernel_name, kernel));
+  CHECK(cuLibraryUnload(lib));
+  EXPECT(cuKernelGetName(&kernel_name, kernel) == CUDA_ERROR_INVALID_HANDLE);
   CHECK(cuDevicePrimaryCtxRelease(dev));
   free(a);
   free(b);

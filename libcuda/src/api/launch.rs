@@ -146,57 +146,79 @@ unsafe fn check_launch_attributes(
     Ok(())
 }
 
+/// `cuFuncGetAttribute`/`cuKernelGetAttribute`.
+pub fn function_attribute(d: &Driver, hfunc: CUfunction, attrib: c_int) -> Result<c_int, CUresult> {
+    let func = d.function(hfunc)?;
+    let info = d
+        .device
+        .kernel_info(func.emu)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let (ma, mi) = d.device.config().compute_capability;
+    let clamp = |v: u32| v.min(i32::MAX as u32) as c_int;
+    Ok(match attrib {
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => clamp(info.max_threads_per_block),
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => clamp(info.static_shared_bytes),
+        CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES => 0,
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => clamp(info.local_bytes_per_thread),
+        CU_FUNC_ATTRIBUTE_NUM_REGS => clamp(info.num_regs.min(MAX_REGISTERS_PER_THREAD)),
+        CU_FUNC_ATTRIBUTE_PTX_VERSION => clamp(info.ptx_version.0 * 10 + info.ptx_version.1),
+        CU_FUNC_ATTRIBUTE_BINARY_VERSION => clamp(ma * 10 + mi),
+        CU_FUNC_ATTRIBUTE_CACHE_MODE_CA => 0,
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => clamp(func.max_dynamic_shared),
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => func.carveout,
+        a if (0..=CU_FUNC_ATTRIBUTE_LAST).contains(&a) => 0, // cluster attributes
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
+/// `cuFuncSetAttribute`/`cuKernelSetAttribute`.
+pub fn set_function_attribute(
+    d: &mut Driver,
+    hfunc: CUfunction,
+    attrib: c_int,
+    value: c_int,
+) -> Result<(), CUresult> {
+    let func = d.function(hfunc)?;
+    let info = d
+        .device
+        .kernel_info(func.emu)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let optin = d.device.config().max_shared_per_block_optin;
+    let static_shared = info.static_shared_bytes;
+    let func = d
+        .functions
+        .get_mut(hfunc)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    match attrib {
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+            let v = u32::try_from(value).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            if u64::from(v) + u64::from(static_shared) > u64::from(optin) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            func.max_dynamic_shared = v;
+        }
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => {
+            if !(-1..=100).contains(&value) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            func.carveout = value;
+        }
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    }
+    Ok(())
+}
+
 exports! {
     fn cuFuncGetAttribute(pi: *mut c_int, attrib: c_int, hfunc: CUfunction) {
         with_context(|d, _| {
             non_null(pi)?;
-            let func = d.function(hfunc)?;
-            let info = d.device.kernel_info(func.emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            let (ma, mi) = d.device.config().compute_capability;
-            let clamp = |v: u32| v.min(i32::MAX as u32) as c_int;
-            let v = match attrib {
-                CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => clamp(info.max_threads_per_block),
-                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => clamp(info.static_shared_bytes),
-                CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES => 0,
-                CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => clamp(info.local_bytes_per_thread),
-                CU_FUNC_ATTRIBUTE_NUM_REGS => clamp(info.num_regs.min(MAX_REGISTERS_PER_THREAD)),
-                CU_FUNC_ATTRIBUTE_PTX_VERSION => clamp(info.ptx_version.0 * 10 + info.ptx_version.1),
-                CU_FUNC_ATTRIBUTE_BINARY_VERSION => clamp(ma * 10 + mi),
-                CU_FUNC_ATTRIBUTE_CACHE_MODE_CA => 0,
-                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => clamp(func.max_dynamic_shared),
-                CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => func.carveout,
-                a if (0..=CU_FUNC_ATTRIBUTE_LAST).contains(&a) => 0, // cluster attributes
-                _ => return Err(CUDA_ERROR_INVALID_VALUE),
-            };
+            let v = function_attribute(d, hfunc, attrib)?;
             unsafe { write_out(pi, v) }
         })
     }
 
     fn cuFuncSetAttribute(hfunc: CUfunction, attrib: c_int, value: c_int) {
-        with_context(|d, _| {
-            let func = d.function(hfunc)?;
-            let info = d.device.kernel_info(func.emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            let optin = d.device.config().max_shared_per_block_optin;
-            let static_shared = info.static_shared_bytes;
-            let func = d.functions.get_mut(hfunc).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            match attrib {
-                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
-                    let v = u32::try_from(value).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
-                    if u64::from(v) + u64::from(static_shared) > u64::from(optin) {
-                        return Err(CUDA_ERROR_INVALID_VALUE);
-                    }
-                    func.max_dynamic_shared = v;
-                }
-                CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => {
-                    if !(-1..=100).contains(&value) {
-                        return Err(CUDA_ERROR_INVALID_VALUE);
-                    }
-                    func.carveout = value;
-                }
-                _ => return Err(CUDA_ERROR_INVALID_VALUE),
-            }
-            Ok(())
-        })
+        with_context(|d, _| set_function_attribute(d, hfunc, attrib, value))
     }
 
     fn cuFuncSetCacheConfig(hfunc: CUfunction, config: c_uint) {

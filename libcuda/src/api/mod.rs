@@ -3,6 +3,7 @@
 pub mod context;
 pub mod device;
 pub mod launch;
+pub mod library;
 pub mod memory;
 pub mod memory2d;
 pub mod module;

@@ -16,7 +16,7 @@ const IN_MEMORY_SOURCE: &str = "module.ptx";
 /// Loads an image into `ctx`, writing the outcome to the JIT logs (and, on
 /// failure, a one-line diagnostic to stderr, since many programs never look
 /// at the log).
-fn load_image(
+pub fn load_image(
     d: &mut Driver,
     ctx: usize,
     image: Image,
@@ -59,7 +59,34 @@ fn load_data(module: *mut CUmodule, image: *const c_void, logs: JitLogs) -> Resu
     })
 }
 
-fn emu_error(e: EmuError) -> CUresult {
+/// The handle of kernel `name` in `hmod`: the same handle every time.
+pub fn function_handle(d: &mut Driver, hmod: CUmodule, name: &str) -> Result<CUfunction, CUresult> {
+    let m = d.modules.get(hmod).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    if let Some(f) = m.functions.get(name) {
+        return Ok(as_handle(*f));
+    }
+    let emu = d.device.get_function(m.emu, name).map_err(emu_error)?;
+    let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let default_dynamic = d
+        .device
+        .config()
+        .max_shared_per_block
+        .saturating_sub(info.static_shared_bytes);
+    let f = d.functions.insert(Function {
+        module: hmod as usize,
+        emu,
+        name: CString::new(name).map_err(|_| CUDA_ERROR_INVALID_VALUE)?,
+        max_dynamic_shared: default_dynamic,
+        carveout: -1,
+        cache_config: 0,
+    });
+    if let Some(m) = d.modules.get_mut(hmod) {
+        m.functions.insert(name.to_string(), f as usize);
+    }
+    Ok(f)
+}
+
+pub fn emu_error(e: EmuError) -> CUresult {
     match e {
         EmuError::NotFound(_) => CUDA_ERROR_NOT_FOUND,
         EmuError::InvalidHandle(_) => CUDA_ERROR_INVALID_HANDLE,
@@ -69,9 +96,7 @@ fn emu_error(e: EmuError) -> CUresult {
     }
 }
 
-fn get_global(d: &Driver, hmod: CUmodule, name: *const c_char) -> Result<(u64, u64), CUresult> {
-    // SAFETY: a C string from the caller.
-    let name = unsafe { c_str(name) }?;
+pub fn get_global(d: &Driver, hmod: CUmodule, name: &str) -> Result<(u64, u64), CUresult> {
     let m = d.modules.get(hmod).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     d.device.get_global(m.emu, name).map_err(emu_error)
 }
@@ -180,28 +205,7 @@ exports! {
             non_null(hfunc)?;
             // SAFETY: a C string from the caller.
             let name = unsafe { c_str(name) }?;
-            let m = d.modules.get(hmod).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            if let Some(f) = m.functions.get(name) {
-                return unsafe { write_out(hfunc, as_handle(*f)) };
-            }
-            let emu = d.device.get_function(m.emu, name).map_err(emu_error)?;
-            let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            let default_dynamic = d
-                .device
-                .config()
-                .max_shared_per_block
-                .saturating_sub(info.static_shared_bytes);
-            let f = d.functions.insert(Function {
-                module: hmod as usize,
-                emu,
-                name: CString::new(name).map_err(|_| CUDA_ERROR_INVALID_VALUE)?,
-                max_dynamic_shared: default_dynamic,
-                carveout: -1,
-                cache_config: 0,
-            });
-            if let Some(m) = d.modules.get_mut(hmod) {
-                m.functions.insert(name.to_string(), f as usize);
-            }
+            let f = function_handle(d, hmod, name)?;
             unsafe { write_out(hfunc, f) }
         })
     }
@@ -213,6 +217,8 @@ exports! {
         name: *const c_char,
     ) {
         with_context(|d, _| {
+            // SAFETY: a C string from the caller.
+            let name = unsafe { c_str(name) }?;
             let (addr, size) = get_global(d, hmod, name)?;
             unsafe {
                 write_optional(dptr, addr);
@@ -231,6 +237,8 @@ exports! {
         name: *const c_char,
     ) {
         with_context(|d, _| {
+            // SAFETY: a C string from the caller.
+            let name = unsafe { c_str(name) }?;
             let (addr, size) = get_global(d, hmod, name)?;
             let addr = CUdeviceptr_v1::try_from(addr).map_err(|_| CUDA_ERROR_NOT_SUPPORTED)?;
             unsafe {

@@ -11,6 +11,7 @@
 use super::context::*;
 use super::device::*;
 use super::launch::*;
+use super::library::*;
 use super::memory::*;
 use super::memory2d::*;
 use super::module::*;
@@ -103,6 +104,19 @@ pub fn table() -> &'static [ProcEntry] {
             "cuModuleGetFunction": 2000 => cuModuleGetFunction;
             "cuModuleGetGlobal": 2000 => cuModuleGetGlobal, 3020 => cuModuleGetGlobal_v2;
             "cuModuleGetLoadingMode": 11070 => cuModuleGetLoadingMode;
+            "cuLibraryLoadData": 12000 => cuLibraryLoadData;
+            "cuLibraryLoadFromFile": 12000 => cuLibraryLoadFromFile;
+            "cuLibraryUnload": 12000 => cuLibraryUnload;
+            "cuLibraryGetModule": 12000 => cuLibraryGetModule;
+            "cuLibraryGetKernel": 12000 => cuLibraryGetKernel;
+            "cuLibraryGetGlobal": 12000 => cuLibraryGetGlobal;
+            "cuKernelGetFunction": 12000 => cuKernelGetFunction;
+            "cuKernelGetLibrary": 12050 => cuKernelGetLibrary;
+            "cuKernelGetName": 12030 => cuKernelGetName;
+            "cuKernelGetAttribute": 12000 => cuKernelGetAttribute;
+            "cuKernelSetAttribute": 12000 => cuKernelSetAttribute;
+            "cuKernelSetCacheConfig": 12000 => cuKernelSetCacheConfig;
+            "cuKernelGetParamInfo": 12040 => cuKernelGetParamInfo;
             "cuLinkCreate": 5050 => cuLinkCreate, 6050 => cuLinkCreate_v2;
             "cuLinkAddData": 5050 => cuLinkAddData, 6050 => cuLinkAddData_v2;
             "cuLinkAddFile": 5050 => cuLinkAddFile, 6050 => cuLinkAddFile_v2;

@@ -1,0 +1,224 @@
+//! Context-independent loading (`cuLibrary*`, `cuKernel*`, CUDA 12).
+//!
+//! A library is a module that belongs to no context, so it outlives the
+//! contexts it is used from; its kernels are the module's function handles,
+//! which is also what `cuKernelGetFunction` returns (and, as in CUDA, a
+//! `CUkernel` may be passed to `cuLaunchKernel` directly).
+
+use super::launch::{function_attribute, set_function_attribute};
+use super::module::{function_handle, get_global, load_image};
+use crate::cu::*;
+use crate::driver::{Library, as_handle, with_driver};
+use crate::entry::{c_str, exports, non_null, write_optional, write_out};
+use crate::image;
+use crate::jit::JitLogs;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+/// No context owns a library's module.
+const NO_CONTEXT: usize = 0;
+
+/// The number of `CUlibraryOption`s CUDA 12.9 defines.
+const LIBRARY_OPTION_COUNT: c_uint = 2;
+
+fn check_library_options(options: *const c_uint, num: c_uint) -> Result<(), CUresult> {
+    if num == 0 {
+        return Ok(());
+    }
+    non_null(options)?;
+    for i in 0..num as usize {
+        // SAFETY: `options` holds `num` entries.
+        if unsafe { *options.add(i) } >= LIBRARY_OPTION_COUNT {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    Ok(())
+}
+
+/// Loads an image as a library.
+///
+/// # Safety
+/// `image` must be a valid module image.
+unsafe fn load_library(
+    library: *mut *mut c_void,
+    image: *const u8,
+    source_name: &str,
+    logs: JitLogs,
+) -> Result<(), CUresult> {
+    with_driver(|d| {
+        non_null(library)?;
+        // SAFETY: forwarded contract.
+        let img = unsafe { image::read(image) };
+        let module = load_image(d, NO_CONTEXT, img, source_name, &logs)?;
+        let lib = d.libraries.insert(Library {
+            module: module as usize,
+        });
+        unsafe { write_out(library, lib) }
+    })
+}
+
+fn library_module(d: &crate::driver::Driver, library: *mut c_void) -> Result<CUmodule, CUresult> {
+    let lib = d.libraries.get(library).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let module = as_handle(lib.module);
+    if d.modules.contains(module) {
+        Ok(module)
+    } else {
+        Err(CUDA_ERROR_INVALID_HANDLE)
+    }
+}
+
+exports! {
+    fn cuLibraryLoadData(
+        library: *mut *mut c_void,
+        code: *const c_void,
+        jit_options: *mut c_uint,
+        jit_option_values: *mut *mut c_void,
+        num_jit_options: c_uint,
+        library_options: *mut c_uint,
+        library_option_values: *mut *mut c_void,
+        num_library_options: c_uint,
+    ) {
+        non_null(code)?;
+        let _ = library_option_values;
+        check_library_options(library_options, num_library_options)?;
+        // SAFETY: the arrays hold `num_jit_options` entries by the API contract.
+        let logs = unsafe { JitLogs::parse(num_jit_options, jit_options, jit_option_values) }?;
+        unsafe { load_library(library, code.cast(), "library.ptx", logs) }
+    }
+
+    fn cuLibraryLoadFromFile(
+        library: *mut *mut c_void,
+        file_name: *const c_char,
+        jit_options: *mut c_uint,
+        jit_option_values: *mut *mut c_void,
+        num_jit_options: c_uint,
+        library_options: *mut c_uint,
+        library_option_values: *mut *mut c_void,
+        num_library_options: c_uint,
+    ) {
+        let path = unsafe { c_str(file_name) }?;
+        let _ = library_option_values;
+        check_library_options(library_options, num_library_options)?;
+        // SAFETY: as above.
+        let logs = unsafe { JitLogs::parse(num_jit_options, jit_options, jit_option_values) }?;
+        let mut bytes = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
+        bytes.push(0);
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());
+        // SAFETY: NUL-terminated above.
+        unsafe { load_library(library, bytes.as_ptr(), &name, logs) }
+    }
+
+    fn cuLibraryUnload(library: *mut c_void) {
+        with_driver(|d| {
+            let lib = d.libraries.remove(library).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            d.unload_module(lib.module);
+            Ok(())
+        })
+    }
+
+    fn cuLibraryGetModule(p_mod: *mut CUmodule, library: *mut c_void) {
+        with_driver(|d| {
+            non_null(p_mod)?;
+            let module = library_module(d, library)?;
+            unsafe { write_out(p_mod, module) }
+        })
+    }
+
+    fn cuLibraryGetKernel(p_kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char) {
+        with_driver(|d| {
+            non_null(p_kernel)?;
+            let name = unsafe { c_str(name) }?;
+            let module = library_module(d, library)?;
+            let f = function_handle(d, module, name)?;
+            unsafe { write_out(p_kernel, f) }
+        })
+    }
+
+    fn cuLibraryGetGlobal(dptr: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char) {
+        with_driver(|d| {
+            let name = unsafe { c_str(name) }?;
+            let module = library_module(d, library)?;
+            let (addr, size) = get_global(d, module, name)?;
+            unsafe {
+                write_optional(dptr, addr);
+                write_optional(bytes, size as usize);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: *mut c_void) {
+        with_driver(|d| {
+            non_null(p_func)?;
+            d.current_context()?;
+            d.function(kernel)?;
+            unsafe { write_out(p_func, kernel) }
+        })
+    }
+
+    fn cuKernelGetLibrary(p_lib: *mut *mut c_void, kernel: *mut c_void) {
+        with_driver(|d| {
+            non_null(p_lib)?;
+            let module = d.function(kernel)?.module;
+            let lib = d
+                .libraries
+                .handles_where(|l| l.module == module)
+                .first()
+                .copied()
+                .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            unsafe { write_out(p_lib, lib) }
+        })
+    }
+
+    fn cuKernelGetName(name: *mut *const c_char, kernel: *mut c_void) {
+        with_driver(|d| {
+            non_null(name)?;
+            let p = d.function(kernel)?.name.as_ptr();
+            unsafe { write_out(name, p) }
+        })
+    }
+
+    fn cuKernelGetAttribute(pi: *mut c_int, attrib: c_int, kernel: *mut c_void, dev: CUdevice) {
+        with_driver(|d| {
+            non_null(pi)?;
+            super::device::check_device(dev)?;
+            let v = function_attribute(d, kernel, attrib)?;
+            unsafe { write_out(pi, v) }
+        })
+    }
+
+    fn cuKernelSetAttribute(attrib: c_int, value: c_int, kernel: *mut c_void, dev: CUdevice) {
+        with_driver(|d| {
+            super::device::check_device(dev)?;
+            set_function_attribute(d, kernel, attrib, value)
+        })
+    }
+
+    fn cuKernelSetCacheConfig(kernel: *mut c_void, config: c_uint, dev: CUdevice) {
+        with_driver(|d| {
+            super::device::check_device(dev)?;
+            if config > 3 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            d.function(kernel)?;
+            if let Some(f) = d.functions.get_mut(kernel) {
+                f.cache_config = config;
+            }
+            Ok(())
+        })
+    }
+
+    fn cuKernelGetParamInfo(kernel: *mut c_void, param_index: usize, param_offset: *mut usize, param_size: *mut usize) {
+        with_driver(|d| {
+            let emu = d.function(kernel)?.emu;
+            let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let p = info.params.get(param_index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe {
+                write_optional(param_offset, p.offset as usize);
+                write_optional(param_size, p.size as usize);
+            }
+            Ok(())
+        })
+    }
+}
