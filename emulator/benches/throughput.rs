@@ -229,7 +229,12 @@ fn branchy_native(x0: u32) -> u32 {
 }
 
 /// The three benchmarks, each measured on the emulator and natively.
-fn measure(name: &str, reps: usize, rng: &mut SplitMix) -> Measurement {
+fn measure(name: &str, reps: usize) -> Measurement {
+    // One fixed seed per kernel, so PRLX_BENCH_ONLY measures the same work.
+    let mut rng = SplitMix(
+        name.bytes()
+            .fold(0x5eed, |h, b| h.wrapping_mul(31) ^ b as u64),
+    );
     match name {
         "matmul" => {
             let n = 256usize;
@@ -347,11 +352,10 @@ fn main() {
         .filter(|r| *r > 0)
         .unwrap_or(3);
     let only = std::env::var("PRLX_BENCH_ONLY").unwrap_or_default();
-    let mut rng = SplitMix(0x5eed);
     let results: Vec<Measurement> = ["matmul", "reduce", "branchy"]
         .into_iter()
         .filter(|name| only.is_empty() || only == *name)
-        .map(|name| measure(name, reps, &mut rng))
+        .map(|name| measure(name, reps))
         .collect();
 
     println!(
