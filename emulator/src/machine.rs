@@ -51,6 +51,16 @@ pub struct Warp {
     /// When converged, the PC of every runnable lane.
     pc: u32,
     converged: bool,
+    /// While diverged: the group that runs next, cached between scans.
+    /// `group_mask` lanes are at `group_pc` (their `pcs` entries may be
+    /// stale until [`Warp::sync_group`]); every other runnable lane is at
+    /// `others_min` or later. A straight-line step or a whole-group jump to
+    /// a PC below `others_min` keeps the cache, so diverged warps rescan
+    /// only where groups may merge or split.
+    group_valid: bool,
+    group_pc: u32,
+    group_mask: u32,
+    others_min: u32,
     /// Lanes that exist (the last warp of a CTA may be partial).
     pub valid: u32,
     pub exited: u32,
@@ -331,6 +341,10 @@ impl Warp {
             pcs: [0; WARP],
             pc: 0,
             converged: true,
+            group_valid: false,
+            group_pc: 0,
+            group_mask: 0,
+            others_min: 0,
             valid: 0,
             exited: 0,
             blocked: 0,
@@ -357,6 +371,7 @@ impl Warp {
         self.blocked = 0;
         self.pc = f.entry_pc;
         self.converged = true;
+        self.group_valid = false;
         self.executed = 0;
         self.index = index;
         let window = r(prog.window_base)..r(prog.const_base);
@@ -443,23 +458,74 @@ impl Warp {
         if self.converged {
             return Some((self.pc, live));
         }
-        // Branch-free scans over all 32 lanes vectorise; this runs for
-        // every warp-instruction of a diverged warp.
+        if self.group_valid {
+            return Some((self.group_pc, self.group_mask));
+        }
+        // Branch-free scans over all 32 lanes.
         let mut min = u32::MAX;
         for (l, pc) in self.pcs.iter().enumerate() {
             let key = if live >> l & 1 != 0 { *pc } else { u32::MAX };
             min = min.min(key);
         }
         let mut active = 0u32;
+        let mut others_min = u32::MAX;
         for (l, pc) in self.pcs.iter().enumerate() {
-            active |= ((*pc == min) as u32) << l;
+            let at_min = *pc == min;
+            active |= (at_min as u32) << l;
+            let key = if live >> l & 1 != 0 && !at_min {
+                *pc
+            } else {
+                u32::MAX
+            };
+            others_min = others_min.min(key);
         }
         active &= live;
         if active == live {
             self.converged = true;
             self.pc = min;
+        } else {
+            self.group_valid = true;
+            self.group_pc = min;
+            self.group_mask = active;
+            self.others_min = others_min;
         }
         Some((min, active))
+    }
+
+    /// Writes the cached group's PC back to its lanes and drops the cache.
+    #[inline]
+    fn sync_group(&mut self) {
+        if self.group_valid {
+            let (pc, mask) = (self.group_pc, self.group_mask);
+            for (l, p) in self.pcs.iter_mut().enumerate() {
+                if mask >> l & 1 != 0 {
+                    *p = pc;
+                }
+            }
+            self.group_valid = false;
+        }
+    }
+
+    /// Moves the lanes of the current group (`active`) to `next` after a
+    /// straight-line instruction.
+    #[inline]
+    fn advance(&mut self, active: u32, next: u32) {
+        if self.converged {
+            self.pc = next;
+        } else if self.group_valid && self.group_mask == active {
+            self.group_pc = next;
+            if next >= self.others_min {
+                // Another group waits here or earlier: merge on the next scan.
+                self.sync_group();
+            }
+        } else {
+            self.sync_group();
+            for (l, pc) in self.pcs.iter_mut().enumerate() {
+                if active >> l & 1 != 0 {
+                    *pc = next;
+                }
+            }
+        }
     }
 
     /// Switches to per-lane PCs (all runnable lanes at the converged PC).
@@ -470,6 +536,9 @@ impl Warp {
             let live = self.runnable();
             for_lanes(live, |l| self.pcs[l] = pc);
             self.converged = false;
+            self.group_valid = false;
+        } else {
+            self.sync_group();
         }
     }
 
@@ -481,6 +550,13 @@ impl Warp {
         }
         if self.converged && lanes == self.runnable() {
             self.pc = target;
+            return;
+        }
+        if !self.converged && self.group_valid && lanes == self.group_mask {
+            self.group_pc = target;
+            if target >= self.others_min {
+                self.sync_group();
+            }
             return;
         }
         let _ = pc;
@@ -506,6 +582,7 @@ impl Warp {
 
     /// Releases lanes blocked at a barrier.
     pub fn unblock(&mut self, lanes: u32) {
+        self.sync_group();
         self.blocked &= !lanes;
         self.maybe_reconverge();
     }
@@ -514,6 +591,7 @@ impl Warp {
         if self.converged {
             return;
         }
+        self.sync_group();
         let live = self.runnable();
         if live == 0 {
             return;
@@ -1508,15 +1586,7 @@ pub fn execute(
         Op::Nop => {}
     }
     // Straight-line instruction: every active lane moves on.
-    if w.converged {
-        w.pc = next;
-    } else {
-        for (l, pc) in w.pcs.iter_mut().enumerate() {
-            if active >> l & 1 != 0 {
-                *pc = next;
-            }
-        }
-    }
+    w.advance(active, next);
     Ok(StepResult::Continue)
 }
 
