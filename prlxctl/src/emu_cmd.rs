@@ -42,9 +42,21 @@ pub struct RunArgs {
 }
 
 pub fn run(cmd: EmuCommand) -> anyhow::Result<u8> {
-    match cmd {
+    let result = match cmd {
         EmuCommand::Run(args) => run_kern(&args),
+    };
+    match result {
+        // `prlxctl emu run --trace k.kern | head` closes the pipe early.
+        Err(e) if is_broken_pipe(&e) => Ok(0),
+        other => other,
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Exit codes: 0 success, 1 the kernel faulted, 2 bad input (via `Err`).

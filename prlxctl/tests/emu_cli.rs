@@ -305,3 +305,35 @@ fn bad_kern_files_name_file_and_line() {
     // The PTX diagnostic names the .kern file and the line of the PTX in it.
     assert!(e.contains("bad.kern:9:"), "{e}");
 }
+
+#[test]
+fn a_trace_piped_into_a_closed_reader_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    // 256 CTAs x 8 warps x 9 instructions: far more trace than a pipe buffers.
+    let kern = "---\nout_x: u32[65536]\nn: u32 = 65536\ngrid = 256\nblock = 256\n---\n\
+        .version 7.5\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 x_ptr, .param .u32 n)\n{\n\
+        \t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\
+        \tld.param.u64 %rd1, [x_ptr];\n\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
+        \tmov.u32 %r3, %ntid.x;\n\tmad.lo.u32 %r4, %r2, %r3, %r1;\n\tmul.wide.u32 %rd2, %r4, 4;\n\
+        \tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r4;\n\tret;\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.kern");
+    std::fs::write(&path, kern).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prlxctl"))
+        .args(["emu", "run", "--trace", path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn prlxctl");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: later writes fail with EPIPE.
+    assert!(first.starts_with("(0,0,0) w0 L"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}

@@ -172,8 +172,9 @@ impl Observer for Debugger<'_> {
         if stop {
             return self.prompt(step);
         }
-        if self.trace {
-            let _ = writeln!(self.out, "{}", describe(step));
+        // A failed write (the reader of a piped trace went away) ends the launch.
+        if self.trace && writeln!(self.out, "{}", describe(step)).is_err() {
+            return Control::Abort;
         }
         Control::Continue
     }
