@@ -7,10 +7,11 @@
 //!
 //! The traces are written once to `$PRLX_BENCH_DIR` (default: Cargo's
 //! target tmp dir, `target/tmp/prlx-bench`) and reused; delete them when done.
-//! Run B exists twice: with 1% and with 50% of the warps diverged, each
+//! Run B exists three times: with 1% and with 50% of the warps diverged, each
 //! diverged warp carrying four planted divergences (a flipped branch, a
-//! changed mask, 3 inserted and 3 deleted events), and the bench checks the
-//! differ finds exactly those before it reports a time.
+//! changed mask, 3 inserted and 3 deleted events), and, as a worst case, 50%
+//! of the warps taking a different path from event 100 on. The bench checks
+//! the differ finds exactly the planted divergences before it reports a time.
 
 use prlx_differ::{DiffOptions, DiffReport, diff_traces, render};
 use prlx_trace::{EventType, TraceBuilder, TraceEvent, TraceFile, WarpBufferHeader};
@@ -49,12 +50,29 @@ fn diverges(w: usize, percent: usize) -> bool {
     (w.wrapping_mul(2_654_435_761) >> 7) % 100 < percent
 }
 
+/// What a diverged warp of run B carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Planted {
+    /// A flipped branch, a changed mask, 3 inserted and 3 deleted events.
+    FourDivergences,
+    /// From event 100 on, entirely different sites: Myers' worst case (it
+    /// spends its whole edit budget before calling it a Path).
+    PathAt100,
+}
+
 /// The warp's stream in run A, or in a B where it diverges.
-fn warp_events(w: usize, planted: bool, out: &mut Vec<TraceEvent>) {
+fn warp_events(w: usize, planted: Option<Planted>, out: &mut Vec<TraceEvent>) {
     out.clear();
     out.extend((0..EVENTS).map(|i| event(w, i)));
-    if !planted {
-        return;
+    match planted {
+        None => return,
+        Some(Planted::PathAt100) => {
+            for (i, e) in out.iter_mut().enumerate().skip(100) {
+                e.site_id = 0x2000 + ((i * 5 + w) % 89) as u32;
+            }
+            return;
+        }
+        Some(Planted::FourDivergences) => {}
     }
     let flip = (500..)
         .find(|&i| out[i].event_type == EventType::Branch as u8)
@@ -70,7 +88,7 @@ fn warp_events(w: usize, planted: bool, out: &mut Vec<TraceEvent>) {
     out.drain(3503..3506);
 }
 
-fn write_trace(path: &Path, percent: Option<usize>) -> std::io::Result<()> {
+fn write_trace(path: &Path, percent: Option<(usize, Planted)>) -> std::io::Result<()> {
     let builder = TraceBuilder::new("bench_kernel", GRID, BLOCK)
         .map_err(std::io::Error::other)?
         .events_per_warp(EVENTS as u32)
@@ -81,7 +99,10 @@ fn write_trace(path: &Path, percent: Option<usize>) -> std::io::Result<()> {
     out.write_all(bytemuck::bytes_of(builder.header()))?;
     let mut events = Vec::with_capacity(EVENTS + 3);
     for w in 0..warps {
-        warp_events(w, percent.is_some_and(|p| diverges(w, p)), &mut events);
+        let planted = percent
+            .filter(|&(p, _)| diverges(w, p))
+            .map(|(_, what)| what);
+        warp_events(w, planted, &mut events);
         let n = events.len() as u32;
         let header = WarpBufferHeader {
             write_idx: n,
@@ -96,7 +117,7 @@ fn write_trace(path: &Path, percent: Option<usize>) -> std::io::Result<()> {
     std::fs::rename(tmp, path)
 }
 
-fn ensure(dir: &Path, name: &str, percent: Option<usize>) -> PathBuf {
+fn ensure(dir: &Path, name: &str, percent: Option<(usize, Planted)>) -> PathBuf {
     let path = dir.join(format!("{name}.g{GENERATION}.prlx"));
     let valid = TraceFile::open(&path).is_ok_and(|t| t.num_warps() == 16384);
     if !valid {
@@ -177,22 +198,27 @@ fn main() {
         dir.display()
     );
     println!("threads: {}", rayon::current_num_threads());
-    for percent in [1, 50] {
-        let b = ensure(&dir, &format!("run_b_{percent}pct"), Some(percent));
+    let scenarios = [
+        ("run_b_1pct", 1, Planted::FourDivergences),
+        ("run_b_50pct", 50, Planted::FourDivergences),
+        ("run_b_50pct_path", 50, Planted::PathAt100),
+    ];
+    for (name, percent, planted) in scenarios {
+        let b = ensure(&dir, name, Some((percent, planted)));
         let expected = (0..16384).filter(|&w| diverges(w, percent)).count();
         let report = full_diff(&a, &b);
         assert_eq!(report.warps_diverged, expected, "diverged warps");
-        assert_eq!(
-            report.total_divergences,
-            expected * PLANTED_PER_WARP,
-            "divergences"
-        );
+        let (per_warp, label) = match planted {
+            Planted::FourDivergences => (PLANTED_PER_WARP, "4 planted each"),
+            Planted::PathAt100 => (1, "a Path at event 100 each (worst case)"),
+        };
+        assert_eq!(report.total_divergences, expected * per_warp, "divergences");
         let read = read_time(&a, &b);
         let diff = best_of_3(|| {
             full_diff(&a, &b);
         });
         println!(
-            "{percent:>2}% diverged ({expected} warps, {} divergences): cat {:.3} s, diff {:.3} s, ratio {:.2}x",
+            "{percent:>2}% diverged ({expected} warps, {label}; {} divergences): cat {:.3} s, diff {:.3} s, ratio {:.2}x",
             report.total_divergences,
             read.as_secs_f64(),
             diff.as_secs_f64(),

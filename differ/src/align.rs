@@ -105,6 +105,49 @@ fn same_site(a: &TraceEvent, b: &TraceEvent) -> bool {
     a.site_id == b.site_id && a.event_type == b.event_type
 }
 
+type KeyFn = fn(&TraceEvent) -> u64;
+type EqFn = fn(&TraceEvent, &TraceEvent) -> bool;
+
+fn site_key(e: &TraceEvent) -> u64 {
+    u64::from(e.site_id) | u64::from(e.event_type) << 32
+}
+
+fn flow_key(e: &TraceEvent) -> u64 {
+    site_key(e) | u64::from(e.branch_dir) << 40
+}
+
+/// Edit budget of the first, cheap alignment attempt.
+const QUICK_EDITS: usize = 32;
+
+/// Buckets of the key histogram in [`edit_lower_bound`].
+const HISTOGRAM_BUCKETS: usize = 4096;
+
+/// A lower bound on the edits any alignment of `a` and `b` needs:
+/// `|a| + |b| - 2·LCS`, with the LCS bounded above by how many keys the two
+/// sides have in common (counted per hash bucket; collisions only raise the
+/// bound on the LCS, so the edit bound stays valid). Disjoint tails, the
+/// common shape of a Path, are rejected in linear time this way.
+fn edit_lower_bound(a: &[TraceEvent], b: &[TraceEvent], key: KeyFn) -> usize {
+    let bucket = |e: &TraceEvent| {
+        let h = key(e).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 52) as usize // top 12 bits: 4096 buckets
+    };
+    let mut counts = vec![0u32; 2 * HISTOGRAM_BUCKETS];
+    let (count_a, count_b) = counts.split_at_mut(HISTOGRAM_BUCKETS);
+    for e in a {
+        count_a[bucket(e)] += 1;
+    }
+    for e in b {
+        count_b[bucket(e)] += 1;
+    }
+    let common: usize = count_a
+        .iter()
+        .zip(count_b.iter())
+        .map(|(&x, &y)| x.min(y) as usize)
+        .sum();
+    a.len() + b.len() - 2 * common
+}
+
 fn as_bytes(events: &[TraceEvent]) -> &[u8] {
     bytemuck::cast_slice(events)
 }
@@ -151,8 +194,24 @@ pub fn align_warp(
     // Aligning on direction too keeps loops exact, but spends two edits per
     // flipped branch; when that blows the budget, align on sites alone (flips
     // become matched pairs that differ in direction) before giving up.
-    let runs = myers::matched_runs(rest_a, rest_b, opts.max_edits, same_flow)
-        .or_else(|| myers::matched_runs(rest_a, rest_b, opts.max_edits, same_site));
+    // Near-identical warps finish within a few edits; only when they do not
+    // is the linear-time bound worth computing before the full O(D²) search.
+    let quick = myers::matched_runs(rest_a, rest_b, opts.max_edits.min(QUICK_EDITS), same_flow);
+    let full = |by_direction: bool| {
+        let (key, eq): (KeyFn, EqFn) = if by_direction {
+            (flow_key, same_flow)
+        } else {
+            (site_key, same_site)
+        };
+        if by_direction && opts.max_edits <= QUICK_EDITS {
+            return None; // the quick search already was the full one
+        }
+        if edit_lower_bound(rest_a, rest_b, key) > opts.max_edits {
+            return None; // provably over budget: skip the search
+        }
+        myers::matched_runs(rest_a, rest_b, opts.max_edits, eq)
+    };
+    let runs = quick.or_else(|| full(true)).or_else(|| full(false));
     match runs {
         Some(runs) => classify_runs(a, b, i, &runs, opts, out),
         None => out.push(region(
@@ -312,5 +371,49 @@ fn compare_pair(
         out.push(single(DivergenceKind::ActiveMask, ia, ib, ea.site_id));
     } else if opts.compare_values && ea.value_a != eb.value_a {
         out.push(single(DivergenceKind::Value, ia, ib, ea.site_id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn event() -> impl Strategy<Value = TraceEvent> {
+        (0u32..5, 0u8..2, 0u8..2).prop_map(|(site_id, event_type, branch_dir)| TraceEvent {
+            site_id,
+            event_type,
+            branch_dir,
+            ..TraceEvent::default()
+        })
+    }
+
+    proptest! {
+        /// The pruning bound never exceeds the true minimal edit count, so
+        /// it can only skip searches that would fail.
+        #[test]
+        fn edit_lower_bound_is_a_lower_bound(
+            a in prop::collection::vec(event(), 0..60),
+            b in prop::collection::vec(event(), 0..60),
+        ) {
+            for (key, eq) in [(flow_key as KeyFn, same_flow as EqFn), (site_key, same_site)] {
+                let runs = myers::matched_runs(&a, &b, 200, eq).expect("within 120 edits");
+                let matched: usize = runs.iter().map(|r| r.len).sum();
+                let edits = a.len() + b.len() - 2 * matched;
+                prop_assert!(edit_lower_bound(&a, &b, key) <= edits);
+            }
+        }
+    }
+
+    #[test]
+    fn disjoint_streams_are_rejected_by_the_bound() {
+        let at = |site_id| TraceEvent {
+            site_id,
+            ..TraceEvent::default()
+        };
+        let a: Vec<TraceEvent> = (0..100).map(at).collect();
+        let b: Vec<TraceEvent> = (1000..1100).map(at).collect();
+        assert_eq!(edit_lower_bound(&a, &b, site_key), 200);
+        assert_eq!(edit_lower_bound(&a, &a, site_key), 0);
     }
 }

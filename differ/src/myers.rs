@@ -35,43 +35,62 @@ pub fn matched_runs<T>(
         return None;
     }
     let max_d = max_edits.min(a.len() + b.len()) as isize;
-    // Furthest x reached on diagonal k = x - y, stored at index k + offset.
-    let offset = max_d + 1;
-    let mut v = vec![0isize; (2 * max_d + 3) as usize];
-    // trace[d] holds v[-(d+1)..=d+1] as it was before step d, for backtracking.
-    let mut trace: Vec<Vec<isize>> = Vec::new();
-    for d in 0..=max_d {
-        let lo = (offset - d - 1) as usize;
-        let hi = (offset + d + 1) as usize;
-        trace.push(v[lo..=hi].to_vec());
-        let mut k = -d;
-        while k <= d {
-            let idx = (k + offset) as usize;
-            let mut x = if k == -d || (k != d && v[idx - 1] < v[idx + 1]) {
-                v[idx + 1]
-            } else {
-                v[idx - 1] + 1
-            };
-            let mut y = x - k;
-            while x < n && y < m && eq(&a[x as usize], &b[y as usize]) {
-                x += 1;
-                y += 1;
+    SCRATCH.with_borrow_mut(|scratch| {
+        let Scratch { v, trace } = scratch;
+        // Furthest x reached on diagonal k = x - y, stored at index k + offset.
+        let offset = max_d + 1;
+        v.clear();
+        v.resize((2 * max_d + 3) as usize, 0);
+        // For backtracking, one flat buffer: step d's slice is v[-(d+1)..=d+1]
+        // as it was before step d, at trace[d*d + 2*d ..][.. 2*d + 3].
+        trace.clear();
+        for d in 0..=max_d {
+            let lo = (offset - d - 1) as usize;
+            let hi = (offset + d + 1) as usize;
+            trace.extend_from_slice(&v[lo..=hi]);
+            let mut k = -d;
+            while k <= d {
+                let idx = (k + offset) as usize;
+                let mut x = if k == -d || (k != d && v[idx - 1] < v[idx + 1]) {
+                    v[idx + 1]
+                } else {
+                    v[idx - 1] + 1
+                };
+                let mut y = x - k;
+                while x < n && y < m && eq(&a[x as usize], &b[y as usize]) {
+                    x += 1;
+                    y += 1;
+                }
+                v[idx] = x;
+                if x >= n && y >= m {
+                    return Some(backtrack(trace, n, m, d));
+                }
+                k += 2;
             }
-            v[idx] = x;
-            if x >= n && y >= m {
-                return Some(backtrack(&trace, n, m, d));
-            }
-            k += 2;
         }
-    }
-    None
+        None
+    })
 }
 
-fn backtrack(trace: &[Vec<isize>], n: isize, m: isize, last_d: isize) -> Vec<MatchRun> {
+/// Per-thread buffers reused across calls: a bounded search that fails
+/// touches O(D²) words, and fresh allocations of that size would cost a page
+/// fault per 4 KiB on every warp.
+#[derive(Default)]
+struct Scratch {
+    v: Vec<isize>,
+    trace: Vec<isize>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+fn backtrack(trace: &[isize], n: isize, m: isize, last_d: isize) -> Vec<MatchRun> {
     let mut runs = Vec::new();
     let (mut x, mut y) = (n, m);
     for d in (0..=last_d).rev() {
-        let saved = &trace[d as usize];
+        let start = (d * d + 2 * d) as usize;
+        let saved = &trace[start..start + (2 * d + 3) as usize];
         // saved[0] is diagonal -(d+1).
         let at = |k: isize| saved[(k + d + 1) as usize];
         let k = x - y;

@@ -27,8 +27,13 @@ pub struct CompareArgs {
     /// Also report operand differences at matching events (Value).
     #[arg(long)]
     values: bool,
-    /// Most edits the aligner spends per warp before calling the rest a Path.
-    #[arg(long, default_value_t = AlignOptions::default().max_edits)]
+    /// Most edits the aligner spends per warp before calling the rest a Path
+    /// (its memory and time grow with the square of this; at most 4096).
+    #[arg(
+        long,
+        default_value_t = AlignOptions::default().max_edits,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=4096)
+    )]
     max_edits: usize,
 }
 
