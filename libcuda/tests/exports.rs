@@ -211,3 +211,28 @@ fn proc_address_table_matches_cuda_typedefs() {
         );
     }
 }
+
+#[test]
+fn every_export_is_reachable_through_cu_get_proc_address() {
+    let exported = read_dynamic(&libcuda_dir().join("libcuda.so")).defined_functions;
+    let table = cuda::api::proc_address::table();
+    for name in exported.iter().filter(|n| n.starts_with("cu")) {
+        // A link-time alias only: cudaTypedefs.h has no PFN type for it.
+        if name == "cuGetProcAddress_v2_ptsz" {
+            continue;
+        }
+        assert!(
+            table.iter().any(|e| &e.symbol == name),
+            "{name} is exported but cuGetProcAddress cannot return it"
+        );
+        let per_thread = name.ends_with("_ptds") || name.ends_with("_ptsz");
+        let flags = if per_thread { 2 } else { 0 };
+        let entry = cuda::api::proc_address::lookup(name, 13000, flags)
+            .unwrap_or_else(|e| panic!("lookup of {name} failed: {e:?}"));
+        assert!(
+            name.starts_with(entry.name),
+            "{name} resolved to {}",
+            entry.symbol
+        );
+    }
+}
