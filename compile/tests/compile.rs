@@ -1,0 +1,284 @@
+//! prlx-compile against the real toolchain: instrumented PTX carries the
+//! descriptor and the site table, ptxas accepts it, and two compiles agree.
+
+use prlx_compile::{CompileError, CompileRequest, compile};
+use std::path::{Path, PathBuf};
+
+fn toolchain_required() -> bool {
+    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
+}
+
+/// `false` (skip) when clang-19 is missing and the toolchain is not required.
+fn have_clang() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("clang-19").is_file()));
+    if !found {
+        assert!(
+            !toolchain_required(),
+            "clang-19 not found; run scripts/setup.sh"
+        );
+        eprintln!("skipped: clang-19 not found, run scripts/setup.sh");
+    }
+    found
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn kernel() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/branchy.cu")
+}
+
+fn ptxas() -> Option<PathBuf> {
+    let path = repo_root().join(".tools/cuda13/nvidia/cu13/bin/ptxas");
+    path.is_file().then_some(path)
+}
+
+fn site_ids(sites: &Path) -> Vec<(u64, String, u64)> {
+    let text = std::fs::read_to_string(sites).unwrap();
+    let table: serde_json::Value = serde_json::from_str(&text).unwrap();
+    table
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["site_id"].as_u64().unwrap(),
+                s["kind"].as_str().unwrap().to_owned(),
+                s["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn instrumented_ptx_defines_the_descriptor_and_the_sites() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out/branchy.ptx");
+    let mut req = CompileRequest::parse(&[
+        kernel().to_str().unwrap(),
+        "-gline-tables-only",
+        "--snapshots",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    if ptxas().is_some() {
+        req.cubin = Some(out.with_extension("cubin"));
+    }
+    let result = compile(&req).unwrap();
+    let ptx = std::fs::read_to_string(&result.ptx).unwrap();
+    assert!(
+        ptx.contains(".visible .global .align 8 .b8 __prlx_desc[64];"),
+        "{ptx}"
+    );
+    assert!(
+        ptx.contains(".visible .global .align 1 .b8 __prlx_sites["),
+        "{ptx}"
+    );
+    assert!(ptx.contains(".target sm_80"), "{ptx}");
+    assert!(
+        !ptx.contains(".func") && !ptx.contains("\tcall"),
+        "the runtime is inlined and no copy is left: {ptx}"
+    );
+
+    let sites = result.sites.expect("instrumented: a site table");
+    assert_eq!(sites, dir.path().join("out/prlx-sites.json"));
+    let ids = site_ids(&sites);
+    let kinds: Vec<&str> = ids.iter().map(|(_, k, _)| k.as_str()).collect();
+    for kind in ["Branch", "Switch", "Atomic", "SharedMemStore"] {
+        assert!(kinds.contains(&kind), "{kind} missing from {ids:?}");
+    }
+    assert!(
+        ids.iter()
+            .any(|(_, kind, line)| kind == "Branch" && *line == 12),
+        "the data-dependent branch at branchy.cu:12: {ids:?}"
+    );
+    match (&result.cubin, ptxas()) {
+        (Some(cubin), Some(_)) => assert!(std::fs::metadata(cubin).unwrap().len() > 0),
+        (None, None) => eprintln!("ptxas not found: cubin not checked"),
+        other => panic!("unexpected cubin result {other:?}"),
+    }
+}
+
+#[test]
+fn two_compiles_give_the_same_site_ids_and_ptx() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let build = |sub: &str, extra: &[&str]| {
+        let out = dir.path().join(sub).join("k.ptx");
+        let mut args = vec![kernel().to_str().unwrap().to_owned(), "-g".to_owned()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.extend(["-o".to_owned(), out.to_str().unwrap().to_owned()]);
+        let result = compile(&CompileRequest::parse(&args).unwrap()).unwrap();
+        (
+            site_ids(&result.sites.unwrap()),
+            std::fs::read_to_string(result.ptx).unwrap(),
+        )
+    };
+    let (ids_a, ptx_a) = build("a", &[]);
+    let (ids_b, ptx_b) = build("b", &[]);
+    let (ids_c, _) = build("c", &["-DUNRELATED=1"]);
+    assert!(!ids_a.is_empty());
+    assert_eq!(ids_a, ids_b);
+    assert_eq!(ids_a, ids_c, "an unrelated define does not move ids");
+    assert_eq!(ptx_a, ptx_b, "the compile is deterministic");
+}
+
+#[test]
+fn no_instrument_is_the_plain_pipeline() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plain.ptx");
+    let req = CompileRequest::parse(&[
+        kernel().to_str().unwrap(),
+        "--no-instrument",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let result = compile(&req).unwrap();
+    assert_eq!(result.sites, None);
+    assert!(!dir.path().join("prlx-sites.json").exists());
+    let ptx = std::fs::read_to_string(&out).unwrap();
+    assert!(ptx.contains(".entry branchy"), "{ptx}");
+    assert!(!ptx.contains("__prlx"), "{ptx}");
+}
+
+#[test]
+fn filter_leaves_other_kernels_alone() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f.ptx");
+    let req = CompileRequest::parse(&[
+        kernel().to_str().unwrap(),
+        "--filter",
+        "not_branchy*",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    compile(&req).unwrap();
+    let ptx = std::fs::read_to_string(&out).unwrap();
+    assert!(ptx.contains(".entry branchy"), "{ptx}");
+    assert!(
+        !ptx.contains("__prlx_desc"),
+        "nothing instrumented, no runtime linked"
+    );
+    assert!(site_ids(&dir.path().join("prlx-sites.json")).is_empty());
+}
+
+#[test]
+fn a_compile_error_is_one_line_naming_clang() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.cu");
+    std::fs::write(&bad, "__attribute__((global)) void k() { int x = ; }\n").unwrap();
+    let req = CompileRequest::new(&bad, dir.path().join("bad.ptx"));
+    let err = compile(&req).unwrap_err();
+    assert!(matches!(err, CompileError::ToolFailed { .. }), "{err:?}");
+    let line = err.to_string();
+    assert!(
+        line.starts_with("clang-19 failed (exit 1): ")
+            && line.contains("bad.cu:1:")
+            && line.contains("error: expected expression"),
+        "{line}"
+    );
+    assert!(!line.contains('\n'));
+}
+
+/// A CUDA 12 SDK assembled from the PyPI wheels (nvidia-cuda-runtime-cu12 +
+/// nvidia-cuda-nvcc-cu12): the layout clang-19 accepts for `--cuda-path`.
+fn assemble_cuda12(into: &Path) -> Option<PathBuf> {
+    let runtime = repo_root().join(".tools/cuda12/nvidia/cuda_runtime");
+    let nvcc = std::env::var_os("PRLX_CUDA12_NVCC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".tools/cuda12/nvidia/cuda_nvcc"));
+    if !runtime.join("include/cuda_runtime.h").is_file() || !nvcc.join("include/crt").is_dir() {
+        return None;
+    }
+    let sdk = into.join("cuda12");
+    std::fs::create_dir_all(sdk.join("include")).unwrap();
+    std::fs::create_dir_all(sdk.join("bin")).unwrap();
+    for dir in [runtime.join("include"), nvcc.join("include")] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            std::os::unix::fs::symlink(entry.path(), sdk.join("include").join(entry.file_name()))
+                .unwrap();
+        }
+    }
+    // cuda_runtime.h includes curand's header that no wheel here ships.
+    std::fs::write(sdk.join("include/curand_mtgp32_kernel.h"), "").unwrap();
+    std::os::unix::fs::symlink(nvcc.join("bin/ptxas"), sdk.join("bin/ptxas")).unwrap();
+    std::os::unix::fs::symlink(nvcc.join("nvvm"), sdk.join("nvvm")).unwrap();
+    std::fs::write(
+        sdk.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"12.9.1"}}"#,
+    )
+    .unwrap();
+    Some(sdk)
+}
+
+#[test]
+fn cuda_path_compiles_ordinary_cuda_sources() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(sdk) = assemble_cuda12(dir.path()) else {
+        assert!(
+            !toolchain_required(),
+            "nvidia-cuda-nvcc-cu12 not in .tools/cuda12/nvidia/cuda_nvcc (or $PRLX_CUDA12_NVCC)"
+        );
+        eprintln!(
+            "skipped: nvidia-cuda-nvcc-cu12 not found in .tools/cuda12, run scripts/setup.sh"
+        );
+        return;
+    };
+    let source = dir.path().join("saxpy.cu");
+    std::fs::write(
+        &source,
+        "#include <cuda_runtime.h>\n\
+         __global__ void saxpy(float a, const float *x, float *y, int n) {\n\
+           int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+           if (i < n) y[i] = a * x[i] + sqrtf(y[i]);\n\
+         }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("saxpy.cubin");
+    let req = CompileRequest::parse(&[
+        "--cuda-path",
+        sdk.to_str().unwrap(),
+        "-g",
+        source.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let result = compile(&req).unwrap();
+    let ptx = std::fs::read_to_string(&result.ptx).unwrap();
+    assert!(ptx.contains(".entry _Z5saxpyfPKfPfi"), "{ptx}");
+    assert!(ptx.contains("__prlx_desc"));
+    assert!(out.is_file(), "the SDK's ptxas made the cubin");
+    let ids = site_ids(&result.sites.unwrap());
+    assert!(
+        ids.iter()
+            .any(|(_, kind, line)| kind == "Branch" && *line == 4),
+        "{ids:?}"
+    );
+}
