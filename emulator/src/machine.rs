@@ -459,6 +459,8 @@ impl Warp {
             return Some((self.pc, live));
         }
         if self.group_valid {
+            #[cfg(debug_assertions)]
+            self.check_group_cache(live);
             return Some((self.group_pc, self.group_mask));
         }
         // Branch-free scans over all 32 lanes.
@@ -490,6 +492,29 @@ impl Warp {
             self.others_min = others_min;
         }
         Some((min, active))
+    }
+
+    /// Debug builds: the cached group must be what a full scan would find.
+    #[cfg(debug_assertions)]
+    fn check_group_cache(&self, live: u32) {
+        let mut pcs = self.pcs;
+        for (l, p) in pcs.iter_mut().enumerate() {
+            if self.group_mask >> l & 1 != 0 {
+                *p = self.group_pc;
+            }
+        }
+        let min = (0..WARP)
+            .filter(|l| live >> l & 1 != 0)
+            .map(|l| pcs[l])
+            .min();
+        let mask = (0..WARP)
+            .filter(|&l| live >> l & 1 != 0 && Some(pcs[l]) == min)
+            .fold(0u32, |m, l| m | 1 << l);
+        assert_eq!(
+            (min, mask),
+            (Some(self.group_pc), self.group_mask),
+            "diverged-group cache out of date"
+        );
     }
 
     /// Writes the cached group's PC back to its lanes and drops the cache.
