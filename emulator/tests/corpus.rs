@@ -90,6 +90,9 @@ corpus_tests! {
     ptx_generic_spaces => ptx::generic_spaces;
     ptx_lanemasks => ptx::lanemasks;
     ptx_exit_divergent => ptx::exit_divergent;
+    ptx_int_ops => ptx::int_ops;
+    ptx_mem_ops => ptx::mem_ops;
+    ptx_float_misc => ptx::float_misc;
 
     // CUDA C via nvcc 13
     nvcc_vector_add => nvcc::nv_vector_add;

@@ -657,3 +657,247 @@ pub fn exit_divergent() -> Case {
         .zeros::<u32>(2 * 64)
         .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
 }
+
+pub fn int_ops() -> Case {
+    let mut rng = Rng::new(54);
+    let mut a = rng.vec_i32(64, i32::MIN, i32::MAX);
+    let mut b = rng.vec_i32(64, i32::MIN, i32::MAX);
+    let mut s: Vec<u32> = (0..64).map(|_| rng.u32() % 40).collect();
+    let shifts = [0, 1, 31, 32, 33, 63, 64, 65, 100, u32::MAX, 0x8000_0000, 7];
+    s[..shifts.len()].copy_from_slice(&shifts);
+    let edges = [
+        (i32::MIN, -1),
+        (i32::MAX, 1),
+        (i32::MIN, 1),
+        (-1, i32::MAX),
+        (0, 0),
+        (-5, 3),
+        (5, -3),
+    ];
+    for (i, (x, y)) in edges.into_iter().enumerate() {
+        a[20 + i] = x;
+        b[20 + i] = y;
+    }
+    let want: Vec<u32> = (0..64)
+        .flat_map(|i| {
+            let (a, b, s) = (a[i], b[i], s[i]);
+            let (ua, ub) = (a as u32, b as u32);
+            let wide = ((ua as u64) << 32) | ua as u64;
+            let sra64 = (wide as i64 >> s.min(63)) as u64;
+            let mulhi_s = ((a as i64 * b as i64) >> 32) as u32;
+            let sat = |v: i64| v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32;
+            let p1 = a > 0;
+            [
+                if s >= 32 { 0 } else { ua << s },
+                if s >= 32 { 0 } else { ua >> s },
+                (a >> s.min(31)) as u32,
+                sra64 as u32,
+                sat(a as i64 + b as i64),
+                sat(a as i64 - b as i64),
+                mulhi_s,
+                ((ua as u64 * ub as u64) >> 32) as u32,
+                mulhi_s.wrapping_add(s),
+                s.wrapping_add(if a < b {
+                    ub.wrapping_sub(ua)
+                } else {
+                    ua.wrapping_sub(ub)
+                }),
+                s.wrapping_add(ua.abs_diff(ub)),
+                a.wrapping_abs() as u32,
+                a.wrapping_neg() as u32,
+                (a & 3 == 0) as u32,
+                if a < b { u32::MAX } else { 0 },
+                (a < b && p1) as u32 | ((a < b || p1) as u32) << 1,
+                if s as i32 >= 0 { ua } else { ub },
+                (sra64 >> 32) as u32,
+                if s >= 64 { 0 } else { (wide >> s) as u32 },
+                if s >= 64 {
+                    0
+                } else {
+                    ((wide << s) >> 32) as u32
+                },
+            ]
+        })
+        .collect();
+    Case::ptx("int_ops.ptx", "int_ops")
+        .block([64, 1, 1])
+        .buf(&a)
+        .buf(&b)
+        .buf(&s)
+        .zeros::<u32>(20 * 64)
+        .check(move |o| expect_eq("out", &o.get::<u32>(3), &want))
+}
+
+pub fn mem_ops() -> Case {
+    let n = 64usize;
+    let mut rng = Rng::new(55);
+    let bytes: Vec<u8> = (0..4 * n).map(|_| rng.u32() as u8).collect();
+    let mut words = Vec::new();
+    for t in 0..n {
+        let cas_target = if t % 2 == 0 {
+            0x1111_1111_2222_2222
+        } else {
+            rng.next_u64() | 1
+        };
+        words.extend([cas_target, rng.next_u64()]);
+    }
+    let total0 = 0.25f64;
+    let word = |t: usize| {
+        let b = &bytes[4 * t..4 * t + 4];
+        let s8 = b[0] as i8 as i32;
+        let u8_ = b[1] as u32;
+        let s16 = i16::from_le_bytes([b[2], b[3]]) as i32;
+        let u16_ = u16::from_le_bytes([b[0], b[1]]) as u32;
+        (s8, u8_, s16, u16_)
+    };
+    let mut want_out = Vec::new();
+    let mut want_bytes = bytes.clone();
+    let mut want_words = words.clone();
+    for t in 0..n {
+        let (s8, u8_, s16, u16_) = word(t);
+        let (_, _, ns16, nu16) = word(t ^ 1);
+        let old = words[2 * t];
+        want_out.extend([
+            ns16 as u32,
+            nu16,
+            u16_,
+            s8 as u32,
+            old as u32,
+            (old >> 32) as u32,
+        ]);
+        want_out.extend([words[2 * t + 1] as u32, u8_]);
+        want_bytes[4 * t + 1] = s8.wrapping_add(0x123_4500) as u8;
+        let half = (s16.wrapping_add(0x7_0001) as u32 as u16).to_le_bytes();
+        want_bytes[4 * t + 2..4 * t + 4].copy_from_slice(&half);
+        if t % 2 == 0 {
+            want_words[2 * t] = t as u64 * 0x1_0000_0001;
+        }
+        want_words[2 * t + 1] = (words[2 * t + 1] & !0xffff_ffff) | t as u64;
+    }
+    let total = total0 + (0..n).map(|t| t as f64 + 0.5).sum::<f64>();
+    Case::ptx("mem_ops.ptx", "mem_ops")
+        .block([n as u32, 1, 1])
+        .buf(&bytes)
+        .buf(&words)
+        .buf(&[total0])
+        .zeros::<u32>(8 * n)
+        .check(move |o| {
+            expect_eq(
+                "out (neighbour s16/u16 via shared, own u16/s8 via local, cas old, exch old, u8)",
+                &o.get::<u32>(3),
+                &want_out,
+            )?;
+            expect_eq("bytes after narrow stores", &o.get::<u8>(0), &want_bytes)?;
+            expect_eq(
+                "words after cas.b64 / exch.b32",
+                &o.get::<u64>(1),
+                &want_words,
+            )?;
+            expect_eq("f64 total", &o.get::<f64>(2), &[total])
+        })
+}
+
+pub fn float_misc() -> Case {
+    let vals = [
+        1.5f32,
+        -2.0,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NAN,
+        1e-40,
+        65504.0,
+    ];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for x in vals {
+        for y in vals {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let f16 = |v: f64| half::f16::from_f64(v);
+    let mut want = Vec::new();
+    for (t, (&x, &y)) in a.iter().zip(&b).enumerate() {
+        let nan = x.is_nan() || y.is_nan();
+        let bits = [
+            x < y,
+            x < y || nan,
+            x >= y,
+            x >= y || nan,
+            x == y,
+            x == y || nan,
+            x != y && !nan,
+            x != y,
+            nan,
+            !nan,
+        ]
+        .iter()
+        .enumerate()
+        .fold(0u32, |m, (i, p)| m | (*p as u32) << i);
+        let (fa, fb) = (f16(x as f64), f16(y as f64));
+        let sum = f16(fa.to_f64() + fb.to_f64()).to_bits() as u32;
+        let sqrt64 = (y as f64).sqrt().to_bits();
+        let div64 = (x as f64 / y as f64).to_bits();
+        want.extend([
+            bits,
+            f32::from_bits((y.to_bits() & 0x7fff_ffff) | (x.to_bits() & 0x8000_0000)).to_bits(),
+            x.abs().to_bits(),
+            (-x).to_bits(),
+            (1.0 / x).to_bits(),
+            y.sqrt().to_bits(),
+            (x / y).to_bits(),
+            x.to_bits(),
+            sqrt64 as u32,
+            (sqrt64 >> 32) as u32,
+            div64 as u32,
+            (div64 >> 32) as u32,
+            (fa.to_bits() as u32) << 16 | fb.to_bits() as u32,
+            sum << 16 | sum,
+            f16(fb.to_f64() * fa.to_f64() + fb.to_f64()).to_bits() as u32,
+            t as u32,
+        ]);
+    }
+    // Columns are compared with NaN-equivalence in their own format.
+    let canon = move |v: Vec<u32>| -> Vec<u32> {
+        v.chunks(16)
+            .flat_map(|c| {
+                let mut c = c.to_vec();
+                for v in &mut c[1..8] {
+                    if f32::from_bits(*v).is_nan() {
+                        *v = 0x7fc0_0000;
+                    }
+                }
+                for k in [8, 10] {
+                    let d = (c[k + 1] as u64) << 32 | c[k] as u64;
+                    if f64::from_bits(d).is_nan() {
+                        (c[k], c[k + 1]) = (0, 0x7ff8_0000);
+                    }
+                }
+                for k in [12, 13, 14] {
+                    let mut v = c[k];
+                    for shift in [0, 16] {
+                        let h = (v >> shift) & 0xffff;
+                        if h & 0x7c00 == 0x7c00 && h & 0x3ff != 0 {
+                            v = (v & !(0xffff << shift)) | (0x7e00 << shift);
+                        }
+                    }
+                    c[k] = v;
+                }
+                c
+            })
+            .collect()
+    };
+    Case::ptx("float_misc.ptx", "float_misc")
+        .block([64, 1, 1])
+        .buf(&a)
+        .buf(&b)
+        .zeros::<u32>(16 * 64)
+        .check(move |o| {
+            expect_eq(
+                "out (NaNs canonicalised)",
+                &canon(o.get::<u32>(2)),
+                &canon(want.clone()),
+            )
+        })
+}
