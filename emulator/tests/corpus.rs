@@ -93,6 +93,9 @@ corpus_tests! {
     ptx_int_ops => ptx::int_ops;
     ptx_mem_ops => ptx::mem_ops;
     ptx_float_misc => ptx::float_misc;
+    ptx_calls_and_control => ptx::calls_and_control;
+    #[ignore = "emulator: dp4a.{u32,s32}.{u32,s32}, mul24.lo and mad24.lo are rejected at load as unsupported instructions (semantics::bits::dp4a and semantics::int::mul24_lo exist; decode.rs has no entry for them)"]
+    ptx_dp4a => ptx::dp4a_ops;
 
     // CUDA C via nvcc 13
     nvcc_vector_add => nvcc::nv_vector_add;

@@ -326,3 +326,45 @@ fn function_pointers_and_jump_tables() {
         assert_eq!(out[i], v + ks[i % 7], "element {i}");
     }
 }
+
+const PRINTF_AND_ASSERT: &str = r#"
+extern "C" __device__ int printf(const char *, ...);
+extern "C" __device__ void __assertfail(const char *message, const char *file, unsigned line,
+                                        const char *function, unsigned long char_size);
+__global__ void report(const float *x, int n) {
+    unsigned t = tid_x();
+    if (t < 3) printf("t=%u x=%.2f n=%d %s\n", t, x[t], n, t == 1 ? "one" : "other");
+}
+__global__ void check(int v) {
+    if (v > 3 && tid_x() == 2) __assertfail("v <= 3", "check.cu", 42, "check", 1);
+}
+"#;
+
+#[test]
+fn device_printf_and_assert() {
+    let Some(ptx) = clang_ptx("printf", PRINTF_AND_ASSERT) else {
+        return;
+    };
+    let mut dev = device();
+    dev.capture_printf(true);
+    let m = load(&mut dev, &ptx);
+    let report = dev.get_function(m, "_Z6reportPKfi").unwrap();
+    let x = upload_f32(&mut dev, &[1.5, -2.25, 3.0, 4.0]);
+    run(&mut dev, report, cfg(1, 32), &Params::new().u64(x).u32(7));
+    assert_eq!(
+        dev.take_printf_output(),
+        "t=0 x=1.50 n=7 other\nt=1 x=-2.25 n=7 one\nt=2 x=3.00 n=7 other\n"
+    );
+    let check = dev.get_function(m, "_Z5checki").unwrap();
+    run(&mut dev, check, cfg(1, 32), &Params::new().u32(3));
+    let err = run_err(&mut dev, check, cfg(1, 32), &Params::new().u32(4));
+    let prlx_emu::LaunchError::Trap(fault) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(fault.thread, [2, 0, 0]);
+    assert!(
+        err.to_string()
+            .contains("assertion `v <= 3` failed (check.cu:42)"),
+        "{err}"
+    );
+}

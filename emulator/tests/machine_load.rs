@@ -50,14 +50,14 @@ fn parse_errors_keep_the_file_position() {
 #[test]
 fn calls_to_functions_without_a_body_are_rejected() {
     let ptx = format!(
-        "{HEADER}.extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n\
+        "{HEADER}.extern .func (.param .b32 r) helper(.param .b64 a, .param .b64 b);\n\
          .visible .entry k()\n{{\n.reg .b32 %r<2>;\n{{\n.param .b64 p0;\n.param .b64 p1;\n.param .b32 r0;\n\
-         st.param.b64 [p0], 0;\nst.param.b64 [p1], 0;\ncall.uni (r0), vprintf, (p0, p1);\n}}\nret;\n}}\n"
+         st.param.b64 [p0], 0;\nst.param.b64 [p1], 0;\ncall.uni (r0), helper, (p0, p1);\n}}\nret;\n}}\n"
     );
     let err = device().load_module(&ptx, "p.ptx").unwrap_err();
     assert!(
         err.to_string()
-            .contains("call to external function `vprintf`"),
+            .contains("call to external function `helper`"),
         "{err}"
     );
 }

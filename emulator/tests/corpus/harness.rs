@@ -87,6 +87,11 @@ impl Case {
         self.args.push(Arg::Scalar(to_bytes(&[v])));
         self
     }
+    /// A by-value parameter given as raw bytes (a struct passed by value).
+    pub fn raw_param(mut self, bytes: Vec<u8>) -> Case {
+        self.args.push(Arg::Scalar(bytes));
+        self
+    }
     pub fn set_global<T: Pod>(mut self, name: &'static str, data: &[T]) -> Case {
         self.set_globals.push((name, to_bytes(data)));
         self

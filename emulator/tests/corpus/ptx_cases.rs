@@ -901,3 +901,77 @@ pub fn float_misc() -> Case {
             )
         })
 }
+
+pub fn calls_and_control() -> Case {
+    let n = 64usize;
+    let mut x = Rng::new(56).vec_u32(n);
+    x[..4].copy_from_slice(&[0, 1, 2, 3]);
+    let (k, scale) = (5u32, 0.75f32);
+    let mut cfg = Vec::new();
+    cfg.extend(k.to_le_bytes());
+    cfg.extend(scale.to_le_bytes());
+    cfg.extend(0u64.to_le_bytes());
+    let want: Vec<u32> = (0..n)
+        .flat_map(|i| {
+            let v = x[i];
+            let lane = i % 32;
+            [
+                if i % 2 == 0 {
+                    v.wrapping_add(k)
+                } else {
+                    v.wrapping_mul(k)
+                },
+                match v % 4 {
+                    0 => 100,
+                    1 => v.wrapping_mul(3),
+                    2 => v ^ 0x5a5a,
+                    _ => !v,
+                },
+                (v as f32 * scale).to_bits(),
+                if lane % 2 == 0 {
+                    x[i - lane + (lane + 2) % 32]
+                } else {
+                    0
+                },
+                v.swap_bytes(),
+                v.rotate_left(k),
+                1,
+                v,
+            ]
+        })
+        .collect();
+    Case::ptx("calls.ptx", "calls_and_control")
+        .block([n as u32, 1, 1])
+        .raw_param(cfg)
+        .buf(&x)
+        .zeros::<u32>(8 * n)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
+
+pub fn dp4a_ops() -> Case {
+    let mut x = Rng::new(57).vec_u32(64);
+    x[..3].copy_from_slice(&[0, u32::MAX, 0x8080_8080]);
+    let dp4a = |a: u32, b: u32, c: i32, signed: bool| -> u32 {
+        let byte = |v: u32, i: u32| {
+            let b = (v >> (8 * i)) as u8;
+            if signed { b as i8 as i32 } else { b as i32 }
+        };
+        (0..4).fold(c, |acc, i| {
+            acc.wrapping_add(byte(a, i).wrapping_mul(byte(b, i)))
+        }) as u32
+    };
+    let want: Vec<u32> = x
+        .iter()
+        .flat_map(|&v| {
+            [
+                dp4a(v, 0x0102_0304, 7, false),
+                dp4a(v, 0xff01_ff02, -3, true),
+            ]
+        })
+        .collect();
+    Case::ptx("dp4a.ptx", "dp4a_ops")
+        .block([64, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(2 * 64)
+        .check(move |o| expect_eq("dp4a (u32, s32)", &o.get::<u32>(1), &want))
+}
