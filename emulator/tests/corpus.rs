@@ -94,6 +94,7 @@ corpus_tests! {
     ptx_mem_ops => ptx::mem_ops;
     ptx_float_misc => ptx::float_misc;
     ptx_calls_and_control => ptx::calls_and_control;
+    ptx_triton_style_add => ptx::triton_style_add;
     #[ignore = "emulator: dp4a.{u32,s32}.{u32,s32}, mul24.lo and mad24.lo are rejected at load as unsupported instructions (semantics::bits::dp4a and semantics::int::mul24_lo exist; decode.rs has no entry for them)"]
     ptx_dp4a => ptx::dp4a_ops;
 

@@ -975,3 +975,23 @@ pub fn dp4a_ops() -> Case {
         .zeros::<u32>(2 * 64)
         .check(move |o| expect_eq("dp4a (u32, s32)", &o.get::<u32>(1), &want))
 }
+
+/// Buffers hold exactly n elements: an unpredicated access past the end
+/// would fault, so this also checks that a false guard suppresses the access.
+pub fn triton_style_add() -> Case {
+    let n = 1000usize;
+    let mut rng = Rng::new(58);
+    let x = rng.vec_f32(n, -10.0, 10.0);
+    let y = rng.vec_f32(n, -10.0, 10.0);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a + b).collect();
+    Case::ptx("triton_style.ptx", "add_kernel")
+        .grid([n.div_ceil(128) as u32, 1, 1])
+        .block([32, 1, 1])
+        .buf(&x)
+        .buf(&y)
+        .zeros::<f32>(n)
+        .scalar(n as i32)
+        .scalar(0u64)
+        .scalar(0u64)
+        .check(move |o| expect_f32_bits("z", &o.get::<f32>(2), &want))
+}
