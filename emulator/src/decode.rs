@@ -2207,9 +2207,21 @@ fn decode_call(
             let callee = match m.syms.get(name) {
                 Some(Sym::Func(i)) if *i != u32::MAX => *i,
                 Some(Sym::Func(_)) => {
-                    return Err(format!(
-                        "unsupported: call to external function `{name}` (no body in this module)"
-                    ));
+                    return match (name.as_str(), args.as_slice(), rets.as_slice()) {
+                        ("vprintf", [fmt, a], r) if r.len() <= 1 => Ok(Op::Vprintf {
+                            fmt: *fmt,
+                            args: *a,
+                            ret: r.first().copied(),
+                        }),
+                        ("__assertfail", [message, file, line, ..], _) => Ok(Op::AssertFail {
+                            message: *message,
+                            file: *file,
+                            line: *line,
+                        }),
+                        _ => Err(format!(
+                            "unsupported: call to external function `{name}` (no body in this module)"
+                        )),
+                    };
                 }
                 _ => return Err(format!("unknown function `{name}`")),
             };

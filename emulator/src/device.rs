@@ -78,6 +78,8 @@ pub struct Device {
     next_module: u64,
     /// Counts launches, for `%gridid`.
     pub(crate) launches: u64,
+    /// Device `printf` output, when captured instead of written to stdout.
+    pub(crate) printf_capture: Option<String>,
 }
 
 impl Device {
@@ -88,11 +90,27 @@ impl Device {
             modules: HashMap::new(),
             next_module: 1,
             launches: 0,
+            printf_capture: None,
         }
     }
 
     pub fn config(&self) -> &DeviceConfig {
         &self.config
+    }
+
+    /// Device `printf` output goes to the process's stdout at the end of each
+    /// launch (as CUDA prints it at synchronisation), or, after
+    /// `capture_printf(true)`, into a buffer read by [`Device::take_printf_output`].
+    pub fn capture_printf(&mut self, capture: bool) {
+        self.printf_capture = if capture { Some(String::new()) } else { None };
+    }
+
+    /// The captured `printf` output so far (empty when not capturing).
+    pub fn take_printf_output(&mut self) -> String {
+        self.printf_capture
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Allocates zeroed global memory; addresses are never 0 and 256-byte aligned.

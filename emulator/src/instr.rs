@@ -351,6 +351,18 @@ pub enum Op {
         targets: Box<[u32]>,
     },
     Call(Box<CallInfo>),
+    /// A call to the external `vprintf(fmt, args)`: `.param` slots of the caller.
+    Vprintf {
+        fmt: u32,
+        args: u32,
+        ret: Option<u32>,
+    },
+    /// A call to `__assertfail(message, file, line, …)`: stops the launch.
+    AssertFail {
+        message: u32,
+        file: u32,
+        line: u32,
+    },
     Ret,
     Exit,
     Trap,

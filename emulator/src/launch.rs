@@ -152,40 +152,56 @@ pub(crate) fn launch<H: StepHook>(
     let mut warps: Vec<Warp> = (0..nwarps).map(|_| Warp::new(prog)).collect();
     let mut shared = FlatMemory::default();
     let mut stats = LaunchStats::default();
-    for cta in order {
-        let ctaid = [
-            (cta % gx as u64) as u32,
-            ((cta / gx as u64) % gy as u64) as u32,
-            (cta / (gx as u64 * gy as u64)) as u32,
-        ];
-        let shape = CtaShape {
-            ctaid,
-            nctaid: config.grid,
-            ntid: config.block,
-            dynamic_smem: config.dynamic_shared_bytes,
-            gridid,
-        };
-        shared.bytes.clear();
-        shared.bytes.resize(
-            (prog.static_shared + config.dynamic_shared_bytes) as usize,
-            0,
-        );
-        for (i, w) in warps.iter_mut().enumerate() {
-            w.reset(prog, *kernel, i as u32, &shape);
+    let mut printf = String::new();
+    let result = (|| {
+        for cta in order {
+            let ctaid = [
+                (cta % gx as u64) as u32,
+                ((cta / gx as u64) % gy as u64) as u32,
+                (cta / (gx as u64 * gy as u64)) as u32,
+            ];
+            let shape = CtaShape {
+                ctaid,
+                nctaid: config.grid,
+                ntid: config.block,
+                dynamic_smem: config.dynamic_shared_bytes,
+                gridid,
+            };
+            shared.bytes.clear();
+            shared.bytes.resize(
+                (prog.static_shared + config.dynamic_shared_bytes) as usize,
+                0,
+            );
+            for (i, w) in warps.iter_mut().enumerate() {
+                w.reset(prog, *kernel, i as u32, &shape);
+            }
+            let mut cta_run = CtaRun {
+                prog,
+                kernel_name: &info.name,
+                shape,
+                warps: &mut warps,
+                barriers: Default::default(),
+                live_threads: threads,
+                stats: &mut stats,
+                printf: &mut printf,
+            };
+            cta_run.run(memory, &mut shared, kparams, rng.as_mut(), hook)?;
+            stats.ctas += 1;
         }
-        let mut cta_run = CtaRun {
-            prog,
-            kernel_name: &info.name,
-            shape,
-            warps: &mut warps,
-            barriers: Default::default(),
-            live_threads: threads,
-            stats: &mut stats,
-        };
-        cta_run.run(memory, &mut shared, kparams, rng.as_mut(), hook)?;
-        stats.ctas += 1;
+        Ok(stats)
+    })();
+    // Device printf output appears when the launch ends, fault or not.
+    match &mut device.printf_capture {
+        Some(buf) => buf.push_str(&printf),
+        None if !printf.is_empty() => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(printf.as_bytes());
+            let _ = out.flush();
+        }
+        None => {}
     }
-    Ok(stats)
+    result
 }
 
 struct CtaRun<'a> {
@@ -196,6 +212,7 @@ struct CtaRun<'a> {
     barriers: [Barrier; 16],
     live_threads: u32,
     stats: &'a mut LaunchStats,
+    printf: &'a mut String,
 }
 
 impl CtaRun<'_> {
@@ -292,6 +309,7 @@ impl CtaRun<'_> {
                 barriers: &mut self.barriers,
                 live_threads: &mut self.live_threads,
                 launch_clock: self.stats.warp_instructions,
+                printf: self.printf,
             };
             match machine::execute(w, &mut env, pc, active) {
                 Ok(StepResult::Continue) => {}

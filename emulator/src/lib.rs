@@ -82,6 +82,7 @@ mod launch;
 mod machine;
 pub mod memory;
 mod observer;
+mod printf;
 mod program;
 pub mod semantics;
 mod text;

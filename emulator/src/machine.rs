@@ -118,6 +118,8 @@ pub struct Env<'a> {
     pub live_threads: &'a mut u32,
     /// Warp-instructions executed by the launch so far, for `%globaltimer`.
     pub launch_clock: u64,
+    /// Device `printf` output of the launch so far.
+    pub printf: &'a mut String,
 }
 
 /// What a warp-instruction did to the warp's schedulability.
@@ -886,6 +888,19 @@ fn write_fast(env: &mut Env<'_>, space: Space, addr: u64, size: u32, value: u64)
     true
 }
 
+/// A NUL-terminated string at a generic address (at most 4 KiB).
+fn read_cstr(env: &Env<'_>, w: &Warp, addr: u64, lane: usize) -> Result<String, LaneFault> {
+    let mut bytes = Vec::new();
+    for k in 0..4096 {
+        let b = load(env, w, Space::Generic, addr + k, 1, lane)? as u8;
+        if b == 0 {
+            break;
+        }
+        bytes.push(b);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Executes the warp-instruction at `pc` for `active` lanes.
 pub fn execute(
     w: &mut Warp,
@@ -1338,6 +1353,67 @@ pub fn execute(
             }
             w.jump(active & !exec, pc, next);
             return Ok(StepResult::Continue);
+        }
+        Op::Vprintf { fmt, args, ret } => {
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let fp = w.param_fp[l] as u64;
+                let fmt_ptr = w.param[l].load(fp + *fmt as u64, 8).unwrap_or(0);
+                let args_ptr = w.param[l].load(fp + *args as u64, 8).unwrap_or(0);
+                let text = read_cstr(env, w, fmt_ptr, l)?;
+                let mut off = 0u64;
+                let mut failed = None;
+                let (out, count) = crate::printf::format(
+                    text.as_bytes(),
+                    |size| {
+                        off = off.next_multiple_of(size as u64);
+                        let v = if args_ptr == 0 {
+                            0
+                        } else {
+                            match load(env, w, Space::Generic, args_ptr + off, size, l) {
+                                Ok(v) => v,
+                                Err(e) => {
+                                    failed.get_or_insert(e);
+                                    0
+                                }
+                            }
+                        };
+                        off += size as u64;
+                        v
+                    },
+                    |p| read_cstr(env, w, p, l).unwrap_or_else(|_| "(bad string)".into()),
+                );
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                env.printf.push_str(&out);
+                if let Some(ret) = ret {
+                    let _ = w.param[l].store(fp + *ret as u64, 4, count as u64);
+                }
+            }
+        }
+        Op::AssertFail {
+            message,
+            file,
+            line,
+        } => {
+            if exec != 0 {
+                let l = exec.trailing_zeros() as usize;
+                let fp = w.param_fp[l] as u64;
+                let msg_ptr = w.param[l].load(fp + *message as u64, 8).unwrap_or(0);
+                let file_ptr = w.param[l].load(fp + *file as u64, 8).unwrap_or(0);
+                let line_no = w.param[l].load(fp + *line as u64, 4).unwrap_or(0);
+                let msg = read_cstr(env, w, msg_ptr, l).unwrap_or_default();
+                let file = read_cstr(env, w, file_ptr, l).unwrap_or_default();
+                return Err(LaneFault {
+                    kind: FaultKind::Trap,
+                    lane: l as u32,
+                    address: None,
+                    message: format!("assertion `{msg}` failed ({file}:{line_no})"),
+                });
+            }
         }
         Op::Call(info) => {
             do_call(w, prog, info, exec, next)?;
