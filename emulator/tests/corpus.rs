@@ -104,4 +104,7 @@ corpus_tests! {
     nvcc_matmul => nvcc::nv_matmul;
     nvcc_histogram => nvcc::nv_histogram;
     nvcc_math => nvcc::nv_math;
+    nvcc_warp_ops => nvcc::nv_warp_ops;
+    #[ignore = "emulator: mad.lo.cc.u32, madc.hi.cc.u32 and madc.hi.u32 (libdevice's f64 sin/cos range reduction, nvcc/double_math.ptx:552) are rejected at load as unsupported; the carry-chain semantics exist in semantics::int"]
+    nvcc_double_math => nvcc::nv_double_math;
 }

@@ -321,6 +321,23 @@ pub fn expect_f32_ulps(what: &str, got: &[f32], want: &[f32], ulps: u32) -> Resu
     })
 }
 
+/// Within `ulps` units in the last place, for f64.
+pub fn expect_f64_ulps(what: &str, got: &[f64], want: &[f64], ulps: u64) -> Result<(), String> {
+    expect_by(what, got, want, |g, w| {
+        if g.is_nan() || w.is_nan() {
+            return g.is_nan() && w.is_nan();
+        }
+        if g.is_infinite() || w.is_infinite() {
+            return g == w;
+        }
+        let ordered = |x: f64| {
+            let b = x.to_bits() as i64 as i128;
+            if b < 0 { i64::MIN as i128 - b } else { b }
+        };
+        ordered(g).abs_diff(ordered(w)) <= ulps as u128
+    })
+}
+
 /// Maps a float's bits onto a line where adjacent floats are adjacent integers.
 fn ordered(x: f32) -> i64 {
     let b = x.to_bits() as i32 as i64;

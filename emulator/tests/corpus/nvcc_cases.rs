@@ -1,7 +1,7 @@
 //! Kernels compiled by nvcc 13 at test time (`kernels/nvcc/kernels.cu`).
 
 use super::cuda_cases::matmul_reference;
-use super::harness::{Case, Rng, expect_eq, expect_f32_bits, expect_f32_ulps};
+use super::harness::{Case, Rng, expect_eq, expect_f32_bits, expect_f32_ulps, expect_f64_ulps};
 
 const FILE: &str = "kernels.cu";
 
@@ -110,6 +110,86 @@ pub fn nv_math() -> Case {
             .enumerate()
             {
                 expect_f32_ulps(name, &column(&got, k), &column(&want, k), *ulps)?;
+            }
+            Ok(())
+        })
+}
+
+pub fn nv_warp_ops() -> Case {
+    let mut rng = Rng::new(65);
+    let mut x = rng.vec_i32(96, -50, 50);
+    x[32..64].iter_mut().for_each(|v| *v = v.abs() + 1); // warp 1: all positive
+    x[70] = 7;
+    x[64..96]
+        .iter_mut()
+        .filter(|v| **v == 0)
+        .for_each(|v| *v = 1);
+    x[80] = 0;
+    let mut want = Vec::new();
+    for warp in x.chunks(32) {
+        let sum = warp.iter().fold(0i32, |s, v| s.wrapping_add(*v)) as u32;
+        let ballot = warp
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v > 0)
+            .fold(0u32, |m, (l, _)| m | 1 << l);
+        let any7 = warp.contains(&7) as u32;
+        let all_nonzero = warp.iter().all(|v| *v != 0) as u32;
+        for &v in warp {
+            want.extend([
+                sum,
+                ballot,
+                ballot.count_ones(),
+                if ballot == 0 {
+                    0
+                } else {
+                    ballot.trailing_zeros() + 1
+                },
+                (v as u32).reverse_bits(),
+                v.leading_zeros() + any7 * 100 + all_nonzero * 1000,
+            ]);
+        }
+    }
+    Case::nvcc(FILE, "nv_warp_ops")
+        .block([96, 1, 1])
+        .buf(&x)
+        .zeros::<u32>(6 * 96)
+        .check(move |o| expect_eq("out", &o.get::<u32>(1), &want))
+}
+
+/// CUDA's documented bounds plus one ulp for the host libm.
+pub fn nv_double_math() -> Case {
+    let n = 128;
+    let mut rng = Rng::new(66);
+    let mut x: Vec<f64> = (0..n)
+        .map(|_| rng.f32(-20.0, 20.0) as f64 + rng.f32(0.0, 1.0) as f64 * 1e-7)
+        .collect();
+    x[..6].copy_from_slice(&[0.0, -0.0, 1e6 + 0.25, -3.0e7, 1e15, std::f64::consts::PI]);
+    let mut want = Vec::new();
+    for &v in &x {
+        want.extend([
+            v.sin(),
+            v.cos(),
+            (v / 64.0).exp(),
+            (v.abs() + 1.0).ln(),
+            (v.abs() + 0.5).powf(1.25),
+        ]);
+    }
+    Case::nvcc("double_math.cu", "nv_double_math")
+        .grid([2, 1, 1])
+        .block([64, 1, 1])
+        .buf(&x)
+        .zeros::<f64>(5 * n)
+        .scalar(n as i32)
+        .check(move |o| {
+            let got = o.get::<f64>(1);
+            let column =
+                |v: &[f64], k: usize| v.iter().skip(k).step_by(5).copied().collect::<Vec<f64>>();
+            for (k, (name, ulps)) in [("sin", 3), ("cos", 3), ("exp", 2), ("log", 2), ("pow", 3)]
+                .iter()
+                .enumerate()
+            {
+                expect_f64_ulps(name, &column(&got, k), &column(&want, k), *ulps)?;
             }
             Ok(())
         })

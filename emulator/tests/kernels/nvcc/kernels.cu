@@ -61,3 +61,20 @@ extern "C" __global__ void nv_math(const float *x, float *out, int n) {
   o[4] = sqrtf(fabsf(v));
   o[5] = tanhf(v);
 }
+
+// Warp intrinsics as nvcc lowers them.
+extern "C" __global__ void nv_warp_ops(const int *in, unsigned *out) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = in[i];
+  int sum = v;
+  for (int m = 16; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  unsigned ballot = __ballot_sync(0xffffffffu, v > 0);
+  __syncwarp();
+  unsigned *o = out + 6 * i;
+  o[0] = (unsigned)sum;
+  o[1] = ballot;
+  o[2] = __popc(ballot);
+  o[3] = __ffs(ballot);
+  o[4] = __brev((unsigned)v);
+  o[5] = __clz(v) + __any_sync(0xffffffffu, v == 7) * 100 + __all_sync(0xffffffffu, v != 0) * 1000;
+}
