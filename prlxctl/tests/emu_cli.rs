@@ -337,3 +337,17 @@ fn a_trace_piped_into_a_closed_reader_ends_quietly() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+#[test]
+fn scalars_and_narrow_output_types() {
+    let path = example("half_precision.kern");
+    let out = run_ok(&["emu", "run", path.to_str().unwrap()], "");
+    // x = -1, -0.5, ..., 2.5 times a = 3: exact in f16 and bf16.
+    let y = "[-3, -1.5, 0, 1.5, 3, 4.5, 6, 7.5]";
+    assert!(out.contains(&format!("out_h: f16[8] = {y}\n")), "{out}");
+    assert!(out.contains(&format!("out_b: bf16[8] = {y}\n")), "{out}");
+    assert!(
+        out.contains("out_lane: u8[8] = [0, 1, 2, 3, 4, 5, 6, 7]\n"),
+        "{out}"
+    );
+}
