@@ -126,7 +126,17 @@ pub struct Manifest {
     /// Launches seen but not recorded because `PRLX_MAX_LAUNCHES` was reached.
     #[serde(default)]
     pub dropped_launches: u64,
+    /// Nanoseconds since the Unix epoch when the session was created (0 = unknown).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub created_ns: u64,
+    /// The session each launch is diffed against as it arrives (`PRLX_BASELINE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
     pub launches: Vec<LaunchRecord>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// PRLX's original manifest entry.

@@ -1,0 +1,165 @@
+//! A blocking client over a std `UnixStream`: one request, one response,
+//! with bulk payloads streamed in bounded chunks. The shim uses it from its
+//! background thread; prlxctl uses it directly.
+
+use crate::frame::{CHUNK_SIZE, FrameError, FrameKind, read_frame, write_frame};
+use crate::message::{ErrorCode, Request, Response};
+use prlx_session::LaunchRecord;
+use std::io::{BufWriter, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot connect to prlxd at {path}: {source}")]
+    Connect {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("prlxd connection: {0}")]
+    Frame(#[from] FrameError),
+    #[error("prlxd sent a malformed response: {0}")]
+    BadResponse(String),
+    #[error("prlxd: {message}")]
+    Daemon { code: ErrorCode, message: String },
+}
+
+impl ClientError {
+    /// The daemon's error code, when the daemon refused the request.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Daemon { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+pub struct Client {
+    stream: BufWriter<UnixStream>,
+    /// The uid the daemon saw for us (SO_PEERCRED).
+    pub uid: u32,
+    pub server: String,
+}
+
+impl Client {
+    /// Connects and says hello; `who` names the client in the daemon's logs.
+    pub fn connect(path: &Path, who: &str) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut client = Client {
+            stream: BufWriter::with_capacity(CHUNK_SIZE + 64, stream),
+            uid: 0,
+            server: String::new(),
+        };
+        match client.request(&Request::Hello {
+            client: who.to_owned(),
+            version: crate::PROTOCOL_VERSION,
+        })? {
+            Response::Hello { server, uid, .. } => {
+                client.uid = uid;
+                client.server = server;
+                Ok(client)
+            }
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Bounds every read and write (`None` = block forever).
+    pub fn set_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {
+        self.stream.get_ref().set_read_timeout(timeout)?;
+        self.stream.get_ref().set_write_timeout(timeout)
+    }
+
+    /// Sends a request and reads its response; a daemon `Error` becomes `Err`.
+    pub fn request(&mut self, request: &Request) -> Result<Response, ClientError> {
+        self.send(request)?;
+        self.stream.flush().map_err(FrameError::Io)?;
+        self.receive()
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), ClientError> {
+        write_frame(&mut self.stream, FrameKind::Message, &request.to_payload())?;
+        Ok(())
+    }
+
+    fn receive(&mut self) -> Result<Response, ClientError> {
+        let frame = read_frame(self.stream.get_mut())?;
+        if frame.kind != FrameKind::Message {
+            return Err(ClientError::BadResponse(
+                "expected a message frame, got a chunk".into(),
+            ));
+        }
+        match Response::from_payload(&frame.payload) {
+            Ok(Response::Error { code, message }) => Err(ClientError::Daemon { code, message }),
+            Ok(response) => Ok(response),
+            Err(e) => Err(ClientError::BadResponse(e.to_string())),
+        }
+    }
+
+    /// Stores one launch: the record, then the trace and site table as chunks.
+    pub fn put_launch(
+        &mut self,
+        session: &str,
+        record: &LaunchRecord,
+        trace: &[u8],
+        site_table: Option<(u64, &[u8])>,
+    ) -> Result<(u64, u64), ClientError> {
+        let (image, sites) = match site_table {
+            Some((image, bytes)) => (Some(image), bytes),
+            None => (None, &[][..]),
+        };
+        self.send(&Request::PutLaunch {
+            session: session.to_owned(),
+            record: Box::new(record.clone()),
+            trace_bytes: trace.len() as u64,
+            site_table_bytes: sites.len() as u64,
+            site_table_image: image,
+        })?;
+        for bytes in [trace, sites] {
+            for chunk in bytes.chunks(CHUNK_SIZE) {
+                write_frame(&mut self.stream, FrameKind::Chunk, chunk)?;
+            }
+        }
+        self.stream.flush().map_err(FrameError::Io)?;
+        match self.receive()? {
+            Response::LaunchStored { seq, stored_bytes } => Ok((seq, stored_bytes)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Fetches one file of a session into `out`.
+    pub fn fetch_file(
+        &mut self,
+        session: &str,
+        file: &str,
+        out: &mut impl Write,
+    ) -> Result<u64, ClientError> {
+        let len = match self.request(&Request::FetchFile {
+            session: session.to_owned(),
+            file: file.to_owned(),
+        })? {
+            Response::File { len } => len,
+            other => return Err(unexpected(&other)),
+        };
+        let mut got = 0u64;
+        while got < len {
+            let frame = read_frame(self.stream.get_mut())?;
+            if frame.kind != FrameKind::Chunk || got + frame.payload.len() as u64 > len {
+                return Err(ClientError::BadResponse(format!(
+                    "file {file}: bad chunk after {got} of {len} bytes"
+                )));
+            }
+            out.write_all(&frame.payload).map_err(FrameError::Io)?;
+            got += frame.payload.len() as u64;
+        }
+        Ok(len)
+    }
+}
+
+fn unexpected(response: &Response) -> ClientError {
+    let json = String::from_utf8_lossy(&response.to_payload()).into_owned();
+    ClientError::BadResponse(format!("unexpected response {json}"))
+}

@@ -1,0 +1,26 @@
+//! The prlxd protocol: how the capture shim, `prlxctl` and the daemon talk.
+//!
+//! Start with [`frame`]: every message is one length-prefixed frame with a
+//! magic, a protocol version and a kind, and no frame is larger than
+//! [`frame::MAX_FRAME_PAYLOAD`]. [`message`] holds the serde requests and
+//! responses carried in `Message` frames; large payloads (a launch's trace
+//! and site table, an exported file) follow their request as `Chunk` frames.
+//! [`socket`] finds the daemon (`PRLX_SOCKET`, the user socket, the system
+//! socket) and [`client`] is a small blocking client — std only, so the shim
+//! can use it without an async runtime.
+
+pub mod client;
+pub mod frame;
+pub mod message;
+pub mod socket;
+
+pub use client::{Client, ClientError};
+pub use frame::{Frame, FrameError, FrameHeader, FrameKind};
+pub use message::{
+    DiffOptions, ErrorCode, JobInfo, JobState, Request, Response, SessionInfo, StatusInfo,
+};
+pub use socket::discover_socket;
+
+/// The protocol version spoken; frames and `Hello` carry it, and a peer
+/// speaking another version gets a clear error.
+pub const PROTOCOL_VERSION: u16 = 1;

@@ -1,0 +1,261 @@
+//! Requests and responses, carried as serde JSON in `Message` frames.
+//!
+//! Bulk data never travels inside a message: `PutLaunch` announces the byte
+//! counts of the trace and the site table and the client then sends that many
+//! bytes as `Chunk` frames; `FetchFile` is answered by `File` followed by the
+//! file's chunks.
+
+use prlx_session::{LaunchRecord, Manifest};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    /// The first message on every connection.
+    Hello {
+        client: String,
+        version: u16,
+    },
+    /// Starts a session; the daemon picks a free name based on `name`.
+    CreateSession {
+        name: String,
+        /// Diff each launch against this session as it arrives.
+        #[serde(default)]
+        baseline: Option<String>,
+        #[serde(default)]
+        command: Vec<String>,
+        #[serde(default)]
+        pid: u32,
+    },
+    /// Stores one launch; `trace_bytes + site_table_bytes` bytes follow as chunks.
+    PutLaunch {
+        session: String,
+        record: Box<LaunchRecord>,
+        trace_bytes: u64,
+        site_table_bytes: u64,
+        /// The image the site table belongs to (its file is named after it).
+        #[serde(default)]
+        site_table_image: Option<u64>,
+    },
+    /// Counts launches the application made past its capture limit.
+    CountDropped {
+        session: String,
+        count: u64,
+    },
+    ListSessions,
+    ShowSession {
+        session: String,
+    },
+    DeleteSession {
+        session: String,
+    },
+    /// One file of a session (trace or site map), answered by `File` + chunks.
+    FetchFile {
+        session: String,
+        file: String,
+    },
+    /// Queues a session diff; answered with a job id.
+    Diff {
+        a: String,
+        b: String,
+        #[serde(default)]
+        options: DiffOptions,
+    },
+    JobStatus {
+        job: u64,
+    },
+    JobResult {
+        job: u64,
+    },
+    Status,
+}
+
+impl Request {
+    /// The request's name, for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Hello { .. } => "hello",
+            Request::CreateSession { .. } => "create_session",
+            Request::PutLaunch { .. } => "put_launch",
+            Request::CountDropped { .. } => "count_dropped",
+            Request::ListSessions => "list_sessions",
+            Request::ShowSession { .. } => "show_session",
+            Request::DeleteSession { .. } => "delete_session",
+            Request::FetchFile { .. } => "fetch_file",
+            Request::Diff { .. } => "diff",
+            Request::JobStatus { .. } => "job_status",
+            Request::JobResult { .. } => "job_result",
+            Request::Status => "status",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "response", rename_all = "snake_case")]
+pub enum Response {
+    Hello {
+        server: String,
+        version: u16,
+        uid: u32,
+    },
+    SessionCreated {
+        session: String,
+    },
+    LaunchStored {
+        seq: u64,
+        stored_bytes: u64,
+    },
+    Ok,
+    Sessions {
+        sessions: Vec<SessionInfo>,
+    },
+    Session {
+        info: SessionInfo,
+        manifest: Box<Manifest>,
+    },
+    Deleted {
+        session: String,
+        freed_bytes: u64,
+    },
+    /// `len` bytes of the file follow as chunks.
+    File {
+        len: u64,
+    },
+    JobQueued {
+        job: u64,
+        cached: bool,
+    },
+    Job {
+        info: JobInfo,
+    },
+    /// The finished diff: the session-diff report as JSON and as text.
+    DiffReport {
+        json: String,
+        text: String,
+    },
+    Status {
+        info: StatusInfo,
+    },
+    Error {
+        code: ErrorCode,
+        message: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Malformed frame or message, or a request out of order.
+    Protocol,
+    /// The peer speaks another protocol version.
+    Version,
+    NotFound,
+    /// The session exists but belongs to another user.
+    PermissionDenied,
+    QuotaExceeded,
+    /// The trace or site table failed validation.
+    InvalidData,
+    /// The job has not finished (or failed).
+    NotReady,
+    Internal,
+    ShuttingDown,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub name: String,
+    pub uid: u32,
+    pub launches: u64,
+    pub captured: u64,
+    pub incomplete: u64,
+    pub stored_bytes: u64,
+    /// Seconds since the Unix epoch at creation.
+    pub created: u64,
+    #[serde(default)]
+    pub baseline: Option<String>,
+}
+
+/// The differ's knobs a client may set; part of the cache key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DiffOptions {
+    pub max_edits: usize,
+    pub min_resync: usize,
+    pub compare_values: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            max_edits: 256,
+            min_resync: 2,
+            compare_values: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done { elapsed_ms: u64 },
+    Failed { message: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInfo {
+    pub job: u64,
+    pub a: String,
+    pub b: String,
+    pub state: JobState,
+    /// Launch pairs to compare, for progress (0 while queued).
+    pub total: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatusInfo {
+    pub version: String,
+    pub pid: u32,
+    pub uptime_s: u64,
+    pub socket: String,
+    pub state_dir: String,
+    pub connections: u64,
+    pub workers: usize,
+    pub jobs_queued: u64,
+    pub jobs_running: u64,
+    pub jobs_done: u64,
+    /// Launches stored since start.
+    pub launches_ingested: u64,
+    /// Raw bytes received for traces since start.
+    pub bytes_ingested: u64,
+    /// The caller's sessions and bytes (everyone's, for root).
+    pub sessions: u64,
+    pub stored_bytes: u64,
+}
+
+impl Request {
+    pub fn to_payload(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("requests always serialise")
+    }
+
+    pub fn from_payload(payload: &[u8]) -> Result<Request, serde_json::Error> {
+        serde_json::from_slice(payload)
+    }
+}
+
+impl Response {
+    pub fn to_payload(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("responses always serialise")
+    }
+
+    pub fn from_payload(payload: &[u8]) -> Result<Response, serde_json::Error> {
+        serde_json::from_slice(payload)
+    }
+
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Response {
+        Response::Error {
+            code,
+            message: message.into(),
+        }
+    }
+}
