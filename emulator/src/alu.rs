@@ -270,6 +270,34 @@ pub fn sad(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
     };
     zx(c.ty, diff.wrapping_add(d))
 }
+/// `dp4a.atype.btype`: `ty`/`ty2` give the operand signedness.
+pub fn dp4a(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
+    sem::bits::dp4a(c.ty.is_signed_int(), c.ty2.is_signed_int(), a, b, d)
+}
+/// `dp2a.{lo,hi}`: `aux` = 1 for `.hi`.
+pub fn dp2a(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
+    sem::bits::dp2a(
+        c.aux == 1,
+        c.ty.is_signed_int(),
+        c.ty2.is_signed_int(),
+        a,
+        b,
+        d,
+    )
+}
+pub fn mul24_lo(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::int::mul24_lo(c.ty, a, b)
+}
+pub fn mul24_hi(c: &AluCtx, a: u64, b: u64) -> u64 {
+    sem::int::mul24_hi(c.ty, a, b)
+}
+pub fn mad24_lo(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
+    sem::int::mad24_lo(c.ty, a, b, d)
+}
+pub fn mad24_hi(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
+    sem::int::mad24_hi(c.ty, a, b, d)
+}
+
 pub fn cmp_int(c: &AluCtx, a: u64, b: u64) -> bool {
     use std::cmp::Ordering::*;
     let signed = c.ty.is_signed_int();

@@ -1209,6 +1209,93 @@ fn decode_op(
                 b: src(m, fc, &o[2], bty)?,
             })
         }
+        "mad" | "madc" if inst.opcode == "madc" || mods.list.contains(&".cc") => {
+            let cout = mods.take(".cc");
+            let hi = mods.take(".hi");
+            mods.take(".lo");
+            let ty = need_type(mods, inst)?;
+            if !matches!(
+                ty,
+                ScalarType::U32 | ScalarType::S32 | ScalarType::U64 | ScalarType::S64
+            ) {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            Ok(Op::MadCarry {
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], ty)?,
+                ty,
+                hi,
+                cin: inst.opcode == "madc",
+                cout,
+            })
+        }
+        "mul24" | "mad24" => {
+            let hi = mods.take(".hi");
+            mods.take(".lo");
+            let ty = need_type(mods, inst)?;
+            if !matches!(ty, ScalarType::U32 | ScalarType::S32) {
+                return Err(un());
+            }
+            let ctx = AluCtx::new(ty);
+            if inst.opcode == "mul24" {
+                let o = operands(inst, 3)?;
+                Ok(Op::Alu2 {
+                    f: if hi { alu::mul24_hi } else { alu::mul24_lo },
+                    ctx,
+                    d: dst(fc, &o[0])?,
+                    a: src(m, fc, &o[1], ty)?,
+                    b: src(m, fc, &o[2], ty)?,
+                })
+            } else {
+                let o = operands(inst, 4)?;
+                Ok(Op::Alu3 {
+                    f: if hi { alu::mad24_hi } else { alu::mad24_lo },
+                    ctx,
+                    d: dst(fc, &o[0])?,
+                    a: src(m, fc, &o[1], ty)?,
+                    b: src(m, fc, &o[2], ty)?,
+                    c: src(m, fc, &o[3], ty)?,
+                })
+            }
+        }
+        "dp4a" | "dp2a" => {
+            let hi = match (inst.opcode.as_str(), mods.take_any(&[".lo", ".hi"])) {
+                ("dp2a", Some(".hi")) => 1,
+                ("dp2a", Some(_)) => 0,
+                ("dp4a", None) => 0,
+                _ => return Err(un()),
+            };
+            let aty = need_type(mods, inst)?;
+            let bty = need_type(mods, inst)?;
+            let int32 = |t: ScalarType| matches!(t, ScalarType::U32 | ScalarType::S32);
+            if !int32(aty) || !int32(bty) {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            let mut ctx = AluCtx::new(aty);
+            ctx.ty2 = bty;
+            ctx.aux = hi;
+            let cty = if aty == ScalarType::S32 || bty == ScalarType::S32 {
+                ScalarType::S32
+            } else {
+                ScalarType::U32
+            };
+            Ok(Op::Alu3 {
+                f: if inst.opcode == "dp4a" {
+                    alu::dp4a
+                } else {
+                    alu::dp2a
+                },
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], aty)?,
+                b: src(m, fc, &o[2], bty)?,
+                c: src(m, fc, &o[3], cty)?,
+            })
+        }
         "mad" | "fma" => {
             let wide = mods.take(".wide");
             let hi = mods.take(".hi");

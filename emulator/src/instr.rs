@@ -291,6 +291,17 @@ pub enum Op {
         len: Row,
         wide: bool,
     },
+    /// `mad{c}.{lo,hi}{.cc}`: `a * b` (low or high half) `+ c` with the carry flags.
+    MadCarry {
+        d: Row,
+        a: Row,
+        b: Row,
+        c: Row,
+        ty: crate::semantics::ScalarType,
+        hi: bool,
+        cin: bool,
+        cout: bool,
+    },
     /// `add.cc`/`addc`/`sub.cc`/`subc` on 32 or 64 bits with the warp's carry flags.
     AddCarry {
         d: Row,

@@ -1175,6 +1175,31 @@ pub fn execute(
                 }
             });
         }
+        Op::MadCarry {
+            d,
+            a,
+            b,
+            c,
+            ty,
+            hi,
+            cin,
+            cout,
+        } => {
+            let (d, a, b, c, cf) = (r(*d), r(*a), r(*b), r(*c), r(sreg::CARRY));
+            for_lanes(exec, |l| {
+                let p = if *hi {
+                    crate::semantics::int::mul_hi(*ty, v[a + l], v[b + l])
+                } else {
+                    crate::semantics::int::mul_lo(*ty, v[a + l], v[b + l])
+                };
+                let carry_in = *cin && v[cf + l] & 1 == 1;
+                let (sum, carry) = crate::semantics::int::addc(*ty, p, v[c + l], carry_in);
+                v[d + l] = sum;
+                if *cout {
+                    v[cf + l] = carry as u64;
+                }
+            });
+        }
         Op::Ld {
             space,
             size,
