@@ -1,5 +1,6 @@
 //! Diff two ~1 GiB traces (16384 warps x 4096 events) and compare the time
-//! with merely reading both files (`cat a b >/dev/null`), warm cache, best of 3.
+//! with merely reading both files (`cat a b >/dev/null`), warm cache, best of
+//! 3, the two measured alternately.
 //!
 //! ```text
 //! cargo bench -p prlx-differ --bench diff_vs_read
@@ -128,30 +129,38 @@ fn ensure(dir: &Path, name: &str, percent: Option<(usize, Planted)>) -> PathBuf 
     path
 }
 
-fn best_of_3(mut f: impl FnMut()) -> Duration {
-    f(); // warm the page cache and the allocator
-    (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
+fn time(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
 }
 
-fn read_time(a: &Path, b: &Path) -> Duration {
-    best_of_3(|| {
-        let status = Command::new("sh")
-            .arg("-c")
-            .arg("cat \"$1\" \"$2\" >/dev/null")
-            .arg("sh")
-            .arg(a)
-            .arg(b)
-            .status()
-            .expect("run cat");
-        assert!(status.success());
-    })
+fn cat_both(a: &Path, b: &Path) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("cat \"$1\" \"$2\" >/dev/null")
+        .arg("sh")
+        .arg(a)
+        .arg(b)
+        .status()
+        .expect("run cat");
+    assert!(status.success());
+}
+
+/// Best of 3 for `cat a b` and for the full diff, after one warm-up of each.
+/// The two are measured alternately so that load from other processes on a
+/// shared machine affects both alike.
+fn read_and_diff_times(a: &Path, b: &Path) -> (Duration, Duration) {
+    cat_both(a, b);
+    full_diff(a, b);
+    let (mut read, mut diff) = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 {
+        read = read.min(time(|| cat_both(a, b)));
+        diff = diff.min(time(|| {
+            full_diff(a, b);
+        }));
+    }
+    (read, diff)
 }
 
 /// Open, align, build the report and render it: what `prlxctl diff` does.
@@ -213,10 +222,7 @@ fn main() {
             Planted::PathAt100 => (1, "a Path at event 100 each (worst case)"),
         };
         assert_eq!(report.total_divergences, expected * per_warp, "divergences");
-        let read = read_time(&a, &b);
-        let diff = best_of_3(|| {
-            full_diff(&a, &b);
-        });
+        let (read, diff) = read_and_diff_times(&a, &b);
         println!(
             "{percent:>2}% diverged ({expected} warps, {label}; {} divergences): cat {:.3} s, diff {:.3} s, ratio {:.2}x",
             report.total_divergences,

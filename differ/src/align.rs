@@ -10,12 +10,19 @@
 //!
 //! The steps, cheapest first:
 //! 1. identical bytes: nothing to do, no allocation;
-//! 2. lockstep over the common prefix, comparing matched pairs field by field;
-//! 3. bounded Myers over the rest, then every gap between re-joins becomes one
-//!    divergence (see [`AlignOptions::min_resync`]). If the budget runs out,
-//!    Myers is retried on (site, event type) alone, so many flipped branches
-//!    after a structural change stay Branch divergences; only then is the
-//!    rest of the warp one Path.
+//! 2. lockstep over the common prefix, skipping identical 1 KiB chunks by
+//!    `memcmp` and comparing the rest pair by pair (a same-site pair with the
+//!    other direction, followed by the same sites, is a Branch);
+//! 3. from the first structural mismatch, bounded Myers: a quick pass with a
+//!    small budget, then (unless a linear-time lower bound on the edits proves
+//!    it hopeless) the full budget, then the same on (site, event type) alone,
+//!    so flipped branches after a structural change do not exhaust the budget.
+//!
+//! Every gap between re-joins becomes exactly one divergence: one-sided gaps
+//! (including a tail one run has and the other lacks) are `ExtraEvents`,
+//! two-sided gaps followed by a re-join are `ExtraEvents` on both sides, and a
+//! two-sided gap that reaches the end, or a search over budget, is one `Path`
+//! (see [`AlignOptions::min_resync`] for what counts as a re-join).
 
 use crate::myers::{self, MatchRun};
 use prlx_trace::TraceEvent;
@@ -32,7 +39,8 @@ pub enum DivergenceKind {
     Value,
     /// The streams part ways and never re-join.
     Path,
-    /// One side (or both) ran events the other did not, then they re-join.
+    /// One side (or both) ran events the other did not, then they re-join
+    /// (or one stream simply ends first).
     ExtraEvents,
 }
 
@@ -106,7 +114,6 @@ fn same_site(a: &TraceEvent, b: &TraceEvent) -> bool {
 }
 
 type KeyFn = fn(&TraceEvent) -> u64;
-type EqFn = fn(&TraceEvent, &TraceEvent) -> bool;
 
 fn site_key(e: &TraceEvent) -> u64 {
     u64::from(e.site_id) | u64::from(e.event_type) << 32
@@ -120,7 +127,8 @@ fn flow_key(e: &TraceEvent) -> u64 {
 const QUICK_EDITS: usize = 32;
 
 /// Buckets of the key histogram in [`edit_lower_bound`].
-const HISTOGRAM_BUCKETS: usize = 4096;
+const HISTOGRAM_BITS: u32 = 10;
+const HISTOGRAM_BUCKETS: usize = 1 << HISTOGRAM_BITS;
 
 /// A lower bound on the edits any alignment of `a` and `b` needs:
 /// `|a| + |b| - 2·LCS`, with the LCS bounded above by how many keys the two
@@ -129,11 +137,18 @@ const HISTOGRAM_BUCKETS: usize = 4096;
 /// common shape of a Path, are rejected in linear time this way.
 fn edit_lower_bound(a: &[TraceEvent], b: &[TraceEvent], key: KeyFn) -> usize {
     let bucket = |e: &TraceEvent| {
-        let h = key(e).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (h >> 52) as usize // top 12 bits: 4096 buckets
+        // murmur3's finaliser: synthetic site ids are often consecutive, and
+        // two shifted runs of them must not land in the same buckets.
+        let mut h = key(e);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^= h >> 33;
+        (h >> (64 - HISTOGRAM_BITS)) as usize
     };
-    let mut counts = vec![0u32; 2 * HISTOGRAM_BUCKETS];
-    let (count_a, count_b) = counts.split_at_mut(HISTOGRAM_BUCKETS);
+    let mut count_a = [0u32; HISTOGRAM_BUCKETS];
+    let mut count_b = [0u32; HISTOGRAM_BUCKETS];
     for e in a {
         count_a[bucket(e)] += 1;
     }
@@ -142,7 +157,7 @@ fn edit_lower_bound(a: &[TraceEvent], b: &[TraceEvent], key: KeyFn) -> usize {
     }
     let common: usize = count_a
         .iter()
-        .zip(count_b.iter())
+        .zip(&count_b)
         .map(|(&x, &y)| x.min(y) as usize)
         .sum();
     a.len() + b.len() - 2 * common
@@ -191,28 +206,7 @@ pub fn align_warp(
         ));
         return;
     }
-    // Aligning on direction too keeps loops exact, but spends two edits per
-    // flipped branch; when that blows the budget, align on sites alone (flips
-    // become matched pairs that differ in direction) before giving up.
-    // Near-identical warps finish within a few edits; only when they do not
-    // is the linear-time bound worth computing before the full O(D²) search.
-    let quick = myers::matched_runs(rest_a, rest_b, opts.max_edits.min(QUICK_EDITS), same_flow);
-    let full = |by_direction: bool| {
-        let (key, eq): (KeyFn, EqFn) = if by_direction {
-            (flow_key, same_flow)
-        } else {
-            (site_key, same_site)
-        };
-        if by_direction && opts.max_edits <= QUICK_EDITS {
-            return None; // the quick search already was the full one
-        }
-        if edit_lower_bound(rest_a, rest_b, key) > opts.max_edits {
-            return None; // provably over budget: skip the search
-        }
-        myers::matched_runs(rest_a, rest_b, opts.max_edits, eq)
-    };
-    let runs = quick.or_else(|| full(true)).or_else(|| full(false));
-    match runs {
+    match align_rest(rest_a, rest_b, opts) {
         Some(runs) => classify_runs(a, b, i, &runs, opts, out),
         None => out.push(region(
             DivergenceKind::Path,
@@ -222,6 +216,30 @@ pub fn align_warp(
             (i, b.len()),
         )),
     }
+}
+
+/// Myers over the streams after their first structural mismatch, or `None`
+/// when no alignment fits the budget (the rest is a Path).
+///
+/// Aligning on direction too keeps loops exact, but spends two edits per
+/// flipped branch; when that blows the budget, align on sites alone (flips
+/// become matched pairs that differ in direction) before giving up.
+/// Near-identical warps finish in the quick pass; only when they do not is
+/// the linear-time bound worth computing before the full O(D²) searches.
+fn align_rest(a: &[TraceEvent], b: &[TraceEvent], opts: &AlignOptions) -> Option<Vec<MatchRun>> {
+    let quick_budget = opts.max_edits.min(QUICK_EDITS);
+    if let Some(runs) = myers::matched_runs(a, b, quick_budget, same_flow) {
+        return Some(runs);
+    }
+    // Sites alone are the weaker key: if even they cannot fit, nothing can.
+    if edit_lower_bound(a, b, site_key) > opts.max_edits {
+        return None;
+    }
+    let by_direction = (opts.max_edits > quick_budget
+        && edit_lower_bound(a, b, flow_key) <= opts.max_edits)
+        .then(|| myers::matched_runs(a, b, opts.max_edits, same_flow))
+        .flatten();
+    by_direction.or_else(|| myers::matched_runs(a, b, opts.max_edits, same_site))
 }
 
 /// Events per `memcmp` when skipping identical stretches: identical events
@@ -396,7 +414,8 @@ mod tests {
             a in prop::collection::vec(event(), 0..60),
             b in prop::collection::vec(event(), 0..60),
         ) {
-            for (key, eq) in [(flow_key as KeyFn, same_flow as EqFn), (site_key, same_site)] {
+            for (key, by_direction) in [(flow_key as KeyFn, true), (site_key, false)] {
+                let eq = if by_direction { same_flow } else { same_site };
                 let runs = myers::matched_runs(&a, &b, 200, eq).expect("within 120 edits");
                 let matched: usize = runs.iter().map(|r| r.len).sum();
                 let edits = a.len() + b.len() - 2 * matched;
@@ -413,7 +432,9 @@ mod tests {
         };
         let a: Vec<TraceEvent> = (0..100).map(at).collect();
         let b: Vec<TraceEvent> = (1000..1100).map(at).collect();
-        assert_eq!(edit_lower_bound(&a, &b, site_key), 200);
+        // 200 minus hash-bucket collisions among the 200 distinct keys.
+        let bound = edit_lower_bound(&a, &b, site_key);
+        assert!((150..=200).contains(&bound), "{bound}");
         assert_eq!(edit_lower_bound(&a, &a, site_key), 0);
     }
 }
