@@ -1,0 +1,286 @@
+//! End to end on the emulator: kernels built with `prlxctl compile`, an
+//! unmodified driver-API program run twice under `LD_PRELOAD=libprlx.so`
+//! with different inputs, and `prlxctl diff` of the two traces naming the
+//! source line, the kind of divergence and the lanes' operands.
+
+use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
+use prlx_session::Manifest;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The app, its kernels built both ways, and where their sources are.
+struct Fixture {
+    built: &'static Built,
+    app: PathBuf,
+    instrumented: PathBuf,
+    plain: PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+fn app_dir() -> PathBuf {
+    repo_root().join("tests/e2e/app")
+}
+
+fn fixture() -> Option<&'static Fixture> {
+    static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
+    FIXTURE.get_or_init(build_fixture).as_ref()
+}
+
+fn build_fixture() -> Option<Fixture> {
+    let toolchain = Toolchain::find()?;
+    let built = Built::get();
+    let scratch = tempfile::tempdir().unwrap();
+    let compile = |dir: &str, extra: &[&str]| {
+        let ptx = scratch.path().join(dir).join("kernels.ptx");
+        // Run from the source directory so the site map names "kernels.cu".
+        run_ok(
+            built
+                .prlxctl()
+                .current_dir(app_dir())
+                .args(["compile", "-g"])
+                .args(extra)
+                .arg("kernels.cu")
+                .arg("-o")
+                .arg(&ptx),
+        );
+        ptx
+    };
+    let instrumented = compile("instrumented", &["--snapshots"]);
+    let plain = compile("plain", &["--no-instrument"]);
+    let app = scratch.path().join("e2e_app");
+    toolchain.compile_c(&app_dir().join("e2e_app.c"), &app, &built.lib_dir);
+    Some(Fixture {
+        built,
+        app,
+        instrumented,
+        plain,
+        _scratch: scratch,
+    })
+}
+
+/// The line of `kernels.cu` carrying `marker` (a comment), 1-based.
+fn marked_line(marker: &str) -> u32 {
+    let text = std::fs::read_to_string(app_dir().join("kernels.cu")).unwrap();
+    let index = text
+        .lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("{marker} not in kernels.cu"));
+    index as u32 + 1
+}
+
+impl Fixture {
+    fn bare(&self, ptx: &Path, seed: &str) -> String {
+        let out = run_ok(self.built.app(&self.app).arg(ptx).arg(seed));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn captured(&self, ptx: &Path, seed: &str, traces: &Path, session: &str) -> String {
+        let out = run_ok(
+            self.built
+                .captured_app(&self.app, traces, session)
+                .env("PRLX_SNAPSHOT_DEPTH", "8")
+                .arg(ptx)
+                .arg(seed),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("recording session \"{session}\"")),
+            "{stderr}"
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn diff(&self, a: &Path, b: &Path, map: &Path) -> Value {
+        let out = run_ok(
+            self.built
+                .prlxctl()
+                .arg("diff")
+                .arg(a)
+                .arg(b)
+                .arg("--map")
+                .arg(map)
+                .arg("--json"),
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+/// The one `sites-*.json` of a session (one instrumented module).
+fn site_map(session: &Path) -> PathBuf {
+    let maps: Vec<PathBuf> = std::fs::read_dir(session)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sites-"))
+        })
+        .collect();
+    assert_eq!(maps.len(), 1, "one site map per module: {maps:?}");
+    maps.into_iter().next().unwrap()
+}
+
+fn check_session(dir: &Path) -> Manifest {
+    let manifest = Manifest::load(dir).unwrap();
+    let kernels: Vec<(&str, u32)> = manifest
+        .launches
+        .iter()
+        .map(|l| (l.kernel.as_str(), l.launch_index))
+        .collect();
+    assert_eq!(kernels, [("classify", 0), ("steps", 0)]);
+    for launch in &manifest.launches {
+        assert_eq!((launch.grid, launch.block), ([4, 1, 1], [64, 1, 1]));
+        assert_eq!(launch.result, 0);
+        assert_eq!(launch.capture_error, None);
+        let file = launch
+            .file
+            .as_deref()
+            .expect("instrumented: a trace per launch");
+        assert_eq!(file, format!("{}_0.prlx", launch.kernel));
+        assert!(dir.join(file).is_file());
+    }
+    manifest
+}
+
+/// `record.source_location` is `kernels.cu:LINE:COLUMN`.
+fn assert_at_line(record: &Value, line: u32) {
+    let location = record["source_location"].as_str().unwrap_or_default();
+    let expected = format!("kernels.cu:{line}:");
+    assert!(
+        location.starts_with(&expected),
+        "expected {expected}COLUMN, got {location:?}: {record:#}"
+    );
+}
+
+#[test]
+fn diff_of_two_runs_names_the_line_the_kind_and_the_lanes() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    let out_a = fx.captured(&fx.instrumented, "1", traces.path(), "run-a");
+    let out_b = fx.captured(&fx.instrumented, "2", traces.path(), "run-b");
+    assert_ne!(out_a, out_b, "the inputs differ");
+    let (a, b) = (traces.path().join("run-a"), traces.path().join("run-b"));
+    check_session(&a);
+    check_session(&b);
+    let map = site_map(&a);
+
+    // classify: in run-b one lane of warp 1 (element 40, lane 8) crosses the
+    // threshold, so warp 1 now takes the branch that it skipped in run-a.
+    let report = fx.diff(&a.join("classify_0.prlx"), &b.join("classify_0.prlx"), &map);
+    let first = &report["first_divergence"];
+    let branch_line = marked_line("CLASSIFY_BRANCH");
+    assert_eq!(report["status"], "diverged", "{report:#}");
+    assert_eq!(first["kind"], "Branch", "{report:#}");
+    assert_at_line(first, branch_line);
+    assert_eq!(first["warp_idx"], 1, "{report:#}");
+    assert_eq!(first["branch_dir_a"], 0);
+    assert_eq!(first["branch_dir_b"], 1);
+    let by_kind = report["divergence_breakdown"].as_object().unwrap();
+    assert_eq!(
+        by_kind.get("Branch").and_then(Value::as_u64),
+        Some(1),
+        "{report:#}"
+    );
+
+    // The snapshot ring: the compare's per-lane operands, run-a vs run-b.
+    let snapshot = &report["snapshot"];
+    assert_eq!(snapshot["warp_idx"], 1, "{report:#}");
+    let lanes = |side: &str, operand: &str| -> Vec<u64> {
+        snapshot[side][operand]
+            .as_array()
+            .unwrap_or_else(|| panic!("snapshot.{side}.{operand}: {report:#}"))
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let (lhs_a, lhs_b) = (lanes("a", "lhs"), lanes("b", "lhs"));
+    assert_eq!(lhs_a.len(), 32);
+    // Element 32 + lane holds 1 + (32 + lane) % 16; run-b set element 40 to 27.
+    let expected_a: Vec<u64> = (0..32).map(|lane| 1 + (32 + lane) % 16).collect();
+    let mut expected_b = expected_a.clone();
+    expected_b[8] = 27;
+    assert_eq!(lhs_a, expected_a, "{report:#}");
+    assert_eq!(lhs_b, expected_b, "{report:#}");
+    assert_eq!(lanes("a", "rhs"), vec![20; 32], "the threshold");
+    assert_eq!(lanes("b", "rhs"), vec![20; 32]);
+    assert_eq!(snapshot["a"]["predicate"], "icmp sgt");
+
+    // steps: lane 8 of warp 1 loops longer (27 takes 111 steps, capped at
+    // 64, where 9 takes 19): in run-b warp 1 evaluates the loop test more
+    // often (ExtraEvents), with lane 8 alone active (ActiveMask at the exit).
+    let report = fx.diff(&a.join("steps_0.prlx"), &b.join("steps_0.prlx"), &map);
+    let first = &report["first_divergence"];
+    let loop_line = marked_line("STEPS_LOOP");
+    assert_at_line(first, loop_line);
+    assert_eq!(first["warp_idx"], 1, "{report:#}");
+    assert_eq!(first["kind"], "ExtraEvents", "{report:#}");
+    assert_eq!(
+        first["side"], "B",
+        "run-b ran the extra iterations: {report:#}"
+    );
+    assert!(first["extra_events"].as_u64().unwrap() > 0);
+    let by_kind = report["divergence_breakdown"].as_object().unwrap();
+    assert_eq!(
+        by_kind.get("ActiveMask").and_then(Value::as_u64),
+        Some(1),
+        "{report:#}"
+    );
+    assert_eq!(report["warps_diverged"], 1, "only warp 1's input changed");
+}
+
+#[test]
+fn instrumented_and_plain_builds_compute_the_same() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    for seed in ["1", "2"] {
+        let plain = fx.bare(&fx.plain, seed);
+        assert!(plain.starts_with("hits "), "{plain}");
+        assert_eq!(fx.bare(&fx.instrumented, seed), plain, "seed {seed}");
+        let session = format!("same-{seed}");
+        assert_eq!(
+            fx.captured(&fx.instrumented, seed, traces.path(), &session),
+            plain,
+            "seed {seed}, captured"
+        );
+    }
+}
+
+#[test]
+fn uninstrumented_ptx_under_the_shim_records_metadata_only() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    let bare = fx.bare(&fx.plain, "1");
+    assert_eq!(fx.captured(&fx.plain, "1", traces.path(), "plain"), bare);
+    let dir = traces.path().join("plain");
+    let manifest = Manifest::load(&dir).unwrap();
+    assert_eq!(manifest.launches.len(), 2);
+    for launch in &manifest.launches {
+        assert_eq!(launch.file, None, "no descriptor: no trace");
+        assert_eq!(launch.site_map, None);
+        assert!(launch.args_hash.is_some());
+    }
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["session.json"], "metadata only");
+}
+
+#[test]
+fn prlxctl_compile_failures_are_one_line_and_exit_2() {
+    let Some(fx) = fixture() else { return };
+    let out = fx
+        .built
+        .prlxctl()
+        .args(["compile", "missing.cu", "-o"])
+        .arg(std::env::temp_dir().join("x.ptx"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("prlxctl: error: missing.cu: cannot read the source"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,403 @@
+//! The cost of the prlx instrumentation, measured on the emulator.
+//!
+//!     cargo run -p prlx-e2e --example overhead --release
+//!
+//! Compiles the emulator corpus (`emulator/tests/kernels/cuda/*.cu`) with
+//! prlx-compile twice, with and without the pass, and runs a selection of
+//! its kernels three ways on the same inputs: uninstrumented; instrumented
+//! with a zero `__prlx_desc` (not capturing: one load and one branch per
+//! site); instrumented and capturing (the descriptor filled here by hand,
+//! as the shim would). Prints dynamic instruction counts and their ratios,
+//! and checks that every run leaves the same memory behind.
+
+use prlx_compile::CompileRequest;
+use prlx_emu::{Device, DeviceConfig, FunctionId, LaunchConfig, LaunchStats, ModuleId};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One kernel argument.
+#[derive(Clone)]
+enum Arg {
+    /// A device buffer of 32-bit words, read back and compared after the run.
+    Buffer(Vec<u32>),
+    I32(i32),
+    F32(f32),
+}
+
+struct Case {
+    file: &'static str,
+    kernel: &'static str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: Vec<Arg>,
+}
+
+/// Deterministic pseudo-random words below `bound`.
+fn words(n: usize, bound: u32, seed: u32) -> Vec<u32> {
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % bound
+        })
+        .collect()
+}
+
+fn floats(n: usize, seed: u32) -> Vec<u32> {
+    words(n, 2000, seed)
+        .into_iter()
+        .map(|w| (w as f32 / 100.0 - 10.0).to_bits())
+        .collect()
+}
+
+fn zeros(n: usize) -> Arg {
+    Arg::Buffer(vec![0; n])
+}
+
+fn cases() -> Vec<Case> {
+    use Arg::*;
+    let n = 1024;
+    vec![
+        Case {
+            file: "basic.cu",
+            kernel: "vector_add",
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            args: vec![
+                Buffer(floats(n, 1)),
+                Buffer(floats(n, 2)),
+                zeros(n),
+                I32(n as i32),
+            ],
+        },
+        Case {
+            file: "basic.cu",
+            kernel: "saxpy",
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            args: vec![
+                I32(n as i32),
+                F32(1.5),
+                Buffer(floats(n, 3)),
+                Buffer(floats(n, 4)),
+            ],
+        },
+        Case {
+            file: "control.cu",
+            kernel: "divergent_branches",
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            args: vec![Buffer(words(n, 1000, 5)), zeros(n), I32(n as i32)],
+        },
+        Case {
+            file: "control.cu",
+            kernel: "collatz_steps",
+            grid: [2, 1, 1],
+            block: [128, 1, 1],
+            args: vec![Buffer((1..=256).collect()), zeros(256), I32(256)],
+        },
+        Case {
+            file: "control.cu",
+            kernel: "switch_stmt",
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            args: vec![Buffer(words(n, 64, 6)), zeros(n), I32(n as i32)],
+        },
+        Case {
+            file: "atomics.cu",
+            kernel: "histogram_shared",
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            args: vec![Buffer(words(4096, 1 << 20, 7)), zeros(64), I32(4096)],
+        },
+        Case {
+            file: "matrix.cu",
+            kernel: "transpose_shared",
+            grid: [2, 2, 1],
+            block: [32, 8, 1],
+            args: vec![Buffer(floats(64 * 64, 8)), zeros(64 * 64), I32(64), I32(64)],
+        },
+        Case {
+            file: "matrix.cu",
+            kernel: "matmul_tiled",
+            grid: [4, 4, 1],
+            block: [16, 16, 1],
+            args: vec![
+                Buffer(floats(64 * 64, 9)),
+                Buffer(floats(64 * 64, 10)),
+                zeros(64 * 64),
+                I32(64),
+            ],
+        },
+        Case {
+            file: "reduce.cu",
+            kernel: "reduce_shared",
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            args: vec![Buffer(words(n, 1000, 11)), zeros(4), I32(n as i32)],
+        },
+        Case {
+            file: "reduce.cu",
+            kernel: "scan_blelloch",
+            grid: [2, 1, 1],
+            block: [256, 1, 1],
+            args: vec![Buffer(words(n, 100, 12)), zeros(n)],
+        },
+        Case {
+            file: "sort.cu",
+            kernel: "bitonic_sort",
+            grid: [1, 1, 1],
+            block: [512, 1, 1],
+            args: vec![Buffer(words(512, 100_000, 13))],
+        },
+        Case {
+            file: "warp.cu",
+            kernel: "vote_ballot",
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            args: vec![Buffer(words(128, 200, 14)), zeros(5 * 128)],
+        },
+    ]
+}
+
+/// Trace slots per warp while capturing; overflowing events are still
+/// claimed (one atomic) and counted, as on a real device.
+const EVENTS_PER_WARP: u32 = 4096;
+const DESCRIPTOR_BYTES: usize = 64;
+const HEADER_BYTES: u64 = 160;
+const TIMING_RUNS: usize = 3;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Mode {
+    Plain,
+    Idle,
+    Capturing,
+}
+
+struct Run {
+    stats: LaunchStats,
+    time: Duration,
+    memory: Vec<Vec<u32>>,
+    /// Events the device recorded (sum of the warps' write indices).
+    events: u64,
+}
+
+fn main() {
+    if let Err(err) = run() {
+        eprintln!("overhead: {err}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let corpus = prlx_e2e::repo_root().join("emulator/tests/kernels/cuda");
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut device = Device::new(DeviceConfig::default());
+    let mut modules: BTreeMap<(&str, bool), ModuleId> = BTreeMap::new();
+    let cases = cases();
+    for case in &cases {
+        for instrument in [false, true] {
+            if modules.contains_key(&(case.file, instrument)) {
+                continue;
+            }
+            let ptx = build(&corpus.join(case.file), scratch.path(), instrument)?;
+            let text = std::fs::read_to_string(&ptx).map_err(|e| e.to_string())?;
+            let module = device
+                .load_module(&text, &ptx.display().to_string())
+                .map_err(|e| e.to_string())?;
+            modules.insert((case.file, instrument), module);
+        }
+    }
+
+    println!(
+        "| kernel | grid × block | plain thread instr | idle ×thread | capturing ×thread | plain warp instr | idle ×warp | capturing ×warp | events | capturing ×time |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut ratios = Vec::new();
+    for case in &cases {
+        let mut runs = BTreeMap::new();
+        for mode in [Mode::Plain, Mode::Idle, Mode::Capturing] {
+            let module = modules[&(case.file, mode != Mode::Plain)];
+            // The fastest of a few runs: the counts are deterministic, the
+            // time is not (this machine is shared).
+            let mut best = launch(&mut device, module, case, mode)?;
+            for _ in 1..TIMING_RUNS {
+                let again = launch(&mut device, module, case, mode)?;
+                if again.stats.warp_instructions != best.stats.warp_instructions {
+                    return Err(format!(
+                        "{}: instruction counts vary between runs",
+                        case.kernel
+                    ));
+                }
+                if again.time < best.time {
+                    best = again;
+                }
+            }
+            runs.insert(mode, best);
+        }
+        let plain = &runs[&Mode::Plain];
+        for mode in [Mode::Idle, Mode::Capturing] {
+            if runs[&mode].memory != plain.memory {
+                return Err(format!(
+                    "{}: {mode:?} run computed different results",
+                    case.kernel
+                ));
+            }
+        }
+        let ratio = |mode: Mode, f: fn(&LaunchStats) -> u64| {
+            f(&runs[&mode].stats) as f64 / f(&plain.stats).max(1) as f64
+        };
+        let thread = |s: &LaunchStats| s.thread_instructions;
+        let warp = |s: &LaunchStats| s.warp_instructions;
+        let time = runs[&Mode::Capturing].time.as_secs_f64() / plain.time.as_secs_f64().max(1e-9);
+        ratios.push((ratio(Mode::Idle, warp), ratio(Mode::Capturing, warp)));
+        println!(
+            "| {} | {:?} × {:?} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {:.1} |",
+            case.kernel,
+            case.grid,
+            case.block,
+            plain.stats.thread_instructions,
+            ratio(Mode::Idle, thread),
+            ratio(Mode::Capturing, thread),
+            plain.stats.warp_instructions,
+            ratio(Mode::Idle, warp),
+            ratio(Mode::Capturing, warp),
+            runs[&Mode::Capturing].events,
+            time,
+        );
+    }
+    let geomean = |pick: fn(&(f64, f64)) -> f64| {
+        (ratios.iter().map(|r| pick(r).ln()).sum::<f64>() / ratios.len() as f64).exp()
+    };
+    println!(
+        "\ngeometric mean of the warp-instruction ratios: idle {:.2}, capturing {:.2} ({} kernels; every run's memory matched the uninstrumented run)",
+        geomean(|r| r.0),
+        geomean(|r| r.1),
+        ratios.len()
+    );
+    Ok(())
+}
+
+fn build(source: &Path, scratch: &Path, instrument: bool) -> Result<PathBuf, String> {
+    let stem = source.file_stem().unwrap_or_default().to_string_lossy();
+    let kind = if instrument { "prlx" } else { "plain" };
+    let mut req = CompileRequest::new(source, scratch.join(format!("{stem}.{kind}.ptx")));
+    req.instrument = instrument;
+    req.sites = Some(scratch.join("prlx-sites.json"));
+    prlx_compile::compile(&req)
+        .map(|out| out.ptx)
+        .map_err(|e| e.to_string())
+}
+
+fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Result<Run, String> {
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", case.kernel);
+    let function: FunctionId = device
+        .get_function(module, case.kernel)
+        .map_err(|e| err(&e))?;
+    let info = device
+        .kernel_info(function)
+        .ok_or_else(|| err(&"no kernel info"))?
+        .clone();
+    if info.params.len() != case.args.len() {
+        return Err(err(&format!(
+            "takes {} parameters, the harness gives {}",
+            info.params.len(),
+            case.args.len()
+        )));
+    }
+    let mut params = vec![0u8; info.param_bytes as usize];
+    let mut buffers = Vec::new();
+    for (arg, param) in case.args.iter().zip(&info.params) {
+        let bytes: Vec<u8> = match arg {
+            Arg::Buffer(data) => {
+                let raw: Vec<u8> = data.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let ptr = device.mem_alloc(raw.len() as u64).map_err(|e| err(&e))?;
+                device.mem_write(ptr, &raw).map_err(|e| err(&e))?;
+                buffers.push((ptr, data.len()));
+                ptr.to_le_bytes().to_vec()
+            }
+            Arg::I32(v) => v.to_le_bytes().to_vec(),
+            Arg::F32(v) => v.to_le_bytes().to_vec(),
+        };
+        if bytes.len() != param.size as usize {
+            return Err(err(&format!(
+                "parameter {} is {} bytes, the harness gives {}",
+                param.name,
+                param.size,
+                bytes.len()
+            )));
+        }
+        let at = param.offset as usize;
+        params[at..at + bytes.len()].copy_from_slice(&bytes);
+    }
+
+    let threads = case.block.iter().product::<u32>();
+    let warps = u64::from(case.grid.iter().product::<u32>()) * u64::from(threads.div_ceil(32));
+    let warp_bytes = 16 + u64::from(EVENTS_PER_WARP) * 16;
+    let mut trace = None;
+    if mode != Mode::Plain {
+        let (desc, size) = device
+            .get_global(module, "__prlx_desc")
+            .map_err(|e| err(&e))?;
+        if size != DESCRIPTOR_BYTES as u64 {
+            return Err(err(&format!(
+                "__prlx_desc is {size} bytes, expected {DESCRIPTOR_BYTES}"
+            )));
+        }
+        let mut descriptor = [0u8; DESCRIPTOR_BYTES];
+        if mode == Mode::Capturing {
+            let bytes = HEADER_BYTES + warps * warp_bytes;
+            let image = device.mem_alloc(bytes).map_err(|e| err(&e))?;
+            device.mem_set(image, &[0], bytes).map_err(|e| err(&e))?;
+            descriptor[0..8].copy_from_slice(&image.to_le_bytes());
+            descriptor[24..28].copy_from_slice(&EVENTS_PER_WARP.to_le_bytes());
+            descriptor[28..32].copy_from_slice(&(warps as u32).to_le_bytes());
+            trace = Some(image);
+        }
+        device.mem_write(desc, &descriptor).map_err(|e| err(&e))?;
+    }
+
+    let config = LaunchConfig {
+        grid: case.grid,
+        block: case.block,
+        dynamic_shared_bytes: 0,
+    };
+    let start = Instant::now();
+    let stats = device
+        .launch(function, &config, &params)
+        .map_err(|e| err(&e))?;
+    let time = start.elapsed();
+
+    let mut memory = Vec::new();
+    for (ptr, len) in &buffers {
+        let mut raw = vec![0u8; len * 4];
+        device.mem_read(*ptr, &mut raw).map_err(|e| err(&e))?;
+        memory.push(
+            raw.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        );
+        device.mem_free(*ptr).map_err(|e| err(&e))?;
+    }
+    let mut events = 0;
+    if let Some(image) = trace {
+        for warp in 0..warps {
+            // WarpBufferHeader.write_idx: the first u32 of each warp buffer.
+            let mut word = [0u8; 4];
+            device
+                .mem_read(image + HEADER_BYTES + warp * warp_bytes, &mut word)
+                .map_err(|e| err(&e))?;
+            events += u64::from(u32::from_le_bytes(word));
+        }
+        device.mem_free(image).map_err(|e| err(&e))?;
+    }
+    Ok(Run {
+        stats,
+        time,
+        memory,
+        events,
+    })
+}

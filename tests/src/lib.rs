@@ -1,0 +1,194 @@
+//! prlx-e2e: support for the end-to-end tests in `e2e/` and the overhead
+//! example in `examples/`.
+//!
+//! Start at [`Toolchain::find`] (clang-19, a C compiler and `cuda.h`, with
+//! the `PRLX_REQUIRE_TOOLCHAIN` rule: missing tools fail the test when it is
+//! 1, else the test prints a "skipped" line and passes) and [`Built::get`]
+//! (builds the emulator's `libcuda.so.1`, the shim `libprlx.so` and
+//! `prlxctl` into the running test's own target directory).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The repository root (this crate lives in `tests/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// CI sets `PRLX_REQUIRE_TOOLCHAIN=1`: then a missing tool is a failure.
+pub fn toolchain_required() -> bool {
+    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
+}
+
+/// `name` in a `PATH` directory.
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Fails when the toolchain is required, else says the test is skipped.
+pub fn missing(what: &str) {
+    assert!(
+        !toolchain_required(),
+        "{what} not found (PRLX_REQUIRE_TOOLCHAIN=1); run scripts/setup.sh"
+    );
+    eprintln!("skipped: {what} not found, run scripts/setup.sh");
+}
+
+/// The host-side tools the tests need.
+#[derive(Clone, Debug)]
+pub struct Toolchain {
+    pub clang: PathBuf,
+    pub cc: PathBuf,
+    /// The directory holding `cuda.h` (CUDA 12 runtime wheel).
+    pub cuda_include: PathBuf,
+}
+
+impl Toolchain {
+    /// `None` (after [`missing`]) when a tool is absent.
+    pub fn find() -> Option<Toolchain> {
+        let Some(clang) = find_tool("clang-19") else {
+            missing("clang-19");
+            return None;
+        };
+        let Some(cc) = find_tool("cc") else {
+            missing("cc");
+            return None;
+        };
+        let cuda_include = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/include");
+        if !cuda_include.join("cuda.h").is_file() {
+            missing("cuda.h (.tools/cuda12)");
+            return None;
+        }
+        Some(Toolchain {
+            clang,
+            cc,
+            cuda_include,
+        })
+    }
+
+    /// Compiles a driver-API C program against `cuda.h`, linked with `-lcuda`
+    /// from `lib_dir`.
+    pub fn compile_c(&self, source: &Path, out: &Path, lib_dir: &Path) {
+        run_ok(
+            Command::new(&self.cc)
+                .args(["-g", "-O1", "-Wall", "-Werror"])
+                .arg(format!("-I{}", self.cuda_include.display()))
+                .arg(source)
+                .arg(format!("-L{}", lib_dir.display()))
+                .args(["-lcuda", "-o"])
+                .arg(out),
+        );
+    }
+}
+
+/// The workspace binaries the tests run, built into this test's target dir.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// `target/<profile>`: holds `libcuda.so.1` (the emulator) and `libprlx.so`.
+    pub lib_dir: PathBuf,
+    pub libprlx: PathBuf,
+    pub prlxctl: PathBuf,
+}
+
+impl Built {
+    /// Builds once per process: `prlx-libcuda`, `prlx-preload` and `prlxctl`,
+    /// in the profile the running test was built with, then links
+    /// `libcuda.so.1` → `libcuda.so`.
+    pub fn get() -> &'static Built {
+        static BUILT: OnceLock<Built> = OnceLock::new();
+        BUILT.get_or_init(Built::build)
+    }
+
+    fn build() -> Built {
+        // target/<profile>/deps/<test> or target/<profile>/examples/<example>
+        let exe = std::env::current_exe().expect("current_exe");
+        let lib_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        let target_dir = lib_dir.parent().expect("target dir").to_path_buf();
+        let mut build = Command::new(env!("CARGO"));
+        build
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "prlx-libcuda",
+                "-p",
+                "prlx-preload",
+                "-p",
+                "prlxctl",
+            ])
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .current_dir(repo_root());
+        if lib_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        run_ok(&mut build);
+        let soname = lib_dir.join("libcuda.so.1");
+        if std::fs::read_link(&soname).is_err() {
+            // Renamed into place: concurrent test binaries may race here.
+            let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink("libcuda.so", &tmp).expect("symlink libcuda.so.1");
+            std::fs::rename(&tmp, &soname).expect("rename libcuda.so.1");
+        }
+        Built {
+            libprlx: lib_dir.join("libprlx.so"),
+            prlxctl: lib_dir.join("prlxctl"),
+            lib_dir,
+        }
+    }
+
+    /// `prlxctl ARGS`.
+    pub fn prlxctl(&self) -> Command {
+        Command::new(&self.prlxctl)
+    }
+
+    /// `program` with the emulator as its libcuda, no shim and no prlx
+    /// settings inherited from the environment.
+    pub fn app(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
+        command.env("LD_LIBRARY_PATH", &self.lib_dir);
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("PRLX_") {
+                command.env_remove(key);
+            }
+        }
+        command.env_remove("LD_PRELOAD");
+        command
+    }
+
+    /// [`Built::app`] under the shim, recording to `trace_dir/session`.
+    pub fn captured_app(&self, program: &Path, trace_dir: &Path, session: &str) -> Command {
+        let mut command = self.app(program);
+        command
+            .env("LD_PRELOAD", &self.libprlx)
+            .env("PRLX_TRACE_DIR", trace_dir)
+            .env("PRLX_SESSION", session);
+        command
+    }
+}
+
+/// Runs `command`, failing with its output unless it exits 0.
+pub fn run_ok(command: &mut Command) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
