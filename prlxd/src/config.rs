@@ -1,0 +1,91 @@
+//! The daemon's configuration (`--config FILE`, TOML), re-read on SIGHUP.
+//! Every field has a default, so an empty file and no file are both valid.
+
+use serde::Deserialize;
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Stored bytes one user may hold across all sessions.
+    pub quota_bytes_per_user: u64,
+    pub max_sessions_per_user: u64,
+    pub max_launches_per_session: u64,
+    /// The largest trace (as sent) one launch may carry.
+    pub max_trace_bytes: u64,
+    /// Sessions older than this are removed (0 = keep forever).
+    pub retention_max_age_s: u64,
+    /// Oldest sessions are removed until a user holds at most this (0 = no limit
+    /// beyond the quota).
+    pub retention_max_bytes_per_user: u64,
+    /// Worker threads for compression and diffs (0 = one per CPU).
+    pub workers: usize,
+    /// zstd level for traces that arrive uncompressed.
+    pub compression_level: i32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            quota_bytes_per_user: 16 << 30,
+            max_sessions_per_user: 1000,
+            max_launches_per_session: 1_000_000,
+            max_trace_bytes: 2 << 30,
+            retention_max_age_s: 30 * 24 * 3600,
+            retention_max_bytes_per_user: 0,
+            workers: 0,
+            compression_level: 1,
+        }
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!("{}: cannot read the configuration: {e}", path.display())
+        })?;
+        Config::parse(&path.display().to_string(), &text)
+    }
+
+    pub fn parse(name: &str, text: &str) -> anyhow::Result<Config> {
+        let config: Config = toml::from_str(text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        if !(-7..=22).contains(&config.compression_level) {
+            anyhow::bail!(
+                "{name}: compression_level: {} is outside zstd's -7..=22",
+                config.compression_level
+            );
+        }
+        Ok(config)
+    }
+
+    pub fn worker_count(&self) -> usize {
+        if self.workers > 0 {
+            self.workers
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_means_defaults_and_unknown_keys_are_named() {
+        assert_eq!(Config::parse("c", "").unwrap(), Config::default());
+        let c = Config::parse("c", "max_sessions_per_user = 3\n").unwrap();
+        assert_eq!(c.max_sessions_per_user, 3);
+        let err = Config::parse("c.toml", "max_sesions = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("c.toml: ") && err.contains("max_sesions"),
+            "{err}"
+        );
+        let err = Config::parse("c.toml", "compression_level = 99\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("compression_level"), "{err}");
+    }
+}

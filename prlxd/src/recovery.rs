@@ -1,0 +1,118 @@
+//! Start-up recovery of one session directory.
+//!
+//! The manifest on disk is always whole (it is replaced by rename), but it
+//! may lag behind the launches: those are in intent files. Each leftover
+//! intent becomes a complete launch when its trace made it to its final name
+//! and validates, else an `incomplete` one without a trace. Launches the
+//! manifest names whose trace is missing or the wrong size are marked
+//! incomplete too, so nothing corrupt is served; temporary files are removed.
+
+use crate::storage::{Intent, StoreError, io_error};
+use prlx_session::Manifest;
+use std::path::Path;
+
+pub struct Recovered {
+    pub manifest: Manifest,
+    pub stored_bytes: u64,
+    /// Launches added or marked incomplete.
+    pub repaired: usize,
+}
+
+pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
+    let mut manifest = Manifest::load(dir).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    let mut repaired = 0;
+    let mut intents = Vec::new();
+    let mut temporaries = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| io_error(dir, "cannot list", e))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".intent.json") {
+            intents.push(entry.path());
+        } else if name.ends_with(".tmp") {
+            temporaries.push(entry.path());
+        }
+    }
+    for path in &temporaries {
+        let _ = std::fs::remove_file(path);
+    }
+
+    // Launches the manifest names: their traces must be whole.
+    for launch in &mut manifest.launches {
+        let Some(file) = launch.file.clone() else {
+            continue;
+        };
+        let size = std::fs::metadata(dir.join(&file)).map(|m| m.len()).ok();
+        if size.is_none() || (launch.trace_bytes.is_some() && size != launch.trace_bytes) {
+            launch.file = None;
+            launch.trace_bytes = None;
+            launch.incomplete = true;
+            launch.capture_error = Some(format!("trace {file} missing or cut off at recovery"));
+            repaired += 1;
+        }
+    }
+
+    // Launches only their intents know about.
+    let known: std::collections::HashSet<u64> = manifest.launches.iter().map(|l| l.seq).collect();
+    for path in &intents {
+        let intent: Intent = match std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
+            Some(intent) => intent,
+            None => continue, // cut off before the record was written: nothing to recover
+        };
+        if known.contains(&intent.record.seq) {
+            continue;
+        }
+        let mut record = intent.record;
+        match &intent.trace_file {
+            None => {}
+            Some(file) => {
+                let full = dir.join(file);
+                let existed = full.exists();
+                match prlx_trace::TraceFile::open(&full) {
+                    Ok(_) => {
+                        record.file = Some(file.clone());
+                        record.trace_bytes = std::fs::metadata(&full).map(|m| m.len()).ok();
+                    }
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&full);
+                        record.incomplete = true;
+                        record.capture_error = Some(if existed {
+                            format!("trace rejected at recovery: {e}")
+                        } else {
+                            "the daemon stopped before the trace was stored".into()
+                        });
+                    }
+                }
+            }
+        }
+        let at = manifest.launches.partition_point(|l| l.seq < record.seq);
+        manifest.launches.insert(at, record);
+        repaired += 1;
+    }
+    if repaired > 0 {
+        manifest.store(dir).map_err(|e| StoreError::Io {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+    }
+    for path in &intents {
+        let _ = std::fs::remove_file(path);
+    }
+
+    let mut stored_bytes = 0;
+    for entry in std::fs::read_dir(dir)
+        .map_err(|e| io_error(dir, "cannot list", e))?
+        .flatten()
+    {
+        if entry.file_name() != prlx_session::MANIFEST_NAME {
+            stored_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    Ok(Recovered {
+        manifest,
+        stored_bytes,
+        repaired,
+    })
+}

@@ -1,0 +1,456 @@
+//! The daemon proper: the accept loop, one task per connection, request
+//! dispatch, and an orderly shutdown (stop accepting, let in-flight launches
+//! finish, store every manifest).
+
+use crate::connection::{Connection, Incoming};
+use crate::jobs::Jobs;
+use crate::storage::{LaunchTicket, Store, StoreError};
+use prlx_proto::frame::FrameError;
+use prlx_proto::{ErrorCode, Request, Response, StatusInfo};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::net::UnixListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+#[derive(Default)]
+pub struct Stats {
+    pub connections: AtomicU64,
+    pub launches: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+pub struct Daemon {
+    pub store: Arc<Store>,
+    pub jobs: Arc<Jobs>,
+    pub workers: Arc<Semaphore>,
+    pub worker_count: usize,
+    pub stats: Stats,
+    pub socket: String,
+    pub started: Instant,
+}
+
+impl Daemon {
+    pub fn new(store: Store, socket: String) -> Arc<Daemon> {
+        let worker_count = store.config().worker_count();
+        let store = Arc::new(store);
+        let workers = Arc::new(Semaphore::new(worker_count));
+        Arc::new(Daemon {
+            jobs: Arc::new(Jobs::new(store.clone(), workers.clone())),
+            store,
+            workers,
+            worker_count,
+            stats: Stats::default(),
+            socket,
+            started: Instant::now(),
+        })
+    }
+
+    /// Serves until `shutdown` turns true, then waits (bounded) for
+    /// connections to finish what they are doing and stores all manifests.
+    pub async fn serve(
+        self: &Arc<Self>,
+        listener: UnixListener,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        let mut connections = JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = shutdown.changed() => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        let daemon = self.clone();
+                        let shutdown = shutdown.clone();
+                        connections.spawn(async move { daemon.connection(stream, shutdown).await });
+                    }
+                    Err(e) => {
+                        tracing::error!("accept: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+        drop(listener);
+        tracing::info!(
+            open = connections.len(),
+            "shutting down: finishing in-flight work"
+        );
+        let drain = async { while connections.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(30), drain)
+            .await
+            .is_err()
+        {
+            tracing::warn!("connections still busy after 30 s; stopping anyway");
+        }
+        self.store.flush_all();
+    }
+
+    async fn connection(
+        self: Arc<Self>,
+        stream: tokio::net::UnixStream,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        let uid = match stream.peer_cred() {
+            Ok(cred) => cred.uid(),
+            Err(e) => {
+                tracing::warn!("peer credentials unavailable, closing: {e}");
+                return;
+            }
+        };
+        self.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let mut conn = Connection::new(stream);
+        let mut greeted = false;
+        loop {
+            let incoming = tokio::select! {
+                biased;
+                _ = shutdown.changed() => {
+                    let _ = conn.send(&Response::error(ErrorCode::ShuttingDown, "prlxd is shutting down")).await;
+                    break;
+                }
+                incoming = conn.read_request() => incoming,
+            };
+            let request = match incoming {
+                Ok(Incoming::Request(request)) => request,
+                Ok(Incoming::Malformed(message)) => {
+                    tracing::warn!(uid, "{message}");
+                    if conn
+                        .send(&Response::error(ErrorCode::Protocol, message))
+                        .await
+                        .is_err()
+                    {
+                        break;
+                    }
+                    continue;
+                }
+                Err(FrameError::Closed) => break,
+                Err(e) => {
+                    // The stream is out of step: say why and hang up.
+                    tracing::warn!(uid, "bad frame, closing the connection: {e}");
+                    let code = match e {
+                        FrameError::Version { .. } => ErrorCode::Version,
+                        _ => ErrorCode::Protocol,
+                    };
+                    let _ = conn.send(&Response::error(code, e.to_string())).await;
+                    break;
+                }
+            };
+            if !greeted {
+                match &request {
+                    Request::Hello { version, client }
+                        if *version == prlx_proto::PROTOCOL_VERSION =>
+                    {
+                        tracing::debug!(uid, client = %client, "hello");
+                        greeted = true;
+                        let hello = Response::Hello {
+                            server: format!("prlxd {}", env!("CARGO_PKG_VERSION")),
+                            version: prlx_proto::PROTOCOL_VERSION,
+                            uid,
+                        };
+                        if conn.send(&hello).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    Request::Hello { version, .. } => {
+                        let message = format!(
+                            "client speaks protocol version {version}, prlxd speaks {}",
+                            prlx_proto::PROTOCOL_VERSION
+                        );
+                        let _ = conn
+                            .send(&Response::error(ErrorCode::Version, message))
+                            .await;
+                        break;
+                    }
+                    other => {
+                        let message = format!("expected hello first, got {}", other.name());
+                        let _ = conn
+                            .send(&Response::error(ErrorCode::Protocol, message))
+                            .await;
+                        break;
+                    }
+                }
+            }
+            let keep_going = match request {
+                Request::PutLaunch {
+                    session,
+                    record,
+                    trace_bytes,
+                    site_table_bytes,
+                    site_table_image,
+                } => {
+                    self.put_launch(
+                        &mut conn,
+                        uid,
+                        &session,
+                        *record,
+                        trace_bytes,
+                        site_table_bytes,
+                        site_table_image,
+                    )
+                    .await
+                }
+                Request::FetchFile { session, file } => {
+                    self.fetch_file(&mut conn, uid, &session, &file).await
+                }
+                other => {
+                    let response = self.respond(uid, other);
+                    conn.send(&response).await.is_ok()
+                }
+            };
+            if !keep_going {
+                break;
+            }
+        }
+        self.stats.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Requests answered with one message and no bulk data.
+    fn respond(self: &Arc<Self>, uid: u32, request: Request) -> Response {
+        let result: Result<Response, StoreError> = match request {
+            Request::Hello { .. } => Ok(Response::error(
+                ErrorCode::Protocol,
+                "hello was already said",
+            )),
+            Request::CreateSession {
+                name,
+                baseline,
+                command,
+                pid,
+            } => self
+                .store
+                .create_session(uid, &name, baseline, command, pid)
+                .map(|s| {
+                    tracing::info!(uid, session = %s.name, "session created");
+                    Response::SessionCreated {
+                        session: s.name.clone(),
+                    }
+                }),
+            Request::CountDropped { session, count } => self
+                .store
+                .count_dropped(uid, &session, count)
+                .map(|()| Response::Ok),
+            Request::ListSessions => Ok(Response::Sessions {
+                sessions: self.store.list(uid).iter().map(|s| s.info()).collect(),
+            }),
+            Request::ShowSession { session } => {
+                self.store
+                    .resolve(uid, &session)
+                    .map(|s| Response::Session {
+                        info: s.info(),
+                        manifest: Box::new(s.snapshot().0),
+                    })
+            }
+            Request::DeleteSession { session } => {
+                let dir = self.store.resolve(uid, &session).map(|s| s.dir.clone());
+                self.store
+                    .delete(uid, &session)
+                    .map(|(session, freed_bytes)| {
+                        if let Ok(dir) = dir {
+                            self.jobs.forget_session(&dir);
+                        }
+                        tracing::info!(uid, session = %session, "session deleted");
+                        Response::Deleted {
+                            session,
+                            freed_bytes,
+                        }
+                    })
+            }
+            Request::Diff { a, b, options } => self
+                .jobs
+                .submit(uid, &a, &b, options)
+                .map(|(job, cached)| Response::JobQueued { job, cached }),
+            Request::JobStatus { job } => self
+                .jobs
+                .status(uid, job)
+                .map(|info| Response::Job { info }),
+            Request::JobResult { job } => {
+                self.jobs
+                    .result(uid, job)
+                    .map(|(info, result)| match result {
+                        Some(result) => Response::DiffReport {
+                            json: result.0.clone(),
+                            text: result.1.clone(),
+                        },
+                        None => Response::error(
+                            ErrorCode::NotReady,
+                            format!("job {job} is not done: {:?}", info.state),
+                        ),
+                    })
+            }
+            Request::Status => Ok(Response::Status {
+                info: self.status(uid),
+            }),
+            Request::PutLaunch { .. } | Request::FetchFile { .. } => Ok(Response::error(
+                ErrorCode::Internal,
+                "bulk request routed wrongly",
+            )),
+        };
+        result.unwrap_or_else(|e| Response::error(e.code(), e.to_string()))
+    }
+
+    fn status(&self, uid: u32) -> StatusInfo {
+        let (queued, running, done) = self.jobs.counts();
+        let sessions = self.store.list(uid);
+        StatusInfo {
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+            uptime_s: self.started.elapsed().as_secs(),
+            socket: self.socket.clone(),
+            state_dir: self.store.root().display().to_string(),
+            connections: self.stats.connections.load(Ordering::Relaxed),
+            workers: self.worker_count,
+            jobs_queued: queued,
+            jobs_running: running,
+            jobs_done: done,
+            launches_ingested: self.stats.launches.load(Ordering::Relaxed),
+            bytes_ingested: self.stats.bytes.load(Ordering::Relaxed),
+            sessions: sessions.len() as u64,
+            stored_bytes: sessions.iter().map(|s| s.stored_bytes()).sum(),
+        }
+    }
+
+    /// Receives a launch's bytes and stores it on a worker. Returns whether
+    /// the connection is still in step.
+    #[allow(clippy::too_many_arguments)]
+    async fn put_launch(
+        self: &Arc<Self>,
+        conn: &mut Connection,
+        uid: u32,
+        session: &str,
+        record: prlx_session::LaunchRecord,
+        trace_bytes: u64,
+        site_table_bytes: u64,
+        site_table_image: Option<u64>,
+    ) -> bool {
+        let total = trace_bytes.saturating_add(site_table_bytes);
+        let ticket =
+            match self
+                .store
+                .begin_launch(uid, session, record, trace_bytes, site_table_bytes)
+            {
+                Ok(ticket) => ticket,
+                Err(e) => {
+                    // Refused: consume what the client is sending so the stream
+                    // stays in step, then say why. The client carries on.
+                    tracing::warn!(uid, session, "launch refused: {e}");
+                    if conn.discard_bulk(total).await.is_err() {
+                        return false;
+                    }
+                    return conn
+                        .send(&Response::error(e.code(), e.to_string()))
+                        .await
+                        .is_ok();
+                }
+            };
+        let mut trace = Vec::new();
+        if trace.try_reserve_exact(trace_bytes as usize).is_err() {
+            self.store
+                .abandon_launch(ticket, "prlxd could not allocate memory for the trace");
+            let _ = conn.discard_bulk(total).await;
+            return conn
+                .send(&Response::error(
+                    ErrorCode::Internal,
+                    "prlxd could not allocate memory for the trace",
+                ))
+                .await
+                .is_ok();
+        }
+        let mut sites = Vec::new();
+        let received = async {
+            conn.read_bulk(trace_bytes, &mut trace).await?;
+            conn.read_bulk(site_table_bytes, &mut sites).await
+        }
+        .await;
+        if let Err(e) = received {
+            abandon(
+                &self.store,
+                ticket,
+                trace.len() as u64 + sites.len() as u64,
+                total,
+                &e,
+            );
+            if !matches!(e, FrameError::Closed) {
+                let _ = conn
+                    .send(&Response::error(ErrorCode::Protocol, e.to_string()))
+                    .await;
+            }
+            return false;
+        }
+        self.stats.bytes.fetch_add(total, Ordering::Relaxed);
+        let Ok(_permit) = self.workers.clone().acquire_owned().await else {
+            return false;
+        };
+        let store = self.store.clone();
+        let site_table = site_table_image.map(|image| (image, sites));
+        let stored =
+            tokio::task::spawn_blocking(move || store.finish_launch(ticket, trace, site_table))
+                .await;
+        drop(_permit);
+        let response = match stored {
+            Ok(Ok((seq, stored_bytes))) => {
+                self.stats.launches.fetch_add(1, Ordering::Relaxed);
+                self.jobs.launch_stored(uid, session);
+                Response::LaunchStored { seq, stored_bytes }
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(uid, session, "launch not stored: {e}");
+                Response::error(e.code(), e.to_string())
+            }
+            Err(e) => Response::error(ErrorCode::Internal, format!("storage worker failed: {e}")),
+        };
+        conn.send(&response).await.is_ok()
+    }
+
+    async fn fetch_file(
+        self: &Arc<Self>,
+        conn: &mut Connection,
+        uid: u32,
+        session: &str,
+        file: &str,
+    ) -> bool {
+        let bytes = match self.store.file_path(uid, session, file) {
+            Ok(path) => {
+                tokio::task::spawn_blocking(move || std::fs::read(&path).map_err(|e| (path, e)))
+                    .await
+            }
+            Err(e) => {
+                return conn
+                    .send(&Response::error(e.code(), e.to_string()))
+                    .await
+                    .is_ok();
+            }
+        };
+        match bytes {
+            Ok(Ok(bytes)) => {
+                conn.send(&Response::File {
+                    len: bytes.len() as u64,
+                })
+                .await
+                .is_ok()
+                    && conn.send_bulk(&bytes).await.is_ok()
+            }
+            Ok(Err((path, e))) => conn
+                .send(&Response::error(
+                    ErrorCode::Internal,
+                    format!("{}: {e}", path.display()),
+                ))
+                .await
+                .is_ok(),
+            Err(e) => conn
+                .send(&Response::error(
+                    ErrorCode::Internal,
+                    format!("reader failed: {e}"),
+                ))
+                .await
+                .is_ok(),
+        }
+    }
+}
+
+fn abandon(store: &Store, ticket: LaunchTicket, got: u64, total: u64, e: &FrameError) {
+    let reason = format!("the client stopped after {got} of {total} bytes: {e}");
+    tracing::warn!(session = %ticket.session.name, seq = ticket.seq, "{reason}");
+    store.abandon_launch(ticket, &reason);
+}

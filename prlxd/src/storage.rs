@@ -1,0 +1,736 @@
+//! Sessions on disk, per user: `<state>/<uid>/<session>/` (directories mode
+//! 0700) holding `session.json`, one zstd-compressed trace per captured launch
+//! and the launch's site maps.
+//!
+//! A launch is written in three crash-safe steps: an intent file
+//! (`.<seq>.intent.json`, the launch record) as soon as the launch is
+//! announced, then the trace (temporary file, fsync, rename), then the
+//! manifest — last, and once per burst of launches rather than once per
+//! launch. An intent outlives its launch only when the daemon died in
+//! between; [`crate::recovery`] turns it into a complete launch (its trace is
+//! there and valid) or an `incomplete` one at the next start.
+
+use crate::config::Config;
+use crate::recovery;
+use prlx_proto::{ErrorCode, SessionInfo};
+use prlx_session::{LaunchRecord, Manifest};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no session {0:?}")]
+    NotFound(String),
+    #[error("session {0:?} belongs to another user")]
+    PermissionDenied(String),
+    #[error("quota exceeded: {0}")]
+    Quota(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    BadName(String),
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+}
+
+impl StoreError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            StoreError::NotFound(_) => ErrorCode::NotFound,
+            StoreError::PermissionDenied(_) => ErrorCode::PermissionDenied,
+            StoreError::Quota(_) => ErrorCode::QuotaExceeded,
+            StoreError::Invalid(_) => ErrorCode::InvalidData,
+            StoreError::BadName(_) => ErrorCode::Protocol,
+            StoreError::Io { .. } => ErrorCode::Internal,
+        }
+    }
+}
+
+pub(crate) fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Io {
+        path: path.display().to_string(),
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// What an intent file holds: enough to record the launch if the daemon dies
+/// before the manifest names it.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Intent {
+    pub record: LaunchRecord,
+    /// The trace's final file name, when the launch carries one.
+    pub trace_file: Option<String>,
+}
+
+pub(crate) fn intent_name(seq: u64) -> String {
+    format!(".{seq}.intent.json")
+}
+
+pub struct Session {
+    pub uid: u32,
+    pub name: String,
+    pub dir: PathBuf,
+    state: Mutex<SessionState>,
+}
+
+struct SessionState {
+    manifest: Manifest,
+    next_seq: u64,
+    /// Launches announced but not yet in the manifest.
+    pending: usize,
+    stored_bytes: u64,
+    /// Intents whose launches are in memory but not yet in the stored manifest.
+    unflushed_intents: Vec<PathBuf>,
+    deleted: bool,
+}
+
+impl Session {
+    fn lock(&self) -> MutexGuard<'_, SessionState> {
+        // A panic while holding the lock leaves plain data behind; keep serving.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        let state = self.lock();
+        info_of(self, &state)
+    }
+
+    /// The manifest as it stands, and its generation (changes with every launch).
+    pub fn snapshot(&self) -> (Manifest, u64) {
+        let state = self.lock();
+        (state.manifest.clone(), state.next_seq)
+    }
+
+    pub fn baseline(&self) -> Option<String> {
+        self.lock().manifest.baseline.clone()
+    }
+
+    pub fn created_ns(&self) -> u64 {
+        self.lock().manifest.created_ns
+    }
+
+    pub fn stored_bytes(&self) -> u64 {
+        self.lock().stored_bytes
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.lock().pending > 0
+    }
+
+    /// Stores the manifest and drops the intents it now covers.
+    fn flush(&self, state: &mut SessionState) -> Result<(), StoreError> {
+        if state.deleted {
+            return Ok(());
+        }
+        state
+            .manifest
+            .store(&self.dir)
+            .map_err(|e| StoreError::Io {
+                path: self.dir.display().to_string(),
+                message: e.to_string(),
+            })?;
+        for intent in state.unflushed_intents.drain(..) {
+            let _ = std::fs::remove_file(intent);
+        }
+        Ok(())
+    }
+}
+
+fn info_of(session: &Session, state: &SessionState) -> SessionInfo {
+    let launches = &state.manifest.launches;
+    SessionInfo {
+        name: session.name.clone(),
+        uid: session.uid,
+        launches: launches.len() as u64,
+        captured: launches.iter().filter(|l| l.file.is_some()).count() as u64,
+        incomplete: launches.iter().filter(|l| l.incomplete).count() as u64,
+        stored_bytes: state.stored_bytes,
+        created: state.manifest.created_ns / 1_000_000_000,
+        baseline: state.manifest.baseline.clone(),
+    }
+}
+
+/// A launch announced and reserved, whose bytes are still arriving.
+pub struct LaunchTicket {
+    pub session: Arc<Session>,
+    pub seq: u64,
+    record: LaunchRecord,
+    trace_file: Option<String>,
+    reserved: u64,
+    intent: PathBuf,
+}
+
+pub struct Store {
+    root: PathBuf,
+    config: RwLock<Config>,
+    sessions: Mutex<HashMap<(u32, String), Arc<Session>>>,
+    /// Stored plus reserved bytes per uid.
+    user_bytes: Mutex<HashMap<u32, u64>>,
+}
+
+impl Store {
+    /// Opens (creating) the state directory and recovers every session in it.
+    pub fn open(root: &Path, config: Config) -> Result<Store, StoreError> {
+        create_private_dir(root)?;
+        let store = Store {
+            root: root.to_path_buf(),
+            config: RwLock::new(config),
+            sessions: Mutex::new(HashMap::new()),
+            user_bytes: Mutex::new(HashMap::new()),
+        };
+        let entries = std::fs::read_dir(root).map_err(|e| io_error(root, "cannot list", e))?;
+        for entry in entries.flatten() {
+            let Some(uid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let user_dir = entry.path();
+            create_private_dir(&user_dir)?;
+            let sessions =
+                std::fs::read_dir(&user_dir).map_err(|e| io_error(&user_dir, "cannot list", e))?;
+            for session in sessions.flatten() {
+                let name = session.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') || !session.path().is_dir() {
+                    continue;
+                }
+                match recovery::recover_session(&session.path()) {
+                    Ok(recovered) => {
+                        if recovered.repaired > 0 {
+                            tracing::warn!(
+                                uid,
+                                session = %name,
+                                repaired = recovered.repaired,
+                                "recovered a session cut off mid-write"
+                            );
+                        }
+                        store.insert(
+                            uid,
+                            name,
+                            session.path(),
+                            recovered.manifest,
+                            recovered.stored_bytes,
+                        );
+                    }
+                    Err(e) => tracing::error!(uid, session = %name, "not served: {e}"),
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    fn insert(&self, uid: u32, name: String, dir: PathBuf, manifest: Manifest, stored_bytes: u64) {
+        let next_seq = manifest
+            .launches
+            .iter()
+            .map(|l| l.seq + 1)
+            .max()
+            .unwrap_or(0);
+        *self.user_bytes_lock().entry(uid).or_default() += stored_bytes;
+        let session = Arc::new(Session {
+            uid,
+            name: name.clone(),
+            dir,
+            state: Mutex::new(SessionState {
+                manifest,
+                next_seq,
+                pending: 0,
+                stored_bytes,
+                unflushed_intents: Vec::new(),
+                deleted: false,
+            }),
+        });
+        self.sessions_lock().insert((uid, name), session);
+    }
+
+    fn sessions_lock(&self) -> MutexGuard<'_, HashMap<(u32, String), Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn user_bytes_lock(&self) -> MutexGuard<'_, HashMap<u32, u64>> {
+        self.user_bytes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn config(&self) -> Config {
+        self.config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set_config(&self, config: Config) {
+        *self.config.write().unwrap_or_else(|p| p.into_inner()) = config;
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Creates a session owned by `uid`, named `name` or `name.N` if taken.
+    pub fn create_session(
+        &self,
+        uid: u32,
+        name: &str,
+        baseline: Option<String>,
+        command: Vec<String>,
+        pid: u32,
+    ) -> Result<Arc<Session>, StoreError> {
+        check_name(name)?;
+        let baseline = match baseline {
+            Some(b) => Some(self.resolve(uid, &b)?.name.clone()),
+            None => None,
+        };
+        let config = self.config();
+        let owned = self
+            .sessions_lock()
+            .keys()
+            .filter(|(u, _)| *u == uid)
+            .count() as u64;
+        if owned >= config.max_sessions_per_user {
+            return Err(StoreError::Quota(format!(
+                "uid {uid} already holds {owned} sessions (max_sessions_per_user = {})",
+                config.max_sessions_per_user
+            )));
+        }
+        let user_dir = self.root.join(uid.to_string());
+        create_private_dir(&user_dir)?;
+        let mut sessions = self.sessions_lock();
+        for n in 0..10_000u32 {
+            let candidate = if n == 0 {
+                name.to_owned()
+            } else {
+                format!("{name}.{n}")
+            };
+            if sessions.contains_key(&(uid, candidate.clone())) {
+                continue;
+            }
+            let dir = user_dir.join(&candidate);
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io_error(&dir, "cannot create", e)),
+            }
+            let mut manifest = Manifest::new(candidate.clone());
+            manifest.command = command;
+            manifest.pid = pid;
+            manifest.baseline = baseline;
+            manifest.created_ns = now_ns();
+            manifest
+                .store(&dir)
+                .map_err(|e| io_error(&dir, "cannot write", e))?;
+            let session = Arc::new(Session {
+                uid,
+                name: candidate.clone(),
+                dir,
+                state: Mutex::new(SessionState {
+                    manifest,
+                    next_seq: 0,
+                    pending: 0,
+                    stored_bytes: 0,
+                    unflushed_intents: Vec::new(),
+                    deleted: false,
+                }),
+            });
+            sessions.insert((uid, candidate), session.clone());
+            return Ok(session);
+        }
+        Err(StoreError::BadName(format!(
+            "no free session name based on {name:?}"
+        )))
+    }
+
+    /// Finds a session the caller may see: their own by name; root may also
+    /// name `UID/NAME` or any user's session with a unique name.
+    pub fn resolve(&self, caller: u32, name: &str) -> Result<Arc<Session>, StoreError> {
+        let sessions = self.sessions_lock();
+        if let Some((uid, rest)) = name.split_once('/') {
+            let uid: u32 = uid
+                .parse()
+                .map_err(|_| StoreError::BadName(format!("{name:?}: expected UID/SESSION")))?;
+            let session = sessions
+                .get(&(uid, rest.to_owned()))
+                .ok_or_else(|| StoreError::NotFound(name.to_owned()))?;
+            if caller != 0 && caller != uid {
+                return Err(StoreError::PermissionDenied(name.to_owned()));
+            }
+            return Ok(session.clone());
+        }
+        if let Some(session) = sessions.get(&(caller, name.to_owned())) {
+            return Ok(session.clone());
+        }
+        if caller == 0 {
+            let mut matches = sessions.values().filter(|s| s.name == name);
+            if let (Some(one), None) = (matches.next(), matches.next()) {
+                return Ok(one.clone());
+            }
+        }
+        Err(StoreError::NotFound(name.to_owned()))
+    }
+
+    /// The caller's sessions (everyone's for root), oldest first.
+    pub fn list(&self, caller: u32) -> Vec<Arc<Session>> {
+        let mut list: Vec<Arc<Session>> = self
+            .sessions_lock()
+            .values()
+            .filter(|s| caller == 0 || s.uid == caller)
+            .cloned()
+            .collect();
+        list.sort_by_key(|s| (s.created_ns(), s.uid, s.name.clone()));
+        list
+    }
+
+    /// Users with sessions.
+    pub fn users(&self) -> Vec<u32> {
+        let mut users: Vec<u32> = self.sessions_lock().keys().map(|(u, _)| *u).collect();
+        users.sort_unstable();
+        users.dedup();
+        users
+    }
+
+    pub fn user_bytes(&self, uid: u32) -> u64 {
+        self.user_bytes_lock().get(&uid).copied().unwrap_or(0)
+    }
+
+    pub fn delete(&self, caller: u32, name: &str) -> Result<(String, u64), StoreError> {
+        let session = self.resolve(caller, name)?;
+        self.remove(&session)
+    }
+
+    /// Removes a session from the index and the disk.
+    pub fn remove(&self, session: &Arc<Session>) -> Result<(String, u64), StoreError> {
+        let freed = {
+            let mut state = session.lock();
+            state.deleted = true;
+            state.stored_bytes
+        };
+        self.sessions_lock()
+            .remove(&(session.uid, session.name.clone()));
+        if let Some(bytes) = self.user_bytes_lock().get_mut(&session.uid) {
+            *bytes = bytes.saturating_sub(freed);
+        }
+        std::fs::remove_dir_all(&session.dir)
+            .map_err(|e| io_error(&session.dir, "cannot remove", e))?;
+        Ok((session.name.clone(), freed))
+    }
+
+    /// The path of a file a session's manifest names (never anything else).
+    pub fn file_path(&self, caller: u32, name: &str, file: &str) -> Result<PathBuf, StoreError> {
+        let session = self.resolve(caller, name)?;
+        let state = session.lock();
+        let listed = state
+            .manifest
+            .launches
+            .iter()
+            .any(|l| l.file.as_deref() == Some(file) || l.site_map.as_deref() == Some(file));
+        if !listed {
+            return Err(StoreError::NotFound(format!("{name}/{file}")));
+        }
+        Ok(session.dir.join(file))
+    }
+
+    /// Announces a launch: checks ownership and quotas, reserves its sequence
+    /// number and bytes, and writes its intent.
+    pub fn begin_launch(
+        &self,
+        caller: u32,
+        name: &str,
+        mut record: LaunchRecord,
+        trace_bytes: u64,
+        site_table_bytes: u64,
+    ) -> Result<LaunchTicket, StoreError> {
+        let session = self.resolve(caller, name)?;
+        if session.uid != caller {
+            return Err(StoreError::PermissionDenied(name.to_owned()));
+        }
+        validate_record(&record)?;
+        let config = self.config();
+        if trace_bytes > config.max_trace_bytes {
+            return Err(StoreError::Quota(format!(
+                "a trace of {trace_bytes} bytes exceeds max_trace_bytes = {}",
+                config.max_trace_bytes
+            )));
+        }
+        let mut state = session.lock();
+        if state.deleted {
+            return Err(StoreError::NotFound(name.to_owned()));
+        }
+        let count = state.manifest.launches.len() as u64 + state.pending as u64;
+        if count >= config.max_launches_per_session {
+            return Err(StoreError::Quota(format!(
+                "session {name:?} already holds {count} launches (max_launches_per_session = {})",
+                config.max_launches_per_session
+            )));
+        }
+        let reserved = trace_bytes + site_table_bytes;
+        {
+            let mut users = self.user_bytes_lock();
+            let held = users.entry(caller).or_default();
+            if *held + reserved > config.quota_bytes_per_user {
+                return Err(StoreError::Quota(format!(
+                    "uid {caller} holds {held} bytes; {reserved} more would exceed quota_bytes_per_user = {}",
+                    config.quota_bytes_per_user
+                )));
+            }
+            *held += reserved;
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        state.pending += 1;
+        drop(state);
+        record.seq = seq;
+        record.file = None;
+        record.trace_bytes = None;
+        record.site_map = None;
+        record.incomplete = false;
+        let trace_file =
+            (trace_bytes > 0).then(|| format!("{seq:06}-{}.prlx", file_stem(&record.kernel)));
+        let intent = session.dir.join(intent_name(seq));
+        let ticket = LaunchTicket {
+            session: session.clone(),
+            seq,
+            record,
+            trace_file,
+            reserved,
+            intent,
+        };
+        let json = serde_json::to_vec(&Intent {
+            record: ticket.record.clone(),
+            trace_file: ticket.trace_file.clone(),
+        })
+        .map_err(|e| io_error(&ticket.intent, "cannot encode", e))?;
+        if let Err(e) = std::fs::write(&ticket.intent, json) {
+            let err = io_error(&ticket.intent, "cannot write", e);
+            self.commit(ticket, None, 0, Some(err.to_string()), true);
+            return Err(err);
+        }
+        Ok(ticket)
+    }
+
+    /// Validates and stores a launch's trace and site table, then records the
+    /// launch. Blocking: run it on a worker thread.
+    pub fn finish_launch(
+        &self,
+        ticket: LaunchTicket,
+        trace: Vec<u8>,
+        site_table: Option<(u64, Vec<u8>)>,
+    ) -> Result<(u64, u64), StoreError> {
+        let seq = ticket.seq;
+        let dir = ticket.session.dir.clone();
+        let mut stored = 0u64;
+        let mut site_map = None;
+        if let Some((image, json)) = site_table.filter(|(_, j)| !j.is_empty()) {
+            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&json) {
+                let message = format!("site table of launch {seq} is not JSON: {e}");
+                self.commit(ticket, None, 0, Some(message.clone()), false);
+                return Err(StoreError::Invalid(message));
+            }
+            let name = format!("sites-{image:016x}.json");
+            let path = dir.join(&name);
+            if !path.exists() {
+                if let Err(e) = write_atomically(&path, &json) {
+                    self.commit(ticket, None, 0, Some(e.to_string()), false);
+                    return Err(e);
+                }
+                stored += json.len() as u64;
+            }
+            site_map = Some(name);
+        }
+        let mut file = None;
+        if let Some(name) = ticket.trace_file.clone() {
+            let path = dir.join(&name);
+            let level = self.config().compression_level;
+            match prepare_trace(&name, trace, level).and_then(|bytes| {
+                write_atomically(&path, &bytes)?;
+                Ok(bytes.len() as u64)
+            }) {
+                Ok(len) => {
+                    stored += len;
+                    file = Some(name);
+                }
+                Err(e) => {
+                    let message = format!("launch {seq}: trace rejected: {e}");
+                    self.commit(ticket, site_map, stored, Some(message.clone()), false);
+                    return Err(match e {
+                        StoreError::Io { .. } => e,
+                        _ => StoreError::Invalid(message),
+                    });
+                }
+            }
+        }
+        let mut ticket = ticket;
+        ticket.record.file = file;
+        ticket.record.trace_bytes = ticket.record.file.as_ref().map(|_| stored);
+        self.commit(ticket, site_map, stored, None, false);
+        Ok((seq, stored))
+    }
+
+    /// Records a launch whose bytes never fully arrived.
+    pub fn abandon_launch(&self, ticket: LaunchTicket, reason: &str) {
+        self.commit(ticket, None, 0, Some(reason.to_owned()), true);
+    }
+
+    fn commit(
+        &self,
+        mut ticket: LaunchTicket,
+        site_map: Option<String>,
+        stored: u64,
+        error: Option<String>,
+        incomplete: bool,
+    ) {
+        ticket.record.site_map = site_map;
+        if error.is_some() {
+            ticket.record.capture_error = error;
+        }
+        ticket.record.incomplete = incomplete;
+        {
+            let mut users = self.user_bytes_lock();
+            let held = users.entry(ticket.session.uid).or_default();
+            *held = held.saturating_sub(ticket.reserved) + stored;
+        }
+        let session = ticket.session.clone();
+        let mut state = session.lock();
+        state.stored_bytes += stored;
+        let launches = &mut state.manifest.launches;
+        let at = launches.partition_point(|l| l.seq < ticket.record.seq);
+        launches.insert(at, ticket.record);
+        state.pending -= 1;
+        state.unflushed_intents.push(ticket.intent);
+        if state.pending == 0 {
+            if let Err(e) = session.flush(&mut state) {
+                tracing::error!(session = %session.name, "cannot store the manifest: {e}");
+            }
+        }
+    }
+
+    pub fn count_dropped(&self, caller: u32, name: &str, count: u64) -> Result<(), StoreError> {
+        let session = self.resolve(caller, name)?;
+        if session.uid != caller {
+            return Err(StoreError::PermissionDenied(name.to_owned()));
+        }
+        let mut state = session.lock();
+        state.manifest.dropped_launches += count;
+        if state.pending == 0 {
+            session.flush(&mut state)?;
+        }
+        Ok(())
+    }
+
+    /// Stores every manifest with launches not yet on disk (shutdown).
+    pub fn flush_all(&self) {
+        let sessions: Vec<Arc<Session>> = self.sessions_lock().values().cloned().collect();
+        for session in sessions {
+            let mut state = session.lock();
+            if !state.unflushed_intents.is_empty() {
+                if let Err(e) = session.flush(&mut state) {
+                    tracing::error!(session = %session.name, "cannot store the manifest: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Session names are single path components anyone can type.
+fn check_name(name: &str) -> Result<(), StoreError> {
+    let ok = !name.is_empty()
+        && name.len() <= 96
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::BadName(format!(
+            "session name {name:?}: use 1-96 of [A-Za-z0-9._+-], not starting with '.'"
+        )))
+    }
+}
+
+fn validate_record(record: &LaunchRecord) -> Result<(), StoreError> {
+    if record.kernel.is_empty() || record.kernel.len() > 4096 {
+        return Err(StoreError::Invalid(
+            "launch record: kernel name is empty or over 4096 bytes".into(),
+        ));
+    }
+    for (field, dims) in [("grid", record.grid), ("block", record.block)] {
+        if dims.contains(&0) {
+            return Err(StoreError::Invalid(format!(
+                "launch record: {field} {dims:?} has a zero dimension"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Validates a trace and returns the bytes to store: compressed traces as
+/// they came, plain ones zstd-compressed whole (the reader opens both).
+pub fn prepare_trace(name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, StoreError> {
+    let invalid = |e: prlx_trace::TraceError| StoreError::Invalid(e.to_string());
+    let flag_compressed = bytes.len() >= prlx_trace::HEADER_SIZE && {
+        let header: prlx_trace::TraceFileHeader =
+            bytemuck::pod_read_unaligned(&bytes[..prlx_trace::HEADER_SIZE]);
+        header.has_flag(prlx_trace::flags::COMPRESS)
+    };
+    if flag_compressed || bytes.starts_with(&prlx_trace::ZSTD_MAGIC) {
+        prlx_trace::TraceFile::from_bytes(name, bytes.clone()).map_err(invalid)?;
+        return Ok(bytes);
+    }
+    let trace = prlx_trace::TraceFile::from_bytes(name, bytes).map_err(invalid)?;
+    zstd::bulk::compress(trace.as_bytes(), level)
+        .map_err(|e| StoreError::Invalid(format!("{name}: cannot compress: {e}")))
+}
+
+/// Temporary file, fsync, rename.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let mut file = std::fs::File::create(&tmp).map_err(|e| io_error(&tmp, "cannot create", e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_data())
+        .map_err(|e| io_error(&tmp, "cannot write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_error(path, "cannot rename into place", e))
+}
+
+pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| io_error(dir, "cannot create", e))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| io_error(dir, "cannot make private", e))
+}
+
+/// A file-name-safe form of a kernel name (C++ names carry `<`, `:` …).
+pub fn file_stem(kernel: &str) -> String {
+    let stem: String = kernel
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() {
+        "kernel".into()
+    } else {
+        stem
+    }
+}
+
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

@@ -1,0 +1,177 @@
+//! A real prlxd on a temporary socket and state directory, and small
+//! helpers to make valid traces and talk to it.
+#![allow(dead_code)]
+
+use prlx_proto::Client;
+use prlx_session::LaunchRecord;
+use prlx_trace::{TraceBuilder, TraceEvent};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Daemon {
+    pub child: Option<Child>,
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub state: PathBuf,
+    pub config: PathBuf,
+}
+
+impl Daemon {
+    /// Starts prlxd with `config` (TOML) and waits until it answers.
+    pub fn start(config: &str) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        // Other uids (the isolation test) must reach the socket.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let config_path = dir.path().join("prlxd.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let mut daemon = Daemon {
+            child: None,
+            socket: dir.path().join("prlxd.sock"),
+            state: dir.path().join("state"),
+            config: config_path,
+            dir,
+        };
+        daemon.spawn();
+        daemon
+    }
+
+    pub fn spawn(&mut self) {
+        let child = Command::new(env!("CARGO_BIN_EXE_prlxd"))
+            .arg("--socket")
+            .arg(&self.socket)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .arg("--config")
+            .arg(&self.config)
+            .env("PRLX_LOG", "warn")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start prlxd");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if Client::connect(&self.socket, "test").is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "prlxd did not answer on {} within 20 s",
+            self.socket.display()
+        );
+    }
+
+    pub fn client(&self) -> Client {
+        let client = Client::connect(&self.socket, "test").unwrap();
+        client.set_timeout(Some(Duration::from_secs(60))).unwrap();
+        client
+    }
+
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
+    /// SIGTERM, and waits (bounded) for a clean exit; returns its status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        // SAFETY: signalling our own child by pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "prlxd ignored SIGTERM for 30 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn session_dir(&self, uid: u32, name: &str) -> PathBuf {
+        self.state.join(uid.to_string()).join(name)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A small valid plain trace whose events depend on `salt`.
+pub fn trace(kernel: &str, salt: u32) -> Vec<u8> {
+    let mut builder = TraceBuilder::new(kernel, [2, 1, 1], [64, 1, 1])
+        .unwrap()
+        .events_per_warp(64);
+    for warp in 0..builder.num_warps() {
+        for i in 0..16u32 {
+            builder
+                .push_event(
+                    warp,
+                    TraceEvent {
+                        site_id: i,
+                        event_type: 0,
+                        branch_dir: ((i + salt) % 2) as u8,
+                        active_mask: u32::MAX,
+                        value_a: i * salt,
+                        ..TraceEvent::default()
+                    },
+                )
+                .unwrap();
+        }
+    }
+    builder.to_bytes()
+}
+
+pub fn record(kernel: &str, launch_index: u32) -> LaunchRecord {
+    LaunchRecord {
+        kernel: kernel.into(),
+        launch_index,
+        grid: [2, 1, 1],
+        block: [64, 1, 1],
+        ..LaunchRecord::default()
+    }
+}
+
+pub fn create(client: &mut Client, name: &str, baseline: Option<&str>) -> String {
+    match client
+        .request(&prlx_proto::Request::CreateSession {
+            name: name.into(),
+            baseline: baseline.map(str::to_owned),
+            command: vec!["test".into()],
+            pid: std::process::id(),
+        })
+        .unwrap()
+    {
+        prlx_proto::Response::SessionCreated { session } => session,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+pub fn show(client: &mut Client, name: &str) -> (prlx_proto::SessionInfo, prlx_session::Manifest) {
+    match client
+        .request(&prlx_proto::Request::ShowSession {
+            session: name.into(),
+        })
+        .unwrap()
+    {
+        prlx_proto::Response::Session { info, manifest } => (info, *manifest),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+pub fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}

@@ -1,0 +1,475 @@
+//! A real prlxd on a temporary socket and state directory: concurrent
+//! ingest, crash recovery, malformed input, user isolation, quotas, diffs.
+
+mod common;
+
+use common::{Daemon, create, record, show, trace, wait_for};
+use prlx_proto::frame::{FrameHeader, FrameKind, MAX_FRAME_PAYLOAD, read_frame, write_frame};
+use prlx_proto::{ErrorCode, JobState, Request, Response};
+use prlx_session::Manifest;
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+#[test]
+fn thirty_two_clients_times_one_hundred_launches_are_all_stored() {
+    let daemon = Daemon::start("");
+    let clients = 32;
+    let launches = 100;
+    std::thread::scope(|scope| {
+        for c in 0..clients {
+            let daemon = &daemon;
+            scope.spawn(move || {
+                let mut client = daemon.client();
+                let session = create(&mut client, &format!("run-{c}"), None);
+                assert_eq!(session, format!("run-{c}"));
+                let bytes = trace("saxpy", c);
+                for i in 0..launches {
+                    let (seq, stored) = client
+                        .put_launch(&session, &record("saxpy", i), &bytes, None)
+                        .unwrap();
+                    assert_eq!(seq, u64::from(i));
+                    assert!(
+                        stored > 0 && stored < bytes.len() as u64,
+                        "stored compressed: {stored}"
+                    );
+                }
+            });
+        }
+    });
+    let mut client = daemon.client();
+    let Response::Sessions { sessions } = client.request(&Request::ListSessions).unwrap() else {
+        panic!("expected sessions");
+    };
+    assert_eq!(sessions.len(), clients as usize);
+    for info in &sessions {
+        assert_eq!(info.launches, u64::from(launches), "{info:?}");
+        assert_eq!(info.captured, u64::from(launches));
+        assert_eq!(info.incomplete, 0);
+    }
+    // The manifests on disk are whole and consistent with the traces.
+    for c in 0..clients {
+        let dir = daemon.session_dir(client.uid, &format!("run-{c}"));
+        wait_for("the manifest to be stored", Duration::from_secs(10), || {
+            Manifest::load(&dir).map(|m| m.launches.len()).unwrap_or(0) == launches as usize
+        });
+        let manifest = Manifest::load(&dir).unwrap();
+        for (i, launch) in manifest.launches.iter().enumerate() {
+            assert_eq!(launch.seq, i as u64);
+            assert_eq!(launch.launch_index, i as u32);
+            let file = dir.join(launch.file.as_ref().unwrap());
+            assert_eq!(
+                std::fs::metadata(&file).unwrap().len(),
+                launch.trace_bytes.unwrap()
+            );
+            let trace = prlx_trace::TraceFile::open(&file).unwrap();
+            assert_eq!(trace.encoding(), prlx_trace::Encoding::WholeFileZstd);
+            assert_eq!(trace.kernel_name(), "saxpy");
+        }
+        assert!(!std::fs::read_dir(&dir).unwrap().flatten().any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".tmp") || name.ends_with(".intent.json")
+        }));
+    }
+}
+
+#[test]
+fn kill_9_mid_ingest_keeps_completed_launches_and_marks_the_cut_one_incomplete() {
+    let mut daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let session = create(&mut client, "crashy", None);
+    let bytes = trace("k", 3);
+    for i in 0..5 {
+        client
+            .put_launch(&session, &record("k", i), &bytes, None)
+            .unwrap();
+    }
+    // A sixth launch announced as 10 MiB but cut off after one chunk.
+    let mut raw = UnixStream::connect(&daemon.socket).unwrap();
+    hello(&mut raw);
+    let put = Request::PutLaunch {
+        session: session.clone(),
+        record: Box::new(record("k", 5)),
+        trace_bytes: 10 << 20,
+        site_table_bytes: 0,
+        site_table_image: None,
+    };
+    write_frame(&mut raw, FrameKind::Message, &put.to_payload()).unwrap();
+    write_frame(&mut raw, FrameKind::Chunk, &vec![7u8; 1 << 20]).unwrap();
+    raw.flush().unwrap();
+    let dir = daemon.session_dir(client.uid, &session);
+    wait_for("the sixth launch's intent", Duration::from_secs(10), || {
+        dir.join(".5.intent.json").exists()
+    });
+    daemon.kill9();
+    drop(raw);
+
+    daemon.spawn();
+    let mut client = daemon.client();
+    let (info, manifest) = show(&mut client, &session);
+    assert_eq!(info.launches, 6);
+    assert_eq!(info.incomplete, 1);
+    for launch in &manifest.launches[..5] {
+        let file = launch
+            .file
+            .as_ref()
+            .expect("completed launch keeps its trace");
+        let mut out = Vec::new();
+        client.fetch_file(&session, file, &mut out).unwrap();
+        prlx_trace::TraceFile::from_bytes(file.clone(), out).unwrap();
+    }
+    let cut = &manifest.launches[5];
+    assert!(cut.incomplete && cut.file.is_none(), "{cut:?}");
+    assert_eq!(cut.launch_index, 5);
+    // The stored manifest says the same, and new launches continue after it.
+    assert_eq!(Manifest::load(&dir).unwrap().launches.len(), 6);
+    let (seq, _) = client
+        .put_launch(&session, &record("k", 6), &bytes, None)
+        .unwrap();
+    assert_eq!(seq, 6);
+}
+
+#[test]
+fn sigterm_finishes_the_launch_in_flight_then_exits() {
+    let mut daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let session = create(&mut client, "term", None);
+    let bytes = trace("k", 1);
+    client
+        .put_launch(&session, &record("k", 0), &bytes, None)
+        .unwrap();
+    let status = daemon.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(!daemon.socket.exists(), "the socket is removed at exit");
+    let manifest = Manifest::load(daemon.session_dir(client.uid, &session)).unwrap();
+    assert_eq!(manifest.launches.len(), 1);
+}
+
+fn hello(raw: &mut UnixStream) {
+    let hello = Request::Hello {
+        client: "raw".into(),
+        version: prlx_proto::PROTOCOL_VERSION,
+    };
+    write_frame(raw, FrameKind::Message, &hello.to_payload()).unwrap();
+    let frame = read_frame(raw).unwrap();
+    assert!(matches!(
+        Response::from_payload(&frame.payload).unwrap(),
+        Response::Hello { .. }
+    ));
+}
+
+fn read_error(raw: &mut UnixStream) -> (ErrorCode, String) {
+    let frame = read_frame(raw).unwrap();
+    match Response::from_payload(&frame.payload).unwrap() {
+        Response::Error { code, message } => (code, message),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn assert_closed(raw: &mut UnixStream) {
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert!(matches!(
+        read_frame(raw),
+        Err(prlx_proto::FrameError::Closed)
+    ));
+}
+
+#[test]
+fn malformed_and_oversized_frames_cost_only_their_connection() {
+    let daemon = Daemon::start("");
+    let mut bystander = daemon.client();
+    let session = create(&mut bystander, "bystander", None);
+    let bytes = trace("k", 1);
+    bystander
+        .put_launch(&session, &record("k", 0), &bytes, None)
+        .unwrap();
+
+    // Garbage instead of a frame.
+    let mut raw = UnixStream::connect(&daemon.socket).unwrap();
+    raw.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let (code, message) = read_error(&mut raw);
+    assert_eq!(code, ErrorCode::Protocol);
+    assert!(message.contains("bad frame magic"), "{message}");
+    assert_closed(&mut raw);
+
+    // A header announcing more than the limit.
+    let mut raw = UnixStream::connect(&daemon.socket).unwrap();
+    hello(&mut raw);
+    let mut header = FrameHeader {
+        version: prlx_proto::PROTOCOL_VERSION,
+        kind: FrameKind::Message,
+        len: 0,
+    }
+    .encode();
+    header[8..12].copy_from_slice(&(MAX_FRAME_PAYLOAD + 1).to_le_bytes());
+    raw.write_all(&header).unwrap();
+    let (code, message) = read_error(&mut raw);
+    assert_eq!(code, ErrorCode::Protocol);
+    assert!(message.contains("exceeds"), "{message}");
+    assert_closed(&mut raw);
+
+    // Another protocol version.
+    let mut raw = UnixStream::connect(&daemon.socket).unwrap();
+    let mut header = FrameHeader {
+        version: prlx_proto::PROTOCOL_VERSION,
+        kind: FrameKind::Message,
+        len: 2,
+    }
+    .encode();
+    header[4] = 9;
+    raw.write_all(&header).unwrap();
+    raw.write_all(b"{}").unwrap();
+    let (code, _) = read_error(&mut raw);
+    assert_eq!(code, ErrorCode::Version);
+
+    // A well-framed but malformed request: an error, and the connection lives.
+    let mut raw = UnixStream::connect(&daemon.socket).unwrap();
+    hello(&mut raw);
+    write_frame(&mut raw, FrameKind::Message, b"{\"request\": \"nope\"}").unwrap();
+    let (code, message) = read_error(&mut raw);
+    assert_eq!(code, ErrorCode::Protocol);
+    assert!(message.contains("malformed request"), "{message}");
+    write_frame(&mut raw, FrameKind::Message, &Request::Status.to_payload()).unwrap();
+    let frame = read_frame(&mut raw).unwrap();
+    assert!(matches!(
+        Response::from_payload(&frame.payload).unwrap(),
+        Response::Status { .. }
+    ));
+
+    // A launch whose bytes are not a trace: refused, nothing corrupt stored.
+    let err = bystander
+        .put_launch(&session, &record("k", 1), b"not a trace at all", None)
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::InvalidData), "{err}");
+
+    // The bystander and the daemon carry on.
+    bystander
+        .put_launch(&session, &record("k", 2), &bytes, None)
+        .unwrap();
+    let (info, manifest) = show(&mut bystander, &session);
+    assert_eq!(info.captured, 2);
+    let rejected = &manifest.launches[1];
+    assert!(rejected.file.is_none());
+    assert!(
+        rejected
+            .capture_error
+            .as_deref()
+            .unwrap()
+            .contains("trace rejected"),
+        "{rejected:?}"
+    );
+}
+
+#[test]
+fn quotas_give_a_clear_error_and_lose_nothing_else() {
+    let daemon = Daemon::start(
+        "max_launches_per_session = 3\nmax_sessions_per_user = 2\nquota_bytes_per_user = 100000\n",
+    );
+    let mut client = daemon.client();
+    let a = create(&mut client, "a", None);
+    let bytes = trace("k", 1);
+    for i in 0..3 {
+        client
+            .put_launch(&a, &record("k", i), &bytes, None)
+            .unwrap();
+    }
+    let err = client
+        .put_launch(&a, &record("k", 3), &bytes, None)
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::QuotaExceeded));
+    assert!(
+        err.to_string().contains("max_launches_per_session = 3"),
+        "{err}"
+    );
+
+    let b = create(&mut client, "b", None);
+    let err = client
+        .request(&Request::CreateSession {
+            name: "c".into(),
+            baseline: None,
+            command: vec![],
+            pid: 0,
+        })
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("max_sessions_per_user = 2"),
+        "{err}"
+    );
+
+    // A trace bigger than the bytes left: refused, the connection stays usable.
+    let big = vec![0u8; 200_000];
+    let err = client
+        .put_launch(&b, &record("k", 0), &big, None)
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::QuotaExceeded));
+    assert!(
+        err.to_string().contains("quota_bytes_per_user = 100000"),
+        "{err}"
+    );
+    client
+        .put_launch(&b, &record("k", 0), &bytes, None)
+        .unwrap();
+
+    let (info, _) = show(&mut client, &a);
+    assert_eq!((info.launches, info.captured), (3, 3));
+    let (info, _) = show(&mut client, &b);
+    assert_eq!((info.launches, info.captured), (1, 1));
+}
+
+#[test]
+fn diffs_run_as_jobs_are_cached_and_follow_a_baseline() {
+    let daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let a = create(&mut client, "base", None);
+    for i in 0..4 {
+        client
+            .put_launch(&a, &record("k", i), &trace("k", 1), None)
+            .unwrap();
+    }
+    let b = create(&mut client, "next", Some("base"));
+    for i in 0..4 {
+        // Launch 2 takes the other branch direction.
+        let salt = if i == 2 { 2 } else { 1 };
+        client
+            .put_launch(&b, &record("k", i), &trace("k", salt), None)
+            .unwrap();
+    }
+    let (job, _) = submit(&mut client, &a, &b);
+    let report = wait_report(&mut client, job);
+    let json: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(json["status"], "diverged", "{json}");
+    assert_eq!(json["launches_compared"], 4);
+    assert_eq!(json["launches_diverged"], 1);
+    // The same question again is answered from the cache.
+    let (again, cached) = submit(&mut client, &a, &b);
+    assert!(cached);
+    assert_eq!(again, job);
+    // The baseline diff was queued by the launches themselves.
+    let Response::Status { info } = client.request(&Request::Status).unwrap() else {
+        panic!()
+    };
+    assert!(info.jobs_done + info.jobs_running + info.jobs_queued >= 1);
+}
+
+fn submit(client: &mut prlx_proto::Client, a: &str, b: &str) -> (u64, bool) {
+    match client
+        .request(&Request::Diff {
+            a: a.into(),
+            b: b.into(),
+            options: Default::default(),
+        })
+        .unwrap()
+    {
+        Response::JobQueued { job, cached } => (job, cached),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn wait_report(client: &mut prlx_proto::Client, job: u64) -> String {
+    wait_for("the diff job", Duration::from_secs(30), || {
+        match client.request(&Request::JobStatus { job }).unwrap() {
+            Response::Job { info } => match info.state {
+                JobState::Done { .. } => true,
+                JobState::Failed { message } => panic!("{message}"),
+                _ => false,
+            },
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    match client.request(&Request::JobResult { job }).unwrap() {
+        Response::DiffReport { json, .. } => json,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// Under `PRLX_ISOLATION_CHILD`, this test is the second user's side.
+#[test]
+fn another_uid_can_neither_list_nor_read_a_users_sessions() {
+    if let Ok(socket) = std::env::var("PRLX_ISOLATION_CHILD") {
+        return isolation_child(&socket);
+    }
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to drop to a second uid (CI runs as root)");
+        return;
+    }
+    let daemon = Daemon::start("");
+    let mut client = daemon.client();
+    assert_eq!(client.uid, 0);
+    let session = create(&mut client, "private-run", None);
+    client
+        .put_launch(&session, &record("k", 0), &trace("k", 1), None)
+        .unwrap();
+    let test_exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&test_exe)
+        .args([
+            "--exact",
+            "another_uid_can_neither_list_nor_read_a_users_sessions",
+            "--nocapture",
+        ])
+        .env("PRLX_ISOLATION_CHILD", &daemon.socket)
+        .output()
+        .expect("run setpriv (util-linux)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "second-uid side failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    // Root still sees its own session, untouched.
+    let (info, _) = show(&mut client, &session);
+    assert_eq!(info.launches, 1);
+}
+
+fn isolation_child(socket: &str) {
+    let mut client = prlx_proto::Client::connect(std::path::Path::new(socket), "nobody").unwrap();
+    assert_eq!(client.uid, 65534);
+    let Response::Sessions { sessions } = client.request(&Request::ListSessions).unwrap() else {
+        panic!()
+    };
+    assert!(sessions.is_empty(), "{sessions:?}");
+    for request in [
+        Request::ShowSession {
+            session: "private-run".into(),
+        },
+        Request::DeleteSession {
+            session: "private-run".into(),
+        },
+        Request::Diff {
+            a: "private-run".into(),
+            b: "private-run".into(),
+            options: Default::default(),
+        },
+    ] {
+        let err = client.request(&request).unwrap_err();
+        assert_eq!(err.code(), Some(ErrorCode::NotFound), "{err}");
+    }
+    let err = client
+        .request(&Request::ShowSession {
+            session: "0/private-run".into(),
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::PermissionDenied), "{err}");
+    let err = client
+        .fetch_file("0/private-run", "000000-k.prlx", &mut Vec::new())
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::PermissionDenied), "{err}");
+    let err = client
+        .put_launch(
+            "0/private-run",
+            &common::record("k", 1),
+            &common::trace("k", 1),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::PermissionDenied), "{err}");
+    // Its own sessions work.
+    let own = create(&mut client, "mine", None);
+    let Response::Sessions { sessions } = client.request(&Request::ListSessions).unwrap() else {
+        panic!()
+    };
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].name, own);
+}
