@@ -16,6 +16,10 @@ use crate::observer::RegSlot;
 use crate::program::{FuncInfo, Program, diag, sreg};
 use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
 
+/// Local memory a thread may use (`.local` variables and one frame), as on
+/// NVIDIA GPUs.
+const MAX_LOCAL_BYTES: u64 = 512 * 1024;
+
 /// Fake addresses of functions, for function pointers and indirect calls.
 pub const FUNC_ADDR_BASE: u64 = 0x0000_4000_0000_0000;
 
@@ -48,6 +52,8 @@ struct ModuleCtx<'a> {
     /// `.shared` variables declared inside function bodies: `(function, name)`.
     body_shared: HashMap<(String, String), u32>,
     window_base: u32,
+    /// A predicate no instruction reads: the target of `_` predicate results.
+    pred_sink: PredIx,
     const_base: u32,
     const_values: Vec<u64>,
     const_index: HashMap<u64, u32>,
@@ -125,6 +131,7 @@ pub fn decode_module(
         syms: HashMap::new(),
         body_shared: HashMap::new(),
         window_base: sreg::COUNT,
+        pred_sink: 0,
         const_base: 0,
         const_values: Vec::new(),
         const_index: HashMap::new(),
@@ -198,6 +205,7 @@ pub fn decode_module(
         m.syms.entry(f.name.clone()).or_insert(Sym::Func(u32::MAX));
     }
     m.const_base = m.window_base + max_rows;
+    m.pred_sink = max_preds;
 
     // Variables: shared and local layouts, global allocations.
     let mut shared_end = 0u64;
@@ -223,14 +231,14 @@ pub fn decode_module(
                     shared_end = align_up(shared_end, align);
                     m.syms
                         .insert(v.name.clone(), Sym::Shared(shared_end as u32));
-                    shared_end += size;
+                    shared_end = shared_end.saturating_add(size);
                 }
             }
             StateSpace::Local => {
                 local_end = align_up(local_end, align);
                 m.syms
                     .insert(v.name.clone(), Sym::LocalStatic(local_end as u32));
-                local_end += size;
+                local_end = local_end.saturating_add(size);
             }
             StateSpace::Global | StateSpace::Const => {
                 if v.linkage == ast::Linkage::Extern {
@@ -280,8 +288,16 @@ pub fn decode_module(
             shared_end = align_up(shared_end, align);
             m.body_shared
                 .insert((f.name.clone(), v.name.clone()), shared_end as u32);
-            shared_end += size;
+            shared_end = shared_end.saturating_add(size);
         }
+    }
+    if shared_end > u32::MAX as u64 / 2 || local_end > MAX_LOCAL_BYTES {
+        m.diags.push(diag(
+            file,
+            ast::Span::new(1, 1),
+            "unsupported: module shared or local variables are larger than any device allows",
+        ));
+        return Err(m.diags);
     }
     let dyn_base = align_up(shared_end, dyn_align) as u32;
     for name in extern_shared {
@@ -368,7 +384,7 @@ pub fn decode_module(
         const_base: m.const_base,
         const_values: m.const_values,
         num_rows,
-        num_preds: max_preds,
+        num_preds: max_preds + 1,
         static_shared: dyn_base,
         static_local: align_up(local_end, 16) as u32,
         globals,
@@ -536,6 +552,30 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         slots: Vec::new(),
     };
     decode_body(m, &mut fc, body);
+    // Falling off the end of a body returns (ptxas does the same); a label
+    // after the last instruction also lands here.
+    let line = m
+        .code
+        .last()
+        .filter(|i| i.func == index)
+        .map_or(f.span.line, |i| i.line);
+    m.code.push(Inst {
+        op: if info.is_kernel { Op::Exit } else { Op::Ret },
+        guard: Guard::Always,
+        line,
+        func: index,
+    });
+    m.text.push("ret; // implicit, end of function".to_string());
+    if fc.local_frame > MAX_LOCAL_BYTES || fc.param_frame > MAX_LOCAL_BYTES {
+        m.diags.push(diag(
+            m.file,
+            f.span,
+            format!(
+                "unsupported: `{}` needs more than 512 KiB of local or parameter memory per thread",
+                f.name
+            ),
+        ));
+    }
     let fi = &mut m.funcs[index as usize];
     fi.entry_pc = entry_pc;
     fi.param_frame = align_up(fc.param_frame, 16) as u32;
@@ -644,13 +684,13 @@ fn declare_var(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, v: &ast::VarDecl) {
         StateSpace::Param => {
             fc.param_frame = align_up(fc.param_frame, align);
             let s = Sym::FrameParam(fc.param_frame as u32);
-            fc.param_frame += size;
+            fc.param_frame = fc.param_frame.saturating_add(size);
             s
         }
         StateSpace::Local => {
             fc.local_frame = align_up(fc.local_frame, align);
             let s = Sym::LocalFrame(fc.local_frame as u32);
-            fc.local_frame += size;
+            fc.local_frame = fc.local_frame.saturating_add(size);
             s
         }
         StateSpace::Shared => match m.body_shared.get(&(fc.name.to_string(), v.name.clone())) {
@@ -1175,7 +1215,7 @@ fn decode_op(
                 };
                 return Ok(Op::PredLogic {
                     op: Some(op),
-                    d: pred_dst(fc, &o[0])?.unwrap_or(0),
+                    d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
                     a: pred_src(fc, &o[1])?,
                     b: pred_src(fc, &o[2])?,
                 });
@@ -1349,7 +1389,7 @@ fn decode_op(
                 let o = operands(inst, 2)?;
                 return Ok(Op::PredLogic {
                     op: None,
-                    d: pred_dst(fc, &o[0])?.unwrap_or(0),
+                    d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
                     a: match pred_src(fc, &o[1])? {
                         PredSrc::Reg(i, n) => PredSrc::Reg(i, !n),
                         PredSrc::Const(c) => PredSrc::Const(!c),
@@ -1669,7 +1709,7 @@ fn decode_op(
             let o = operands(inst, 2)?;
             Ok(Op::Isspacep {
                 space,
-                d: pred_dst(fc, &o[0])?.unwrap_or(0),
+                d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
                 a: src(m, fc, &o[1], ScalarType::U64)?,
             })
         }
@@ -2076,7 +2116,7 @@ fn decode_mov(
     if ty == ScalarType::Pred {
         return Ok(Op::PredLogic {
             op: None,
-            d: pred_dst(fc, &o[0])?.unwrap_or(0),
+            d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
             a: pred_src(fc, &o[1])?,
             b: PredSrc::Const(false),
         });

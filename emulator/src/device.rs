@@ -80,6 +80,8 @@ pub struct Device {
     pub(crate) launches: u64,
     /// Device `printf` output, when captured instead of written to stdout.
     pub(crate) printf_capture: Option<String>,
+    /// Warp-instructions a launch may execute before it fails with `Timeout`.
+    pub(crate) watchdog: Option<u64>,
 }
 
 impl Device {
@@ -91,6 +93,9 @@ impl Device {
             next_module: 1,
             launches: 0,
             printf_capture: None,
+            watchdog: std::env::var("PRLX_EMU_WATCHDOG")
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
         }
     }
 
@@ -103,6 +108,14 @@ impl Device {
     /// `capture_printf(true)`, into a buffer read by [`Device::take_printf_output`].
     pub fn capture_printf(&mut self, capture: bool) {
         self.printf_capture = if capture { Some(String::new()) } else { None };
+    }
+
+    /// Limits each launch to `max_warp_instructions` (like a display
+    /// watchdog), so a kernel that never terminates fails with
+    /// [`LaunchError::Timeout`] instead of hanging. `None` (the default, or
+    /// `PRLX_EMU_WATCHDOG=<n>` from the environment) means no limit.
+    pub fn set_watchdog(&mut self, max_warp_instructions: Option<u64>) {
+        self.watchdog = max_warp_instructions;
     }
 
     /// The captured `printf` output so far (empty when not capturing).

@@ -146,6 +146,9 @@ pub enum LaunchError {
     Deadlock(String),
     /// The observer returned [`crate::Control::Abort`].
     Aborted(String),
+    /// The launch exceeded the watchdog's instruction budget
+    /// ([`crate::Device::set_watchdog`]; CUDA_ERROR_LAUNCH_TIMEOUT).
+    Timeout(String),
 }
 
 impl fmt::Display for LaunchError {
@@ -160,6 +163,7 @@ impl fmt::Display for LaunchError {
             LaunchError::InvalidHandle(m) => write!(f, "invalid handle: {m}"),
             LaunchError::Deadlock(m) => write!(f, "deadlock: {m}"),
             LaunchError::Aborted(m) => write!(f, "launch aborted: {m}"),
+            LaunchError::Timeout(m) => write!(f, "launch timed out: {m}"),
         }
     }
 }

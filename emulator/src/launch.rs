@@ -130,6 +130,7 @@ pub(crate) fn launch<H: StepHook>(
     device.launches += 1;
     let gridid = device.launches;
     let seed = device.config().schedule_seed;
+    let watchdog = device.watchdog.unwrap_or(u64::MAX);
     let module = &device.modules[&f.module];
     let prog = &module.program;
     let memory = &mut device.memory;
@@ -184,6 +185,7 @@ pub(crate) fn launch<H: StepHook>(
                 live_threads: threads,
                 stats: &mut stats,
                 printf: &mut printf,
+                watchdog,
             };
             cta_run.run(memory, &mut shared, kparams, rng.as_mut(), hook)?;
             stats.ctas += 1;
@@ -213,6 +215,7 @@ struct CtaRun<'a> {
     live_threads: u32,
     stats: &'a mut LaunchStats,
     printf: &'a mut String,
+    watchdog: u64,
 }
 
 impl CtaRun<'_> {
@@ -275,8 +278,9 @@ impl CtaRun<'_> {
             let Some((pc, active)) = w.next_group() else {
                 return Ok(());
             };
-            if H::ENABLED {
-                let inst = &prog.code[pc as usize];
+            if H::ENABLED
+                && let Some(inst) = prog.code.get(pc as usize)
+            {
                 let func = &prog.funcs[inst.func as usize];
                 let step = WarpStep {
                     block: self.shape.ctaid,
@@ -300,6 +304,16 @@ impl CtaRun<'_> {
                 }
             }
             self.stats.warp_instructions += 1;
+            if self.stats.warp_instructions > self.watchdog {
+                let [x, y, z] = self.shape.ctaid;
+                return Err(LaunchError::Timeout(format!(
+                    "kernel {} exceeded {} warp-instructions (block ({x},{y},{z}), warp {wi}, at {}:{})",
+                    self.kernel_name,
+                    self.watchdog,
+                    prog.file,
+                    prog.code.get(pc as usize).map_or(0, |i| i.line)
+                )));
+            }
             self.stats.thread_instructions += active.count_ones() as u64;
             let mut env = Env {
                 prog,
@@ -406,7 +420,8 @@ impl CtaRun<'_> {
 
     fn fault(&self, wi: usize, pc: u32, f: LaneFault) -> LaunchError {
         let prog = self.prog;
-        let inst = &prog.code[pc as usize];
+        let line = prog.code.get(pc as usize).map_or(0, |i| i.line);
+        let text = prog.text.get(pc as usize).map_or("", String::as_str);
         let t = wi as u32 * 32 + f.lane;
         let [nx, ny, _] = self.shape.ntid;
         let thread = [t % nx, (t / nx) % ny, t / (nx * ny)];
@@ -414,10 +429,10 @@ impl CtaRun<'_> {
             kernel: self.kernel_name.to_string(),
             block: self.shape.ctaid,
             thread,
-            ptx_line: inst.line,
+            ptx_line: line,
             ptx_file: prog.file.clone(),
             address: f.address,
-            message: format!("{}: {}", f.message, prog.text[pc as usize]),
+            message: format!("{}: {}", f.message, text),
         };
         match f.kind {
             FaultKind::IllegalAddress => LaunchError::IllegalAddress(fault),

@@ -909,7 +909,14 @@ pub fn execute(
     active: u32,
 ) -> Result<StepResult, LaneFault> {
     let prog = env.prog;
-    let inst = &prog.code[pc as usize];
+    let Some(inst) = prog.code.get(pc as usize) else {
+        return Err(LaneFault {
+            kind: FaultKind::IllegalInstruction,
+            lane: active.trailing_zeros(),
+            address: None,
+            message: format!("no instruction at pc {pc}"),
+        });
+    };
     let exec = match inst.guard {
         Guard::Always => active,
         Guard::If(p) => active & w.preds[p as usize],
