@@ -108,3 +108,36 @@ corpus_tests! {
     #[ignore = "emulator: mad.lo.cc.u32, madc.hi.cc.u32 and madc.hi.u32 (libdevice's f64 sin/cos range reduction, nvcc/double_math.ptx:552) are rejected at load as unsupported; the carry-chain semantics exist in semantics::int"]
     nvcc_double_math => nvcc::nv_double_math;
 }
+
+/// The schedule seed must matter: a racy kernel gives the same result on
+/// every repeat of one schedule, and different results across seeds.
+#[test]
+fn schedule_seeds_expose_a_race() {
+    use support::harness::{Case, run_with_seed};
+    let case = || {
+        Case::ptx("racy.ptx", "racy_counter")
+            .grid([2, 1, 1])
+            .block([128, 1, 1])
+            .zeros::<u32>(1)
+    };
+    let counter = |seed| run_with_seed(&case(), seed).map(|o| o.get::<u32>(0)[0]);
+    let Some(default) = counter(None) else { return };
+    assert_eq!(counter(None), Some(default), "the default schedule repeats");
+    assert_eq!(
+        counter(Some(7)),
+        counter(Some(7)),
+        "a seeded schedule repeats"
+    );
+    let mut results: std::collections::BTreeSet<u32> =
+        (1..=16).filter_map(|s| counter(Some(s))).collect();
+    results.insert(default);
+    // 2 CTAs x 4 warps x 16 increments: lost updates only ever lower it.
+    assert!(
+        results.iter().all(|&r| (1..=128).contains(&r)),
+        "{results:?}"
+    );
+    assert!(
+        results.len() > 1,
+        "16 schedule seeds all gave {results:?}: the seed does not perturb interleaving"
+    );
+}

@@ -153,6 +153,17 @@ pub fn run(case: Case) {
     }
 }
 
+/// The outputs of one launch of `case` under `schedule_seed`, or `None` when
+/// its compiler is missing (and the toolchain is optional).
+pub fn run_with_seed(case: &Case, schedule_seed: Option<u64>) -> Option<Outputs> {
+    let ptx = match ptx_for(case.source) {
+        Ok(Some(p)) => p,
+        Ok(None) => return None,
+        Err(e) => panic!("{e}"),
+    };
+    Some(launch_once(case, &ptx, schedule_seed).unwrap_or_else(|e| panic!("{e}")))
+}
+
 fn launch_once(case: &Case, ptx: &str, schedule_seed: Option<u64>) -> Result<Outputs, String> {
     let name = case.kernel;
     let mut device = Device::new(DeviceConfig {
