@@ -69,10 +69,10 @@ fn shfl_all_modes_with_clamp_and_segments() {
             "shfl.sync.{mode}.b32 %r3|%p1, %r2, {b}, {c}, -1;\nselp.u32 %r4, 1, 0, %p1;\nst.global.v2.u32 [%rd6], {{%r3, %r4}};"
         );
         let got = run_warp(&body, 2, &input);
-        for lane in 0..32 {
+        for (lane, out) in got.iter().enumerate() {
             let (src, p) = shfl_ref(mode, lane as i32, b & 0x1f, c);
             assert_eq!(
-                got[lane],
+                *out,
                 vec![input[src], p as u32],
                 "shfl.{mode} b={b} c={c:#x} lane {lane}"
             );
@@ -103,8 +103,7 @@ fn vote_match_redux_and_activemask() {
         .iter()
         .enumerate()
         .fold(0u32, |m, (i, v)| m | ((v & 1) << i));
-    for lane in 0..32 {
-        let o = &got[lane];
+    for (lane, o) in got.iter().enumerate() {
         assert_eq!(o[0], ballot, "ballot");
         assert_eq!(o[1], (ballot == u32::MAX) as u32, "all");
         assert_eq!(o[2], (ballot != 0) as u32, "any");
@@ -158,13 +157,13 @@ fn divergent_loop_reconverges_before_a_shuffle() {
         mov.u32 %r3, 0;\n$loop:\nadd.u32 %r3, %r3, 1;\nsetp.lt.u32 %p1, %r3, %r2;\n@%p1 bra $loop;\n\
         activemask.b32 %r4;\nshfl.sync.down.b32 %r5, %r3, 1, 31, -1;\nst.global.v2.u32 [%rd6], {%r4, %r5};";
     let got = run_warp(body, 2, &input);
-    for lane in 0..32usize {
+    for (lane, out) in got.iter().enumerate() {
         let iters = |l: usize| (l as u32).max(1);
         let expect = if lane < 31 {
             iters(lane + 1)
         } else {
             iters(lane)
         };
-        assert_eq!(got[lane], vec![u32::MAX, expect], "lane {lane}");
+        assert_eq!(*out, vec![u32::MAX, expect], "lane {lane}");
     }
 }
