@@ -14,6 +14,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod daemon_sink;
 pub mod driver;
 pub mod ffi;
 pub mod hooks;

@@ -1,5 +1,8 @@
-//! Where launches go: a session directory, written by one background
-//! thread so the application's thread never waits on compression or disk.
+//! Where launches go: prlxd, when `PRLX_TRACE_DIR` is unset and a daemon
+//! answers at the discovered socket, else a session directory — either way
+//! from one background thread, so the application's thread never waits on
+//! compression, the socket or the disk. A daemon that goes away mid-run is
+//! replaced by a directory for the rest of the run.
 //!
 //! Layout: `<trace dir>/<session>/` (mode 0700) holding `session.json`, one
 //! `<kernel>_<launch>.prlx` per captured launch (PRLX's `FLAG_COMPRESS`
@@ -9,6 +12,7 @@
 
 use crate::capture::CapturedTrace;
 use crate::config::{Config, LogLevel};
+use crate::daemon_sink::{DaemonSink, SendError};
 use crate::log;
 use prlx_session::{LaunchRecord, Manifest, StackFrame};
 use std::collections::HashSet;
@@ -36,27 +40,37 @@ enum Job {
 
 pub struct Sink {
     jobs: SyncSender<Job>,
-    pub dir: PathBuf,
+    /// Where the session goes, for the one line the shim prints.
+    pub destination: String,
 }
 
 impl Sink {
-    /// Creates the session directory and starts the writer thread.
+    /// Opens the session (at the daemon, else as a directory) and starts the
+    /// writer thread.
     pub fn start(config: &Config) -> Result<Sink, String> {
-        let root = config.fallback_trace_dir();
-        create_private_dir(&root)?;
-        let dir = unique_session_dir(&root, &config.session)?;
-        let session = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut manifest = Manifest::new(session);
-        manifest.pid = std::process::id();
-        manifest.command = std::env::args().collect();
-        manifest.store(&dir).map_err(|e| e.to_string())?;
+        let target = if config.trace_dir.is_none() {
+            match DaemonSink::connect(config.socket.clone(), &config.session) {
+                Ok(daemon) => Some(Target::Daemon(daemon)),
+                Err(e) => {
+                    log::log(
+                        LogLevel::Warn,
+                        &format!("no prlxd answered ({e}); writing the session to a directory"),
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let target = match target {
+            Some(target) => target,
+            None => Target::directory(config)?,
+        };
+        let destination = target.describe();
         let (jobs, queue) = sync_channel(QUEUE_DEPTH);
         let writer = Writer {
-            dir: dir.clone(),
-            manifest,
+            target,
+            fallback: config.clone(),
             site_tables: HashSet::new(),
             own_base: own_module_base(),
         };
@@ -64,7 +78,7 @@ impl Sink {
             .name("prlx-writer".into())
             .spawn(move || writer.run(queue))
             .map_err(|e| format!("cannot start the writer thread: {e}"))?;
-        Ok(Sink { jobs, dir })
+        Ok(Sink { jobs, destination })
     }
 
     pub fn submit(&self, launch: Launch) {
@@ -149,9 +163,40 @@ fn own_module_base() -> usize {
     module_base(own_module_base as *mut libc::c_void)
 }
 
+/// The session being written.
+enum Target {
+    Daemon(DaemonSink),
+    Directory { dir: PathBuf, manifest: Manifest },
+}
+
+impl Target {
+    fn directory(config: &Config) -> Result<Target, String> {
+        let root = config.fallback_trace_dir();
+        create_private_dir(&root)?;
+        let dir = unique_session_dir(&root, &config.session)?;
+        let session = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut manifest = Manifest::new(session);
+        manifest.pid = std::process::id();
+        manifest.command = std::env::args().collect();
+        manifest.store(&dir).map_err(|e| e.to_string())?;
+        Ok(Target::Directory { dir, manifest })
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Target::Daemon(d) => format!("prlxd at {} as {:?}", d.socket.display(), d.session),
+            Target::Directory { dir, .. } => dir.display().to_string(),
+        }
+    }
+}
+
 struct Writer {
-    dir: PathBuf,
-    manifest: Manifest,
+    target: Target,
+    /// For the directory that replaces a daemon lost mid-run.
+    fallback: Config,
     site_tables: HashSet<u64>,
     own_base: usize,
 }
@@ -195,12 +240,61 @@ impl Writer {
     }
 
     fn store_manifest(&self) {
-        if let Err(e) = self.manifest.store(&self.dir) {
+        let Target::Directory { dir, manifest } = &self.target else {
+            return; // the daemon keeps its own manifest
+        };
+        if let Err(e) = manifest.store(dir) {
             log::once(
                 LogLevel::Error,
                 "manifest",
                 &format!("cannot write the session manifest: {e}"),
             );
+        }
+    }
+
+    /// Replaces a daemon that stopped answering with a session directory.
+    fn fall_back(&mut self, why: &str) -> bool {
+        match Target::directory(&self.fallback) {
+            Ok(target) => {
+                log::log(
+                    LogLevel::Warn,
+                    &format!(
+                        "prlxd stopped answering ({why}); the rest of the session goes to {}",
+                        target.describe()
+                    ),
+                );
+                self.target = target;
+                self.site_tables.clear();
+                true
+            }
+            Err(e) => {
+                log::once(
+                    LogLevel::Error,
+                    "fallback",
+                    &format!("prlxd stopped answering ({why}) and no directory can take over: {e}"),
+                );
+                false
+            }
+        }
+    }
+
+    fn send_to_daemon(
+        &mut self,
+        record: &LaunchRecord,
+        trace: &[u8],
+        site_table: Option<(u64, &str)>,
+    ) -> bool {
+        let Target::Daemon(daemon) = &mut self.target else {
+            return false;
+        };
+        match daemon.put(record, trace, site_table) {
+            Ok(()) => true,
+            Err(SendError::Refused(message)) => {
+                // A quota or a rejected trace: say so once, keep capturing.
+                log::once(LogLevel::Warn, "daemon-refused", &message);
+                true
+            }
+            Err(SendError::Lost(why)) => !self.fall_back(&why),
         }
     }
 
@@ -212,17 +306,47 @@ impl Writer {
             stack,
         } = launch;
         if record.seq == u64::MAX {
-            self.manifest.dropped_launches += 1;
+            match &mut self.target {
+                Target::Directory { manifest, .. } => manifest.dropped_launches += 1,
+                Target::Daemon(daemon) => {
+                    if let Err(SendError::Lost(why)) = daemon.count_dropped(1) {
+                        if self.fall_back(&why) {
+                            if let Target::Directory { manifest, .. } = &mut self.target {
+                                manifest.dropped_launches += 1;
+                            }
+                        }
+                    }
+                }
+            }
             return;
         }
         if let Some(mut stack) = stack {
             stack.resolve();
             record.cpu_stack = stack_frames(&stack, self.own_base);
         }
+        let mut encoded = Vec::new();
+        if let Some(trace) = &trace {
+            if let Err(e) = trace.encode(&mut encoded, ZSTD_LEVEL) {
+                record.capture_error = Some(format!("cannot encode the trace: {e}"));
+                encoded.clear();
+            }
+        }
+        if matches!(self.target, Target::Daemon(_)) {
+            let sites = site_table
+                .as_ref()
+                .map(|(image, json)| (*image, json.as_str()));
+            if self.send_to_daemon(&record, &encoded, sites) {
+                return;
+            }
+            // The daemon is gone and a directory took over: write it there.
+        }
+        let Target::Directory { dir, manifest } = &mut self.target else {
+            return;
+        };
         if let Some((image, json)) = site_table {
             let name = format!("sites-{image:016x}.json");
             if self.site_tables.insert(image) {
-                if let Err(e) = write_atomically(&self.dir.join(&name), json.as_bytes()) {
+                if let Err(e) = write_atomically(&dir.join(&name), json.as_bytes()) {
                     log::once(
                         LogLevel::Warn,
                         "site-table",
@@ -232,22 +356,17 @@ impl Writer {
             }
             record.site_map = Some(name);
         }
-        if let Some(trace) = trace {
+        if trace.is_some() && record.capture_error.is_none() {
             let name = format!("{}_{}.prlx", file_stem(&record.kernel), record.launch_index);
-            let mut bytes = Vec::new();
-            match trace
-                .encode(&mut bytes, ZSTD_LEVEL)
-                .map_err(|e| e.to_string())
-                .and_then(|()| write_atomically(&self.dir.join(&name), &bytes))
-            {
+            match write_atomically(&dir.join(&name), &encoded) {
                 Ok(()) => {
                     record.file = Some(name);
-                    record.trace_bytes = Some(bytes.len() as u64);
+                    record.trace_bytes = Some(encoded.len() as u64);
                 }
                 Err(e) => record.capture_error = Some(format!("cannot write the trace: {e}")),
             }
         }
-        self.manifest.launches.push(record);
+        manifest.launches.push(record);
     }
 }
 

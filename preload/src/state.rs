@@ -78,8 +78,7 @@ fn sink() -> Option<&'static Sink> {
                     LogLevel::Warn,
                     &format!(
                         "recording session {:?} to {}",
-                        config.session,
-                        sink.dir.display()
+                        config.session, sink.destination
                     ),
                 );
                 Some(sink)

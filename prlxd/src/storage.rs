@@ -524,6 +524,13 @@ impl Store {
         let dir = ticket.session.dir.clone();
         let mut stored = 0u64;
         let mut site_map = None;
+        if let Some((image, json)) = &site_table {
+            // A site table is sent once per module; later launches name it only.
+            let name = format!("sites-{image:016x}.json");
+            if json.is_empty() && dir.join(&name).exists() {
+                site_map = Some(name);
+            }
+        }
         if let Some((image, json)) = site_table.filter(|(_, j)| !j.is_empty()) {
             if let Err(e) = serde_json::from_slice::<serde_json::Value>(&json) {
                 let message = format!("site table of launch {seq} is not JSON: {e}");

@@ -45,10 +45,27 @@ pub struct Client {
 impl Client {
     /// Connects and says hello; `who` names the client in the daemon's logs.
     pub fn connect(path: &Path, who: &str) -> Result<Client, ClientError> {
+        Client::connect_timeout(path, who, None)
+    }
+
+    /// Like [`Client::connect`], with every read and write bounded by
+    /// `timeout` from the start (a peer that never answers the hello cannot
+    /// hold the caller).
+    pub fn connect_timeout(
+        path: &Path,
+        who: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Client, ClientError> {
         let stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
             path: path.to_path_buf(),
             source,
         })?;
+        let connect_error = |source| ClientError::Connect {
+            path: path.to_path_buf(),
+            source,
+        };
+        stream.set_read_timeout(timeout).map_err(connect_error)?;
+        stream.set_write_timeout(timeout).map_err(connect_error)?;
         let mut client = Client {
             stream: BufWriter::with_capacity(CHUNK_SIZE + 64, stream),
             uid: 0,

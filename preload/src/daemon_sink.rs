@@ -1,0 +1,111 @@
+//! Handing launches to prlxd instead of writing a directory.
+//!
+//! Used only from the sink's background thread, so the application's thread
+//! never waits on the socket. Connection failures are reported as `Lost` and
+//! the sink falls back to a session directory; a daemon's refusal (a quota,
+//! a rejected trace) is `Refused`: logged, and capture goes on.
+
+use prlx_proto::{Client, ClientError, Request, Response};
+use prlx_session::LaunchRecord;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long one exchange with the daemon may take before it counts as gone.
+const IO_TIMEOUT: Duration = Duration::from_secs(30);
+/// A daemon that does not answer hello within this is treated as absent.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub struct DaemonSink {
+    client: Client,
+    pub socket: PathBuf,
+    /// The session name the daemon chose.
+    pub session: String,
+    /// Site tables the daemon already has.
+    sent_site_tables: std::collections::HashSet<u64>,
+}
+
+pub enum SendError {
+    /// The daemon answered with an error; the connection is fine.
+    Refused(String),
+    /// The connection is gone.
+    Lost(String),
+}
+
+impl DaemonSink {
+    /// Connects to the discovered daemon and opens a session there;
+    /// `PRLX_BASELINE` names a session to diff each launch against.
+    pub fn connect(socket: Option<PathBuf>, session: &str) -> Result<DaemonSink, String> {
+        let socket = socket.unwrap_or_else(prlx_proto::discover_socket);
+        let mut client = Client::connect_timeout(&socket, "libprlx", Some(HELLO_TIMEOUT))
+            .map_err(|e| e.to_string())?;
+        client
+            .set_timeout(Some(IO_TIMEOUT))
+            .map_err(|e| format!("{}: {e}", socket.display()))?;
+        let baseline = std::env::var("PRLX_BASELINE")
+            .ok()
+            .filter(|b| !b.is_empty());
+        let response = client
+            .request(&Request::CreateSession {
+                name: session.to_owned(),
+                baseline,
+                command: std::env::args().collect(),
+                pid: std::process::id(),
+            })
+            .map_err(|e| e.to_string())?;
+        let Response::SessionCreated { session } = response else {
+            return Err("prlxd answered create_session with something else".into());
+        };
+        Ok(DaemonSink {
+            client,
+            socket,
+            session,
+            sent_site_tables: std::collections::HashSet::new(),
+        })
+    }
+
+    pub fn put(
+        &mut self,
+        record: &LaunchRecord,
+        trace: &[u8],
+        site_table: Option<(u64, &str)>,
+    ) -> Result<(), SendError> {
+        let site_table = site_table.map(|(image, json)| {
+            // Send each module's table once; later launches name it only.
+            let bytes = if self.sent_site_tables.contains(&image) {
+                &[][..]
+            } else {
+                json.as_bytes()
+            };
+            (image, bytes)
+        });
+        match self
+            .client
+            .put_launch(&self.session, record, trace, site_table)
+        {
+            Ok(_) => {
+                if let Some((image, _)) = site_table {
+                    self.sent_site_tables.insert(image);
+                }
+                Ok(())
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+
+    pub fn count_dropped(&mut self, count: u64) -> Result<(), SendError> {
+        self.client
+            .request(&Request::CountDropped {
+                session: self.session.clone(),
+                count,
+            })
+            .map(|_| ())
+            .map_err(classify)
+    }
+}
+
+fn classify(e: ClientError) -> SendError {
+    match e {
+        ClientError::Daemon { .. } => SendError::Refused(e.to_string()),
+        _ => SendError::Lost(e.to_string()),
+    }
+}
