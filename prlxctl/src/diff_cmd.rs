@@ -41,6 +41,10 @@ pub struct CompareArgs {
 pub struct DiffArgs {
     #[command(flatten)]
     compare: CompareArgs,
+    /// A and B are session directories (session.json plus traces): match
+    /// launches by (kernel, launch index) and diff each pair.
+    #[arg(long)]
+    session: bool,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -96,6 +100,16 @@ fn open(path: &Path) -> anyhow::Result<TraceFile> {
     TraceFile::open(path).map_err(one_line)
 }
 
+fn diff_options(args: &CompareArgs) -> DiffOptions {
+    DiffOptions {
+        align: AlignOptions {
+            max_edits: args.max_edits,
+            compare_values: args.values,
+            ..AlignOptions::default()
+        },
+    }
+}
+
 fn compare(args: &CompareArgs) -> anyhow::Result<DiffReport> {
     let map = args
         .map
@@ -105,18 +119,31 @@ fn compare(args: &CompareArgs) -> anyhow::Result<DiffReport> {
         .map_err(one_line)?;
     let a = open(&args.a)?;
     let b = open(&args.b)?;
-    let opts = DiffOptions {
-        align: AlignOptions {
-            max_edits: args.max_edits,
-            compare_values: args.values,
-            ..AlignOptions::default()
-        },
-    };
-    let diff = diff_traces(&a, &b, &opts);
+    let diff = diff_traces(&a, &b, &diff_options(args));
     Ok(DiffReport::build(&a, &b, &diff, map.as_ref()))
 }
 
+/// `diff --session A B`: each launch pair, then the kernels ranked.
+fn diff_sessions(args: &DiffArgs) -> anyhow::Result<u8> {
+    let compare = &args.compare;
+    anyhow::ensure!(
+        compare.map.is_none(),
+        "--map does not apply to --session: each session carries its site maps"
+    );
+    let report = prlx_session_diff::diff_sessions(&compare.a, &compare.b, &diff_options(compare))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.render_text());
+    }
+    Ok(0)
+}
+
 pub fn diff(args: DiffArgs) -> anyhow::Result<u8> {
+    if args.session {
+        return diff_sessions(&args);
+    }
     let mut report = compare(&args.compare)?;
     if args.json {
         if let Some(n) = args.limit {

@@ -233,3 +233,60 @@ fn export_writes_a_chrome_trace() {
     );
     assert!(events.iter().any(|e| e["ph"] == "C"));
 }
+
+/// A session directory holding `a.prlx`/`b.prlx` from `write_pair` as launch
+/// 0 of `kern`, plus a metadata-only launch.
+fn write_session(root: &Path, name: &str, trace: &str, grid: [u32; 3]) -> String {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(trace, dir.join("kern_0.prlx")).unwrap();
+    let mut manifest = prlx_session::Manifest::new(name);
+    for (seq, (kernel, file)) in [("kern", Some("kern_0.prlx")), ("meta", None)]
+        .into_iter()
+        .enumerate()
+    {
+        manifest.launches.push(prlx_session::LaunchRecord {
+            seq: seq as u64,
+            kernel: kernel.into(),
+            grid,
+            block: [64, 1, 1],
+            file: file.map(str::to_owned),
+            ..Default::default()
+        });
+    }
+    manifest.store(&dir).unwrap();
+    dir.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn diff_session_matches_launches_and_names_the_diverging_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = write_pair(tmp.path(), 3);
+    let run_a = write_session(tmp.path(), "run-a", &a, [2, 1, 1]);
+    let run_b = write_session(tmp.path(), "run-b", &b, [2, 1, 1]);
+
+    let out = prlxctl(&["diff", "--session", &run_a, &run_b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("1 of 2 matched launches diverged"), "{text}");
+    assert!(
+        text.contains("kern launch 0: 3 divergences in 1 warps; first: ActiveMask"),
+        "{text}"
+    );
+
+    let out = prlxctl(&["diff", "--session", &run_a, &run_b, "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["status"], "diverged");
+    assert_eq!(json["launches"][0]["status"], "diverged");
+    assert_eq!(json["launches"][0]["first_divergence"]["warp_idx"], 1);
+    assert_eq!(json["launches"][1]["status"], "metadata-only");
+    assert_eq!(json["kernels"][0]["kernel"], "kern");
+
+    let out = prlxctl(&["diff", "--session", &run_a, tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("session.json") && err.lines().count() == 1,
+        "{err}"
+    );
+}
