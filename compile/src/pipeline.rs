@@ -236,6 +236,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_cubin_without_ptxas_fails_before_running_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("k.cu");
+        std::fs::write(&source, "").unwrap();
+        let missing = dir.path().join("never-run");
+        let tools = Toolchain {
+            clang: missing.clone(),
+            llvm_link: missing.clone(),
+            opt: missing.clone(),
+            llc: missing.clone(),
+            llvm_nm: missing.clone(),
+            plugin: None,
+            runtime: None,
+            ptxas: None,
+        };
+        let mut req = CompileRequest::new(&source, dir.path().join("k.ptx"));
+        req.cubin = Some(dir.path().join("k.cubin"));
+        let err = compile_with(&req, &tools, &Runner { verbose: false }).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("ptxas not found: a cubin was asked for"),
+            "{err}"
+        );
+        let err = compile_with(
+            &CompileRequest::new(dir.path().join("absent.cu"), "k.ptx"),
+            &tools,
+            &Runner { verbose: false },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("absent.cu: cannot read the source: No such file"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn nm_listing_splits_definitions_from_uses() {
         let listing = "_ZZ7branchyE4tile d ---------------- 0\n\
                        __prlx_record_branch U 0 0\n\

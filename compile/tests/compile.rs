@@ -135,6 +135,36 @@ fn two_compiles_give_the_same_site_ids_and_ptx() {
 }
 
 #[test]
+fn kernels_compiled_into_one_directory_share_a_merged_site_map() {
+    if !have_clang() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.cu");
+    std::fs::write(
+        &other,
+        "extern \"C\" __attribute__((global)) void other(int *p, int n) {\n\
+           if (p[0] > n) p[1] = __nvvm_atom_add_gen_i(p + 2, 1);\n\
+         }\n",
+    )
+    .unwrap();
+    for source in [kernel(), other] {
+        let stem = source.file_stem().unwrap().to_str().unwrap().to_owned();
+        let out = dir.path().join(format!("{stem}.ptx"));
+        compile(&CompileRequest::new(&source, &out)).unwrap();
+    }
+    let text = std::fs::read_to_string(dir.path().join("prlx-sites.json")).unwrap();
+    let table: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let functions: std::collections::BTreeSet<&str> = table
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(functions, ["branchy", "other"].into_iter().collect());
+}
+
+#[test]
 fn no_instrument_is_the_plain_pipeline() {
     if !have_clang() {
         return;
