@@ -1,0 +1,305 @@
+//! End to end with the capture shim on the emulator: an unmodified
+//! driver-API application runs twice under `LD_PRELOAD=libprlx.so`, its
+//! launches go to a real prlxd, and `prlxctl session …` lists, shows,
+//! exports and diffs the two sessions. Without a daemon the shim falls back
+//! to a directory and says so.
+
+mod common;
+
+use common::Daemon;
+use prlx_proto::{Request, Response};
+use prlx_session::Manifest;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn skip(why: &str) {
+    let required = std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1");
+    assert!(!required, "{why}; run scripts/setup.sh");
+    eprintln!("skipped: {why}, run scripts/setup.sh");
+}
+
+fn run_ok(command: &mut Command) -> Output {
+    let output = command.output().expect("spawn");
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+struct Fixture {
+    bin_dir: PathBuf,
+    app: PathBuf,
+    ptx: PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+fn fixture() -> Option<Fixture> {
+    let (Some(clang), Some(cc)) = (find_tool("clang-19"), find_tool("cc")) else {
+        skip("clang-19 or cc not found");
+        return None;
+    };
+    let include = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/include");
+    if !include.join("cuda.h").is_file() {
+        skip("cuda.h not found");
+        return None;
+    }
+    // target/<profile>/deps/<test> → target/<profile>
+    let exe = std::env::current_exe().unwrap();
+    let bin_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "prlx-libcuda",
+            "-p",
+            "prlx-preload",
+            "-p",
+            "prlxctl",
+        ])
+        .env("CARGO_TARGET_DIR", bin_dir.parent().unwrap());
+    if bin_dir.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    assert!(
+        build.status().expect("run cargo build").success(),
+        "building the shim, libcuda and prlxctl failed"
+    );
+    let soname = bin_dir.join("libcuda.so.1");
+    if std::fs::read_link(&soname).is_err() {
+        let tmp = bin_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
+        std::os::unix::fs::symlink("libcuda.so", &tmp).unwrap();
+        let _ = std::fs::rename(&tmp, &soname);
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let app_dir = repo_root().join("preload/tests/app");
+    let ptx = scratch.path().join("kernels.ptx");
+    run_ok(
+        Command::new(clang)
+            .args([
+                "-x",
+                "cuda",
+                "--cuda-device-only",
+                "-nocudainc",
+                "-nocudalib",
+                "--cuda-gpu-arch=sm_80",
+            ])
+            .args([
+                "-Xclang",
+                "-target-feature",
+                "-Xclang",
+                "+ptx75",
+                "-O2",
+                "-S",
+            ])
+            .arg(app_dir.join("kernels.cu"))
+            .arg("-o")
+            .arg(&ptx),
+    );
+    let app = scratch.path().join("capture_app");
+    run_ok(
+        Command::new(cc)
+            .args(["-g", "-O1", "-Wall", "-Werror", "-pthread"])
+            .arg(format!("-I{}", include.display()))
+            .arg(app_dir.join("capture_app.c"))
+            .arg(format!("-L{}", bin_dir.display()))
+            .args(["-lcuda", "-o"])
+            .arg(&app),
+    );
+    Some(Fixture {
+        bin_dir,
+        app,
+        ptx,
+        _scratch: scratch,
+    })
+}
+
+impl Fixture {
+    fn app(&self, seed: &str, env: &[(&str, &Path)]) -> Command {
+        let mut command = Command::new(&self.app);
+        command
+            .arg(&self.ptx)
+            .args([seed, "2", "3"])
+            .env("LD_LIBRARY_PATH", &self.bin_dir)
+            .env("LD_PRELOAD", self.bin_dir.join("libprlx.so"));
+        for var in [
+            "PRLX_SESSION",
+            "PRLX_TRACE_DIR",
+            "PRLX_SOCKET",
+            "PRLX_BASELINE",
+            "PRLX_FILTER",
+            "PRLX_MAX_LAUNCHES",
+            "PRLX_DISABLE",
+        ] {
+            command.env_remove(var);
+        }
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        command
+    }
+
+    fn prlxctl(&self, socket: &Path, args: &[&str]) -> Output {
+        Command::new(self.bin_dir.join("prlxctl"))
+            .args(args)
+            .arg("--socket")
+            .arg(socket)
+            .output()
+            .expect("run prlxctl")
+    }
+}
+
+#[test]
+fn two_runs_captured_through_the_daemon_then_diffed_by_prlxctl() {
+    let Some(fx) = fixture() else { return };
+    let daemon = Daemon::start("");
+    let socket = daemon.socket.clone();
+
+    let run_a = run_ok(&mut fx.app(
+        "1",
+        &[
+            ("PRLX_SOCKET", &socket),
+            ("PRLX_SESSION", Path::new("run-a")),
+        ],
+    ));
+    let stderr = String::from_utf8_lossy(&run_a.stderr);
+    assert!(
+        stderr.contains("recording session \"run-a\" to prlxd at"),
+        "{stderr}"
+    );
+    let run_b = run_ok(&mut fx.app(
+        "2",
+        &[
+            ("PRLX_SOCKET", &socket),
+            ("PRLX_SESSION", Path::new("run-b")),
+            ("PRLX_BASELINE", Path::new("run-a")),
+        ],
+    ));
+    // Same checksum as without the daemon? Different seeds: different output.
+    assert_ne!(run_a.stdout, run_b.stdout);
+
+    // Both sessions are in the daemon with every launch (2 threads x 3).
+    let mut client = daemon.client();
+    let Response::Sessions { sessions } = client.request(&Request::ListSessions).unwrap() else {
+        panic!()
+    };
+    let names: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["run-a", "run-b"]);
+    assert_eq!(sessions[0].launches, sessions[1].launches);
+    assert!(sessions[0].launches >= 6, "{sessions:?}");
+    assert_eq!(sessions[1].baseline.as_deref(), Some("run-a"));
+
+    let list = fx.prlxctl(&socket, &["session", "list"]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{text}");
+    assert!(
+        text.starts_with("SESSION") && text.contains("run-b (vs run-a)"),
+        "{text}"
+    );
+
+    let show = fx.prlxctl(&socket, &["session", "show", "run-a", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let launches = json["manifest"]["launches"].as_array().unwrap();
+    assert!(
+        launches[0]["kernel"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("clamp")),
+        "{}",
+        launches[0]
+    );
+    assert!(
+        launches[0].get("file").is_none(),
+        "uninstrumented kernels are metadata only"
+    );
+    assert!(
+        launches[0]["cpu_stack"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|f| f["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("capture_app.c")))),
+        "the launch links back to the host code: {}",
+        launches[0]
+    );
+
+    let diff = fx.prlxctl(&socket, &["session", "diff", "run-a", "run-b", "--wait"]);
+    let text = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        text.contains("prlx session diff: run-a vs run-b"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
+    assert!(text.contains("0 only in A, 0 only in B"), "{text}");
+    let diff_json = fx.prlxctl(
+        &socket,
+        &["session", "diff", "run-a", "run-b", "--wait", "--json"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&diff_json.stdout).unwrap();
+    assert_eq!(
+        report["launches_compared"].as_u64(),
+        Some(sessions[0].launches)
+    );
+
+    // Export gives a directory `prlxctl diff --session` reads.
+    let export_dir = daemon.dir.path().join("exported");
+    let export = fx.prlxctl(
+        &socket,
+        &["session", "export", "run-a", export_dir.to_str().unwrap()],
+    );
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    assert_eq!(
+        Manifest::load(&export_dir).unwrap().launches.len() as u64,
+        sessions[0].launches
+    );
+
+    let status = fx.prlxctl(&socket, &["status", "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(info["sessions"], 2);
+
+    let rm = fx.prlxctl(&socket, &["session", "rm", "run-b"]);
+    assert!(rm.status.success());
+    let Response::Sessions { sessions } = client.request(&Request::ListSessions).unwrap() else {
+        panic!()
+    };
+    assert_eq!(sessions.len(), 1);
+}
+
+#[test]
+fn without_a_daemon_the_shim_writes_a_directory_and_says_so_once() {
+    let Some(fx) = fixture() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let missing = scratch.path().join("nobody-listens.sock");
+    let out = run_ok(&mut fx.app(
+        "1",
+        &[
+            ("PRLX_SOCKET", &missing),
+            ("PRLX_SESSION", Path::new("alone")),
+            ("XDG_RUNTIME_DIR", scratch.path()),
+        ],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("no prlxd answered").count(), 1, "{stderr}");
+    let manifest = Manifest::load(scratch.path().join("prlx/sessions/alone")).unwrap();
+    assert!(manifest.launches.len() >= 6);
+}
