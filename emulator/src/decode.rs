@@ -1301,6 +1301,122 @@ fn decode_op(
                 })
             }
         }
+        "cp" => {
+            if !mods.take(".async") {
+                return Err(un());
+            }
+            if mods.take(".wait_all") || mods.take(".commit_group") {
+                return Ok(Op::Nop);
+            }
+            if mods.take(".wait_group") {
+                let _ = operands(inst, 1)?;
+                return Ok(Op::Nop);
+            }
+            if mods.take_any(&[".ca", ".cg"]).is_none() {
+                return Err(un());
+            }
+            let to_shared = mods.take(".shared") || mods.take(".shared::cta");
+            if !to_shared || !mods.take(".global") {
+                return Err(un());
+            }
+            mods.take_memory_qualifiers();
+            if inst.operands.len() != 3 && inst.operands.len() != 4 {
+                return Err(format!("{}: expects 3 or 4 operands", un()));
+            }
+            let o = &inst.operands;
+            let (_, dst_addr) = address(m, fc, &o[0], Some(StateSpace::Shared))?;
+            let (_, src_addr) = address(m, fc, &o[1], Some(StateSpace::Global))?;
+            let size = match &o[2] {
+                Operand::Immediate(ast::Immediate::Int(v)) if matches!(v, 4 | 8 | 16) => *v as u8,
+                _ => return Err("cp.async size must be 4, 8 or 16".into()),
+            };
+            let src_size = match o.get(3) {
+                Some(op) => Some(src(m, fc, op, ScalarType::U32)?),
+                None => None,
+            };
+            Ok(Op::CpAsync {
+                dst: dst_addr,
+                src: src_addr,
+                size,
+                src_size,
+            })
+        }
+        "ldmatrix" => {
+            for m in [".sync", ".aligned", ".m8n8", ".b16"] {
+                if !mods.take(m) {
+                    return Err(un());
+                }
+            }
+            let n = match mods.take_any(&[".x1", ".x2", ".x4"]) {
+                Some(".x1") => 1,
+                Some(".x2") => 2,
+                Some(_) => 4,
+                None => return Err(un()),
+            };
+            let trans = mods.take(".trans");
+            if space_of(mods)? != Some(StateSpace::Shared) {
+                return Err(un());
+            }
+            let o = operands(inst, 2)?;
+            let (_, addr) = address(m, fc, &o[1], Some(StateSpace::Shared))?;
+            let d = vector_rows(fc, &o[0], n, dst)?;
+            Ok(Op::Ldmatrix { n, trans, d, addr })
+        }
+        "mma" => {
+            for m in [".sync", ".aligned", ".row", ".col"] {
+                if !mods.take(m) {
+                    return Err(un());
+                }
+            }
+            let k = match mods.take_any(&[".m16n8k16", ".m16n8k8"]) {
+                Some(".m16n8k16") => 16,
+                Some(_) => 8,
+                None => return Err(un()),
+            };
+            let types: Vec<ScalarType> = (0..4).filter_map(|_| mods.take_type()).collect();
+            let bf16 = match types.as_slice() {
+                [
+                    ScalarType::F32,
+                    ScalarType::F16,
+                    ScalarType::F16,
+                    ScalarType::F32,
+                ] => false,
+                [
+                    ScalarType::F32,
+                    ScalarType::BF16,
+                    ScalarType::BF16,
+                    ScalarType::F32,
+                ] => true,
+                _ => return Err(un()),
+            };
+            let o = operands(inst, 4)?;
+            let (na, nb) = if k == 16 { (4, 2) } else { (2, 1) };
+            let d = vector_rows(fc, &o[0], 4, dst)?;
+            let mut regs = |op: &Operand, n: usize| -> Result<[Row; 4], String> {
+                let Operand::Vector(items) = op else {
+                    return Err("mma operands must be register vectors".into());
+                };
+                if items.len() != n {
+                    return Err("mma operand vector has the wrong length".into());
+                }
+                let mut rows = [sreg::ZERO; 4];
+                for (i, it) in items.iter().enumerate() {
+                    rows[i] = src(m, fc, it, ScalarType::B32)?;
+                }
+                Ok(rows)
+            };
+            let a = regs(&o[1], na)?;
+            let b4 = regs(&o[2], nb)?;
+            let c = regs(&o[3], 4)?;
+            Ok(Op::Mma {
+                k,
+                bf16,
+                d,
+                a,
+                b: [b4[0], b4[1]],
+                c,
+            })
+        }
         "dp4a" | "dp2a" => {
             let hi = match (inst.opcode.as_str(), mods.take_any(&[".lo", ".hi"])) {
                 ("dp2a", Some(".hi")) => 1,

@@ -362,6 +362,32 @@ pub enum Op {
         targets: Box<[u32]>,
     },
     Call(Box<CallInfo>),
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`: lanes `8i..8i+7`
+    /// address the rows of matrix `i`; each lane receives two b16 elements
+    /// of each matrix.
+    Ldmatrix {
+        n: u8,
+        trans: bool,
+        d: [Row; 4],
+        addr: Addr,
+    },
+    /// `mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
+    Mma {
+        k: u8,
+        bf16: bool,
+        d: [Row; 4],
+        a: [Row; 4],
+        b: [Row; 2],
+        c: [Row; 4],
+    },
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src_size}`:
+    /// copied at once; `src_size` bytes are read, the rest zero-filled.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        size: u8,
+        src_size: Option<Row>,
+    },
     /// A call to the external `vprintf(fmt, args)`: `.param` slots of the caller.
     Vprintf {
         fmt: u32,
