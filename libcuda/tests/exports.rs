@@ -222,7 +222,7 @@ fn every_export_is_reachable_through_cu_get_proc_address() {
             continue;
         }
         assert!(
-            table.iter().any(|e| &e.symbol == name),
+            table.iter().any(|e| e.symbol == *name),
             "{name} is exported but cuGetProcAddress cannot return it"
         );
         let per_thread = name.ends_with("_ptds") || name.ends_with("_ptsz");
