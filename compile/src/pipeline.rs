@@ -60,7 +60,11 @@ pub fn compile_with(
     // inlined, no copy of them is left in the PTX.
     let symbols = module_symbols(&ir, tools, runner)?;
     let mut public = symbols.defined.clone();
-    public.extend(RUNTIME_PUBLIC.iter().map(|s| s.to_string()));
+    for name in RUNTIME_PUBLIC {
+        if !public.iter().any(|p| p == name) {
+            public.push((*name).to_owned());
+        }
+    }
 
     let optimised_input = match &tools.runtime {
         // A module the pass left alone (the filter) is not linked, so it

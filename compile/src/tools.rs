@@ -10,6 +10,7 @@ use crate::run::{Runner, describe_failure};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 pub const CLANG: &str = "clang-19";
 pub const LLVM_LINK: &str = "llvm-link-19";
@@ -201,6 +202,15 @@ pub fn locate_artifact(
         });
     };
     let built = checkout.join(artifact.built_at).join(artifact.file);
+    if built.is_file() {
+        return Ok(built);
+    }
+    // One build at a time in this process (parallel tests would otherwise
+    // configure the same CMake tree at once); the winner's result is reused.
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _guard = BUILDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if built.is_file() {
         return Ok(built);
     }
