@@ -236,10 +236,17 @@ fn a_compile_error_is_one_line_naming_clang() {
 /// nvidia-cuda-nvcc-cu12): the layout clang-19 accepts for `--cuda-path`.
 fn assemble_cuda12(into: &Path) -> Option<PathBuf> {
     let runtime = repo_root().join(".tools/cuda12/nvidia/cuda_runtime");
+    // $PRLX_CUDA12_NVCC, else the wheel installed beside the runtime's or
+    // into its own .tools folder.
     let nvcc = std::env::var_os("PRLX_CUDA12_NVCC")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(".tools/cuda12/nvidia/cuda_nvcc"));
-    if !runtime.join("include/cuda_runtime.h").is_file() || !nvcc.join("include/crt").is_dir() {
+        .into_iter()
+        .chain([
+            repo_root().join(".tools/cuda12/nvidia/cuda_nvcc"),
+            repo_root().join(".tools/cuda12-nvcc/nvidia/cuda_nvcc"),
+        ])
+        .find(|dir| dir.join("include/crt").is_dir())?;
+    if !runtime.join("include/cuda_runtime.h").is_file() {
         return None;
     }
     let sdk = into.join("cuda12");
@@ -273,7 +280,7 @@ fn cuda_path_compiles_ordinary_cuda_sources() {
     let Some(sdk) = assemble_cuda12(dir.path()) else {
         assert!(
             !toolchain_required(),
-            "nvidia-cuda-nvcc-cu12 not in .tools/cuda12/nvidia/cuda_nvcc (or $PRLX_CUDA12_NVCC)"
+            "nvidia-cuda-nvcc-cu12 not found in .tools/cuda12-nvcc/nvidia/cuda_nvcc, .tools/cuda12/nvidia/cuda_nvcc or $PRLX_CUDA12_NVCC"
         );
         eprintln!(
             "skipped: nvidia-cuda-nvcc-cu12 not found in .tools/cuda12, run scripts/setup.sh"
