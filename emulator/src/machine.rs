@@ -174,22 +174,19 @@ fn row(v: &[u64], row: Row) -> [u64; WARP] {
 /// `d` may alias a source and the full-warp loop vectorises.
 #[inline(always)]
 fn lanes2(v: &mut [u64], exec: u32, d: Row, a: Row, b: Row, f: impl Fn(u64, u64) -> u64) {
+    if exec != u32::MAX {
+        // Diverged warps: touch only the active lanes (no row copies).
+        let (d, a, b) = (r(d), r(a), r(b));
+        for_lanes(exec, |l| v[d + l] = f(v[a + l], v[b + l]));
+        return;
+    }
     let (xa, xb) = (row(v, a), row(v, b));
     let s = r(d);
     let Some(dst) = v.get_mut(s..s + WARP) else {
         return;
     };
-    if exec == u32::MAX {
-        for l in 0..WARP {
-            dst[l] = f(xa[l], xb[l]);
-        }
-    } else {
-        for l in 0..WARP {
-            let y = f(xa[l], xb[l]);
-            if exec >> l & 1 != 0 {
-                dst[l] = y;
-            }
-        }
+    for l in 0..WARP {
+        dst[l] = f(xa[l], xb[l]);
     }
 }
 
@@ -203,16 +200,18 @@ fn lanes3(
     c: Row,
     f: impl Fn(u64, u64, u64) -> u64,
 ) {
+    if exec != u32::MAX {
+        let (d, a, b, c) = (r(d), r(a), r(b), r(c));
+        for_lanes(exec, |l| v[d + l] = f(v[a + l], v[b + l], v[c + l]));
+        return;
+    }
     let (xa, xb, xc) = (row(v, a), row(v, b), row(v, c));
     let s = r(d);
     let Some(dst) = v.get_mut(s..s + WARP) else {
         return;
     };
     for l in 0..WARP {
-        let y = f(xa[l], xb[l], xc[l]);
-        if exec >> l & 1 != 0 {
-            dst[l] = y;
-        }
+        dst[l] = f(xa[l], xb[l], xc[l]);
     }
 }
 
@@ -255,12 +254,17 @@ fn fma_f32_lanes_hw(v: &mut [u64], exec: u32, d: Row, a: Row, b: Row, c: Row) {
 /// Bits of the lanes in `exec` for which `f(a, b)` holds.
 #[inline(always)]
 fn cmp_lanes(v: &[u64], exec: u32, a: Row, b: Row, f: impl Fn(u64, u64) -> bool) -> u32 {
-    let (xa, xb) = (row(v, a), row(v, b));
     let mut bits = 0u32;
+    if exec != u32::MAX {
+        let (a, b) = (r(a), r(b));
+        for_lanes(exec, |l| bits |= (f(v[a + l], v[b + l]) as u32) << l);
+        return bits;
+    }
+    let (xa, xb) = (row(v, a), row(v, b));
     for l in 0..WARP {
         bits |= (f(xa[l], xb[l]) as u32) << l;
     }
-    bits & exec
+    bits
 }
 
 #[inline(always)]
