@@ -50,7 +50,23 @@
 //! - **Calls**: `call` to `.func`s (direct or through a function pointer)
 //!   with `.param` arguments and returns, recursion included: each thread
 //!   has its own call stack; the callee's registers share one window and the
-//!   caller's are saved per call.
+//!   caller's are saved per call. The external `vprintf` (device `printf`)
+//!   and `__assertfail` (`assert`) are built in: output goes to stdout when
+//!   the launch ends, or to [`Device::capture_printf`]'s buffer; a failed
+//!   assertion stops the launch as a trap.
+//! - **Tensor cores**: `ldmatrix` and `mma.sync.m16n8k{8,16}` with
+//!   `f16`/`bf16` inputs and `f32` accumulators, fragments laid out as the
+//!   PTX ISA specifies (a Triton 3.x matmul runs unchanged); products are
+//!   accumulated in `k` order in `f32`, which may differ from the hardware in
+//!   the last bit. `cp.async` copies immediately.
+//! - **Watchdog**: [`Device::set_watchdog`] (or `PRLX_EMU_WATCHDOG=<n>`)
+//!   bounds the warp-instructions of a launch; a kernel that never ends then
+//!   fails with [`LaunchError::Timeout`] instead of hanging the host.
+//!
+//! Not emulated (rejected at load): textures and surfaces, `mma` forms
+//! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
+//! clusters and distributed shared memory, `.address_size 32`, calls to
+//! external functions other than `vprintf`/`__assertfail`.
 //!
 //! # Determinism
 //!
