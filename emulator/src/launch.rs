@@ -130,6 +130,7 @@ pub(crate) fn launch<H: StepHook>(
     device.launches += 1;
     let gridid = device.launches;
     let seed = device.config().schedule_seed;
+    let nsmid = device.config().multiprocessor_count.max(1);
     let watchdog = device.watchdog.unwrap_or(u64::MAX);
     let module = &device.modules[&f.module];
     let prog = &module.program;
@@ -167,6 +168,8 @@ pub(crate) fn launch<H: StepHook>(
                 ntid: config.block,
                 dynamic_smem: config.dynamic_shared_bytes,
                 gridid,
+                smid: (cta % nsmid as u64) as u32,
+                nsmid,
             };
             shared.bytes.clear();
             shared.bytes.resize(

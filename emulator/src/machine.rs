@@ -105,6 +105,10 @@ pub struct CtaShape {
     pub ntid: [u32; 3],
     pub dynamic_smem: u32,
     pub gridid: u64,
+    /// `%smid`: the CTA's linear index modulo the SM count (a fixed,
+    /// deterministic placement).
+    pub smid: u32,
+    pub nsmid: u32,
 }
 
 /// Everything outside a warp that an instruction can touch.
@@ -403,8 +407,8 @@ impl Warp {
             set(&mut self.values, sreg::LANEID, lane as u64);
             set(&mut self.values, sreg::WARPID, index as u64);
             set(&mut self.values, sreg::NWARPID, nwarps as u64);
-            set(&mut self.values, sreg::SMID, 0);
-            set(&mut self.values, sreg::NSMID, 1);
+            set(&mut self.values, sreg::SMID, shape.smid as u64);
+            set(&mut self.values, sreg::NSMID, shape.nsmid as u64);
             set(&mut self.values, sreg::GRIDID, shape.gridid);
             set(&mut self.values, sreg::LANEMASK_EQ, bit);
             set(

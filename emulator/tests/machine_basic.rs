@@ -113,3 +113,64 @@ fn special_registers_and_2d_blocks() {
         assert_eq!(v[t * 4 + 3], 2);
     }
 }
+
+#[test]
+fn clocks_sm_ids_and_grid_ids_are_deterministic_counters() {
+    let ptx = r#"
+.version 7.5
+.target sm_80
+.address_size 64
+.visible .entry ids(.param .u64 out)
+{
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<10>;
+    mov.u64 %rd1, %clock64;
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %ctaid.x;
+    mul.wide.u32 %rd3, %r1, 32;
+    add.s64 %rd4, %rd2, %rd3;
+    mov.u32 %r2, %smid;
+    mov.u32 %r3, %nsmid;
+    mov.u32 %r4, %envreg3;
+    mov.u64 %rd5, %gridid;
+    mov.u64 %rd6, %clock64;
+    sub.s64 %rd7, %rd6, %rd1;
+    mov.u32 %r5, %tid.x;
+    setp.ne.u32 %p1, %r5, 0;
+    @%p1 bra $done;
+    st.global.v2.u32 [%rd4], {%r2, %r3};
+    st.global.u32 [%rd4+8], %r4;
+    st.global.u64 [%rd4+16], %rd5;
+    st.global.u64 [%rd4+24], %rd7;
+$done:
+    ret;
+}
+"#
+    .replace(
+        ".reg .b64 %rd<10>;",
+        ".reg .b64 %rd<10>;\n    .reg .pred %p<2>;",
+    );
+    let mut dev = device();
+    let f = kernel(&mut dev, &ptx, "ids");
+    let out = dev.mem_alloc(200 * 32).unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        run(&mut dev, f, cfg(200, 32), &Params::new().u64(out));
+        runs.push(download_u32(&dev, out, 200 * 8));
+    }
+    let sms = dev.config().multiprocessor_count;
+    for (cta, v) in runs[0].chunks(8).enumerate() {
+        assert_eq!(v[0], cta as u32 % sms, "%smid of CTA {cta}");
+        assert_eq!(v[1], sms, "%nsmid");
+        assert_eq!(v[2], 0, "%envreg3");
+        assert!(v[6] > 0, "%clock64 advances");
+    }
+    // %gridid differs per launch; everything else repeats exactly.
+    assert_ne!(runs[0][4], runs[1][4]);
+    for (a, b) in runs[0].chunks(8).zip(runs[1].chunks(8)) {
+        assert_eq!(
+            (a[0], a[1], a[2], a[6], a[7]),
+            (b[0], b[1], b[2], b[6], b[7])
+        );
+    }
+}
