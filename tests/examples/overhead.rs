@@ -4,11 +4,12 @@
 //!
 //! Compiles the emulator corpus (`emulator/tests/kernels/cuda/*.cu`) with
 //! prlx-compile twice, with and without the pass, and runs a selection of
-//! its kernels three ways on the same inputs: uninstrumented; instrumented
+//! its kernels four ways on the same inputs: uninstrumented; instrumented
 //! with a zero `__prlx_desc` (not capturing: one load and one branch per
-//! site); instrumented and capturing (the descriptor filled here by hand,
-//! as the shim would). Prints dynamic instruction counts and their ratios,
-//! and checks that every run leaves the same memory behind.
+//! site); instrumented and capturing events (the descriptor filled here by
+//! hand, as the shim would); built with `--snapshots` and capturing events,
+//! history and snapshot rings (depth 8). Prints dynamic instruction counts
+//! and their ratios, and checks that every run leaves the same memory.
 
 use prlx_compile::CompileRequest;
 use prlx_emu::{Device, DeviceConfig, FunctionId, LaunchConfig, LaunchStats, ModuleId};
@@ -166,15 +167,46 @@ fn cases() -> Vec<Case> {
 /// Trace slots per warp while capturing; overflowing events are still
 /// claimed (one atomic) and counted, as on a real device.
 const EVENTS_PER_WARP: u32 = 4096;
+/// Entries per history and snapshot ring in the `Full` mode.
+const RING_DEPTH: u32 = 8;
 const DESCRIPTOR_BYTES: usize = 64;
 const HEADER_BYTES: u64 = 160;
+const RING_HEADER_BYTES: u64 = 16;
+const HISTORY_ENTRY_BYTES: u64 = 16;
+const SNAPSHOT_ENTRY_BYTES: u64 = 288;
 const TIMING_RUNS: usize = 3;
+
+/// How a corpus file was compiled.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Build {
+    Plain,
+    Instrumented,
+    /// Instrumented with `--snapshots` (compare operands recorded too).
+    Snapshots,
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 enum Mode {
+    /// The uninstrumented build.
     Plain,
+    /// The instrumented build, descriptor zero.
     Idle,
+    /// The instrumented build, events only.
     Capturing,
+    /// The `--snapshots` build, events plus history and snapshot rings.
+    Full,
+}
+
+impl Mode {
+    const ALL: [Mode; 4] = [Mode::Plain, Mode::Idle, Mode::Capturing, Mode::Full];
+
+    fn build(self) -> Build {
+        match self {
+            Mode::Plain => Build::Plain,
+            Mode::Idle | Mode::Capturing => Build::Instrumented,
+            Mode::Full => Build::Snapshots,
+        }
+    }
 }
 
 struct Run {
@@ -196,50 +228,35 @@ fn run() -> Result<(), String> {
     let corpus = prlx_e2e::repo_root().join("emulator/tests/kernels/cuda");
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut device = Device::new(DeviceConfig::default());
-    let mut modules: BTreeMap<(&str, bool), ModuleId> = BTreeMap::new();
+    let mut modules: BTreeMap<(&str, Build), ModuleId> = BTreeMap::new();
     let cases = cases();
     for case in &cases {
-        for instrument in [false, true] {
-            if modules.contains_key(&(case.file, instrument)) {
+        for build_kind in [Build::Plain, Build::Instrumented, Build::Snapshots] {
+            if modules.contains_key(&(case.file, build_kind)) {
                 continue;
             }
-            let ptx = build(&corpus.join(case.file), scratch.path(), instrument)?;
+            let ptx = build(&corpus.join(case.file), scratch.path(), build_kind)?;
             let text = std::fs::read_to_string(&ptx).map_err(|e| e.to_string())?;
             let module = device
                 .load_module(&text, &ptx.display().to_string())
                 .map_err(|e| e.to_string())?;
-            modules.insert((case.file, instrument), module);
+            modules.insert((case.file, build_kind), module);
         }
     }
 
     println!(
-        "| kernel | grid × block | plain thread instr | idle ×thread | capturing ×thread | plain warp instr | idle ×warp | capturing ×warp | events | capturing ×time |"
+        "| kernel | grid × block | plain warp instr | idle | capturing | +snapshots | plain thread instr | idle | capturing | +snapshots | events | capturing ×time |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let mut ratios = Vec::new();
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut ratios: Vec<[f64; 3]> = Vec::new();
     for case in &cases {
         let mut runs = BTreeMap::new();
-        for mode in [Mode::Plain, Mode::Idle, Mode::Capturing] {
-            let module = modules[&(case.file, mode != Mode::Plain)];
-            // The fastest of a few runs: the counts are deterministic, the
-            // time is not (this machine is shared).
-            let mut best = launch(&mut device, module, case, mode)?;
-            for _ in 1..TIMING_RUNS {
-                let again = launch(&mut device, module, case, mode)?;
-                if again.stats.warp_instructions != best.stats.warp_instructions {
-                    return Err(format!(
-                        "{}: instruction counts vary between runs",
-                        case.kernel
-                    ));
-                }
-                if again.time < best.time {
-                    best = again;
-                }
-            }
-            runs.insert(mode, best);
+        for mode in Mode::ALL {
+            let module = modules[&(case.file, mode.build())];
+            runs.insert(mode, fastest_of(&mut device, module, case, mode)?);
         }
         let plain = &runs[&Mode::Plain];
-        for mode in [Mode::Idle, Mode::Capturing] {
+        for mode in [Mode::Idle, Mode::Capturing, Mode::Full] {
             if runs[&mode].memory != plain.memory {
                 return Err(format!(
                     "{}: {mode:?} run computed different results",
@@ -253,43 +270,92 @@ fn run() -> Result<(), String> {
         let thread = |s: &LaunchStats| s.thread_instructions;
         let warp = |s: &LaunchStats| s.warp_instructions;
         let time = runs[&Mode::Capturing].time.as_secs_f64() / plain.time.as_secs_f64().max(1e-9);
-        ratios.push((ratio(Mode::Idle, warp), ratio(Mode::Capturing, warp)));
+        ratios.push([
+            ratio(Mode::Idle, warp),
+            ratio(Mode::Capturing, warp),
+            ratio(Mode::Full, warp),
+        ]);
         println!(
-            "| {} | {:?} × {:?} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {:.1} |",
+            "| {} | {:?} × {:?} | {} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {:.2} | {} | {:.1} |",
             case.kernel,
             case.grid,
             case.block,
-            plain.stats.thread_instructions,
-            ratio(Mode::Idle, thread),
-            ratio(Mode::Capturing, thread),
             plain.stats.warp_instructions,
             ratio(Mode::Idle, warp),
             ratio(Mode::Capturing, warp),
+            ratio(Mode::Full, warp),
+            plain.stats.thread_instructions,
+            ratio(Mode::Idle, thread),
+            ratio(Mode::Capturing, thread),
+            ratio(Mode::Full, thread),
             runs[&Mode::Capturing].events,
             time,
         );
     }
-    let geomean = |pick: fn(&(f64, f64)) -> f64| {
-        (ratios.iter().map(|r| pick(r).ln()).sum::<f64>() / ratios.len() as f64).exp()
-    };
+    let geomean =
+        |i: usize| (ratios.iter().map(|r| r[i].ln()).sum::<f64>() / ratios.len() as f64).exp();
     println!(
-        "\ngeometric mean of the warp-instruction ratios: idle {:.2}, capturing {:.2} ({} kernels; every run's memory matched the uninstrumented run)",
-        geomean(|r| r.0),
-        geomean(|r| r.1),
+        "\ngeometric mean of the warp-instruction ratios: idle {:.2}, capturing {:.2}, +snapshots {:.2} ({} kernels; every run's memory matched the uninstrumented run)",
+        geomean(0),
+        geomean(1),
+        geomean(2),
         ratios.len()
     );
     Ok(())
 }
 
-fn build(source: &Path, scratch: &Path, instrument: bool) -> Result<PathBuf, String> {
+/// The fastest of a few runs: the counts are deterministic (checked), the
+/// time is not (this machine is shared).
+fn fastest_of(
+    device: &mut Device,
+    module: ModuleId,
+    case: &Case,
+    mode: Mode,
+) -> Result<Run, String> {
+    let mut best = launch(device, module, case, mode)?;
+    for _ in 1..TIMING_RUNS {
+        let again = launch(device, module, case, mode)?;
+        if again.stats.warp_instructions != best.stats.warp_instructions {
+            return Err(format!(
+                "{}: instruction counts vary between runs",
+                case.kernel
+            ));
+        }
+        if again.time < best.time {
+            best = again;
+        }
+    }
+    Ok(best)
+}
+
+fn build(source: &Path, scratch: &Path, kind: Build) -> Result<PathBuf, String> {
     let stem = source.file_stem().unwrap_or_default().to_string_lossy();
-    let kind = if instrument { "prlx" } else { "plain" };
-    let mut req = CompileRequest::new(source, scratch.join(format!("{stem}.{kind}.ptx")));
-    req.instrument = instrument;
+    let mut req = CompileRequest::new(source, scratch.join(format!("{stem}.{kind:?}.ptx")));
+    req.instrument = kind != Build::Plain;
+    req.snapshots = kind == Build::Snapshots;
     req.sites = Some(scratch.join("prlx-sites.json"));
     prlx_compile::compile(&req)
         .map(|out| out.ptx)
         .map_err(|e| e.to_string())
+}
+
+/// Device memory holding `count` rings of `depth` entries, headers carrying
+/// the depth as the host must write it.
+fn alloc_rings(device: &mut Device, count: u64, entry_bytes: u64) -> Result<u64, String> {
+    let ring_bytes = RING_HEADER_BYTES + u64::from(RING_DEPTH) * entry_bytes;
+    let base = device
+        .mem_alloc(count * ring_bytes)
+        .map_err(|e| e.to_string())?;
+    device
+        .mem_set(base, &[0], count * ring_bytes)
+        .map_err(|e| e.to_string())?;
+    for ring in 0..count {
+        // RingHeader.depth at offset 4.
+        device
+            .mem_write(base + ring * ring_bytes + 4, &RING_DEPTH.to_le_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(base)
 }
 
 fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Result<Run, String> {
@@ -337,6 +403,7 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
     let threads = case.block.iter().product::<u32>();
     let warps = u64::from(case.grid.iter().product::<u32>()) * u64::from(threads.div_ceil(32));
     let warp_bytes = 16 + u64::from(EVENTS_PER_WARP) * 16;
+    let mut allocations = Vec::new();
     let mut trace = None;
     if mode != Mode::Plain {
         let (desc, size) = device
@@ -348,7 +415,7 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
             )));
         }
         let mut descriptor = [0u8; DESCRIPTOR_BYTES];
-        if mode == Mode::Capturing {
+        if mode != Mode::Idle {
             let bytes = HEADER_BYTES + warps * warp_bytes;
             let image = device.mem_alloc(bytes).map_err(|e| err(&e))?;
             device.mem_set(image, &[0], bytes).map_err(|e| err(&e))?;
@@ -356,6 +423,16 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
             descriptor[24..28].copy_from_slice(&EVENTS_PER_WARP.to_le_bytes());
             descriptor[28..32].copy_from_slice(&(warps as u32).to_le_bytes());
             trace = Some(image);
+            allocations.push(image);
+        }
+        if mode == Mode::Full {
+            let history = alloc_rings(device, warps, HISTORY_ENTRY_BYTES).map_err(|e| err(&e))?;
+            let snapshot = alloc_rings(device, warps, SNAPSHOT_ENTRY_BYTES).map_err(|e| err(&e))?;
+            descriptor[8..16].copy_from_slice(&history.to_le_bytes());
+            descriptor[16..24].copy_from_slice(&snapshot.to_le_bytes());
+            descriptor[32..36].copy_from_slice(&RING_DEPTH.to_le_bytes());
+            descriptor[36..40].copy_from_slice(&RING_DEPTH.to_le_bytes());
+            allocations.extend([history, snapshot]);
         }
         device.mem_write(desc, &descriptor).map_err(|e| err(&e))?;
     }
@@ -392,7 +469,9 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
                 .map_err(|e| err(&e))?;
             events += u64::from(u32::from_le_bytes(word));
         }
-        device.mem_free(image).map_err(|e| err(&e))?;
+    }
+    for allocation in allocations {
+        device.mem_free(allocation).map_err(|e| err(&e))?;
     }
     Ok(Run {
         stats,
