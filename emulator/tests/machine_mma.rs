@@ -101,3 +101,91 @@ fn cp_async_copies_and_zero_fills() {
         }
     }
 }
+
+fn triton_sample(name: &str) -> String {
+    let path = format!(
+        "{}/../tests/ptx-samples/triton/{name}.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn triton_vector_add_softmax_and_atomic_histogram() {
+    let mut dev = device();
+    // vector_add(x, y, out, n) with BLOCK = 1024, 128 threads.
+    let f = kernel(&mut dev, &triton_sample("vector_add"), "vector_add");
+    let n = 3000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| 100.0 - i as f32).collect();
+    let (px, py) = (upload_f32(&mut dev, &x), upload_f32(&mut dev, &y));
+    let pout = upload_f32(&mut dev, &vec![-1.0; n + 1]);
+    let p = Params::new()
+        .u64(px)
+        .u64(py)
+        .u64(pout)
+        .u32(n as u32)
+        .u64(0)
+        .u64(0);
+    run(&mut dev, f, cfg(n.div_ceil(1024) as u32, 128), &p);
+    let out = download_f32(&dev, pout, n + 1);
+    for i in 0..n {
+        assert_eq!(out[i], x[i] + y[i], "vector_add[{i}]");
+    }
+    assert_eq!(out[n], -1.0, "masked lanes must not store");
+
+    // softmax(out, in, in_stride, out_stride, n_cols) with BLOCK = 256.
+    let f = kernel(&mut dev, &triton_sample("softmax"), "softmax");
+    let (rows, cols) = (5usize, 200usize);
+    let input: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0)
+        .collect();
+    let pin = upload_f32(&mut dev, &input);
+    let pout = upload_f32(&mut dev, &vec![0.0; rows * cols]);
+    let p = Params::new()
+        .u64(pout)
+        .u64(pin)
+        .u32(cols as u32)
+        .u32(cols as u32)
+        .u32(cols as u32)
+        .u64(0)
+        .u64(0);
+    let c = LaunchConfig {
+        grid: [rows as u32, 1, 1],
+        block: [128, 1, 1],
+        dynamic_shared_bytes: 1024,
+    };
+    run(&mut dev, f, c, &p);
+    let out = download_f32(&dev, pout, rows * cols);
+    for r in 0..rows {
+        let row = &input[r * cols..(r + 1) * cols];
+        let max = row.iter().cloned().fold(f32::MIN, f32::max);
+        let den: f64 = row.iter().map(|v| ((v - max) as f64).exp()).sum();
+        for c in 0..cols {
+            let expect = ((row[c] - max) as f64).exp() / den;
+            let got = out[r * cols + c] as f64;
+            // ex2.approx and the reduction order bound the error.
+            assert!(
+                (got - expect).abs() <= 1e-5 * expect.max(1e-3),
+                "softmax[{r}][{c}]: {got} vs {expect}"
+            );
+        }
+    }
+
+    // atomic_hist(x, bins, n) with BLOCK = 256: bins[x & 15] += 1.
+    let f = kernel(&mut dev, &triton_sample("atomic_hist"), "atomic_hist");
+    let n = 1000usize;
+    let xs: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) >> 5)
+        .collect();
+    let px = upload_u32(&mut dev, &xs);
+    let pbins = upload_u32(&mut dev, &[0; 16]);
+    let p = Params::new().u64(px).u64(pbins).u32(n as u32).u64(0).u64(0);
+    let hist_block = dev.kernel_info(f).unwrap().reqntid.map_or(128, |r| r[0]);
+    run(&mut dev, f, cfg(n.div_ceil(256) as u32, hist_block), &p);
+    let mut expect = [0u32; 16];
+    for x in &xs {
+        expect[(x & 15) as usize] += 1;
+    }
+    assert_eq!(download_u32(&dev, pbins, 16), expect.to_vec());
+}
