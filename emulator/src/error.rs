@@ -141,6 +141,8 @@ pub enum LaunchError {
     MisalignedAddress(Fault),
     IllegalInstruction(Fault),
     Trap(Fault),
+    /// A device-side `assert` failed (`__assertfail`; CUDA_ERROR_ASSERT).
+    Assert(Fault),
     InvalidHandle(String),
     /// Every remaining warp waits forever (a barrier not all threads reach).
     Deadlock(String),
@@ -160,6 +162,7 @@ impl fmt::Display for LaunchError {
             LaunchError::MisalignedAddress(x) => x.describe(f, "misaligned address"),
             LaunchError::IllegalInstruction(x) => x.describe(f, "illegal instruction"),
             LaunchError::Trap(x) => x.describe(f, "trap"),
+            LaunchError::Assert(x) => x.describe(f, "device assertion"),
             LaunchError::InvalidHandle(m) => write!(f, "invalid handle: {m}"),
             LaunchError::Deadlock(m) => write!(f, "deadlock: {m}"),
             LaunchError::Aborted(m) => write!(f, "launch aborted: {m}"),

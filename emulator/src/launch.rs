@@ -442,6 +442,7 @@ impl CtaRun<'_> {
             FaultKind::Misaligned => LaunchError::MisalignedAddress(fault),
             FaultKind::IllegalInstruction => LaunchError::IllegalInstruction(fault),
             FaultKind::Trap => LaunchError::Trap(fault),
+            FaultKind::Assert => LaunchError::Assert(fault),
         }
     }
 }

@@ -20,6 +20,7 @@ pub enum FaultKind {
     Misaligned,
     IllegalInstruction,
     Trap,
+    Assert,
 }
 
 #[derive(Debug, Clone)]
@@ -1608,7 +1609,7 @@ pub fn execute(
                 let msg = read_cstr(env, w, msg_ptr, l).unwrap_or_default();
                 let file = read_cstr(env, w, file_ptr, l).unwrap_or_default();
                 return Err(LaneFault {
-                    kind: FaultKind::Trap,
+                    kind: FaultKind::Assert,
                     lane: l as u32,
                     address: None,
                     message: format!("assertion `{msg}` failed ({file}:{line_no})"),

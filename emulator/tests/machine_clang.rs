@@ -358,7 +358,7 @@ fn device_printf_and_assert() {
     let check = dev.get_function(m, "_Z5checki").unwrap();
     run(&mut dev, check, cfg(1, 32), &Params::new().u32(3));
     let err = run_err(&mut dev, check, cfg(1, 32), &Params::new().u32(4));
-    let prlx_emu::LaunchError::Trap(fault) = &err else {
+    let prlx_emu::LaunchError::Assert(fault) = &err else {
         panic!("{err}")
     };
     assert_eq!(fault.thread, [2, 0, 0]);
