@@ -4,29 +4,15 @@
 use prlx_compile::{CompileError, CompileRequest, compile};
 use std::path::{Path, PathBuf};
 
-fn toolchain_required() -> bool {
-    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
+use prlx_e2e::repo_root;
 
-/// `false` (skip) when clang-19 is missing and the toolchain is not required.
+/// `false` (skip, or fail under PRLX_REQUIRE_TOOLCHAIN=1) without clang-19.
 fn have_clang() -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("clang-19").is_file()));
+    let found = prlx_e2e::find_tool("clang-19").is_some();
     if !found {
-        assert!(
-            !toolchain_required(),
-            "clang-19 not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: clang-19 not found, run scripts/setup.sh");
+        prlx_e2e::missing("clang-19");
     }
     found
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
 }
 
 fn kernel() -> PathBuf {
@@ -232,59 +218,14 @@ fn a_compile_error_is_one_line_naming_clang() {
     assert!(!line.contains('\n'));
 }
 
-/// A CUDA 12 SDK assembled from the PyPI wheels (nvidia-cuda-runtime-cu12 +
-/// nvidia-cuda-nvcc-cu12): the layout clang-19 accepts for `--cuda-path`.
-fn assemble_cuda12(into: &Path) -> Option<PathBuf> {
-    let runtime = repo_root().join(".tools/cuda12/nvidia/cuda_runtime");
-    // $PRLX_CUDA12_NVCC, else the wheel installed beside the runtime's or
-    // into its own .tools folder.
-    let nvcc = std::env::var_os("PRLX_CUDA12_NVCC")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            repo_root().join(".tools/cuda12/nvidia/cuda_nvcc"),
-            repo_root().join(".tools/cuda12-nvcc/nvidia/cuda_nvcc"),
-        ])
-        .find(|dir| dir.join("include/crt").is_dir())?;
-    if !runtime.join("include/cuda_runtime.h").is_file() {
-        return None;
-    }
-    let sdk = into.join("cuda12");
-    std::fs::create_dir_all(sdk.join("include")).unwrap();
-    std::fs::create_dir_all(sdk.join("bin")).unwrap();
-    for dir in [runtime.join("include"), nvcc.join("include")] {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            std::os::unix::fs::symlink(entry.path(), sdk.join("include").join(entry.file_name()))
-                .unwrap();
-        }
-    }
-    // cuda_runtime.h includes curand's header that no wheel here ships.
-    std::fs::write(sdk.join("include/curand_mtgp32_kernel.h"), "").unwrap();
-    std::os::unix::fs::symlink(nvcc.join("bin/ptxas"), sdk.join("bin/ptxas")).unwrap();
-    std::os::unix::fs::symlink(nvcc.join("nvvm"), sdk.join("nvvm")).unwrap();
-    std::fs::write(
-        sdk.join("version.json"),
-        r#"{"cuda":{"name":"CUDA SDK","version":"12.9.1"}}"#,
-    )
-    .unwrap();
-    Some(sdk)
-}
-
 #[test]
 fn cuda_path_compiles_ordinary_cuda_sources() {
     if !have_clang() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let Some(sdk) = assemble_cuda12(dir.path()) else {
-        assert!(
-            !toolchain_required(),
-            "nvidia-cuda-nvcc-cu12 not found in .tools/cuda12-nvcc/nvidia/cuda_nvcc, .tools/cuda12/nvidia/cuda_nvcc or $PRLX_CUDA12_NVCC"
-        );
-        eprintln!(
-            "skipped: nvidia-cuda-nvcc-cu12 not found in .tools/cuda12, run scripts/setup.sh"
-        );
+    let Some(sdk) = prlx_e2e::cuda12_sdk(dir.path()) else {
+        prlx_e2e::missing(prlx_e2e::CUDA12_SDK_MISSING);
         return;
     };
     let source = dir.path().join("saxpy.cu");

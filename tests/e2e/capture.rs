@@ -61,11 +61,15 @@ fn build_fixture() -> Option<Fixture> {
 
 /// The line of `kernels.cu` carrying `marker` (a comment), 1-based.
 fn marked_line(marker: &str) -> u32 {
-    let text = std::fs::read_to_string(app_dir().join("kernels.cu")).unwrap();
+    marked_line_in("kernels.cu", marker)
+}
+
+fn marked_line_in(file: &str, marker: &str) -> u32 {
+    let text = std::fs::read_to_string(app_dir().join(file)).unwrap();
     let index = text
         .lines()
         .position(|l| l.contains(marker))
-        .unwrap_or_else(|| panic!("{marker} not in kernels.cu"));
+        .unwrap_or_else(|| panic!("{marker} not in {file}"));
     index as u32 + 1
 }
 
@@ -144,8 +148,12 @@ fn check_session(dir: &Path) -> Manifest {
 
 /// `record.source_location` is `kernels.cu:LINE:COLUMN`.
 fn assert_at_line(record: &Value, line: u32) {
+    assert_at("kernels.cu", record, line);
+}
+
+fn assert_at(file: &str, record: &Value, line: u32) {
     let location = record["source_location"].as_str().unwrap_or_default();
-    let expected = format!("kernels.cu:{line}:");
+    let expected = format!("{file}:{line}:");
     assert!(
         location.starts_with(&expected),
         "expected {expected}COLUMN, got {location:?}: {record:#}"
@@ -282,5 +290,49 @@ fn prlxctl_compile_failures_are_one_line_and_exit_2() {
     assert!(
         stderr.starts_with("prlxctl: error: missing.cu: cannot read the source"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn ordinary_cuda_built_against_the_sdk_captures_the_same_way() {
+    let Some(fx) = fixture() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let Some(sdk) = prlx_e2e::cuda12_sdk(scratch.path()) else {
+        prlx_e2e::missing(prlx_e2e::CUDA12_SDK_MISSING);
+        return;
+    };
+    let ptx = scratch.path().join("sdk/kernels_sdk.ptx");
+    run_ok(
+        fx.built
+            .prlxctl()
+            .current_dir(app_dir())
+            .arg("compile")
+            .arg("--cuda-path")
+            .arg(&sdk)
+            .args(["-g", "--snapshots", "kernels_sdk.cu", "-o"])
+            .arg(&ptx),
+    );
+    let traces = scratch.path().join("traces");
+    for (seed, session) in [("1", "sdk-a"), ("2", "sdk-b")] {
+        assert_eq!(
+            fx.captured(&ptx, seed, &traces, session),
+            fx.bare(&fx.plain, seed),
+            "the SDK build computes what the SDK-free one does (seed {seed})"
+        );
+    }
+    let (a, b) = (traces.join("sdk-a"), traces.join("sdk-b"));
+    check_session(&a);
+    let report = fx.diff(
+        &a.join("classify_0.prlx"),
+        &b.join("classify_0.prlx"),
+        &site_map(&a),
+    );
+    let first = &report["first_divergence"];
+    assert_eq!(first["kind"], "Branch", "{report:#}");
+    assert_eq!(first["warp_idx"], 1, "{report:#}");
+    assert_at(
+        "kernels_sdk.cu",
+        first,
+        marked_line_in("kernels_sdk.cu", "CLASSIFY_BRANCH"),
     );
 }

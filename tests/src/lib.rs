@@ -192,3 +192,51 @@ pub fn run_ok(command: &mut Command) -> Output {
     );
     output
 }
+
+/// A CUDA 12 SDK for clang-19's `--cuda-path`, assembled under `into` from
+/// the PyPI wheels: `nvidia-cuda-runtime-cu12` (`.tools/cuda12`) and
+/// `nvidia-cuda-nvcc-cu12` (`$PRLX_CUDA12_NVCC`, `.tools/cuda12/nvidia/cuda_nvcc`
+/// or `.tools/cuda12-nvcc/nvidia/cuda_nvcc`). `None` when either is missing.
+///
+/// The layout: one `include/` with both wheels' headers (the runtime wheel
+/// has no `crt/`), an empty `curand_mtgp32_kernel.h` (included by
+/// cuda_runtime.h, shipped by no wheel here), `bin/ptxas` and `nvvm/`
+/// (libdevice) from the nvcc wheel, and a `version.json`.
+pub fn cuda12_sdk(into: &Path) -> Option<PathBuf> {
+    let root = repo_root();
+    let runtime = root.join(".tools/cuda12/nvidia/cuda_runtime");
+    let nvcc = std::env::var_os("PRLX_CUDA12_NVCC")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([
+            root.join(".tools/cuda12/nvidia/cuda_nvcc"),
+            root.join(".tools/cuda12-nvcc/nvidia/cuda_nvcc"),
+        ])
+        .find(|dir| dir.join("include/crt").is_dir())?;
+    if !runtime.join("include/cuda_runtime.h").is_file() {
+        return None;
+    }
+    let sdk = into.join("cuda12");
+    let include = sdk.join("include");
+    std::fs::create_dir_all(&include).expect("create the SDK include dir");
+    std::fs::create_dir_all(sdk.join("bin")).expect("create the SDK bin dir");
+    for dir in [runtime.join("include"), nvcc.join("include")] {
+        for entry in std::fs::read_dir(&dir).expect("read a wheel's include dir") {
+            let entry = entry.expect("read a wheel's include dir");
+            std::os::unix::fs::symlink(entry.path(), include.join(entry.file_name()))
+                .expect("link a header into the SDK");
+        }
+    }
+    std::fs::write(include.join("curand_mtgp32_kernel.h"), "").expect("write the curand stub");
+    std::os::unix::fs::symlink(nvcc.join("bin/ptxas"), sdk.join("bin/ptxas")).expect("link ptxas");
+    std::os::unix::fs::symlink(nvcc.join("nvvm"), sdk.join("nvvm")).expect("link nvvm");
+    std::fs::write(
+        sdk.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"12.9.1"}}"#,
+    )
+    .expect("write version.json");
+    Some(sdk)
+}
+
+/// The skip line (or failure) for tests that need the CUDA 12 SDK wheels.
+pub const CUDA12_SDK_MISSING: &str = "nvidia-cuda-nvcc-cu12 (in .tools/cuda12-nvcc/nvidia/cuda_nvcc, .tools/cuda12/nvidia/cuda_nvcc or $PRLX_CUDA12_NVCC)";
