@@ -5,7 +5,14 @@
 //! the `PRLX_REQUIRE_TOOLCHAIN` rule: missing tools fail the test when it is
 //! 1, else the test prints a "skipped" line and passes) and [`Built::get`]
 //! (builds the emulator's `libcuda.so.1`, the shim `libprlx.so` and
-//! `prlxctl` into the running test's own target directory).
+//! `prlxctl` into the running test's own target directory). [`cuda12_sdk`]
+//! assembles a CUDA 12 SDK from the PyPI wheels for `--cuda-path`.
+//!
+//! The tests: `e2e/capture.rs` (an unmodified driver-API program under the
+//! shim, twice, then `prlxctl diff`), `e2e/by_hand.rs` (the descriptor filled
+//! by the test on the emulator, the trace checked field by field);
+//! `examples/overhead.rs` measures the instrumentation's cost
+//! (docs/instrumentation-overhead.md).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
