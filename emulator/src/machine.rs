@@ -533,11 +533,7 @@ impl Warp {
     fn sync_group(&mut self) {
         if self.group_valid {
             let (pc, mask) = (self.group_pc, self.group_mask);
-            for (l, p) in self.pcs.iter_mut().enumerate() {
-                if mask >> l & 1 != 0 {
-                    *p = pc;
-                }
-            }
+            for_lanes(mask, |l| self.pcs[l] = pc);
             self.group_valid = false;
         }
     }
