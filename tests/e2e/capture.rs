@@ -336,3 +336,26 @@ fn ordinary_cuda_built_against_the_sdk_captures_the_same_way() {
         marked_line_in("kernels_sdk.cu", "CLASSIFY_BRANCH"),
     );
 }
+
+#[test]
+fn prlxctl_compile_verbose_prints_each_command() {
+    let Some(fx) = fixture() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        fx.built
+            .prlxctl()
+            .current_dir(app_dir())
+            .args(["compile", "-v", "kernels.cu", "-o"])
+            .arg(scratch.path().join("k.ptx")),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let commands: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|program| program.rsplit('/').next())
+        .collect();
+    for tool in ["clang-19", "llvm-nm-19", "llvm-link-19", "opt-19", "llc-19"] {
+        assert!(commands.contains(&tool), "{tool} not echoed:\n{stderr}");
+    }
+    assert!(stderr.contains("-fpass-plugin="), "{stderr}");
+}
