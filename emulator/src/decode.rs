@@ -2670,3 +2670,114 @@ fn specialise(inst: &ast::Instruction, op: Op) -> Op {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(body: &str) -> Result<Program, Vec<LoadDiagnostic>> {
+        let ptx = format!(
+            ".version 7.5\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .b32 %r<4>;\n.reg .f32 %f<3>;\n.reg .pred %p<2>;\n{body}\n}}\n"
+        );
+        let module = prlx_ptx::parse(&ptx, "t.ptx").expect("parse");
+        let mut memory = GlobalMemory::new(1 << 20);
+        decode_module(
+            &module,
+            "t.ptx",
+            &DeviceConfig::default(),
+            &mut memory,
+            &mut Vec::new(),
+        )
+    }
+
+    #[test]
+    fn immediates_take_the_instruction_type() {
+        use ast::Immediate::*;
+        assert_eq!(imm_bits(Int(-1), ScalarType::U32), 0xffff_ffff);
+        assert_eq!(imm_bits(Int(-1), ScalarType::S64), u64::MAX);
+        assert_eq!(imm_bits(Int(2), ScalarType::F32), 2.0f32.to_bits() as u64);
+        assert_eq!(
+            imm_bits(Decimal(0.5), ScalarType::F32),
+            0.5f32.to_bits() as u64
+        );
+        assert_eq!(imm_bits(Decimal(0.5), ScalarType::F64), 0.5f64.to_bits());
+        assert_eq!(
+            imm_bits(F32Bits(0x3f80_0000), ScalarType::F64),
+            1.0f64.to_bits()
+        );
+        assert_eq!(
+            imm_bits(F64Bits(2.0f64.to_bits()), ScalarType::F32),
+            2.0f32.to_bits() as u64
+        );
+        assert_eq!(imm_bits(Decimal(1.0), ScalarType::F16), 0x3c00);
+    }
+
+    #[test]
+    fn hot_instructions_are_specialised_and_immediates_become_rows() {
+        let p = decode("add.s32 %r1, %r2, 5;\nfma.rn.f32 %f1, %f2, %f1, 0f3F800000;\nsetp.lt.u32 %p1, %r1, %r2;\nadd.rz.f32 %f1, %f1, %f2;").unwrap();
+        assert!(matches!(
+            p.code[0].op,
+            Op::Fast2 {
+                op: Fast2::AddB32,
+                ..
+            }
+        ));
+        assert!(matches!(
+            p.code[1].op,
+            Op::Fast3 {
+                op: Fast3::FmaF32,
+                ..
+            }
+        ));
+        assert!(matches!(
+            p.code[2].op,
+            Op::FastSetp {
+                kind: CmpKind::U32,
+                ..
+            }
+        ));
+        // Directed rounding stays on the exact (semantics) path.
+        assert!(matches!(p.code[3].op, Op::Alu2 { .. }));
+        let Op::Fast2 { b, .. } = p.code[0].op else {
+            unreachable!()
+        };
+        assert_eq!(p.const_values[(b - p.const_base) as usize], 5);
+        // An implicit return closes the body.
+        assert!(matches!(p.code.last().map(|i| &i.op), Some(Op::Exit)));
+    }
+
+    #[test]
+    fn every_unsupported_instruction_is_reported_with_its_position() {
+        let diags = decode("add.s32 %r1, %r2, 5;\n  wgmma.fence.sync.aligned;\nadd.cc.f32 %f1, %f1, %f2;\nld.global.u32 %r1, [%r9];").err().expect("load must fail");
+        let text: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+        assert_eq!(text.len(), 3, "{text:?}");
+        assert_eq!(
+            text[0],
+            "t.ptx:10:3: unsupported instruction `wgmma.fence.sync.aligned`"
+        );
+        assert!(
+            text[1].starts_with("t.ptx:11:1: unsupported instruction `add.cc.f32`"),
+            "{text:?}"
+        );
+        assert!(text[2].contains("`%r9`"), "{text:?}");
+    }
+
+    #[test]
+    fn labels_scopes_and_call_frames_resolve() {
+        let p =
+            decode("{\n.reg .b32 %r<2>;\nmov.u32 %r1, 1;\n}\nbra $end;\nmov.u32 %r1, 2;\n$end:")
+                .unwrap();
+        // The label after the last instruction is the implicit return.
+        let Op::Bra { target } = p.code[1].op else {
+            panic!("{:?}", p.code[1].op)
+        };
+        assert_eq!(target as usize, p.code.len() - 1);
+        // The scoped %r1 gets its own row.
+        let (Op::Mov { d: inner, .. }, Op::Mov { d: outer, .. }) = (&p.code[0].op, &p.code[2].op)
+        else {
+            panic!()
+        };
+        assert_ne!(inner, outer);
+    }
+}
