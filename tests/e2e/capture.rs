@@ -234,6 +234,31 @@ fn diff_of_two_runs_names_the_line_the_kind_and_the_lanes() {
         "{report:#}"
     );
     assert_eq!(report["warps_diverged"], 1, "only warp 1's input changed");
+
+    // The same two runs as sessions: every launch paired and named, each
+    // with the host line that launched it.
+    let out = run_ok(
+        fx.built
+            .prlxctl()
+            .args(["diff", "--session", "--json"])
+            .arg(&a)
+            .arg(&b),
+    );
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sessions["launches_compared"], 2, "{sessions:#}");
+    assert_eq!(sessions["launches_diverged"], 2, "{sessions:#}");
+    let launches = sessions["launches"].as_array().unwrap();
+    for (launch, line) in launches.iter().zip([branch_line, loop_line]) {
+        assert_eq!(launch["launch_index"], 0, "{launch:#}");
+        assert_at_line(&launch["first_divergence"], line);
+        let from = launch["launched_from"].as_str().unwrap_or_default();
+        assert!(from.contains("e2e_app.c:"), "{launch:#}");
+    }
+    let kernels: Vec<&str> = launches
+        .iter()
+        .map(|l| l["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(kernels, ["classify", "steps"]);
 }
 
 #[test]
