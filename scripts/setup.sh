@@ -38,6 +38,8 @@ pip_target() {  # dir, marker file, packages...
     fi
 }
 pip_target "$tools/cuda12" nvidia/cuda_runtime/include/cuda.h "nvidia-cuda-runtime-cu12==12.9.*"
+# CUDA 12 SDK pieces (crt headers, ptxas, libdevice) for `prlxctl compile --cuda-path`.
+pip_target "$tools/cuda12-nvcc" nvidia/cuda_nvcc/include/crt/host_defines.h "nvidia-cuda-nvcc-cu12==12.9.*"
 pip_target "$tools/cuda13" nvidia/cu13/bin/nvcc \
     "nvidia-cuda-nvcc==13.*" "nvidia-cuda-runtime==13.*" "nvidia-cuda-crt==13.*" "nvidia-nvvm==13.*" "nvidia-cuda-cccl==13.*"
 log "toolchain ready"
