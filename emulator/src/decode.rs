@@ -157,6 +157,17 @@ pub fn decode_module(
                 .ok()
         })
         .unwrap_or(0);
+    let (major, minor) = config.compute_capability;
+    let device_sm = major * 10 + minor;
+    if target_sm > device_sm {
+        return Err(vec![diag(
+            file,
+            ast::Span::new(1, 1),
+            format!(
+                "module targets sm_{target_sm}, but the device is sm_{device_sm} (set PRLX_EMU_SM to emulate a newer one)"
+            ),
+        )]);
+    }
 
     // Functions: indices and signatures first, so calls can refer forward.
     let defined: Vec<&ast::Function> = module.functions().filter(|f| f.body.is_some()).collect();

@@ -168,3 +168,19 @@ fn globals_and_constants_are_initialised_in_device_memory() {
     dev.unload_module(m).unwrap();
     assert!(dev.mem_info().0 > free_before);
 }
+
+#[test]
+fn modules_for_a_newer_gpu_are_rejected() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n";
+    let err = device().load_module(ptx, "new.ptx").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("targets sm_90, but the device is sm_80"),
+        "{err}"
+    );
+    let mut newer = prlx_emu::Device::new(prlx_emu::DeviceConfig {
+        compute_capability: (9, 0),
+        ..prlx_emu::DeviceConfig::default()
+    });
+    assert!(newer.load_module(ptx, "new.ptx").is_ok());
+}
