@@ -922,6 +922,8 @@ fn timer_of(reg: &ast::Register) -> Option<TimeSource> {
         "%clock" => Some(TimeSource::Clock32),
         "%clock64" => Some(TimeSource::Clock64),
         "%globaltimer" => Some(TimeSource::GlobalTimer),
+        "%globaltimer_lo" => Some(TimeSource::GlobalTimerLo),
+        "%globaltimer_hi" => Some(TimeSource::GlobalTimerHi),
         _ => None,
     }
 }
@@ -2284,9 +2286,6 @@ fn decode_mov(
     if let Operand::Register(r) = &o[1] {
         if let Some(which) = timer_of(r) {
             return Ok(Op::Timer { d, which });
-        }
-        if r.name == "%globaltimer_lo" || r.name == "%globaltimer_hi" {
-            return Err(unsupported(inst));
         }
         if let Some(RegKind::Pred(i)) = lookup_reg(fc, &r.name) {
             return Ok(Op::PredToReg {

@@ -117,6 +117,8 @@ pub enum TimeSource {
     Clock32,
     Clock64,
     GlobalTimer,
+    GlobalTimerLo,
+    GlobalTimerHi,
 }
 
 /// The target and parameter slots of a `call`.

@@ -1877,6 +1877,8 @@ pub fn execute(
                 TimeSource::Clock32 => (w.executed * 4) & 0xffff_ffff,
                 TimeSource::Clock64 => w.executed * 4,
                 TimeSource::GlobalTimer => (env.launch_clock + w.executed) * 32,
+                TimeSource::GlobalTimerLo => ((env.launch_clock + w.executed) * 32) & 0xffff_ffff,
+                TimeSource::GlobalTimerHi => ((env.launch_clock + w.executed) * 32) >> 32,
             };
             let d = r(*d);
             for_lanes(exec, |l| v[d + l] = t);

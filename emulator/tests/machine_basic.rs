@@ -134,12 +134,14 @@ fn clocks_sm_ids_and_grid_ids_are_deterministic_counters() {
     mov.u32 %r4, %envreg3;
     mov.u64 %rd5, %gridid;
     mov.u64 %rd6, %clock64;
+    mov.u32 %r6, %globaltimer_lo;
+    mov.u32 %r7, %globaltimer_hi;
     sub.s64 %rd7, %rd6, %rd1;
     mov.u32 %r5, %tid.x;
     setp.ne.u32 %p1, %r5, 0;
     @%p1 bra $done;
     st.global.v2.u32 [%rd4], {%r2, %r3};
-    st.global.u32 [%rd4+8], %r4;
+    st.global.v2.u32 [%rd4+8], {%r4, %r6};
     st.global.u64 [%rd4+16], %rd5;
     st.global.u64 [%rd4+24], %rd7;
 $done:
@@ -164,6 +166,7 @@ $done:
         assert_eq!(v[1], sms, "%nsmid");
         assert_eq!(v[2], 0, "%envreg3");
         assert!(v[6] > 0, "%clock64 advances");
+        assert!(v[3] > 0, "%globaltimer_lo advances");
     }
     // %gridid differs per launch; everything else repeats exactly.
     assert_ne!(runs[0][4], runs[1][4]);
