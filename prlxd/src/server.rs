@@ -55,9 +55,15 @@ impl Daemon {
         mut shutdown: watch::Receiver<bool>,
     ) {
         let mut connections = JoinSet::new();
+        let mut manifests = tokio::time::interval(crate::storage::MANIFEST_INTERVAL);
+        manifests.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = shutdown.changed() => break,
+                _ = manifests.tick() => {
+                    let store = self.store.clone();
+                    let _ = tokio::task::spawn_blocking(move || store.flush_all()).await;
+                }
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
                         let daemon = self.clone();

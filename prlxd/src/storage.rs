@@ -20,6 +20,7 @@ use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -85,8 +86,14 @@ struct SessionState {
     stored_bytes: u64,
     /// Intents whose launches are in memory but not yet in the stored manifest.
     unflushed_intents: Vec<PathBuf>,
+    /// When the manifest was last stored; launches in a burst are stored
+    /// together (their intents cover them meanwhile).
+    last_store: Instant,
     deleted: bool,
 }
+
+/// The least time between two manifest stores of one busy session.
+pub const MANIFEST_INTERVAL: Duration = Duration::from_millis(200);
 
 impl Session {
     fn lock(&self) -> MutexGuard<'_, SessionState> {
@@ -99,10 +106,12 @@ impl Session {
         info_of(self, &state)
     }
 
-    /// The manifest as it stands, and its generation (changes with every launch).
+    /// The manifest as it stands, and its generation: the launches recorded
+    /// in it (launches are only ever added), so a snapshot and its generation
+    /// always agree.
     pub fn snapshot(&self) -> (Manifest, u64) {
         let state = self.lock();
-        (state.manifest.clone(), state.next_seq)
+        (state.manifest.clone(), state.manifest.launches.len() as u64)
     }
 
     pub fn baseline(&self) -> Option<String> {
@@ -136,6 +145,7 @@ impl Session {
         for intent in state.unflushed_intents.drain(..) {
             let _ = std::fs::remove_file(intent);
         }
+        state.last_store = Instant::now();
         Ok(())
     }
 }
@@ -243,6 +253,7 @@ impl Store {
                 pending: 0,
                 stored_bytes,
                 unflushed_intents: Vec::new(),
+                last_store: Instant::now(),
                 deleted: false,
             }),
         });
@@ -334,6 +345,7 @@ impl Store {
                     pending: 0,
                     stored_bytes: 0,
                     unflushed_intents: Vec::new(),
+                    last_store: Instant::now(),
                     deleted: false,
                 }),
             });
@@ -608,7 +620,9 @@ impl Store {
         launches.insert(at, ticket.record);
         state.pending -= 1;
         state.unflushed_intents.push(ticket.intent);
-        if state.pending == 0 {
+        // Store now when the session is quiet; a burst is stored by
+        // `flush_dirty` at most MANIFEST_INTERVAL later.
+        if state.pending == 0 && state.last_store.elapsed() >= MANIFEST_INTERVAL {
             if let Err(e) = session.flush(&mut state) {
                 tracing::error!(session = %session.name, "cannot store the manifest: {e}");
             }
@@ -628,7 +642,8 @@ impl Store {
         Ok(())
     }
 
-    /// Stores every manifest with launches not yet on disk (shutdown).
+    /// Stores every manifest with launches not yet on disk (periodically,
+    /// and at shutdown).
     pub fn flush_all(&self) {
         let sessions: Vec<Arc<Session>> = self.sessions_lock().values().cloned().collect();
         for session in sessions {

@@ -473,3 +473,94 @@ fn isolation_child(socket: &str) {
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].name, own);
 }
+
+#[test]
+fn systemd_socket_activation_serves_the_passed_socket() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("activated.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let fd = listener.as_raw_fd();
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        // exec keeps the shell's pid, which is what LISTEN_PID must name.
+        .arg(r#"LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_prlxd"))
+        .args(["--socket", "/nonexistent/never-bound.sock", "--state-dir"])
+        .arg(dir.path().join("state"))
+        .env("PRLX_LOG", "warn");
+    // SAFETY: dup2 is async-signal-safe; it puts the listener at fd 3 as
+    // systemd does (dup2 clears FD_CLOEXEC on the copy).
+    unsafe {
+        command.pre_exec(move || {
+            if libc::dup2(fd, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let mut client = None;
+    wait_for("the activated daemon", Duration::from_secs(20), || {
+        client = prlx_proto::Client::connect(&path, "test").ok();
+        client.is_some()
+    });
+    let mut client = client.unwrap();
+    let Response::Status { info } = client.request(&Request::Status).unwrap() else {
+        panic!()
+    };
+    assert!(info.socket.contains("socket activation"), "{}", info.socket);
+    assert!(!std::path::Path::new("/nonexistent/never-bound.sock").exists());
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn sighup_reloads_the_config_and_retention_removes_the_oldest_sessions_first() {
+    let daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let bytes = trace("k", 1);
+    let mut names = Vec::new();
+    for n in 0..3 {
+        let name = create(&mut client, &format!("old-{n}"), None);
+        for i in 0..4 {
+            client
+                .put_launch(&name, &record("k", i), &bytes, None)
+                .unwrap();
+        }
+        names.push(name);
+        std::thread::sleep(Duration::from_millis(5)); // distinct creation times
+    }
+    let per_session = show(&mut client, &names[0]).0.stored_bytes;
+    // Room for a little over one session: the two oldest must go.
+    std::fs::write(
+        &daemon.config,
+        format!(
+            "retention_max_bytes_per_user = {}\n",
+            per_session + per_session / 2
+        ),
+    )
+    .unwrap();
+    let pid = daemon.child.as_ref().unwrap().id() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGHUP) };
+    wait_for("retention", Duration::from_secs(20), || {
+        matches!(client.request(&Request::ListSessions).unwrap(),
+            Response::Sessions { sessions } if sessions.len() == 1)
+    });
+    let Response::Sessions { sessions } = client.request(&Request::ListSessions).unwrap() else {
+        panic!()
+    };
+    assert_eq!(sessions[0].name, names[2], "the newest stays");
+    assert!(!daemon.session_dir(client.uid, &names[0]).exists());
+    // A config with a typo is refused and the daemon keeps running.
+    std::fs::write(&daemon.config, "retention_max_byte = 1\n").unwrap();
+    unsafe { libc::kill(pid, libc::SIGHUP) };
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(matches!(
+        client.request(&Request::Status).unwrap(),
+        Response::Status { .. }
+    ));
+}

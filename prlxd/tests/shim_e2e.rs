@@ -207,6 +207,30 @@ fn two_runs_captured_through_the_daemon_then_diffed_by_prlxctl() {
     assert!(sessions[0].launches >= 6, "{sessions:?}");
     assert_eq!(sessions[1].baseline.as_deref(), Some("run-a"));
 
+    // PRLX_BASELINE had the daemon diff run-b against run-a as it arrived:
+    // once its workers are idle, the report is already there.
+    common::wait_for(
+        "the baseline diff",
+        std::time::Duration::from_secs(30),
+        || {
+            let Response::Status { info } = client.request(&Request::Status).unwrap() else {
+                panic!()
+            };
+            info.jobs_queued + info.jobs_running == 0 && info.jobs_done > 0
+        },
+    );
+    let Response::JobQueued { cached, .. } = client
+        .request(&Request::Diff {
+            a: "run-a".into(),
+            b: "run-b".into(),
+            options: Default::default(),
+        })
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(cached, "the baseline diff covers every launch of run-b");
+
     let list = fx.prlxctl(&socket, &["session", "list"]);
     let text = String::from_utf8_lossy(&list.stdout);
     assert!(list.status.success(), "{text}");

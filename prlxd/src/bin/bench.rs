@@ -1,1 +1,252 @@
-fn main() {}
+//! `prlxd-bench`: ingest throughput (raw MB/s from the socket into compressed
+//! storage) and the latency of a session diff of 1,000 launches, against a
+//! real daemon served in-process on a temporary socket and state directory.
+//!
+//!   prlxd-bench [--seconds S] [--clients N] [--launches L]
+//!
+//! Every loop is bounded in count and in time.
+
+use prlx_proto::{Client, JobState, Request, Response};
+use prlx_session::LaunchRecord;
+use prlx_trace::{Compression, TraceBuilder, TraceEvent};
+use prlxd::{Config, Daemon, Store};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+struct Options {
+    seconds: f64,
+    clients: usize,
+    diff_launches: u32,
+}
+
+fn parse() -> Options {
+    let mut options = Options {
+        seconds: 5.0,
+        clients: 2,
+        diff_launches: 1000,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    for pair in args.chunks(2) {
+        let value = pair.get(1).map(String::as_str).unwrap_or("");
+        match pair[0].as_str() {
+            "--seconds" => options.seconds = value.parse().expect("--seconds S"),
+            "--clients" => options.clients = value.parse().expect("--clients N"),
+            "--launches" => options.diff_launches = value.parse().expect("--launches L"),
+            other => panic!(
+                "unknown argument {other}; usage: prlxd-bench [--seconds S] [--clients N] [--launches L]"
+            ),
+        }
+    }
+    options
+}
+
+/// A trace shaped like a real one: every warp runs the same loop of sites
+/// with full masks, branch directions and operands varying per warp.
+fn trace(kernel: &str, grid: u32, events: u32, salt: u32, compression: Compression) -> Vec<u8> {
+    let mut builder = TraceBuilder::new(kernel, [grid, 1, 1], [256, 1, 1])
+        .unwrap()
+        .events_per_warp(events);
+    for warp in 0..builder.num_warps() {
+        for i in 0..events {
+            let w = warp as u32;
+            builder
+                .push_event(
+                    warp,
+                    TraceEvent {
+                        site_id: i % 97,
+                        event_type: (i % 3) as u8,
+                        branch_dir: ((i ^ w ^ salt) & 1) as u8,
+                        active_mask: if i % 11 == 0 { 0x0000_ffff } else { u32::MAX },
+                        value_a: i.wrapping_mul(2_654_435_761) ^ w ^ salt,
+                        ..TraceEvent::default()
+                    },
+                )
+                .unwrap();
+        }
+    }
+    builder.to_bytes_with(compression).unwrap()
+}
+
+fn record(kernel: &str, index: u32, grid: u32) -> LaunchRecord {
+    LaunchRecord {
+        kernel: kernel.into(),
+        launch_index: index,
+        grid: [grid, 1, 1],
+        block: [256, 1, 1],
+        ..LaunchRecord::default()
+    }
+}
+
+fn create(client: &mut Client, name: &str) -> String {
+    match client
+        .request(&Request::CreateSession {
+            name: name.into(),
+            baseline: None,
+            command: vec![],
+            pid: 0,
+        })
+        .unwrap()
+    {
+        Response::SessionCreated { session } => session,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn main() {
+    let options = parse();
+    let scratch = tempfile::tempdir().unwrap();
+    let socket = scratch.path().join("prlxd.sock");
+    let state = scratch.path().join("state");
+    let store = Store::open(&state, Config::default()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let daemon = Daemon::new(store, socket.display().to_string());
+    let served = {
+        let daemon = daemon.clone();
+        runtime.spawn(async move {
+            let listener = tokio::net::UnixListener::from_std(listener).unwrap();
+            daemon.serve(listener, stopped).await;
+        })
+    };
+    println!(
+        "prlxd-bench: {} CPUs, {} clients, {:.0} s per ingest run, state on {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        options.clients,
+        options.seconds,
+        state.display()
+    );
+
+    // 512 warps x 4096 events: a 32 MiB plain trace.
+    for (label, compression) in [
+        ("plain traces (daemon compresses)", Compression::None),
+        (
+            "FLAG_COMPRESS traces (as the shim sends)",
+            Compression::FlagCompress { level: 1 },
+        ),
+    ] {
+        let bytes = trace("bench_kernel", 64, 4096, 7, compression);
+        let raw = trace("bench_kernel", 64, 4096, 7, Compression::None).len();
+        ingest(&socket, &options, label, &bytes, raw);
+    }
+
+    diff_latency(&socket, options.diff_launches);
+
+    let _ = stop.send(true);
+    runtime.block_on(served).unwrap();
+}
+
+fn ingest(socket: &Path, options: &Options, label: &str, bytes: &[u8], raw_len: usize) {
+    let deadline = Instant::now() + Duration::from_secs_f64(options.seconds);
+    let started = Instant::now();
+    let max_launches_per_client = 10_000u32;
+    let totals: Vec<(u64, u64, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..options.clients)
+            .map(|c| {
+                scope.spawn(move || {
+                    let mut client = Client::connect(socket, "bench").unwrap();
+                    let session = create(&mut client, &format!("ingest-{c}"));
+                    let (mut launches, mut sent, mut stored) = (0u64, 0u64, 0u64);
+                    for i in 0..max_launches_per_client {
+                        if Instant::now() > deadline {
+                            break;
+                        }
+                        let (_, s) = client
+                            .put_launch(&session, &record("bench_kernel", i, 64), bytes, None)
+                            .unwrap();
+                        launches += 1;
+                        sent += bytes.len() as u64;
+                        stored += s;
+                    }
+                    let _ = client.request(&Request::DeleteSession { session });
+                    (launches, sent, stored)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let launches: u64 = totals.iter().map(|t| t.0).sum();
+    let sent: u64 = totals.iter().map(|t| t.1).sum();
+    let stored: u64 = totals.iter().map(|t| t.2).sum();
+    let raw = launches * raw_len as u64;
+    println!(
+        "ingest, {label}: {launches} launches of {:.1} MiB raw ({:.1} MiB on the wire) in {elapsed:.2} s: \
+         {:.0} MB/s raw, {:.0} MB/s on the wire, stored {:.1}% of raw",
+        raw_len as f64 / (1 << 20) as f64,
+        bytes.len() as f64 / (1 << 20) as f64,
+        raw as f64 / elapsed / 1e6,
+        sent as f64 / elapsed / 1e6,
+        100.0 * stored as f64 / raw.max(1) as f64,
+    );
+}
+
+fn diff_latency(socket: &Path, launches: u32) {
+    let mut client = Client::connect(socket, "bench").unwrap();
+    let a = create(&mut client, "diff-a");
+    let b = create(&mut client, "diff-b");
+    // Small traces (2 blocks x 256 threads, 256 events per warp), the kind a
+    // long-running app produces per launch; every 100th launch diverges.
+    let same = trace("k", 2, 256, 1, Compression::FlagCompress { level: 3 });
+    let other = trace("k", 2, 256, 2, Compression::FlagCompress { level: 3 });
+    let setup = Instant::now();
+    for i in 0..launches {
+        client
+            .put_launch(&a, &record("k", i, 2), &same, None)
+            .unwrap();
+        let bytes = if i % 100 == 50 { &other } else { &same };
+        client
+            .put_launch(&b, &record("k", i, 2), bytes, None)
+            .unwrap();
+    }
+    println!(
+        "diff: stored 2 x {launches} launches ({} bytes each) in {:.2} s",
+        same.len(),
+        setup.elapsed().as_secs_f64()
+    );
+    for round in ["cold", "cached"] {
+        let started = Instant::now();
+        let Response::JobQueued { job, cached } = client
+            .request(&Request::Diff {
+                a: a.clone(),
+                b: b.clone(),
+                options: Default::default(),
+            })
+            .unwrap()
+        else {
+            panic!("expected a job")
+        };
+        let deadline = started + Duration::from_secs(120);
+        let worker_ms = loop {
+            let Response::Job { info } = client.request(&Request::JobStatus { job }).unwrap()
+            else {
+                panic!()
+            };
+            match info.state {
+                JobState::Done { elapsed_ms } => break elapsed_ms,
+                JobState::Failed { message } => panic!("{message}"),
+                _ => {}
+            }
+            assert!(Instant::now() < deadline, "diff not done in 120 s");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let Response::DiffReport { json, .. } =
+            client.request(&Request::JobResult { job }).unwrap()
+        else {
+            panic!()
+        };
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        println!(
+            "diff of {launches} launches ({round}{}): {:.0} ms request to report ({worker_ms} ms in the worker); \
+             {} compared, {} diverged",
+            if cached { ", cache hit" } else { "" },
+            started.elapsed().as_secs_f64() * 1e3,
+            report["launches_compared"],
+            report["launches_diverged"],
+        );
+    }
+}
