@@ -400,6 +400,14 @@ pub fn decode_module(
         static_local: align_up(local_end, 16) as u32,
         globals,
         variable_allocations: Vec::new(),
+        files: module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::File(f) => Some((f.index, f.path.clone())),
+                _ => None,
+            })
+            .collect(),
     })
 }
 
@@ -497,6 +505,8 @@ struct FnCtx<'f> {
     labels: HashMap<String, u32>,
     /// `.branchtargets` lists, by name.
     branch_tables: HashMap<String, Box<[u32]>>,
+    /// The current `.loc`: `(file index, line)`.
+    loc: (u32, u32),
     next_row: u32,
     next_pred: u32,
     param_frame: u64,
@@ -556,6 +566,7 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         sym_scopes: vec![params],
         labels,
         branch_tables: HashMap::new(),
+        loc: (0, 0),
         next_row: m.window_base,
         next_pred: 0,
         param_frame: info.param_frame as u64,
@@ -575,6 +586,7 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         guard: Guard::Always,
         line,
         func: index,
+        loc: fc.loc,
     });
     m.text.push("ret; // implicit, end of function".to_string());
     if fc.local_frame > MAX_LOCAL_BYTES || fc.param_frame > MAX_LOCAL_BYTES {
@@ -620,6 +632,7 @@ fn decode_body(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, body: &[Statement]) {
                     guard,
                     line: inst.span.line,
                     func,
+                    loc: fc.loc,
                 });
                 m.text.push(crate::text::instruction(inst));
             }
@@ -637,7 +650,8 @@ fn decode_body(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, body: &[Statement]) {
                 fc.branch_tables
                     .insert(b.name.clone(), pcs.into_boxed_slice());
             }
-            Statement::Label(_) | Statement::Loc(_) | Statement::Pragma(_) => {}
+            Statement::Loc(l) => fc.loc = (l.file, l.line),
+            Statement::Label(_) | Statement::Pragma(_) => {}
         }
     }
 }

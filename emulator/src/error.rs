@@ -105,6 +105,8 @@ pub struct Fault {
     pub address: Option<u64>,
     /// What went wrong, then the instruction as printed.
     pub message: String,
+    /// `path:line` of the kernel source, from the PTX `.loc` directives.
+    pub source: Option<String>,
 }
 
 impl Fault {
@@ -117,9 +119,13 @@ impl Fault {
         let [tx, ty, tz] = self.thread;
         write!(
             f,
-            " in kernel {}, block ({bx},{by},{bz}), thread ({tx},{ty},{tz}), at {}:{}: {}",
-            self.kernel, self.ptx_file, self.ptx_line, self.message
-        )
+            " in kernel {}, block ({bx},{by},{bz}), thread ({tx},{ty},{tz}), at {}:{}",
+            self.kernel, self.ptx_file, self.ptx_line
+        )?;
+        if let Some(src) = &self.source {
+            write!(f, " ({src})")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 

@@ -464,4 +464,7 @@ pub struct Inst {
     pub line: u32,
     /// Index of the function the instruction belongs to.
     pub func: u32,
+    /// The source position of the last `.loc` before it: `(file index,
+    /// line)`, line 0 when there is none.
+    pub loc: (u32, u32),
 }

@@ -1,6 +1,10 @@
 //! Launch validation and the scheduler: CTAs one after another, warps of a
 //! CTA interleaved deterministically (or by a seeded pseudo-random schedule).
 
+// `LaunchError` carries a full `Fault` by value (the public contract); it is
+// returned once per failed launch, so its size costs nothing measurable.
+#![allow(clippy::result_large_err)]
+
 use crate::device::{Device, FunctionId, LaunchConfig, LaunchStats};
 use crate::error::{Fault, LaunchError};
 use crate::machine::{self, Barrier, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp};
@@ -293,6 +297,7 @@ impl CtaRun<'_> {
                     active_mask: active,
                     text: &prog.text[pc as usize],
                     function: &func.name,
+                    source: prog.source_of(pc as usize),
                     regs: RegisterView {
                         slots: &func.slots,
                         values: &w.values,
@@ -436,6 +441,7 @@ impl CtaRun<'_> {
             ptx_file: prog.file.clone(),
             address: f.address,
             message: format!("{}: {}", f.message, text),
+            source: prog.source_of(pc as usize).map(|(f, l)| format!("{f}:{l}")),
         };
         match f.kind {
             FaultKind::IllegalAddress => LaunchError::IllegalAddress(fault),

@@ -88,6 +88,8 @@ pub struct WarpStep<'a> {
     pub text: &'a str,
     /// Name of the function the instruction belongs to.
     pub function: &'a str,
+    /// The CUDA/Triton source position from the last `.loc`: `(path, line)`.
+    pub source: Option<(&'a str, u32)>,
     pub(crate) regs: RegisterView<'a>,
 }
 

@@ -80,6 +80,19 @@ pub struct Program {
     pub static_local: u32,
     pub globals: HashMap<String, (u64, u64)>,
     pub variable_allocations: Vec<u64>,
+    /// `.file` directives: index → path.
+    pub files: HashMap<u32, String>,
+}
+
+impl Program {
+    /// `file:line` of an instruction's `.loc`, if it has one.
+    pub fn source_of(&self, pc: usize) -> Option<(&str, u32)> {
+        let (file, line) = self.code.get(pc)?.loc;
+        if line == 0 {
+            return None;
+        }
+        Some((self.files.get(&file).map_or("?", String::as_str), line))
+    }
 }
 
 impl Program {

@@ -153,3 +153,24 @@ fn host_side_memory_errors_do_not_panic() {
     assert!(dev.mem_copy(p, p + 12, 8).is_err());
     assert!(dev.mem_set(p, &[1, 2, 3], 1).is_err());
 }
+
+#[test]
+fn faults_and_observers_carry_the_source_line_from_loc() {
+    let ptx = format!(
+        "{HEADER}.file 1 \"/src/kernel.cu\"\n.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+         .loc 1 10 3\nld.param.u64 %rd1, [p];\n.loc 1 12 5\nld.global.u32 %r1, [%rd1+4096];\nret;\n}}\n"
+    );
+    let mut dev = device();
+    let f = kernel(&mut dev, &ptx, "k");
+    let buf = dev.mem_alloc(16).unwrap();
+    let err = run_err(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    let LaunchError::IllegalAddress(fault) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(fault.source.as_deref(), Some("/src/kernel.cu:12"));
+    assert!(
+        err.to_string()
+            .contains("at test.ptx:12 (/src/kernel.cu:12): "),
+        "{err}"
+    );
+}
