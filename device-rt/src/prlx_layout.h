@@ -23,6 +23,10 @@ typedef unsigned long long prlx_u64;
 #define PRLX_EVENT_SWITCH 5u
 #define PRLX_EVENT_GLOBAL_STORE 6u
 
+// Bits of TraceEvent's reserved half-word (bytes 2-3 of type_and_dir); PRLX
+// leaves them zero and its readers ignore them.
+#define PRLX_EVENT_FLAG_TAKEN_MASK 1u // a Branch whose value_a is the taken mask
+
 struct PrlxWarpBufferHeader {
   prlx_u32 write_idx;         // slots claimed, dropped ones included
   prlx_u32 overflow_count;    // events dropped because the buffer was full

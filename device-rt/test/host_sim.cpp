@@ -111,11 +111,12 @@ static void test_branch_and_values() {
   EXPECT_EQ(u32_at(im.bytes, e), 0xABCD1234u);
   EXPECT_EQ(im.bytes[e + 4], PRLX_EVENT_BRANCH); // event_type
   EXPECT_EQ(im.bytes[e + 5], 1);                 // branch_dir: some lane took it
-  EXPECT_EQ(im.bytes[e + 6] | im.bytes[e + 7] << 8, 0);
+  EXPECT_EQ(im.bytes[e + 6] | im.bytes[e + 7] << 8, PRLX_EVENT_FLAG_TAKEN_MASK);
   EXPECT_EQ(u32_at(im.bytes, e + 8), 0x0000FFF0u);  // full active mask
   EXPECT_EQ(u32_at(im.bytes, e + 12), 0x0000FF00u); // taken mask
   e = im.event(3, 1);
   EXPECT_EQ(im.bytes[e + 4], PRLX_EVENT_ATOMIC);
+  EXPECT_EQ(im.bytes[e + 6] | im.bytes[e + 7] << 8, 0); // flags: branches only
   EXPECT_EQ(u32_at(im.bytes, e + 12), 100); // leader lane 0's value
   e = im.event(3, 2);
   EXPECT_EQ(im.bytes[e + 5], 0); // nobody took it

@@ -372,8 +372,12 @@ fn region(
     }
 }
 
-/// A matched pair (same site and type): direction, then mask, then value;
-/// one divergence per pair at most.
+/// A matched pair (same site and type): direction, then mask, then the
+/// taken lanes, then value; one divergence per pair at most.
+///
+/// With equal active masks, branch events that record their taken mask
+/// (`event_flags::TAKEN_MASK`) and disagree on it are a Branch divergence:
+/// some lane went the other way even though "any lane took it" agrees.
 fn compare_pair(
     a: &[TraceEvent],
     b: &[TraceEvent],
@@ -387,6 +391,8 @@ fn compare_pair(
         out.push(single(DivergenceKind::Branch, ia, ib, ea.site_id));
     } else if ea.active_mask != eb.active_mask {
         out.push(single(DivergenceKind::ActiveMask, ia, ib, ea.site_id));
+    } else if matches!((ea.taken_mask(), eb.taken_mask()), (Some(x), Some(y)) if x != y) {
+        out.push(single(DivergenceKind::Branch, ia, ib, ea.site_id));
     } else if opts.compare_values && ea.value_a != eb.value_a {
         out.push(single(DivergenceKind::Value, ia, ib, ea.site_id));
     }

@@ -86,15 +86,33 @@ fn taken(dir: Option<u8>) -> &'static str {
     }
 }
 
+/// "3, 8, 17" for the set bits of `lanes`.
+fn lane_list(lanes: u32) -> String {
+    let set: Vec<String> = (0..32)
+        .filter(|l| lanes >> l & 1 != 0)
+        .map(|l| l.to_string())
+        .collect();
+    set.join(", ")
+}
+
 fn detail(d: &DivergenceRecord) -> String {
     match d.kind {
-        DivergenceKind::Branch => format!(
-            "A: {}, B: {} (masks {} / {})",
-            taken(d.branch_dir_a),
-            taken(d.branch_dir_b),
-            hex(d.active_mask_a),
-            hex(d.active_mask_b)
-        ),
+        DivergenceKind::Branch => match (d.taken_mask_a, d.taken_mask_b) {
+            (Some(ta), Some(tb)) if ta != tb => format!(
+                "taken by lanes A: {:#010x}, B: {:#010x}; lanes that went the other way: {} (mask {})",
+                ta,
+                tb,
+                lane_list(ta ^ tb),
+                hex(d.active_mask_a)
+            ),
+            _ => format!(
+                "A: {}, B: {} (masks {} / {})",
+                taken(d.branch_dir_a),
+                taken(d.branch_dir_b),
+                hex(d.active_mask_a),
+                hex(d.active_mask_b)
+            ),
+        },
         DivergenceKind::ActiveMask => {
             format!(
                 "A mask {}, B mask {}",

@@ -44,6 +44,11 @@ pub struct DivergenceRecord {
     pub branch_dir_a: Option<u8>,
     pub branch_dir_b: Option<u8>,
     #[serde(serialize_with = "opt_hex32")]
+    /// Lanes that took the branch, when the runtime recorded them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taken_mask_a: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taken_mask_b: Option<u32>,
     pub active_mask_a: Option<u32>,
     #[serde(serialize_with = "opt_hex32")]
     pub active_mask_b: Option<u32>,
@@ -258,6 +263,8 @@ fn record(
         events_b: d.events_b,
         branch_dir_a: ea.map(|e| e.branch_dir),
         branch_dir_b: eb.map(|e| e.branch_dir),
+        taken_mask_a: ea.and_then(|e| e.taken_mask()),
+        taken_mask_b: eb.and_then(|e| e.taken_mask()),
         active_mask_a: ea.map(|e| e.active_mask),
         active_mask_b: eb.map(|e| e.active_mask),
         value_a: ea.map(|e| e.value_a),

@@ -312,3 +312,43 @@ fn many_flips_after_an_insertion_stay_branch_divergences() {
             .all(|d| d.kind == DivergenceKind::Branch && d.event_idx_b == d.event_idx + 1)
     );
 }
+
+/// A branch that records its taken lanes (prlx's runtime): one lane going the
+/// other way is a Branch divergence even though "any lane took it" agrees.
+#[test]
+fn a_lane_split_at_a_taken_mask_branch_is_a_branch_divergence() {
+    let taken = |mask: u32| TraceEvent {
+        _reserved: prlx_trace::event_flags::TAKEN_MASK,
+        ..ev(0x20, EventType::Branch, 1, u32::MAX, mask)
+    };
+    let mut a = kernel_stream(4);
+    let mut b = kernel_stream(4);
+    a.insert(5, taken(u32::MAX));
+    b.insert(5, taken(u32::MAX & !(1 << 8)));
+    let d = only(&diff(&a, &b, AlignOptions::default()));
+    assert_eq!(
+        (d.kind, d.event_idx, d.event_idx_b, d.site_id),
+        (DivergenceKind::Branch, 5, 5, 0x20)
+    );
+
+    // Without the flag, value_a is an operand (PRLX): only --values sees it.
+    a[5]._reserved = 0;
+    b[5]._reserved = 0;
+    assert!(diff(&a, &b, AlignOptions::default()).is_empty());
+    let values = AlignOptions {
+        compare_values: true,
+        ..AlignOptions::default()
+    };
+    assert_eq!(only(&diff(&a, &b, values)).kind, DivergenceKind::Value);
+
+    // A changed active mask is the earlier cause: ActiveMask, not Branch.
+    a[5]._reserved = prlx_trace::event_flags::TAKEN_MASK;
+    b[5] = TraceEvent {
+        active_mask: 0xffff,
+        ..taken(0xffff)
+    };
+    assert_eq!(
+        only(&diff(&a, &b, AlignOptions::default())).kind,
+        DivergenceKind::ActiveMask
+    );
+}

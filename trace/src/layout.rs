@@ -35,6 +35,14 @@ pub mod flags {
     pub const KNOWN: u32 = COMPACT | COMPRESS | HISTORY | SAMPLED | SNAPSHOT;
 }
 
+/// Bits of `TraceEvent::_reserved` set by prlx's device runtime.
+pub mod event_flags {
+    /// A Branch event whose `value_a` is the taken mask: the ballot of the
+    /// condition over the active lanes. Two runs whose lanes split
+    /// differently at a branch differ here even when `branch_dir` agrees.
+    pub const TAKEN_MASK: u16 = 0x1;
+}
+
 /// `TraceEvent::event_type` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -124,8 +132,10 @@ pub struct WarpBufferHeader {
 pub struct TraceEvent {
     pub site_id: u32,
     pub event_type: u8,
-    /// 0 = not taken, 1 = taken.
+    /// 0 = not taken, 1 = taken (by any active lane, for prlx's runtime).
     pub branch_dir: u8,
+    /// PRLX leaves this zero; prlx's runtime sets [`event_flags`] bits here,
+    /// which PRLX's readers ignore.
     pub _reserved: u16,
     pub active_mask: u32,
     pub value_a: u32,
@@ -192,6 +202,15 @@ const _: () = {
     assert!(std::mem::size_of::<HistoryEntry>() == HISTORY_ENTRY_SIZE);
     assert!(std::mem::size_of::<SnapshotEntry>() == SNAPSHOT_ENTRY_SIZE);
 };
+
+impl TraceEvent {
+    /// The lanes that took the branch, when the event records them.
+    pub fn taken_mask(&self) -> Option<u32> {
+        (self.event_type == EventType::Branch as u8
+            && self._reserved & event_flags::TAKEN_MASK != 0)
+            .then_some(self.value_a)
+    }
+}
 
 impl TraceFileHeader {
     /// The kernel name up to its first NUL, lossily decoded.
