@@ -2,6 +2,7 @@
 
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
 
 #include <string>
 
@@ -37,15 +38,37 @@ uint32_t fnv1a32(StringRef Bytes, uint32_t Hash) {
   return Hash;
 }
 
+// A line-bearing location for I. Optimisation leaves some branches (loop
+// latches, merged exits) without one; they then borrow it from what decided
+// them: the condition's instruction, else the nearest earlier instruction of
+// the block that has a line.
+static const DILocation *lineOf(const Instruction &I) {
+  auto WithLine = [](const Instruction *X) -> const DILocation * {
+    const DILocation *DL = X ? X->getDebugLoc().get() : nullptr;
+    return DL && DL->getLine() != 0 ? DL : nullptr;
+  };
+  if (const DILocation *DL = WithLine(&I))
+    return DL;
+  const Value *Cond = nullptr;
+  if (const auto *Br = dyn_cast<BranchInst>(&I))
+    Cond = Br->isConditional() ? Br->getCondition() : nullptr;
+  else if (const auto *Sw = dyn_cast<SwitchInst>(&I))
+    Cond = Sw->getCondition();
+  if (const DILocation *DL = WithLine(dyn_cast_or_null<Instruction>(Cond)))
+    return DL;
+  for (const Instruction *P = I.getPrevNode(); P; P = P->getPrevNode())
+    if (const DILocation *DL = WithLine(P))
+      return DL;
+  return nullptr;
+}
+
 SourceLocation SiteTable::locationOf(const Instruction &I) {
   SourceLocation Loc;
   Loc.Function = I.getFunction()->getName().str();
-  if (const DILocation *DL = I.getDebugLoc().get()) {
-    if (DL->getLine() != 0) {
-      Loc.File = DL->getFilename().str();
-      Loc.Line = DL->getLine();
-      Loc.Column = DL->getColumn();
-    }
+  if (const DILocation *DL = lineOf(I)) {
+    Loc.File = DL->getFilename().str();
+    Loc.Line = DL->getLine();
+    Loc.Column = DL->getColumn();
   }
   return Loc;
 }

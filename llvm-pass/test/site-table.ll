@@ -34,6 +34,8 @@ y:
   store i32 %v, ptr addrspace(3) %s, !dbg !11
   br i1 %b, label %z, label %z
 z:
+  br i1 %a, label %w, label %w
+w:
   ret void
 }
 
@@ -51,13 +53,20 @@ z:
 ; JSON-NEXT:   },
 ; JSON:          "line": 12,
 ; JSON-NEXT:     "ordinal": 1,
+; A branch without a line borrows the nearest earlier one in its block.
+; JSON:          "column": 7,
+; JSON-NEXT:     "event_type": 0,
+; JSON-NEXT:     "filename": "kern.cu",
+; JSON-NEXT:     "function": "kern",
+; JSON-NEXT:     "kind": "Branch",
+; JSON-NEXT:     "line": 14,
 ; JSON:          "column": 7,
 ; JSON-NEXT:     "event_type": 1,
 ; JSON-NEXT:     "filename": "kern.cu",
 ; JSON-NEXT:     "function": "kern",
 ; JSON-NEXT:     "kind": "SharedMemStore",
 ; JSON-NEXT:     "line": 14,
-; No debug location: function, kind and ordinal only.
+; No line anywhere before it: function, kind and ordinal only.
 ; JSON:          "column": 0,
 ; JSON-NEXT:     "event_type": 0,
 ; JSON-NEXT:     "filename": "unknown",
@@ -68,8 +77,8 @@ z:
 
 ; MERGE: "function": "other_kernel"
 ; MERGE-NOT: "line": 99
-; COUNT: 5 sites
-; COUNT4: 4 sites
+; COUNT: 6 sites
+; COUNT4: 5 sites
 ; BAD: error: [prlx] site table: {{.*}}bad.json is not valid JSON
 ; BADFILE: {"not": "an array"
 
