@@ -95,7 +95,6 @@ corpus_tests! {
     ptx_float_misc => ptx::float_misc;
     ptx_calls_and_control => ptx::calls_and_control;
     ptx_triton_style_add => ptx::triton_style_add;
-    #[ignore = "emulator: dp4a.{u32,s32}.{u32,s32}, mul24.lo and mad24.lo are rejected at load as unsupported instructions (semantics::bits::dp4a and semantics::int::mul24_lo exist; decode.rs has no entry for them)"]
     ptx_dp4a => ptx::dp4a_ops;
 
     // CUDA C via nvcc 13
@@ -105,7 +104,6 @@ corpus_tests! {
     nvcc_histogram => nvcc::nv_histogram;
     nvcc_math => nvcc::nv_math;
     nvcc_warp_ops => nvcc::nv_warp_ops;
-    #[ignore = "emulator: mad.lo.cc.u32, madc.hi.cc.u32 and madc.hi.u32 (libdevice's f64 sin/cos range reduction, nvcc/double_math.ptx:552) are rejected at load as unsupported; the carry-chain semantics exist in semantics::int"]
     nvcc_double_math => nvcc::nv_double_math;
 }
 

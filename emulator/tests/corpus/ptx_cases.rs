@@ -960,20 +960,27 @@ pub fn dp4a_ops() -> Case {
             acc.wrapping_add(byte(a, i).wrapping_mul(byte(b, i)))
         }) as u32
     };
+    // mul24/mad24: the low 32 bits of the product of the operands' low 24
+    // bits (sign-extended for .s32).
+    let mul24_u = |a: u32, b: u32| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff);
+    let sext24 = |v: u32| ((v << 8) as i32) >> 8;
+    let mad24_s = |a: u32, b: i32, c: i32| sext24(a).wrapping_mul(b).wrapping_add(c) as u32;
     let want: Vec<u32> = x
         .iter()
         .flat_map(|&v| {
             [
                 dp4a(v, 0x0102_0304, 7, false),
                 dp4a(v, 0xff01_ff02, -3, true),
+                mul24_u(v, 0x0102_0304),
+                mad24_s(v, -3, 7),
             ]
         })
         .collect();
     Case::ptx("dp4a.ptx", "dp4a_ops")
         .block([64, 1, 1])
         .buf(&x)
-        .zeros::<u32>(2 * 64)
-        .check(move |o| expect_eq("dp4a (u32, s32)", &o.get::<u32>(1), &want))
+        .zeros::<u32>(4 * 64)
+        .check(move |o| expect_eq("dp4a, mul24, mad24", &o.get::<u32>(1), &want))
 }
 
 /// Buffers hold exactly n elements: an unpredicated access past the end
