@@ -2,13 +2,15 @@
 //! sessions' current generations, and a bounded worker pool shared with
 //! trace compression. A session created with a baseline gets a diff against
 //! it queued after each launch — at most one waiting per session, so a burst
-//! of launches costs one diff, and the report is current when the run ends.
+//! of launches costs one diff, and the report is current shortly after the
+//! run ends.
 
 use crate::storage::{Store, StoreError};
 use prlx_proto::{DiffOptions, JobInfo, JobState};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::Semaphore;
 
 type CacheKey = (PathBuf, u64, PathBuf, u64, DiffOptions);
@@ -36,6 +38,12 @@ pub struct Jobs {
     table: Mutex<Table>,
 }
 
+/// How long a baseline diff waits before it starts: launches arriving
+/// meanwhile join it, so a long run re-diffs a few times a second at most
+/// instead of once per launch, and its report is ready this long after the
+/// last launch.
+const BASELINE_DELAY: Duration = Duration::from_millis(250);
+
 /// Jobs kept in the table; the oldest finished ones go first past this.
 const MAX_JOBS: usize = 4096;
 
@@ -62,6 +70,18 @@ impl Jobs {
         a: &str,
         b: &str,
         options: DiffOptions,
+    ) -> Result<(u64, bool), StoreError> {
+        self.submit_after(caller, a, b, options, Duration::ZERO)
+    }
+
+    /// [`Jobs::submit`], the job starting no sooner than `delay` from now.
+    fn submit_after(
+        self: &Arc<Self>,
+        caller: u32,
+        a: &str,
+        b: &str,
+        options: DiffOptions,
+        delay: Duration,
     ) -> Result<(u64, bool), StoreError> {
         let session_a = self.store.resolve(caller, a)?;
         let session_b = self.store.resolve(caller, b)?;
@@ -104,6 +124,9 @@ impl Jobs {
         let jobs = self.clone();
         let baseline_of = (session_b.uid, session_b.name.clone());
         tokio::spawn(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
             let Ok(_permit) = jobs.workers.clone().acquire_owned().await else {
                 return;
             };
@@ -178,7 +201,13 @@ impl Jobs {
         if !self.lock().baseline_waiting.insert((s.uid, s.name.clone())) {
             return;
         }
-        if let Err(e) = self.submit(uid, &baseline, &s.name, DiffOptions::default()) {
+        if let Err(e) = self.submit_after(
+            uid,
+            &baseline,
+            &s.name,
+            DiffOptions::default(),
+            BASELINE_DELAY,
+        ) {
             self.lock()
                 .baseline_waiting
                 .remove(&(s.uid, s.name.clone()));
