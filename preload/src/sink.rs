@@ -40,36 +40,25 @@ enum Job {
 
 pub struct Sink {
     jobs: SyncSender<Job>,
-    /// Where the session goes, for the one line the shim prints.
-    pub destination: String,
 }
 
 impl Sink {
-    /// Opens the session (at the daemon, else as a directory) and starts the
-    /// writer thread.
+    /// Starts the writer thread. With `PRLX_TRACE_DIR` the session directory
+    /// is created here; otherwise the writer thread itself connects to prlxd
+    /// (falling back to a directory), so the application's thread never
+    /// waits on the socket, not even for the first launch.
     pub fn start(config: &Config) -> Result<Sink, String> {
-        let target = if config.trace_dir.is_none() {
-            match DaemonSink::connect(config.socket.clone(), &config.session) {
-                Ok(daemon) => Some(Target::Daemon(daemon)),
-                Err(e) => {
-                    log::log(
-                        LogLevel::Warn,
-                        &format!("no prlxd answered ({e}); writing the session to a directory"),
-                    );
-                    None
-                }
-            }
+        let (target, connect) = if config.trace_dir.is_some() {
+            let target = Target::directory(config)?;
+            announce(config, &target);
+            (target, false)
         } else {
-            None
+            (Target::Off, true)
         };
-        let target = match target {
-            Some(target) => target,
-            None => Target::directory(config)?,
-        };
-        let destination = target.describe();
         let (jobs, queue) = sync_channel(QUEUE_DEPTH);
         let writer = Writer {
             target,
+            connect,
             fallback: config.clone(),
             site_tables: HashSet::new(),
             own_base: own_module_base(),
@@ -78,7 +67,7 @@ impl Sink {
             .name("prlx-writer".into())
             .spawn(move || writer.run(queue))
             .map_err(|e| format!("cannot start the writer thread: {e}"))?;
-        Ok(Sink { jobs, destination })
+        Ok(Sink { jobs })
     }
 
     pub fn submit(&self, launch: Launch) {
@@ -166,7 +155,24 @@ fn own_module_base() -> usize {
 /// The session being written.
 enum Target {
     Daemon(DaemonSink),
-    Directory { dir: PathBuf, manifest: Manifest },
+    Directory {
+        dir: PathBuf,
+        manifest: Manifest,
+    },
+    /// Nowhere could take the session (said once); launches are dropped.
+    Off,
+}
+
+/// The one line the shim prints about where the session goes.
+fn announce(config: &Config, target: &Target) {
+    log::log(
+        LogLevel::Warn,
+        &format!(
+            "recording session {:?} to {}",
+            config.session,
+            target.describe()
+        ),
+    );
 }
 
 impl Target {
@@ -189,12 +195,15 @@ impl Target {
         match self {
             Target::Daemon(d) => format!("prlxd at {} as {:?}", d.socket.display(), d.session),
             Target::Directory { dir, .. } => dir.display().to_string(),
+            Target::Off => "nowhere".into(),
         }
     }
 }
 
 struct Writer {
     target: Target,
+    /// Connect to prlxd (else fall back to a directory) before the first job.
+    connect: bool,
     /// For the directory that replaces a daemon lost mid-run.
     fallback: Config,
     site_tables: HashSet<u64>,
@@ -203,6 +212,10 @@ struct Writer {
 
 impl Writer {
     fn run(mut self, queue: Receiver<Job>) {
+        if self.connect {
+            self.target = self.open_session();
+            announce(&self.fallback, &self.target);
+        }
         let mut dirty = false;
         loop {
             let job = if dirty {
@@ -249,6 +262,25 @@ impl Writer {
                 "manifest",
                 &format!("cannot write the session manifest: {e}"),
             );
+        }
+    }
+
+    /// The daemon's session, else a directory (said once), else nothing.
+    fn open_session(&self) -> Target {
+        let config = &self.fallback;
+        match DaemonSink::connect(config.socket.clone(), &config.session) {
+            Ok(daemon) => return Target::Daemon(daemon),
+            Err(e) => log::log(
+                LogLevel::Warn,
+                &format!("no prlxd answered ({e}); writing the session to a directory"),
+            ),
+        }
+        match Target::directory(config) {
+            Ok(target) => target,
+            Err(e) => {
+                log::log(LogLevel::Error, &format!("not recording: {e}"));
+                Target::Off
+            }
         }
     }
 
@@ -305,9 +337,13 @@ impl Writer {
             site_table,
             stack,
         } = launch;
+        if matches!(self.target, Target::Off) {
+            return;
+        }
         if record.seq == u64::MAX {
             match &mut self.target {
                 Target::Directory { manifest, .. } => manifest.dropped_launches += 1,
+                Target::Off => {}
                 Target::Daemon(daemon) => {
                     if let Err(SendError::Lost(why)) = daemon.count_dropped(1) {
                         if self.fall_back(&why) {

@@ -74,13 +74,7 @@ fn sink() -> Option<&'static Sink> {
                     libc::pthread_atfork(None, None, Some(in_forked_child));
                     libc::atexit(at_exit);
                 }
-                log::log(
-                    LogLevel::Warn,
-                    &format!(
-                        "recording session {:?} to {}",
-                        config.session, sink.destination
-                    ),
-                );
+                // The sink says where the session goes, once it knows.
                 Some(sink)
             }
             Err(e) => {
