@@ -327,3 +327,37 @@ fn without_a_daemon_the_shim_writes_a_directory_and_says_so_once() {
     let manifest = Manifest::load(scratch.path().join("prlx/sessions/alone")).unwrap();
     assert!(manifest.launches.len() >= 6);
 }
+
+#[test]
+fn prlxctl_daemon_detach_starts_a_daemon_that_answers() {
+    let Some(fx) = fixture() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let socket = scratch.path().join("run/prlxd.sock");
+    let out = Command::new(fx.bin_dir.join("prlxctl"))
+        .args(["daemon", "--detach", "--socket"])
+        .arg(&socket)
+        .arg("--state-dir")
+        .arg(scratch.path().join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // "prlxd PID listening on SOCKET (log: …)"
+    let pid: i32 = stdout.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let status = fx.prlxctl(&socket, &["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.status.success() && text.contains(&format!("pid {pid}")),
+        "{text}"
+    );
+    assert!(scratch.path().join("run/prlxd.log").exists());
+    // SAFETY: signalling the daemon we started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    common::wait_for("prlxd to exit", std::time::Duration::from_secs(30), || {
+        !socket.exists()
+    });
+}
