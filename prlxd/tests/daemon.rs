@@ -399,7 +399,15 @@ fn another_uid_can_neither_list_nor_read_a_users_sessions() {
     client
         .put_launch(&session, &record("k", 0), &trace("k", 1), None)
         .unwrap();
-    let test_exe = std::env::current_exe().unwrap();
+    // The second uid runs a copy of this test binary from a directory it
+    // can reach (the target directory may sit under a private home).
+    let exe_dir = tempfile::tempdir().unwrap();
+    let test_exe = exe_dir.path().join("isolation-child");
+    std::fs::copy(std::env::current_exe().unwrap(), &test_exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for (path, mode) in [(exe_dir.path(), 0o755), (test_exe.as_path(), 0o755)] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(&test_exe)
