@@ -1,0 +1,401 @@
+//! The shim's cost, measured side by side in one run (`cargo bench -p prlx-preload`).
+//!
+//! 1. Latency added to a launch: `stub/bench_launch.c` times `cuLaunchKernel`
+//!    against a do-nothing `libcuda.so.1` (`stub/libcuda_stub.c`), so the
+//!    bare call is nearly free. Three configurations, interleaved round by
+//!    round: bare; `LD_PRELOAD=libprlx.so` with `PRLX_FILTER` excluding the
+//!    kernel (not recorded); and the default (recorded as metadata: launch
+//!    record, argument hash and CPU stack on the application's thread).
+//! 2. A captured launch on the emulator's libcuda, split into its parts by
+//!    calling the shim's own code: `capture::capture` (device buffers,
+//!    launch, device-to-host copy — `copy_nanos`), `CapturedTrace::encode`
+//!    (zstd), and the hand-off to the session writer (`Sink::submit` on the
+//!    application's thread, then the writer's encode + write until `flush`).
+//!    The "kernel" is a closure that fills the trace buffers through the
+//!    descriptor as instrumented code would, so the copy is of real data.
+//!
+//! Needs cc (and builds libprlx and the emulator in release); without cc it
+//! prints a skip line, or fails under PRLX_REQUIRE_TOOLCHAIN=1.
+
+use prlx::capture::{self, CapturedTrace, Descriptor, Geometry};
+use prlx::config::Config;
+use prlx::sink::{Launch, Sink};
+use prlx_session::LaunchRecord;
+use prlx_trace::{TraceEvent, WarpBufferHeader};
+use std::ffi::{CString, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const ROUNDS: usize = 5;
+const UNRECORDED_LAUNCHES: u32 = 200_000;
+const RECORDED_LAUNCHES: u32 = 5_000;
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` runs us too: keep that quick.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let Some(cc) = find_tool("cc") else {
+        assert!(
+            std::env::var("PRLX_REQUIRE_TOOLCHAIN").as_deref() != Ok("1"),
+            "cc not found; run scripts/setup.sh"
+        );
+        eprintln!("skipped: cc not found, run scripts/setup.sh");
+        return;
+    };
+    let lib_dir = build_libraries();
+    let scratch = tempfile::tempdir().unwrap();
+    let rounds = if quick { 1 } else { ROUNDS };
+    launch_latency(&cc, &lib_dir, scratch.path(), rounds, quick);
+    captured_split(&lib_dir, scratch.path(), rounds);
+}
+
+fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Builds libprlx.so and the emulator's libcuda into this bench's target dir.
+fn build_libraries() -> PathBuf {
+    // target/<profile>/deps/<this bench> → target/<profile>
+    let exe = std::env::current_exe().unwrap();
+    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let mut build = Command::new(env!("CARGO"));
+    build
+        .args(["build", "-q", "-p", "prlx-preload", "-p", "prlx-libcuda"])
+        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
+    if lib_dir.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    assert!(build.status().expect("run cargo build").success());
+    let soname = lib_dir.join("libcuda.so.1");
+    if std::fs::read_link(&soname).is_err() {
+        let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
+        std::os::unix::fs::symlink("libcuda.so", &tmp).unwrap();
+        std::fs::rename(&tmp, &soname).unwrap();
+    }
+    lib_dir
+}
+
+fn run_ok(command: &mut Command) -> String {
+    let output = command.output().expect("spawn");
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+// ---- 1. latency added to a launch ------------------------------------------
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shim {
+    Bare,
+    Filtered,
+    Recorded,
+}
+
+impl Shim {
+    fn label(self) -> &'static str {
+        match self {
+            Shim::Bare => "bare call (stub driver)",
+            Shim::Filtered => "shim, kernel filtered out",
+            Shim::Recorded => "shim, recorded as metadata",
+        }
+    }
+}
+
+fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quick: bool) {
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/stub");
+    let stub_dir = scratch.join("stub");
+    std::fs::create_dir_all(&stub_dir).unwrap();
+    run_ok(
+        Command::new(cc)
+            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
+            .arg("-Wl,-soname,libcuda.so.1")
+            .arg(sources.join("libcuda_stub.c"))
+            .arg("-o")
+            .arg(stub_dir.join("libcuda.so.1")),
+    );
+    let program = stub_dir.join("bench_launch");
+    run_ok(
+        Command::new(cc)
+            .args(["-O2", "-Wall", "-Werror"])
+            .arg(sources.join("bench_launch.c"))
+            .arg(format!("-L{}", stub_dir.display()))
+            .args(["-l:libcuda.so.1", "-o"])
+            .arg(&program),
+    );
+    let traces = scratch.join("traces");
+    let configs = [Shim::Bare, Shim::Filtered, Shim::Recorded];
+    // Per configuration: (first-100 ns, steady-state ns) for each round.
+    let mut figures: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); configs.len()];
+    for round in 0..rounds {
+        for (i, &shim) in configs.iter().enumerate() {
+            let launches = match (shim, quick) {
+                (_, true) => 1_000,
+                (Shim::Recorded, false) => RECORDED_LAUNCHES,
+                (_, false) => UNRECORDED_LAUNCHES,
+            };
+            let mut command = Command::new(&program);
+            command
+                .arg(launches.to_string())
+                .env("LD_LIBRARY_PATH", &stub_dir);
+            for var in [
+                "PRLX_FILTER",
+                "PRLX_DISABLE",
+                "PRLX_SOCKET",
+                "PRLX_MAX_LAUNCHES",
+            ] {
+                command.env_remove(var);
+            }
+            if shim != Shim::Bare {
+                command
+                    .env("LD_PRELOAD", lib_dir.join("libprlx.so"))
+                    .env("PRLX_TRACE_DIR", &traces)
+                    .env("PRLX_SESSION", format!("bench-{round}"));
+            }
+            if shim == Shim::Filtered {
+                command.env("PRLX_FILTER", "not_the_bench_kernel*");
+            }
+            let out = run_ok(&mut command);
+            let value = |key: &str| -> f64 {
+                out.lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or_else(|| panic!("no {key} in {out:?}"))
+            };
+            figures[i].0.push(value("first100_ns"));
+            figures[i].1.push(value("all_ns"));
+        }
+    }
+    let medians: Vec<(f64, f64)> = figures
+        .iter_mut()
+        .map(|(first, all)| (median(first), median(all)))
+        .collect();
+    println!("\n## launch latency (median of {rounds} interleaved rounds; ns per launch)\n");
+    println!("| configuration | first 100 launches | steady state | added over bare (steady) |");
+    println!("|---|---:|---:|---:|");
+    for (&shim, &(first, all)) in configs.iter().zip(&medians) {
+        println!(
+            "| {} | {first:.1} | {all:.1} | {:+.1} |",
+            shim.label(),
+            all - medians[0].1
+        );
+    }
+}
+
+// ---- 2. a captured launch, split ---------------------------------------------
+
+type CuInit = unsafe extern "C" fn(u32) -> i32;
+type CuDeviceGet = unsafe extern "C" fn(*mut i32, i32) -> i32;
+type CuPrimaryCtxRetain = unsafe extern "C" fn(*mut *mut c_void, i32) -> i32;
+type CuCtxSetCurrent = unsafe extern "C" fn(*mut c_void) -> i32;
+
+/// Loads the emulator as this process's libcuda and makes a context current.
+fn open_emulator(lib_dir: &Path) {
+    let path = CString::new(lib_dir.join("libcuda.so.1").to_str().unwrap()).unwrap();
+    // SAFETY: plain dlopen/dlsym; the symbols have these signatures in cuda.h.
+    unsafe {
+        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
+        assert!(!handle.is_null(), "cannot load the emulator's libcuda");
+        let symbol = |name: &std::ffi::CStr| {
+            let p = libc::dlsym(handle, name.as_ptr());
+            assert!(!p.is_null(), "emulator lacks {name:?}");
+            p
+        };
+        let init: CuInit = std::mem::transmute(symbol(c"cuInit"));
+        let device_get: CuDeviceGet = std::mem::transmute(symbol(c"cuDeviceGet"));
+        let retain: CuPrimaryCtxRetain = std::mem::transmute(symbol(c"cuDevicePrimaryCtxRetain"));
+        let set_current: CuCtxSetCurrent = std::mem::transmute(symbol(c"cuCtxSetCurrent"));
+        let mut device = 0;
+        let mut context = std::ptr::null_mut();
+        assert_eq!(init(0), 0);
+        assert_eq!(device_get(&mut device, 0), 0);
+        assert_eq!(retain(&mut context, device), 0);
+        assert_eq!(set_current(context), 0);
+    }
+}
+
+/// Fills every warp's trace buffer through the descriptor, as an
+/// instrumented kernel would: `events` branch/value events per warp.
+fn fill_like_a_kernel(descriptor: u64, events: u32) -> prlx::ffi::CUresult {
+    let cuda = prlx::driver::cuda();
+    let (Some(dtoh), Some(htod)) = (cuda.cuMemcpyDtoH_v2, cuda.cuMemcpyHtoD_v2) else {
+        return 1;
+    };
+    let mut desc = Descriptor::default();
+    // SAFETY: copying 64 bytes from the descriptor global into a local.
+    let r = unsafe {
+        dtoh(
+            bytemuck::bytes_of_mut(&mut desc).as_mut_ptr() as *mut c_void,
+            descriptor,
+            std::mem::size_of::<Descriptor>(),
+        )
+    };
+    if r != 0 {
+        return r;
+    }
+    let events = events.min(desc.events_per_warp);
+    let warp_buffer = 16 + u64::from(desc.events_per_warp) * 16;
+    for slot in 0..desc.total_warp_slots {
+        let header = WarpBufferHeader {
+            write_idx: events,
+            overflow_count: 0,
+            num_events: 0,
+            total_event_count: events,
+        };
+        let mut image = bytemuck::bytes_of(&header).to_vec();
+        for i in 0..events {
+            let event = TraceEvent {
+                site_id: i % 24,
+                event_type: (i % 3) as u8,
+                branch_dir: ((i + slot) % 2) as u8,
+                _reserved: 0,
+                active_mask: if i % 7 == 0 { 0x0000_ffff } else { u32::MAX },
+                value_a: i.wrapping_mul(2_654_435_761) >> 20,
+            };
+            image.extend_from_slice(bytemuck::bytes_of(&event));
+        }
+        let base = desc.trace + prlx_trace::HEADER_SIZE as u64 + u64::from(slot) * warp_buffer;
+        // SAFETY: the buffer holds warp_buffer bytes per slot; image is no longer.
+        let r = unsafe { htod(base, image.as_ptr() as *const c_void, image.len()) };
+        if r != 0 {
+            return r;
+        }
+    }
+    0
+}
+
+fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
+    open_emulator(lib_dir);
+    let cuda = prlx::driver::cuda();
+    let alloc = cuda.cuMemAlloc_v2.expect("emulator cuMemAlloc_v2");
+    let mut descriptor = 0u64;
+    // SAFETY: out-pointer to a local.
+    assert_eq!(
+        unsafe { alloc(&mut descriptor, std::mem::size_of::<Descriptor>()) },
+        0
+    );
+    let trace_dir = scratch.join("captured");
+    let lookup = |key: &str| match key {
+        "PRLX_TRACE_DIR" => Some(trace_dir.to_string_lossy().into_owned()),
+        "PRLX_SESSION" => Some("split".to_string()),
+        _ => None,
+    };
+    let config = Config::from_lookup(lookup);
+    let sink = Sink::start(&config).expect("start the session writer");
+    // 32 blocks × 128 threads = 128 warps, 512 events each (of 4096 slots).
+    let geometry = Geometry {
+        grid: [32, 1, 1],
+        block: [128, 1, 1],
+    };
+    let events_per_warp_used = 512;
+
+    let mut rows: Vec<[f64; 7]> = Vec::new();
+    for seq in 0..rounds.max(3) as u64 {
+        let kernel_time = std::cell::Cell::new(Duration::ZERO);
+        let started = Instant::now();
+        let (result, trace) = capture::capture(
+            cuda,
+            &config,
+            descriptor,
+            "bench_kernel",
+            geometry,
+            std::ptr::null_mut(),
+            || {
+                let t = Instant::now();
+                let r = fill_like_a_kernel(descriptor, events_per_warp_used);
+                kernel_time.set(t.elapsed());
+                r
+            },
+        );
+        let capture_total = started.elapsed() - kernel_time.get();
+        assert_eq!(result, 0);
+        let trace: CapturedTrace = trace.expect("capture");
+        let copied_bytes: usize = trace
+            .warps
+            .iter()
+            .map(|(_, e)| 16 + e.len() * 16)
+            .sum::<usize>()
+            + trace.history.len()
+            + trace.snapshot.len();
+        let copy = Duration::from_nanos(trace.copy_nanos);
+
+        let t = Instant::now();
+        let mut encoded = Vec::new();
+        trace.encode(&mut encoded, 3).unwrap();
+        let encode = t.elapsed();
+
+        let record = LaunchRecord {
+            seq,
+            kernel: "bench_kernel".into(),
+            launch_index: seq as u32,
+            grid: geometry.grid,
+            block: geometry.block,
+            ..LaunchRecord::default()
+        };
+        let t = Instant::now();
+        let stack = backtrace::Backtrace::new_unresolved();
+        sink.submit(Launch {
+            record,
+            trace: Some(trace),
+            site_table: None,
+            stack: Some(stack),
+        });
+        let handoff = t.elapsed();
+        let t = Instant::now();
+        assert!(sink.flush(Duration::from_secs(60)));
+        let writer = t.elapsed();
+        rows.push([
+            (capture_total - copy).as_secs_f64() * 1e6,
+            copy.as_secs_f64() * 1e6,
+            encode.as_secs_f64() * 1e6,
+            handoff.as_secs_f64() * 1e6,
+            writer.as_secs_f64() * 1e6,
+            copied_bytes as f64,
+            encoded.len() as f64,
+        ]);
+    }
+    let column = |i: usize| median(&mut rows.iter().map(|r| r[i]).collect::<Vec<_>>());
+    let app_thread = column(0) + column(1) + column(3);
+    println!(
+        "\n## captured launch on the emulator (median of {} launches; µs)\n",
+        rows.len()
+    );
+    println!(
+        "geometry 32×128 (128 warps), {events_per_warp_used} events per warp of {}; copied {:.0} KiB, encoded {:.0} KiB",
+        config.events_per_warp,
+        column(5) / 1024.0,
+        column(6) / 1024.0
+    );
+    println!("\n| part | µs | share of the app-thread time |");
+    println!("|---|---:|---:|");
+    for (label, value) in [
+        ("buffers: alloc, init, descriptor, free", column(0)),
+        ("device-to-host copy (copy_nanos)", column(1)),
+        ("hand-off: Sink::submit + stack", column(3)),
+    ] {
+        println!(
+            "| {label} | {value:.0} | {:.0}% |",
+            100.0 * value / app_thread
+        );
+    }
+    println!("| **application thread, total** | {app_thread:.0} | 100% |");
+    println!(
+        "| encode (zstd level 3), measured alone | {:.0} | off the app thread |",
+        column(2)
+    );
+    println!(
+        "| writer thread: encode + write + manifest, until flush | {:.0} | off the app thread |",
+        column(4)
+    );
+}

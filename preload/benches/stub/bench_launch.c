@@ -1,0 +1,72 @@
+/* Times cuLaunchKernel against whatever libcuda.so.1 it is given (the stub,
+ * for the shim's launch-overhead benchmark), with clock_gettime.
+ *
+ *   bench_launch LAUNCHES
+ *
+ * Prints two figures in ns per launch: the first 100 launches (the shim's
+ * hand-off queue is not yet full) and all of them (steady state). The
+ * module is PTX text declaring the kernel's parameters, as an application's
+ * would be, so the shim hashes the argument bytes on every launch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef int CUresult;
+CUresult cuInit(unsigned flags);
+CUresult cuModuleLoadData(void **module, const void *image);
+CUresult cuModuleGetFunction(void **function, void *module, const char *name);
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
+                        void **extra);
+
+static const char ptx[] =
+    ".version 7.5\n"
+    ".target sm_80\n"
+    ".address_size 64\n"
+    ".visible .entry bench_kernel(\n"
+    "  .param .u64 bench_kernel_param_0,\n"
+    "  .param .u32 bench_kernel_param_1\n"
+    ")\n"
+    "{\n"
+    "  ret;\n"
+    "}\n";
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+#define CHECK(call)                                          \
+  do {                                                       \
+    if ((call) != 0) {                                       \
+      fprintf(stderr, "%s failed\n", #call);                 \
+      return 1;                                              \
+    }                                                        \
+  } while (0)
+
+int main(int argc, char **argv) {
+  long launches = argc > 1 ? atol(argv[1]) : 0;
+  if (launches < 100) {
+    fprintf(stderr, "usage: %s LAUNCHES (at least 100)\n", argv[0]);
+    return 2;
+  }
+  void *module, *function;
+  CHECK(cuInit(0));
+  CHECK(cuModuleLoadData(&module, ptx));
+  CHECK(cuModuleGetFunction(&function, module, "bench_kernel"));
+  unsigned long long pointer = 0x7f0000001000ull;
+  unsigned n = 4096;
+  void *params[] = {&pointer, &n};
+
+  double started = now_ns(), first = 0;
+  for (long i = 0; i < launches; i++) {
+    n = (unsigned)i;
+    CHECK(cuLaunchKernel(function, 16, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+    if (i == 99) first = now_ns() - started;
+  }
+  double total = now_ns() - started;
+  printf("first100_ns %.1f\n", first / 100);
+  printf("all_ns %.1f\n", total / (double)launches);
+  return 0;
+}
