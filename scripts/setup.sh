@@ -13,7 +13,7 @@ sudo_if_needed() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-apt_packages=(clang-19 libclang-rt-19-dev llvm-19-dev llvm-19-tools lld-19 llvm-22 llvm-22-dev llvm-22-tools clang-22 cmake ninja-build zstd)
+apt_packages=(systemd util-linux clang-19 libclang-rt-19-dev llvm-19-dev llvm-19-tools lld-19 llvm-22 llvm-22-dev llvm-22-tools clang-22 cmake ninja-build zstd)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

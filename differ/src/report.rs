@@ -43,12 +43,12 @@ pub struct DivergenceRecord {
     pub events_b: u32,
     pub branch_dir_a: Option<u8>,
     pub branch_dir_b: Option<u8>,
-    #[serde(serialize_with = "opt_hex32")]
     /// Lanes that took the branch, when the runtime recorded them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "opt_hex32", skip_serializing_if = "Option::is_none")]
     pub taken_mask_a: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "opt_hex32", skip_serializing_if = "Option::is_none")]
     pub taken_mask_b: Option<u32>,
+    #[serde(serialize_with = "opt_hex32")]
     pub active_mask_a: Option<u32>,
     #[serde(serialize_with = "opt_hex32")]
     pub active_mask_b: Option<u32>,

@@ -11,6 +11,7 @@
 //! | `PRLX_HISTORY_DEPTH` | history ring entries per warp (0 = off) | 0 |
 //! | `PRLX_SNAPSHOT_DEPTH` | snapshot ring entries per warp (0 = off) | 0 |
 //! | `PRLX_MAX_LAUNCHES` | stop recording after this many launches | unlimited |
+//! | `PRLX_BASELINE` | with a daemon: diff each launch against this session as it arrives | unset |
 //! | `PRLX_LOG` | `off`, `error`, `warn`, `info`, `debug` | `warn` |
 //! | `PRLX_DISABLE` | `1`: pass every call through untouched | unset |
 //!

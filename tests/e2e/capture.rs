@@ -214,19 +214,38 @@ fn diff_of_two_runs_names_the_line_the_kind_and_the_lanes() {
     assert_eq!(snapshot["a"]["predicate"], "icmp sgt");
 
     // steps: lane 8 of warp 1 loops longer (27 takes 111 steps, capped at
-    // 64, where 9 takes 19): in run-b warp 1 evaluates the loop test more
-    // often (ExtraEvents), with lane 8 alone active (ActiveMask at the exit).
+    // 64, where 9 takes 19): at the loop test where run-a's lane 8 leaves,
+    // run-b's stays (Branch: the taken lanes differ in lane 8 alone); then
+    // run-b evaluates the loop test more often (ExtraEvents), with lane 8
+    // alone active (ActiveMask at the exit).
     let report = fx.diff(&a.join("steps_0.prlx"), &b.join("steps_0.prlx"), &map);
     let first = &report["first_divergence"];
     let loop_line = marked_line("STEPS_LOOP");
     assert_at_line(first, loop_line);
     assert_eq!(first["warp_idx"], 1, "{report:#}");
-    assert_eq!(first["kind"], "ExtraEvents", "{report:#}");
+    assert_eq!(first["kind"], "Branch", "{report:#}");
+    let mask = |key: &str| {
+        let text = first[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key}: {report:#}"));
+        u32::from_str_radix(text.trim_start_matches("0x"), 16).unwrap()
+    };
     assert_eq!(
-        first["side"], "B",
+        mask("taken_mask_a") ^ mask("taken_mask_b"),
+        1 << 8,
+        "lane 8 went the other way: {report:#}"
+    );
+    let extra = report["divergences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "ExtraEvents")
+        .unwrap_or_else(|| panic!("no ExtraEvents: {report:#}"));
+    assert_eq!(
+        extra["side"], "B",
         "run-b ran the extra iterations: {report:#}"
     );
-    assert!(first["extra_events"].as_u64().unwrap() > 0);
+    assert!(extra["extra_events"].as_u64().unwrap() > 0);
     let by_kind = report["divergence_breakdown"].as_object().unwrap();
     assert_eq!(
         by_kind.get("ActiveMask").and_then(Value::as_u64),
