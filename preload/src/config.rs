@@ -187,17 +187,27 @@ fn default_session_name() -> String {
 }
 
 /// Glob match with `*` (any run) and `?` (one character), over chars.
+///
+/// Runs on every launch while a filter is set, so ASCII names (all kernel
+/// names in practice) are matched as bytes without allocating.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
+    if pattern.is_ascii() && text.is_ascii() {
+        return glob_match_slices(pattern.as_bytes(), text.as_bytes(), b'*', b'?');
+    }
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
+    glob_match_slices(&p, &t, '*', '?')
+}
+
+fn glob_match_slices<T: PartialEq + Copy>(p: &[T], t: &[T], any_run: T, any_one: T) -> bool {
     let (mut pi, mut ti) = (0, 0);
     // Position of the last `*` and the text index it is currently matching up to.
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+        if pi < p.len() && (p[pi] == any_one || p[pi] == t[ti]) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == any_run {
             star = Some((pi, ti));
             pi += 1;
         } else if let Some((sp, st)) = star {
@@ -208,7 +218,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|&c| c == '*')
+    p[pi..].iter().all(|&c| c == any_run)
 }
 
 #[cfg(test)]
@@ -268,5 +278,8 @@ mod tests {
         assert!(glob_match("*_Z*reduce*", "_Z6reducePfi"));
         assert!(!glob_match("abc", "abcd"));
         assert!(glob_match("a*b*c", "aXbYbZc"));
+        // Non-ASCII names: `?` is one character, not one byte.
+        assert!(glob_match("k?rnel*", "kérnel_f"));
+        assert!(!glob_match("k??rnel*", "kérnel_f"));
     }
 }
