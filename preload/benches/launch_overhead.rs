@@ -136,8 +136,8 @@ fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quic
     );
     let traces = scratch.join("traces");
     let configs = [Shim::Bare, Shim::Filtered, Shim::Recorded];
-    // Per configuration: (first-100 ns, steady-state ns) for each round.
-    let mut figures: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); configs.len()];
+    // Per configuration and round: first launch, launches 2-101, steady state.
+    let mut figures: Vec<[Vec<f64>; 3]> = vec![Default::default(); configs.len()];
     for round in 0..rounds {
         for (i, &shim) in configs.iter().enumerate() {
             let launches = match (shim, quick) {
@@ -173,22 +173,29 @@ fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quic
                     .and_then(|v| v.trim().parse().ok())
                     .unwrap_or_else(|| panic!("no {key} in {out:?}"))
             };
-            figures[i].0.push(value("first100_ns"));
-            figures[i].1.push(value("all_ns"));
+            for (j, key) in ["first_launch_ns", "next100_ns", "all_ns"]
+                .iter()
+                .enumerate()
+            {
+                figures[i][j].push(value(key));
+            }
         }
     }
-    let medians: Vec<(f64, f64)> = figures
+    let medians: Vec<[f64; 3]> = figures
         .iter_mut()
-        .map(|(first, all)| (median(first), median(all)))
+        .map(|f| [median(&mut f[0]), median(&mut f[1]), median(&mut f[2])])
         .collect();
     println!("\n## launch latency (median of {rounds} interleaved rounds; ns per launch)\n");
-    println!("| configuration | first 100 launches | steady state | added over bare (steady) |");
-    println!("|---|---:|---:|---:|");
-    for (&shim, &(first, all)) in configs.iter().zip(&medians) {
+    println!(
+        "| configuration | first launch | launches 2-101 | added (2-101) | steady state | added (steady) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (&shim, &[first, next, all]) in configs.iter().zip(&medians) {
         println!(
-            "| {} | {first:.1} | {all:.1} | {:+.1} |",
+            "| {} | {first:.0} | {next:.1} | {:+.1} | {all:.1} | {:+.1} |",
             shim.label(),
-            all - medians[0].1
+            next - medians[0][1],
+            all - medians[0][2]
         );
     }
 }
@@ -300,6 +307,28 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
     };
     let events_per_warp_used = 512;
 
+    // What the emulator alone takes to provide the zeroed trace buffer the
+    // capture allocates (a real GPU's cuMemsetD8 runs at device bandwidth).
+    let trace_bytes = prlx_trace::HEADER_SIZE
+        + 128 * (16 + config.events_per_warp as usize * std::mem::size_of::<TraceEvent>());
+    let (memset, free) = (
+        cuda.cuMemsetD8_v2.expect("emulator cuMemsetD8_v2"),
+        cuda.cuMemFree_v2.expect("emulator cuMemFree_v2"),
+    );
+    let mut buffer_only: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let mut p = 0u64;
+            // SAFETY: out-pointer to a local; then a buffer of trace_bytes.
+            unsafe {
+                assert_eq!(alloc(&mut p, trace_bytes), 0);
+                assert_eq!(memset(p, 0, trace_bytes), 0);
+                assert_eq!(free(p), 0);
+            }
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+
     let mut rows: Vec<[f64; 7]> = Vec::new();
     for seq in 0..rounds.max(3) as u64 {
         let kernel_time = std::cell::Cell::new(Duration::ZERO);
@@ -390,6 +419,11 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         );
     }
     println!("| **application thread, total** | {app_thread:.0} | 100% |");
+    println!(
+        "| of the buffers: the emulator's cuMemAlloc + cuMemsetD8 + cuMemFree of the {:.1} MiB trace buffer alone | {:.0} | |",
+        trace_bytes as f64 / (1 << 20) as f64,
+        median(&mut buffer_only)
+    );
     println!(
         "| encode (zstd level 3), measured alone | {:.0} | off the app thread |",
         column(2)
