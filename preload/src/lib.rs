@@ -21,4 +21,5 @@ pub mod hooks;
 pub mod log;
 pub mod registry;
 pub mod sink;
+pub mod stack;
 pub mod state;

@@ -14,6 +14,7 @@ use crate::capture::CapturedTrace;
 use crate::config::{Config, LogLevel};
 use crate::daemon_sink::{DaemonSink, SendError};
 use crate::log;
+use crate::stack::Symbolizer;
 use prlx_session::{LaunchRecord, Manifest, StackFrame};
 use std::collections::HashSet;
 use std::io::Write;
@@ -30,7 +31,7 @@ pub struct Launch {
     pub trace: Option<CapturedTrace>,
     /// (image id, site table JSON) of the launch's module.
     pub site_table: Option<(u64, String)>,
-    pub stack: Option<backtrace::Backtrace>,
+    pub stack: Option<crate::stack::RawStack>,
 }
 
 enum Job {
@@ -61,7 +62,7 @@ impl Sink {
             connect,
             fallback: config.clone(),
             site_tables: HashSet::new(),
-            own_base: own_module_base(),
+            symbolizer: Symbolizer::new(),
         };
         std::thread::Builder::new()
             .name("prlx-writer".into())
@@ -135,23 +136,6 @@ fn unique_session_dir(root: &Path, session: &str) -> Result<PathBuf, String> {
     ))
 }
 
-/// The load address of the object containing `address` (0 if none).
-fn module_base(address: *mut libc::c_void) -> usize {
-    // SAFETY: dladdr only reads the address and fills `info`.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let found = unsafe { libc::dladdr(address, &mut info) };
-    if found != 0 {
-        info.dli_fbase as usize
-    } else {
-        0
-    }
-}
-
-/// The load address of libprlx itself, to drop its frames from call stacks.
-fn own_module_base() -> usize {
-    module_base(own_module_base as *mut libc::c_void)
-}
-
 /// The session being written.
 enum Target {
     Daemon(DaemonSink),
@@ -207,7 +191,7 @@ struct Writer {
     /// For the directory that replaces a daemon lost mid-run.
     fallback: Config,
     site_tables: HashSet<u64>,
-    own_base: usize,
+    symbolizer: Symbolizer,
 }
 
 impl Writer {
@@ -356,9 +340,8 @@ impl Writer {
             }
             return;
         }
-        if let Some(mut stack) = stack {
-            stack.resolve();
-            record.cpu_stack = stack_frames(&stack, self.own_base);
+        if let Some(stack) = stack {
+            record.cpu_stack = self.symbolizer.resolve(&stack);
         }
         let mut encoded = Vec::new();
         if let Some(trace) = &trace {
@@ -433,32 +416,6 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .and_then(|()| file.sync_data())
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn stack_frames(stack: &backtrace::Backtrace, own_base: usize) -> Vec<StackFrame> {
-    let mut frames = Vec::new();
-    for frame in stack.frames() {
-        if own_base != 0 && module_base(frame.ip()) == own_base {
-            continue; // the shim's own frames
-        }
-        let ip = frame.ip() as usize;
-        if ip == 0 {
-            continue; // the unwinder's end marker
-        }
-        let symbol = frame.symbols().first();
-        frames.push(StackFrame {
-            ip: format!("{ip:#x}"),
-            function: symbol.and_then(|s| s.name()).map(|n| n.to_string()),
-            file: symbol
-                .and_then(|s| s.filename())
-                .map(|f| f.display().to_string()),
-            line: symbol.and_then(|s| s.lineno()),
-        });
-        if frames.len() >= 32 {
-            break;
-        }
-    }
-    frames
 }
 
 #[cfg(test)]

@@ -28,6 +28,10 @@ static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
 pub fn config() -> &'static Config {
     CONFIG.get_or_init(|| {
         let config = Config::from_env();
+        // From the first CUDA call on, a forked child passes everything
+        // through: the parent's driver state and writer thread are not its own.
+        // SAFETY: registering a plain extern "C" handler.
+        unsafe { libc::pthread_atfork(None, None, Some(in_forked_child)) };
         for warning in &config.warnings {
             if config.log >= LogLevel::Warn {
                 eprintln!("[prlx] {warning}");
@@ -71,7 +75,6 @@ fn sink() -> Option<&'static Sink> {
             Ok(sink) => {
                 // SAFETY: registering plain extern "C" handlers.
                 unsafe {
-                    libc::pthread_atfork(None, None, Some(in_forked_child));
                     libc::atexit(at_exit);
                 }
                 // The sink says where the session goes, once it knows.
@@ -316,7 +319,7 @@ fn record_launch<F: FnOnce() -> CUresult>(
         .and_then(|slots| unsafe { args_hash(slots, call.params, call.extra) })
         .or_else(|| unsafe { extra_buffer(call.extra) }.map(prlx_session::fnv1a64))
         .map(|h| format!("{h:#018x}"));
-    let stack = backtrace::Backtrace::new_unresolved();
+    let stack = crate::stack::capture();
 
     let mut record = LaunchRecord {
         seq,

@@ -280,13 +280,10 @@ fn a_child_that_only_exits_after_fork_leaves_the_parents_session_whole() {
     check_fork_mode("launch-fork-exit", 3);
 }
 
-/// A fork before the first recorded launch: the child must still pass its
-/// calls through. Known broken: `state.rs` registers its pthread_atfork
-/// handler only when the session starts (the first recorded launch), so a
-/// child forked earlier records its own session under the same name and
-/// the parent's moves to `NAME.1`.
+/// A fork after the first CUDA call but before the first recorded launch:
+/// the child passes its calls through (the handler is registered when the
+/// shim first reads its configuration, at the first CUDA call).
 #[test]
-#[ignore = "state.rs registers pthread_atfork only at the first recorded launch (reported)"]
 fn a_fork_before_any_launch_still_passes_the_childs_calls_through() {
     check_fork_mode("fork-first", 2);
 }
