@@ -15,7 +15,7 @@ use crate::config::{Config, LogLevel};
 use crate::daemon_sink::{DaemonSink, SendError};
 use crate::log;
 use crate::stack::Symbolizer;
-use prlx_session::{LaunchRecord, Manifest, StackFrame};
+use prlx_session::{LaunchRecord, Manifest};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ impl Sink {
             connect,
             fallback: config.clone(),
             site_tables: HashSet::new(),
-            symbolizer: Symbolizer::new(),
+            symbolizer: Symbolizer::default(),
         };
         std::thread::Builder::new()
             .name("prlx-writer".into())

@@ -34,14 +34,16 @@ pub struct Symbolizer {
     cache: HashMap<usize, Option<StackFrame>>,
 }
 
-impl Symbolizer {
-    pub fn new() -> Symbolizer {
+impl Default for Symbolizer {
+    fn default() -> Symbolizer {
         Symbolizer {
             own_base: own_module_base(),
             cache: HashMap::new(),
         }
     }
+}
 
+impl Symbolizer {
     /// The application's frames of `stack` (the shim's own dropped), at most 32.
     pub fn resolve(&mut self, stack: &RawStack) -> Vec<StackFrame> {
         let own_base = self.own_base;
@@ -109,7 +111,7 @@ mod tests {
     #[test]
     fn resolves_the_callers_and_caches_them() {
         let raw = a_named_caller();
-        let mut symbolizer = Symbolizer::new();
+        let mut symbolizer = Symbolizer::default();
         // In the test binary the crate is linked in: nothing counts as "own"
         // unless it is the test executable itself, so drop the filter.
         symbolizer.own_base = 0;
