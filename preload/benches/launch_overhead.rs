@@ -373,7 +373,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
             ..LaunchRecord::default()
         };
         let t = Instant::now();
-        let stack = backtrace::Backtrace::new_unresolved();
+        let stack = prlx::stack::capture();
         sink.submit(Launch {
             record,
             trace: Some(trace),
