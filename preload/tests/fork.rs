@@ -4,45 +4,17 @@
 //! exit codes right. And a process that never calls CUDA: the shim stays
 //! silent and leaves nothing behind.
 
+use prlx_e2e::{Built, Toolchain, repo_root};
 use prlx_session::Manifest;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn toolchain_required() -> bool {
-    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
-
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// The built libraries, the app and its PTX.
 struct Fixture {
-    lib_dir: PathBuf,
+    built: &'static Built,
     app: PathBuf,
     ptx: PathBuf,
     _scratch: tempfile::TempDir,
@@ -54,74 +26,16 @@ fn fixture() -> Option<&'static Fixture> {
 }
 
 fn build_fixture() -> Option<Fixture> {
-    let (Some(clang), Some(cc)) = (find_tool("clang-19"), find_tool("cc")) else {
-        assert!(
-            !toolchain_required(),
-            "clang-19 or cc not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: clang-19 or cc not found, run scripts/setup.sh");
-        return None;
-    };
-    let include = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/include");
-    if !include.join("cuda.h").is_file() {
-        assert!(
-            !toolchain_required(),
-            "cuda.h not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: cuda.h not found, run scripts/setup.sh");
-        return None;
-    }
-    // target/<profile>/deps/<this test> → target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-q", "-p", "prlx-libcuda", "-p", "prlx-preload"])
-        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
-    if lib_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(
-        build.status().expect("run cargo build").success(),
-        "building libcuda and libprlx failed"
-    );
-    let soname = lib_dir.join("libcuda.so.1");
-    if std::fs::read_link(&soname).is_err() {
-        let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
-        std::os::unix::fs::symlink("libcuda.so", &tmp).unwrap();
-        std::fs::rename(&tmp, &soname).unwrap();
-    }
-
+    let tools = Toolchain::find()?;
+    let built = Built::get();
     let scratch = tempfile::tempdir().unwrap();
     let app_dir = repo_root().join("preload/tests/app");
     let ptx = scratch.path().join("kernels.ptx");
-    run_ok(
-        Command::new(clang)
-            .args([
-                "-x",
-                "cuda",
-                "--cuda-device-only",
-                "-nocudainc",
-                "-nocudalib",
-            ])
-            .args(["--cuda-gpu-arch=sm_80", "-Xclang", "-target-feature"])
-            .args(["-Xclang", "+ptx75", "-O2", "-S"])
-            .arg(app_dir.join("kernels.cu"))
-            .arg("-o")
-            .arg(&ptx),
-    );
+    tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
     let app = scratch.path().join("fork_app");
-    run_ok(
-        Command::new(cc)
-            .args(["-g", "-O1", "-Wall", "-Werror"])
-            .arg(format!("-I{}", include.display()))
-            .arg(app_dir.join("fork_app.c"))
-            .arg(format!("-L{}", lib_dir.display()))
-            .args(["-lcuda", "-o"])
-            .arg(&app),
-    );
+    tools.compile_c(&app_dir.join("fork_app.c"), &app, &built.lib_dir);
     Some(Fixture {
-        lib_dir,
+        built,
         app,
         ptx,
         _scratch: scratch,
@@ -181,27 +95,14 @@ fn run_within(command: &mut Command, limit: Duration) -> Run {
 const LIMIT: Duration = Duration::from_secs(120);
 
 impl Fixture {
+    /// The app with the emulator as its libcuda (no prlx settings inherited),
+    /// under the shim recording to `trace_dir/session` when `shim` says so.
     fn app(&self, args: &[&str], shim: Option<(&Path, &str)>) -> Command {
-        let mut command = Command::new(&self.app);
-        command.args(args).env("LD_LIBRARY_PATH", &self.lib_dir);
-        for var in [
-            "PRLX_SESSION",
-            "PRLX_TRACE_DIR",
-            "PRLX_FILTER",
-            "PRLX_MAX_LAUNCHES",
-            "PRLX_DISABLE",
-            "PRLX_SOCKET",
-            "PRLX_LOG",
-            "LD_PRELOAD",
-        ] {
-            command.env_remove(var);
-        }
-        if let Some((trace_dir, session)) = shim {
-            command
-                .env("LD_PRELOAD", self.lib_dir.join("libprlx.so"))
-                .env("PRLX_TRACE_DIR", trace_dir)
-                .env("PRLX_SESSION", session);
-        }
+        let mut command = match shim {
+            Some((trace_dir, session)) => self.built.captured_app(&self.app, trace_dir, session),
+            None => self.built.app(&self.app),
+        };
+        command.args(args);
         command
     }
 
@@ -296,7 +197,7 @@ fn a_process_that_never_calls_cuda_sees_no_shim() {
     // Linked with -lcuda but never calling it; then a program without CUDA at all.
     let mut true_cmd = Command::new("true");
     true_cmd
-        .env("LD_PRELOAD", fx.lib_dir.join("libprlx.so"))
+        .env("LD_PRELOAD", &fx.built.libprlx)
         .env("PRLX_TRACE_DIR", traces.path())
         .env("PRLX_SESSION", "quiet");
     for (what, mut command) in [

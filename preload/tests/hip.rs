@@ -6,39 +6,10 @@
 //! shows the forwarding is exact; the session manifest shows what the shim
 //! recorded about each launch.
 
+use prlx_e2e::{Built, find_tool, missing, repo_root, run_ok};
 use prlx_session::Manifest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn toolchain_required() -> bool {
-    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
-
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 /// The shim built into this test's target dir, and the stand-in runtime and
 /// app built into a scratch dir; `None` (skip) without a C compiler.
@@ -50,21 +21,10 @@ struct Fixture {
 
 fn build_fixture() -> Option<Fixture> {
     let Some(cc) = find_tool("cc") else {
-        assert!(!toolchain_required(), "cc not found; run scripts/setup.sh");
-        eprintln!("skipped: cc not found, run scripts/setup.sh");
+        missing("cc");
         return None;
     };
-    // target/<profile>/deps/<this test> → target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-q", "-p", "prlx-preload"])
-        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
-    if lib_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(build.status().expect("run cargo build").success());
+    let built = Built::get();
 
     let sources = repo_root().join("preload/tests/hip-standin");
     let scratch = tempfile::tempdir().unwrap();
@@ -87,7 +47,7 @@ fn build_fixture() -> Option<Fixture> {
             .arg(&app),
     );
     Some(Fixture {
-        shim: lib_dir.join("libprlx.so"),
+        shim: built.libprlx.clone(),
         app,
         scratch,
     })

@@ -2,32 +2,15 @@
 //! under `LD_PRELOAD=libprlx.so`, must compute the same thing, and the shim
 //! must leave a session describing every launch.
 
+use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
 use prlx_session::Manifest;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn toolchain_required() -> bool {
-    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
-
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
 
 /// Everything the tests run: the built libraries, the app, its PTX.
 struct Fixture {
-    lib_dir: PathBuf,
+    built: &'static Built,
     app: PathBuf,
     ptx: PathBuf,
     _scratch: tempfile::TempDir,
@@ -41,113 +24,35 @@ fn fixture() -> Option<&'static Fixture> {
 }
 
 fn build_fixture() -> Option<Fixture> {
-    let (Some(clang), Some(cc)) = (find_tool("clang-19"), find_tool("cc")) else {
-        assert!(
-            !toolchain_required(),
-            "clang-19 or cc not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: clang-19 or cc not found, run scripts/setup.sh");
-        return None;
-    };
-    let include = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/include");
-    if !include.join("cuda.h").is_file() {
-        assert!(
-            !toolchain_required(),
-            "cuda.h not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: cuda.h not found, run scripts/setup.sh");
-        return None;
-    }
-    // target/<profile>/deps/<this test> → target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-q", "-p", "prlx-libcuda", "-p", "prlx-preload"])
-        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
-    if lib_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("run cargo build");
-    assert!(status.success(), "building libcuda and libprlx failed");
-    let soname = lib_dir.join("libcuda.so.1");
-    if std::fs::read_link(&soname).is_err() {
-        let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
-        std::os::unix::fs::symlink("libcuda.so", &tmp).unwrap();
-        std::fs::rename(&tmp, &soname).unwrap();
-    }
-
+    let tools = Toolchain::find()?;
+    let built = Built::get();
     let scratch = tempfile::tempdir().unwrap();
     let app_dir = repo_root().join("preload/tests/app");
     let ptx = scratch.path().join("kernels.ptx");
-    run_ok(
-        Command::new(clang)
-            .args([
-                "-x",
-                "cuda",
-                "--cuda-device-only",
-                "-nocudainc",
-                "-nocudalib",
-                "--cuda-gpu-arch=sm_80",
-                "-Xclang",
-                "-target-feature",
-                "-Xclang",
-                "+ptx75",
-                "-O2",
-                "-S",
-            ])
-            .arg(app_dir.join("kernels.cu"))
-            .arg("-o")
-            .arg(&ptx),
-    );
+    tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
     let app = scratch.path().join("capture_app");
-    run_ok(
-        Command::new(cc)
-            .args(["-g", "-O1", "-Wall", "-Werror", "-pthread"])
-            .arg(format!("-I{}", include.display()))
-            .arg(app_dir.join("capture_app.c"))
-            .arg(format!("-L{}", lib_dir.display()))
-            .args(["-lcuda", "-o"])
-            .arg(&app),
+    tools.compile_c_with(
+        &app_dir.join("capture_app.c"),
+        &app,
+        &built.lib_dir,
+        &["-pthread"],
     );
     Some(Fixture {
-        lib_dir,
+        built,
         app,
         ptx,
         _scratch: scratch,
     })
 }
 
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 impl Fixture {
-    /// The app with the emulator as its libcuda, and the shim when `env` asks for it.
+    /// The app with the emulator as its libcuda (no prlx settings inherited),
+    /// and the shim when `shim` asks for it.
     fn app(&self, args: &[&str], shim: bool, env: &[(&str, &Path)]) -> Command {
-        let mut command = Command::new(&self.app);
-        command
-            .arg(&self.ptx)
-            .args(args)
-            .env("LD_LIBRARY_PATH", &self.lib_dir);
-        for var in [
-            "PRLX_SESSION",
-            "PRLX_TRACE_DIR",
-            "PRLX_FILTER",
-            "PRLX_MAX_LAUNCHES",
-            "PRLX_DISABLE",
-        ] {
-            command.env_remove(var);
-        }
+        let mut command = self.built.app(&self.app);
+        command.arg(&self.ptx).args(args);
         if shim {
-            command.env("LD_PRELOAD", self.lib_dir.join("libprlx.so"));
+            command.env("LD_PRELOAD", &self.built.libprlx);
         }
         for (key, value) in env {
             command.env(key, value);

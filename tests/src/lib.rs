@@ -80,16 +80,45 @@ impl Toolchain {
         })
     }
 
+    /// `cc -g -O1 -Wall -Werror -I<cuda.h's dir>`: the caller adds the
+    /// sources, libraries and `-o`.
+    pub fn cc_command(&self) -> Command {
+        let mut command = Command::new(&self.cc);
+        command
+            .args(["-g", "-O1", "-Wall", "-Werror"])
+            .arg(format!("-I{}", self.cuda_include.display()));
+        command
+    }
+
     /// Compiles a driver-API C program against `cuda.h`, linked with `-lcuda`
     /// from `lib_dir`.
     pub fn compile_c(&self, source: &Path, out: &Path, lib_dir: &Path) {
+        self.compile_c_with(source, out, lib_dir, &[]);
+    }
+
+    /// [`Toolchain::compile_c`] with `extra` compiler flags (`-pthread`, …).
+    pub fn compile_c_with(&self, source: &Path, out: &Path, lib_dir: &Path, extra: &[&str]) {
         run_ok(
-            Command::new(&self.cc)
-                .args(["-g", "-O1", "-Wall", "-Werror"])
-                .arg(format!("-I{}", self.cuda_include.display()))
+            self.cc_command()
+                .args(extra)
                 .arg(source)
                 .arg(format!("-L{}", lib_dir.display()))
                 .args(["-lcuda", "-o"])
+                .arg(out),
+        );
+    }
+
+    /// Compiles CUDA kernels (`.cu`, no CUDA headers) to PTX with clang-19:
+    /// sm_80, PTX 7.5, `-O2`.
+    pub fn compile_ptx(&self, source: &Path, out: &Path) {
+        run_ok(
+            Command::new(&self.clang)
+                .args(["-x", "cuda", "--cuda-device-only", "-nocudainc"])
+                .args(["-nocudalib", "--cuda-gpu-arch=sm_80"])
+                .args(["-Xclang", "-target-feature", "-Xclang", "+ptx75"])
+                .args(["-O2", "-S"])
+                .arg(source)
+                .arg("-o")
                 .arg(out),
         );
     }
