@@ -7,125 +7,35 @@
 mod common;
 
 use common::Daemon;
+use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
 use prlx_proto::{Request, Response};
 use prlx_session::Manifest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-fn skip(why: &str) {
-    let required = std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1");
-    assert!(!required, "{why}; run scripts/setup.sh");
-    eprintln!("skipped: {why}, run scripts/setup.sh");
-}
-
-fn run_ok(command: &mut Command) -> Output {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 struct Fixture {
-    bin_dir: PathBuf,
+    built: &'static Built,
     app: PathBuf,
     ptx: PathBuf,
     _scratch: tempfile::TempDir,
 }
 
 fn fixture() -> Option<Fixture> {
-    let (Some(clang), Some(cc)) = (find_tool("clang-19"), find_tool("cc")) else {
-        skip("clang-19 or cc not found");
-        return None;
-    };
-    let include = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/include");
-    if !include.join("cuda.h").is_file() {
-        skip("cuda.h not found");
-        return None;
-    }
-    // target/<profile>/deps/<test> → target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    let bin_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "prlx-libcuda",
-            "-p",
-            "prlx-preload",
-            "-p",
-            "prlxctl",
-        ])
-        .env("CARGO_TARGET_DIR", bin_dir.parent().unwrap());
-    if bin_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(
-        build.status().expect("run cargo build").success(),
-        "building the shim, libcuda and prlxctl failed"
-    );
-    let soname = bin_dir.join("libcuda.so.1");
-    if std::fs::read_link(&soname).is_err() {
-        let tmp = bin_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
-        std::os::unix::fs::symlink("libcuda.so", &tmp).unwrap();
-        let _ = std::fs::rename(&tmp, &soname);
-    }
+    let tools = Toolchain::find()?;
+    let built = Built::get();
     let scratch = tempfile::tempdir().unwrap();
     let app_dir = repo_root().join("preload/tests/app");
     let ptx = scratch.path().join("kernels.ptx");
-    run_ok(
-        Command::new(clang)
-            .args([
-                "-x",
-                "cuda",
-                "--cuda-device-only",
-                "-nocudainc",
-                "-nocudalib",
-                "--cuda-gpu-arch=sm_80",
-            ])
-            .args([
-                "-Xclang",
-                "-target-feature",
-                "-Xclang",
-                "+ptx75",
-                "-O2",
-                "-S",
-            ])
-            .arg(app_dir.join("kernels.cu"))
-            .arg("-o")
-            .arg(&ptx),
-    );
+    tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
     let app = scratch.path().join("capture_app");
-    run_ok(
-        Command::new(cc)
-            .args(["-g", "-O1", "-Wall", "-Werror", "-pthread"])
-            .arg(format!("-I{}", include.display()))
-            .arg(app_dir.join("capture_app.c"))
-            .arg(format!("-L{}", bin_dir.display()))
-            .args(["-lcuda", "-o"])
-            .arg(&app),
+    tools.compile_c_with(
+        &app_dir.join("capture_app.c"),
+        &app,
+        &built.lib_dir,
+        &["-pthread"],
     );
     Some(Fixture {
-        bin_dir,
+        built,
         app,
         ptx,
         _scratch: scratch,
@@ -133,24 +43,14 @@ fn fixture() -> Option<Fixture> {
 }
 
 impl Fixture {
+    /// The app under the shim, the emulator as its libcuda, no prlx settings
+    /// inherited; `env` adds some.
     fn app(&self, seed: &str, env: &[(&str, &Path)]) -> Command {
-        let mut command = Command::new(&self.app);
+        let mut command = self.built.app(&self.app);
         command
             .arg(&self.ptx)
             .args([seed, "2", "3"])
-            .env("LD_LIBRARY_PATH", &self.bin_dir)
-            .env("LD_PRELOAD", self.bin_dir.join("libprlx.so"));
-        for var in [
-            "PRLX_SESSION",
-            "PRLX_TRACE_DIR",
-            "PRLX_SOCKET",
-            "PRLX_BASELINE",
-            "PRLX_FILTER",
-            "PRLX_MAX_LAUNCHES",
-            "PRLX_DISABLE",
-        ] {
-            command.env_remove(var);
-        }
+            .env("LD_PRELOAD", &self.built.libprlx);
         for (key, value) in env {
             command.env(key, value);
         }
@@ -158,7 +58,8 @@ impl Fixture {
     }
 
     fn prlxctl(&self, socket: &Path, args: &[&str]) -> Output {
-        Command::new(self.bin_dir.join("prlxctl"))
+        self.built
+            .prlxctl()
             .args(args)
             .arg("--socket")
             .arg(socket)
@@ -333,7 +234,9 @@ fn prlxctl_daemon_detach_starts_a_daemon_that_answers() {
     let Some(fx) = fixture() else { return };
     let scratch = tempfile::tempdir().unwrap();
     let socket = scratch.path().join("run/prlxd.sock");
-    let out = Command::new(fx.bin_dir.join("prlxctl"))
+    let out = fx
+        .built
+        .prlxctl()
         .args(["daemon", "--detach", "--socket"])
         .arg(&socket)
         .arg("--state-dir")
