@@ -1,14 +1,79 @@
 #!/usr/bin/env bash
-# The main job, end to end on a fresh machine: builds prlxctl and diffs two
-# runs of a kernel, naming where they part and why.
+# The main job, end to end on a fresh machine with no GPU:
+#   1. compile the example kernels with the prlx pass (prlxctl compile),
+#   2. build an ordinary driver-API application against the real cuda.h,
+#   3. start a user-mode prlxd on a private socket,
+#   4. run the application twice — clean input, then a glitching detector
+#      channel — on the PTX emulator (libcuda.so.1) under LD_PRELOAD=libprlx.so,
+#      which hands every launch to prlxd,
+#   5. ask prlxd for the session diff: which kernel, which launch, which
+#      source line; then one launch in detail: which lane, which operands.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 ./scripts/setup.sh
-cargo build --release --locked -q -p prlxctl
-prlxctl=target/release/prlxctl
-traces=examples/traces
+echo "== building prlxctl, prlxd, libprlx.so and the emulator's libcuda.so.1"
+cargo build --release --locked -q -p prlxctl -p prlxd -p prlx-preload -p prlx-libcuda
+lib="$root/target/release"
+ln -sf libcuda.so "$lib/libcuda.so.1"
+prlxctl="$lib/prlxctl"
 
-echo "== prlxctl diff: two runs of the bundled example kernel"
-"$prlxctl" diff "$traces/run_a.prlx" "$traces/run_b.prlx" --map "$traces/prlx-sites.json"
+work=$(mktemp -d "${TMPDIR:-/tmp}/prlx-demo.XXXXXX")
+daemon=""
+cleanup() {
+    [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== prlxctl compile: examples/app/kernels.cu with the instrumentation pass"
+"$prlxctl" compile -g --snapshots examples/app/kernels.cu -o "$work/kernels.ptx"
+cc -g -O1 -Wall -I .tools/cuda12/nvidia/cuda_runtime/include examples/app/energy_hist.c \
+    -L "$lib" -lcuda -o "$work/energy_hist"
+
+echo "== starting a user-mode prlxd"
+export PRLX_SOCKET="$work/prlxd.sock"
+"$lib/prlxd" --socket "$PRLX_SOCKET" --state-dir "$work/state" 2>"$work/prlxd.log" &
+daemon=$!
+for _ in $(seq 100); do
+    "$prlxctl" status >/dev/null 2>&1 && break
+    sleep 0.1
+done
+"$prlxctl" status
+
+for run in clean glitch; do
+    echo "== run '$run' on the emulator, captured by libprlx.so into prlxd"
+    baseline=""
+    [ "$run" = glitch ] && baseline=clean
+    LD_LIBRARY_PATH="$lib" LD_PRELOAD="$lib/libprlx.so" \
+        PRLX_SESSION="$run" PRLX_BASELINE="$baseline" PRLX_SNAPSHOT_DEPTH=8 \
+        "$work/energy_hist" "$work/kernels.ptx" "$run"
+done
+
+echo
+"$prlxctl" session list
+echo
+echo "== prlxctl session diff clean glitch --wait"
+"$prlxctl" session diff clean glitch --wait
+
+echo
+echo "== the first diverging launch in detail"
+for run in clean glitch; do
+    "$prlxctl" session export "$run" "$work/export/$run" >/dev/null
+done
+# The first diverging launch's trace in each export, and run A's site map.
+read -r trace_a trace_b sites < <(
+    "$prlxctl" diff --session --json "$work/export/clean" "$work/export/glitch" |
+        python3 -c '
+import json, os, sys
+a, b = sys.argv[1:3]
+first = json.load(sys.stdin)["kernels"][0]
+def launch(d):
+    m = json.load(open(os.path.join(d, "session.json")))
+    return next(l for l in m["launches"]
+                if l["kernel"] == first["kernel"] and l["launch"] == first["first_diverging_launch"])
+la, lb = launch(a), launch(b)
+print(os.path.join(a, la["file"]), os.path.join(b, lb["file"]), os.path.join(a, la["site_map"]))
+' "$work/export/clean" "$work/export/glitch")
+"$prlxctl" diff "$trace_a" "$trace_b" --map "$sites" -n 6
