@@ -169,14 +169,7 @@ impl Built {
             build.arg("--release");
         }
         run_ok(&mut build);
-        let soname = lib_dir.join("libcuda.so.1");
-        if std::fs::read_link(&soname).is_err() {
-            // Renamed into place: concurrent test binaries may race here.
-            let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
-            let _ = std::fs::remove_file(&tmp);
-            std::os::unix::fs::symlink("libcuda.so", &tmp).expect("symlink libcuda.so.1");
-            std::fs::rename(&tmp, &soname).expect("rename libcuda.so.1");
-        }
+        link_libcuda_soname(&lib_dir);
         Built {
             libprlx: lib_dir.join("libprlx.so"),
             prlxctl: lib_dir.join("prlxctl"),
@@ -212,6 +205,19 @@ impl Built {
             .env("PRLX_SESSION", session);
         command
     }
+}
+
+/// Creates `lib_dir/libcuda.so.1 -> libcuda.so` (the emulator under the
+/// driver's soname), renamed into place so concurrent test binaries agree.
+pub fn link_libcuda_soname(lib_dir: &Path) {
+    let soname = lib_dir.join("libcuda.so.1");
+    if std::fs::read_link(&soname).is_ok_and(|t| t == Path::new("libcuda.so")) {
+        return;
+    }
+    let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink("libcuda.so", &tmp).expect("symlink libcuda.so.1");
+    std::fs::rename(&tmp, &soname).expect("rename libcuda.so.1");
 }
 
 /// Runs `command`, failing with its output unless it exits 0.

@@ -6,33 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("libcuda/ has a parent")
-        .to_path_buf()
-}
+pub use prlx_e2e::{find_tool, repo_root};
 
-/// `PRLX_REQUIRE_TOOLCHAIN=1` (CI) turns a missing tool into a failure.
-pub fn toolchain_required() -> bool {
-    std::env::var("PRLX_REQUIRE_TOOLCHAIN").is_ok_and(|v| v == "1")
-}
-
-/// Reports a missing prerequisite: a failure when the toolchain is required,
-/// otherwise a "skipped" line. Returns `None` so callers can `?`-style bail.
+/// Reports a missing prerequisite: a failure when the toolchain is required
+/// (`PRLX_REQUIRE_TOOLCHAIN=1`), otherwise a "skipped" line. Returns `None`
+/// so callers can `?`-style bail.
 pub fn missing<T>(what: &str) -> Option<T> {
-    if toolchain_required() {
-        panic!("{what} not found (PRLX_REQUIRE_TOOLCHAIN=1); run scripts/setup.sh");
-    }
-    eprintln!("skipped: {what} not found, run scripts/setup.sh");
+    prlx_e2e::missing(what);
     None
-}
-
-pub fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
 }
 
 pub fn tool(name: &str) -> Option<PathBuf> {
@@ -81,20 +62,8 @@ pub fn libcuda_dir() -> PathBuf {
         "no libcuda.so in {}",
         dir.display()
     );
-    link_soname(&dir);
+    prlx_e2e::link_libcuda_soname(&dir);
     dir
-}
-
-/// Creates `libcuda.so.1 -> libcuda.so`, atomically so parallel tests agree.
-fn link_soname(dir: &Path) {
-    let link = dir.join("libcuda.so.1");
-    if std::fs::read_link(&link).is_ok_and(|t| t == Path::new("libcuda.so")) {
-        return;
-    }
-    let tmp = dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink("libcuda.so", &tmp).expect("create soname link");
-    std::fs::rename(&tmp, &link).expect("install soname link");
 }
 
 /// A `cuda.h` to compile against, with extra compiler flags.
