@@ -67,7 +67,6 @@ unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch_kernel(
-    slot: Slot,
     real: Option<FnLaunchKernel>,
     f: CUfunction,
     gx: c_uint,
@@ -81,7 +80,6 @@ unsafe fn launch_kernel(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    let _ = slot;
     let Some(real) = real else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };
@@ -102,75 +100,36 @@ unsafe fn launch_kernel(
     state::on_launch(call, forward)
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLaunchKernel(
-    f: CUfunction,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shared: c_uint,
-    stream: CUstream,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CUresult {
-    let real = real_fn!(LaunchKernel, cuLaunchKernel, FnLaunchKernel);
-    // SAFETY: same contract as the real function.
-    unsafe {
-        launch_kernel(
-            Slot::LaunchKernel,
-            real,
-            f,
-            gx,
-            gy,
-            gz,
-            bx,
-            by,
-            bz,
-            shared,
-            stream,
-            params,
-            extra,
-        )
-    }
+/// `cuLaunchKernel` and its per-thread-default-stream twin: one signature,
+/// each with its own real function.
+macro_rules! launch_kernel_export {
+    ($name:ident, $slot:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            f: CUfunction,
+            gx: c_uint,
+            gy: c_uint,
+            gz: c_uint,
+            bx: c_uint,
+            by: c_uint,
+            bz: c_uint,
+            shared: c_uint,
+            stream: CUstream,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> CUresult {
+            let real = real_fn!($slot, $name, FnLaunchKernel);
+            // SAFETY: same contract as the real function.
+            unsafe {
+                launch_kernel(
+                    real, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra,
+                )
+            }
+        }
+    };
 }
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLaunchKernel_ptsz(
-    f: CUfunction,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shared: c_uint,
-    stream: CUstream,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CUresult {
-    let real = real_fn!(LaunchKernelPtsz, cuLaunchKernel_ptsz, FnLaunchKernel);
-    // SAFETY: same contract as the real function.
-    unsafe {
-        launch_kernel(
-            Slot::LaunchKernelPtsz,
-            real,
-            f,
-            gx,
-            gy,
-            gz,
-            bx,
-            by,
-            bz,
-            shared,
-            stream,
-            params,
-            extra,
-        )
-    }
-}
+launch_kernel_export!(cuLaunchKernel, LaunchKernel);
+launch_kernel_export!(cuLaunchKernel_ptsz, LaunchKernelPtsz);
 
 unsafe fn launch_kernel_ex(
     real: Option<FnLaunchKernelEx>,
