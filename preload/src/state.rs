@@ -255,11 +255,24 @@ fn record_launch<F: FnOnce() -> CUresult>(
         r
     };
     let config = config();
+    // The filter is consulted on the borrowed name first: a launch it
+    // excludes costs one lookup and one match, nothing more.
+    let function = {
+        let registry = registry();
+        match registry.functions.get(&(call.function as usize)) {
+            Some(f) if !config.wants(&f.name) => None,
+            Some(f) => Some(Some(f.clone())),
+            None => Some(None),
+        }
+    };
+    let Some(function) = function else {
+        run();
+        return;
+    };
     let timestamp_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
-    let function = registry().functions.get(&(call.function as usize)).cloned();
     let (name, code) = match function {
         Some(f) => (f.name, Some(f.code)),
         None => {
