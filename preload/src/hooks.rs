@@ -274,6 +274,23 @@ pub unsafe extern "C" fn cuModuleLoadFatBinary(
     result
 }
 
+/// After a successful lookup of a function (or kernel) by name: remember
+/// which code it belongs to and what it is called.
+///
+/// # Safety
+/// `out` and `name` are the caller's arguments to a lookup the driver just
+/// answered with success: `out` holds the new handle, `name` is a C string.
+unsafe fn after_lookup(what: &str, out: *mut *mut c_void, name: *const c_char, code: CodeHandle) {
+    if out.is_null() {
+        return;
+    }
+    // SAFETY: per the contract above.
+    if let Some(name) = unsafe { c_str(name) } {
+        let handle = unsafe { *out };
+        state::guarded(what, || (), || state::on_function(handle, name, code));
+    }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuModuleGetFunction(
     function: *mut CUfunction,
@@ -285,16 +302,16 @@ pub unsafe extern "C" fn cuModuleGetFunction(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(function, module, name) };
-    if result == CUDA_SUCCESS && !function.is_null() {
-        // SAFETY: the driver wrote the handle and read the name.
-        if let Some(name) = unsafe { c_str(name) } {
-            let handle = unsafe { *function };
-            state::guarded(
+    if result == CUDA_SUCCESS {
+        // SAFETY: the driver answered the lookup.
+        unsafe {
+            after_lookup(
                 "cuModuleGetFunction",
-                || (),
-                || state::on_function(handle, name, CodeHandle::Module(module as usize)),
-            );
-        }
+                function,
+                name,
+                CodeHandle::Module(module as usize),
+            )
+        };
     }
     result
 }
@@ -368,16 +385,16 @@ pub unsafe extern "C" fn cuLibraryGetKernel(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(kernel, library, name) };
-    if result == CUDA_SUCCESS && !kernel.is_null() {
-        // SAFETY: the driver wrote the handle and read the name.
-        if let Some(name) = unsafe { c_str(name) } {
-            let handle = unsafe { *kernel };
-            state::guarded(
+    if result == CUDA_SUCCESS {
+        // SAFETY: the driver answered the lookup.
+        unsafe {
+            after_lookup(
                 "cuLibraryGetKernel",
-                || (),
-                || state::on_function(handle, name, CodeHandle::Library(library as usize)),
-            );
-        }
+                kernel,
+                name,
+                CodeHandle::Library(library as usize),
+            )
+        };
     }
     result
 }
@@ -535,16 +552,16 @@ pub unsafe extern "C" fn hipModuleGetFunction(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(function, module, name) };
-    if result == HIP_SUCCESS && !function.is_null() {
-        // SAFETY: the runtime wrote the handle and read the name.
-        if let Some(name) = unsafe { c_str(name) } {
-            let handle = unsafe { *function };
-            state::guarded(
+    if result == HIP_SUCCESS {
+        // SAFETY: the runtime answered the lookup.
+        unsafe {
+            after_lookup(
                 "hipModuleGetFunction",
-                || (),
-                || state::on_function(handle, name, CodeHandle::Module(module as usize)),
-            );
-        }
+                function,
+                name,
+                CodeHandle::Module(module as usize),
+            )
+        };
     }
     result
 }
