@@ -17,7 +17,6 @@ use crate::log;
 use crate::stack::Symbolizer;
 use prlx_session::{LaunchRecord, Manifest};
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::Duration;
@@ -365,7 +364,7 @@ impl Writer {
         if let Some((image, json)) = site_table {
             let name = format!("sites-{image:016x}.json");
             if self.site_tables.insert(image) {
-                if let Err(e) = write_atomically(&dir.join(&name), json.as_bytes()) {
+                if let Err(e) = prlx_session::write_atomically(&dir.join(&name), json.as_bytes()) {
                     log::once(
                         LogLevel::Warn,
                         "site-table",
@@ -376,8 +375,12 @@ impl Writer {
             record.site_map = Some(name);
         }
         if trace.is_some() && record.capture_error.is_none() {
-            let name = format!("{}_{}.prlx", file_stem(&record.kernel), record.launch_index);
-            match write_atomically(&dir.join(&name), &encoded) {
+            let name = format!(
+                "{}_{}.prlx",
+                prlx_session::kernel_file_stem(&record.kernel, 96),
+                record.launch_index
+            );
+            match prlx_session::write_atomically(&dir.join(&name), &encoded) {
                 Ok(()) => {
                     record.file = Some(name);
                     record.trace_bytes = Some(encoded.len() as u64);
@@ -389,45 +392,9 @@ impl Writer {
     }
 }
 
-/// A file-name-safe form of a kernel name (C++ names carry `<`, `:` …).
-fn file_stem(kernel: &str) -> String {
-    let stem: String = kernel
-        .chars()
-        .take(96)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if stem.is_empty() {
-        "kernel".into()
-    } else {
-        stem
-    }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    let mut file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_data())
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn file_stems_are_safe() {
-        assert_eq!(file_stem("_Z6reducePfi"), "_Z6reducePfi");
-        assert_eq!(file_stem("ns::k<int>"), "ns__k_int_");
-        assert_eq!(file_stem(""), "kernel");
-    }
 
     #[test]
     fn session_dirs_are_private_and_unique() {

@@ -16,7 +16,6 @@ use prlx_proto::{ErrorCode, SessionInfo};
 use prlx_session::{LaunchRecord, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -500,8 +499,12 @@ impl Store {
         record.trace_bytes = None;
         record.site_map = None;
         record.incomplete = false;
-        let trace_file =
-            (trace_bytes > 0).then(|| format!("{seq:06}-{}.prlx", file_stem(&record.kernel)));
+        let trace_file = (trace_bytes > 0).then(|| {
+            format!(
+                "{seq:06}-{}.prlx",
+                prlx_session::kernel_file_stem(&record.kernel, 64)
+            )
+        });
         let intent = session.dir.join(intent_name(seq));
         let ticket = LaunchTicket {
             session: session.clone(),
@@ -708,16 +711,12 @@ pub fn prepare_trace(name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, 
         .map_err(|e| StoreError::Invalid(format!("{name}: cannot compress: {e}")))
 }
 
-/// Temporary file, fsync, rename.
+/// Temporary file, fsync, rename (`prlx_session::write_atomically`).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let mut file = std::fs::File::create(&tmp).map_err(|e| io_error(&tmp, "cannot create", e))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_data())
-        .map_err(|e| io_error(&tmp, "cannot write", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_error(path, "cannot rename into place", e))
+    prlx_session::write_atomically(path, bytes).map_err(|e| match e {
+        prlx_session::SessionError::Io { path, message } => StoreError::Io { path, message },
+        other => StoreError::Invalid(other.to_string()),
+    })
 }
 
 pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
@@ -729,26 +728,6 @@ pub fn create_private_dir(dir: &Path) -> Result<(), StoreError> {
         .map_err(|e| io_error(dir, "cannot create", e))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| io_error(dir, "cannot make private", e))
-}
-
-/// A file-name-safe form of a kernel name (C++ names carry `<`, `:` …).
-pub fn file_stem(kernel: &str) -> String {
-    let stem: String = kernel
-        .chars()
-        .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if stem.is_empty() {
-        "kernel".into()
-    } else {
-        stem
-    }
 }
 
 pub fn now_ns() -> u64 {

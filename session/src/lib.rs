@@ -252,25 +252,15 @@ impl Manifest {
         Ok(())
     }
 
-    /// Writes the manifest crash-safely: temporary file, fsync, rename.
+    /// Writes the manifest crash-safely (see [`write_atomically`]).
     pub fn store(&self, dir: impl AsRef<Path>) -> Result<(), SessionError> {
-        let dir = dir.as_ref();
-        let path = dir.join(MANIFEST_NAME);
-        let tmp = dir.join(format!(".{MANIFEST_NAME}.tmp"));
-        let io = |p: &Path, what: &str, e: std::io::Error| SessionError::Io {
-            path: p.display().to_string(),
-            message: format!("{what}: {e}"),
-        };
-        let json = serde_json::to_vec_pretty(self).map_err(|e| SessionError::Io {
+        let path = dir.as_ref().join(MANIFEST_NAME);
+        let mut json = serde_json::to_vec_pretty(self).map_err(|e| SessionError::Io {
             path: path.display().to_string(),
             message: format!("cannot encode manifest: {e}"),
         })?;
-        let mut file = std::fs::File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
-        file.write_all(&json)
-            .and_then(|()| file.write_all(b"\n"))
-            .and_then(|()| file.sync_all())
-            .map_err(|e| io(&tmp, "cannot write", e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| io(&path, "cannot rename into place", e))
+        json.push(b'\n');
+        write_atomically(&path, &json)
     }
 
     /// The launch of `kernel` with index `launch_index`, if recorded.
@@ -278,6 +268,47 @@ impl Manifest {
         self.launches
             .iter()
             .find(|l| l.kernel == kernel && l.launch_index == launch_index)
+    }
+}
+
+/// Writes `path` crash-safely: `<name>.tmp` beside it, fsync, rename over
+/// `path`. A crash leaves either the old file or the new one, plus at most a
+/// `.tmp` file that readers ignore and recovery removes. Errors name the file
+/// and the step that failed.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let io = |p: &Path, what: &str, e: std::io::Error| SessionError::Io {
+        path: p.display().to_string(),
+        message: format!("{what}: {e}"),
+    };
+    let mut file = std::fs::File::create(&tmp).map_err(|e| io(&tmp, "cannot create", e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io(&tmp, "cannot write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(path, "cannot rename into place", e))
+}
+
+/// A file-name-safe stem for a trace of `kernel` (C++ names carry `<`, `:`
+/// …): ASCII letters, digits, `_` and `-` kept, anything else `_`, at most
+/// `max_chars` characters, never empty.
+pub fn kernel_file_stem(kernel: &str, max_chars: usize) -> String {
+    let stem: String = kernel
+        .chars()
+        .take(max_chars)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() {
+        "kernel".into()
+    } else {
+        stem
     }
 }
 
@@ -337,7 +368,8 @@ mod tests {
             loaded.find("saxpy", 1).unwrap().cpu_stack[0].describe(),
             "main (app.c:42)"
         );
-        assert!(!dir.path().join(".session.json.tmp").exists());
+        assert!(dir.path().join("session.json").is_file());
+        assert!(!dir.path().join("session.json.tmp").exists());
     }
 
     #[test]
@@ -391,6 +423,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.starts_with("m.json: format: unsupported"), "{msg}");
+    }
+
+    #[test]
+    fn kernel_file_stems_are_safe() {
+        assert_eq!(kernel_file_stem("_Z6reducePfi", 96), "_Z6reducePfi");
+        assert_eq!(kernel_file_stem("ns::k<int>", 96), "ns__k_int_");
+        assert_eq!(kernel_file_stem("", 96), "kernel");
+        assert_eq!(kernel_file_stem("abcdef", 4), "abcd");
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files_and_name_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.prlx");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert!(!dir.path().join("t.prlx.tmp").exists());
+        let missing = dir.path().join("no/such/dir/t.prlx");
+        let msg = write_atomically(&missing, b"x").unwrap_err().to_string();
+        assert!(msg.contains("t.prlx.tmp: cannot create"), "{msg}");
     }
 
     #[test]
