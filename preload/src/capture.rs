@@ -17,6 +17,7 @@ use prlx_trace::{
     TraceFileHeader, WARP_HEADER_SIZE, WarpBufferHeader, flags, kernel_name_hash,
 };
 use std::ffi::c_void;
+use std::io::Write as _;
 
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`.
 const ATTR_CC_MAJOR: i32 = 75;
@@ -435,8 +436,6 @@ impl CapturedTrace {
         Ok(())
     }
 }
-
-use std::io::Write as _;
 
 #[cfg(test)]
 mod tests {
