@@ -4,12 +4,13 @@
 //! Start at [`server::Daemon`]: it accepts connections on a Unix socket
 //! ([`listener`]), speaks the `prlx-proto` protocol one frame at a time
 //! ([`connection`]), and answers each request from [`storage`] (sessions on
-//! disk, per uid, crash-safe) or [`jobs`] (session diffs on a bounded worker
+//! disk, per uid, crash-safe; [`ingest`] validates and compresses what arrives) or [`jobs`] (session diffs on a bounded worker
 //! pool, cached). [`recovery`] repairs sessions cut off by a crash at start;
 //! [`retention`] removes old sessions; [`config`] holds quotas and limits.
 
 pub mod config;
 pub mod connection;
+pub mod ingest;
 pub mod jobs;
 pub mod listener;
 pub mod recovery;

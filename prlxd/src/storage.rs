@@ -11,6 +11,7 @@
 //! there and valid) or an `incomplete` one at the next start.
 
 use crate::config::Config;
+use crate::ingest::CodecPool;
 use crate::recovery;
 use prlx_proto::{ErrorCode, SessionInfo};
 use prlx_session::{LaunchRecord, Manifest};
@@ -179,6 +180,7 @@ pub struct Store {
     sessions: Mutex<HashMap<(u32, String), Arc<Session>>>,
     /// Stored plus reserved bytes per uid.
     user_bytes: Mutex<HashMap<u32, u64>>,
+    codecs: CodecPool,
 }
 
 impl Store {
@@ -190,6 +192,7 @@ impl Store {
             config: RwLock::new(config),
             sessions: Mutex::new(HashMap::new()),
             user_bytes: Mutex::new(HashMap::new()),
+            codecs: CodecPool::default(),
         };
         let entries = std::fs::read_dir(root).map_err(|e| io_error(root, "cannot list", e))?;
         for entry in entries.flatten() {
@@ -567,7 +570,7 @@ impl Store {
         if let Some(name) = ticket.trace_file.clone() {
             let path = dir.join(&name);
             let level = self.config().compression_level;
-            match prepare_trace(&name, trace, level).and_then(|bytes| {
+            match self.codecs.prepare(&name, trace, level).and_then(|bytes| {
                 write_atomically(&path, &bytes)?;
                 Ok(bytes.len() as u64)
             }) {
@@ -691,24 +694,6 @@ fn validate_record(record: &LaunchRecord) -> Result<(), StoreError> {
         }
     }
     Ok(())
-}
-
-/// Validates a trace and returns the bytes to store: compressed traces as
-/// they came, plain ones zstd-compressed whole (the reader opens both).
-pub fn prepare_trace(name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, StoreError> {
-    let invalid = |e: prlx_trace::TraceError| StoreError::Invalid(e.to_string());
-    let flag_compressed = bytes.len() >= prlx_trace::HEADER_SIZE && {
-        let header: prlx_trace::TraceFileHeader =
-            bytemuck::pod_read_unaligned(&bytes[..prlx_trace::HEADER_SIZE]);
-        header.has_flag(prlx_trace::flags::COMPRESS)
-    };
-    if flag_compressed || bytes.starts_with(&prlx_trace::ZSTD_MAGIC) {
-        prlx_trace::TraceFile::from_bytes(name, bytes.clone()).map_err(invalid)?;
-        return Ok(bytes);
-    }
-    let trace = prlx_trace::TraceFile::from_bytes(name, bytes).map_err(invalid)?;
-    zstd::bulk::compress(trace.as_bytes(), level)
-        .map_err(|e| StoreError::Invalid(format!("{name}: cannot compress: {e}")))
 }
 
 /// Temporary file, fsync, rename (`prlx_session::write_atomically`).

@@ -103,13 +103,7 @@ impl<'a> FrameInflater<'a> {
         }
         let trailing = self.input.len() - self.pos;
         if trailing > 0 {
-            return Err(TraceError::Decompress {
-                file: self.file.to_owned(),
-                field: "zstd frame",
-                problem: format!(
-                    "{trailing} bytes follow the zstd frame; a trace is exactly one frame"
-                ),
-            });
+            return Err(trailing_bytes(self.file, trailing));
         }
         Ok(())
     }
@@ -141,18 +135,39 @@ impl<'a> FrameInflater<'a> {
     }
 
     fn bomb(&self, cap: u64) -> TraceError {
-        TraceError::Decompress {
-            file: self.file.to_owned(),
-            field: "zstd frame",
-            problem: format!("decompresses to more than the {cap} bytes the trace header implies"),
-        }
+        bomb(self.file, cap)
     }
 
     fn no_memory(&self, bytes: u64) -> TraceError {
-        TraceError::Decompress {
-            file: self.file.to_owned(),
-            field: "zstd frame",
-            problem: format!("cannot allocate {bytes} bytes for the decompressed trace"),
-        }
+        no_memory(self.file, bytes)
     }
+}
+
+pub(crate) fn frame_error(file: &str, problem: String) -> TraceError {
+    TraceError::Decompress {
+        file: file.to_owned(),
+        field: "zstd frame",
+        problem,
+    }
+}
+
+pub(crate) fn bomb(file: &str, cap: u64) -> TraceError {
+    frame_error(
+        file,
+        format!("decompresses to more than the {cap} bytes the trace header implies"),
+    )
+}
+
+pub(crate) fn no_memory(file: &str, bytes: u64) -> TraceError {
+    frame_error(
+        file,
+        format!("cannot allocate {bytes} bytes for the decompressed trace"),
+    )
+}
+
+pub(crate) fn trailing_bytes(file: &str, trailing: usize) -> TraceError {
+    frame_error(
+        file,
+        format!("{trailing} bytes follow the zstd frame; a trace is exactly one frame"),
+    )
 }

@@ -12,6 +12,8 @@
 //! - [`layout`]: the on-disk structs, field for field (`trace_format.h`).
 //! - [`geometry`]: header → section byte ranges, every size checked.
 //! - `reader`: encoding detection, validation, views; `inflate`: capped zstd.
+//! - `validate`: [`TraceValidator`], the same checks on borrowed bytes with a
+//!   reused decompression buffer (for daemons).
 //! - [`writer`]: the builder; [`sitemap`]: the site map; [`error`]: [`TraceError`].
 
 pub mod error;
@@ -21,6 +23,7 @@ pub mod layout;
 mod reader;
 pub mod sitemap;
 mod storage;
+mod validate;
 mod views;
 pub mod writer;
 
@@ -30,5 +33,6 @@ pub use inflate::ZSTD_MAGIC;
 pub use layout::*;
 pub use reader::{Encoding, TraceFile};
 pub use sitemap::{Inserted, SiteInfo, SiteMap};
+pub use validate::{TraceValidator, ValidTrace};
 pub use views::{Ring, Warp};
 pub use writer::{Compression, TraceBuilder, TraceWriter};

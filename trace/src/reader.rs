@@ -131,23 +131,9 @@ impl TraceFile {
         layout: SectionLayout,
         encoding: Encoding,
     ) -> Result<TraceFile, TraceError> {
-        let what = match encoding {
-            Encoding::Plain => "file",
-            Encoding::FlagCompressed | Encoding::WholeFileZstd => "decompressed trace",
-        };
         let bytes = storage.bytes();
         check_alignment(&name, bytes)?;
-        check_offsets_inside(&name, bytes.len() as u64, &header, what)?;
-        check_length(&name, bytes.len() as u64, &layout, what)?;
-        check_warps(&name, bytes, &header, &layout.warps, layout.num_warps)?;
-        for (kind, section) in [
-            ("history", &layout.history),
-            ("snapshot", &layout.snapshots),
-        ] {
-            if let Some(section) = section {
-                check_rings(&name, bytes, kind, section, layout.num_warps)?;
-            }
-        }
+        check_decoded(&name, bytes, &header, &layout, encoding)?;
         Ok(TraceFile {
             name,
             storage,
@@ -276,7 +262,7 @@ impl Source {
     }
 }
 
-fn truncated_header(file: &str, len: u64, what: &'static str) -> TraceError {
+pub(crate) fn truncated_header(file: &str, len: u64, what: &'static str) -> TraceError {
     TraceError::Truncated {
         file: file.to_owned(),
         field: "header".to_owned(),
@@ -288,7 +274,7 @@ fn truncated_header(file: &str, len: u64, what: &'static str) -> TraceError {
 }
 
 /// `FLAG_COMPRESS`: the 160-byte header as-is, then one frame holding the rest.
-fn inflate_payload(
+pub(crate) fn inflate_payload(
     file: &str,
     raw: &[u8],
     layout: &SectionLayout,
@@ -309,7 +295,7 @@ fn inflate_payload(
 }
 
 /// Whole-file zstd: the header comes out of the frame, then bounds the rest.
-fn inflate_whole_file(
+pub(crate) fn inflate_whole_file(
     file: &str,
     raw: &[u8],
 ) -> Result<(AlignedBuf, TraceFileHeader, SectionLayout), TraceError> {
@@ -328,6 +314,34 @@ fn inflate_whole_file(
         inflater.finish(layout.total_len)?;
     }
     Ok((buf, header, layout))
+}
+
+/// Every check on decoded trace bytes (the header and layout already parsed):
+/// section bounds and lengths, each warp's event count, each ring's depth.
+/// Reads through unaligned loads, so any byte slice will do.
+pub(crate) fn check_decoded(
+    name: &str,
+    bytes: &[u8],
+    header: &TraceFileHeader,
+    layout: &SectionLayout,
+    encoding: Encoding,
+) -> Result<(), TraceError> {
+    let what = match encoding {
+        Encoding::Plain => "file",
+        Encoding::FlagCompressed | Encoding::WholeFileZstd => "decompressed trace",
+    };
+    check_offsets_inside(name, bytes.len() as u64, header, what)?;
+    check_length(name, bytes.len() as u64, layout, what)?;
+    check_warps(name, bytes, header, &layout.warps, layout.num_warps)?;
+    for (kind, section) in [
+        ("history", &layout.history),
+        ("snapshot", &layout.snapshots),
+    ] {
+        if let Some(section) = section {
+            check_rings(name, bytes, kind, section, layout.num_warps)?;
+        }
+    }
+    Ok(())
 }
 
 fn check_alignment(file: &str, bytes: &[u8]) -> Result<(), TraceError> {

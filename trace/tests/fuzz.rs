@@ -2,7 +2,9 @@
 //! needs nightly), plus replay of `tests/corpus/`.
 //!
 //! Invariant: the reader returns Ok or Err and never panics; an Ok trace's
-//! views all lie inside its bytes and agree with its header.
+//! views all lie inside its bytes and agree with its header. A
+//! `TraceValidator`, reused across every input, accepts exactly what the
+//! reader accepts and decodes the same bytes.
 //!
 //! Corpus files are named `ok-*` (must open) or `err-*` (must be refused).
 //! When proptest finds a failure, save the minimised input there so it is
@@ -10,24 +12,57 @@
 
 mod common;
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use common::{event, sample_builder};
-use prlx_trace::{Compression, TraceBuilder, TraceFile};
+use prlx_trace::{Compression, TraceBuilder, TraceFile, TraceValidator};
 use proptest::prelude::*;
+
+thread_local! {
+    /// One validator for every input of a thread, as a daemon worker keeps one.
+    static VALIDATOR: RefCell<TraceValidator> = RefCell::new(TraceValidator::new());
+}
+
+fn well_formed(err: impl std::fmt::Display) -> Result<(), String> {
+    let msg = err.to_string();
+    if !msg.starts_with("fuzz.prlx") || msg.contains('\n') {
+        return Err(format!("badly formed error: {msg:?}"));
+    }
+    Ok(())
+}
 
 /// Opens `bytes` and, if accepted, walks every view checking its bounds.
 fn exercise(bytes: Vec<u8>) -> Result<bool, String> {
+    let validated = VALIDATOR.with_borrow_mut(|validator| {
+        validator
+            .validate("fuzz.prlx", &bytes)
+            .map(|trace| trace.as_bytes().to_vec())
+            .map_err(|e| e.to_string())
+    });
     let trace = match TraceFile::from_bytes("fuzz.prlx", bytes) {
         Ok(trace) => trace,
         Err(err) => {
-            let msg = err.to_string();
-            if !msg.starts_with("fuzz.prlx") || msg.contains('\n') {
-                return Err(format!("badly formed error: {msg:?}"));
-            }
-            return Ok(false);
+            well_formed(&err)?;
+            return match validated {
+                Ok(_) => Err(format!(
+                    "the validator accepts what the reader refuses: {err}"
+                )),
+                Err(msg) => well_formed(msg).map(|()| false),
+            };
         }
     };
+    match validated {
+        Err(msg) => {
+            return Err(format!(
+                "the validator refuses what the reader accepts: {msg}"
+            ));
+        }
+        Ok(decoded) if decoded != trace.as_bytes() => {
+            return Err("the validator decoded other bytes than the reader".into());
+        }
+        Ok(_) => {}
+    }
     let all = trace.as_bytes().as_ptr_range();
     let inside = |r: Range<*const u8>| all.start <= r.start && r.end <= all.end;
     let header = *trace.header();

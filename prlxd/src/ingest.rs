@@ -1,0 +1,149 @@
+//! From received trace bytes to the bytes stored: validate, and compress a
+//! trace that came plain.
+//!
+//! Ingest is the daemon's hot path, so the expensive state is kept between
+//! launches: each worker borrows a [`Codec`] — a `TraceValidator` holding
+//! its decompression buffer and a zstd compression context — and gives it
+//! back. A `FLAG_COMPRESS` trace (what the shim sends) is decompressed once
+//! into that buffer, checked, and stored exactly as it came; no copy of the
+//! input is made.
+
+use std::sync::Mutex;
+
+use prlx_trace::{Encoding, TraceValidator};
+use zstd::bulk::Compressor;
+
+use crate::storage::StoreError;
+
+/// Codecs kept for reuse; more than the worker count is never needed.
+const MAX_POOLED: usize = 16;
+/// A codec left holding more than this (after a huge trace) is dropped, not pooled.
+const MAX_RETAINED_BYTES: usize = 256 << 20;
+
+#[derive(Default)]
+pub struct CodecPool {
+    free: Mutex<Vec<Codec>>,
+}
+
+#[derive(Default)]
+struct Codec {
+    validator: TraceValidator,
+    compressor: Option<(i32, Compressor<'static>)>,
+}
+
+impl CodecPool {
+    /// Validates a trace and returns the bytes to store: compressed traces as
+    /// they came, plain ones zstd-compressed whole at `level` (the reader
+    /// opens both).
+    pub fn prepare(&self, name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, StoreError> {
+        let mut codec = self.take();
+        let prepared = codec.prepare(name, bytes, level);
+        self.give_back(codec);
+        prepared
+    }
+
+    fn take(&self) -> Codec {
+        self.lock().pop().unwrap_or_default()
+    }
+
+    fn give_back(&self, codec: Codec) {
+        if codec.validator.retained_bytes() > MAX_RETAINED_BYTES {
+            return;
+        }
+        let mut free = self.lock();
+        if free.len() < MAX_POOLED {
+            free.push(codec);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Codec>> {
+        self.free.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Codec {
+    fn prepare(&mut self, name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, StoreError> {
+        let trace = self
+            .validator
+            .validate(name, &bytes)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        if trace.encoding() != Encoding::Plain {
+            return Ok(bytes);
+        }
+        let compressor = match &mut self.compressor {
+            Some((have, compressor)) if *have == level => compressor,
+            slot => {
+                let compressor = Compressor::new(level).map_err(|e| {
+                    StoreError::Invalid(format!("{name}: cannot compress at level {level}: {e}"))
+                })?;
+                &mut slot.insert((level, compressor)).1
+            }
+        };
+        let plain = trace.as_bytes();
+        let mut out = Vec::new();
+        out.try_reserve_exact(zstd::zstd_safe::compress_bound(plain.len()))
+            .map_err(|_| {
+                StoreError::Invalid(format!(
+                    "{name}: cannot allocate memory to compress {} bytes",
+                    plain.len()
+                ))
+            })?;
+        compressor
+            .compress_to_buffer(plain, &mut out)
+            .map_err(|e| StoreError::Invalid(format!("{name}: cannot compress: {e}")))?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prlx_trace::{Compression, TraceBuilder, TraceEvent, TraceFile};
+
+    fn trace(compression: Compression) -> Vec<u8> {
+        let mut b = TraceBuilder::new("k", [2, 1, 1], [64, 1, 1])
+            .unwrap()
+            .events_per_warp(32);
+        for warp in 0..b.num_warps() {
+            for i in 0..32 {
+                let event = TraceEvent {
+                    site_id: i,
+                    active_mask: u32::MAX,
+                    value_a: i * 7 + warp as u32,
+                    ..TraceEvent::default()
+                };
+                b.push_event(warp, event).unwrap();
+            }
+        }
+        b.to_bytes_with(compression).unwrap()
+    }
+
+    #[test]
+    fn compressed_traces_are_stored_as_they_came_and_plain_ones_compressed() {
+        let pool = CodecPool::default();
+        let flagged = trace(Compression::FlagCompress { level: 3 });
+        assert_eq!(pool.prepare("f", flagged.clone(), 1).unwrap(), flagged);
+        let plain = trace(Compression::None);
+        for level in [1, 3, 1] {
+            let stored = pool.prepare("p", plain.clone(), level).unwrap();
+            assert!(stored.starts_with(&prlx_trace::ZSTD_MAGIC));
+            assert!(stored.len() < plain.len());
+            let reopened = TraceFile::from_bytes("p", stored).unwrap();
+            assert!(reopened.as_bytes() == plain.as_slice());
+        }
+        assert_eq!(pool.lock().len(), 1, "one codec, reused");
+    }
+
+    #[test]
+    fn a_corrupt_trace_is_refused_naming_it_and_the_codec_stays_usable() {
+        let pool = CodecPool::default();
+        let mut flagged = trace(Compression::FlagCompress { level: 1 });
+        let last = flagged.len() - 1;
+        flagged[last] ^= 0xff;
+        flagged.truncate(last - 8);
+        let err = pool.prepare("launch-7.prlx", flagged, 1).unwrap_err();
+        assert!(err.to_string().starts_with("launch-7.prlx: "), "{err}");
+        let good = trace(Compression::FlagCompress { level: 1 });
+        assert!(pool.prepare("ok", good, 1).is_ok());
+    }
+}
