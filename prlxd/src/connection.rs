@@ -70,9 +70,16 @@ impl Connection {
                     ),
                 )));
             }
-            let start = out.len();
-            out.resize(start + header.len as usize, 0);
-            timed(self.reader.read_exact(&mut out[start..])).await?;
+            // Into the vector's spare capacity: no zero-fill of bytes about
+            // to be overwritten (a trace can be hundreds of MiB).
+            let want = out.len() + header.len as usize;
+            out.reserve(header.len as usize);
+            while out.len() < want {
+                let mut chunk = (&mut self.reader).take((want - out.len()) as u64);
+                if timed(chunk.read_buf(out)).await? == 0 {
+                    return Err(FrameError::Closed);
+                }
+            }
             left -= u64::from(header.len);
         }
         Ok(())
