@@ -2,10 +2,10 @@
 //! command line. Every command talks to prlxd through `prlx-proto`'s blocking
 //! client at `--socket`, `PRLX_SOCKET`, the user socket or the system socket.
 
+use crate::progress::LaunchBar;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use prlx_proto::{Client, JobState, Request, Response, SessionInfo};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -443,40 +443,24 @@ fn diff(
         }
         return Ok(0);
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.enable_steady_tick(Duration::from_millis(100));
-        bar
-    });
+    let bar = LaunchBar::new(format!("diff {a} vs {b}"));
     let deadline = Instant::now() + timeout;
     loop {
         let Response::Job { info } = client.request(&Request::JobStatus { job })? else {
             bail!("prlxd answered job status with something else");
         };
-        if let Some(bar) = &bar {
-            bar.set_message(format!(
-                "diff {} vs {}: {:?}, {} launches",
-                info.a, info.b, info.state, info.total
-            ));
-        }
         match info.state {
             JobState::Done { .. } => break,
-            JobState::Failed { message } => {
-                if let Some(bar) = &bar {
-                    bar.finish_and_clear();
-                }
-                bail!("diff job {job} failed: {message}");
-            }
-            JobState::Queued | JobState::Running => {}
+            JobState::Failed { message } => bail!("diff job {job} failed: {message}"),
+            JobState::Queued => bar.update(0, info.total, "(queued)"),
+            JobState::Running => bar.update(info.done, info.total, ""),
         }
         if Instant::now() > deadline {
             bail!("diff job {job} not done after {} s", timeout.as_secs());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    drop(bar);
     let Response::DiffReport { json, text } = client.request(&Request::JobResult { job })? else {
         bail!("prlxd answered job result with something else");
     };

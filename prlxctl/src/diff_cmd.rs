@@ -5,6 +5,7 @@
 
 mod inspect;
 
+use crate::progress::LaunchBar;
 use anyhow::Context;
 use clap::Args;
 use prlx_differ::{AlignOptions, DiffOptions, DiffReport, chrome, diff_traces, render};
@@ -130,8 +131,24 @@ fn diff_sessions(args: &DiffArgs) -> anyhow::Result<u8> {
         compare.map.is_none(),
         "--map does not apply to --session: each session carries its site maps"
     );
-    let report = prlx_session_diff::diff_sessions(&compare.a, &compare.b, &diff_options(compare))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let progress = prlx_session_diff::DiffProgress::default();
+    let run = || {
+        prlx_session_diff::diff_sessions(&compare.a, &compare.b, &diff_options(compare), &progress)
+    };
+    let title = format!("diff {} vs {}", compare.a.display(), compare.b.display());
+    let report = match LaunchBar::new(title) {
+        LaunchBar(None) => run(),
+        bar => std::thread::scope(|scope| {
+            let diff = scope.spawn(run);
+            while !diff.is_finished() {
+                bar.update(progress.done(), progress.total(), "");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            diff.join()
+        })
+        .map_err(|_| anyhow::anyhow!("the session diff failed unexpectedly"))?,
+    }
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.json {
         println!("{}", report.to_json());
     } else {

@@ -7,6 +7,7 @@
 
 use crate::storage::{Store, StoreError};
 use prlx_proto::{DiffOptions, JobInfo, JobState};
+use prlx_session_diff::DiffProgress;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,6 +21,8 @@ pub type DiffResult = Arc<(String, String)>;
 struct Job {
     uid: u32,
     info: JobInfo,
+    /// Updated by the worker as launch pairs are compared.
+    progress: Arc<DiffProgress>,
     result: Option<DiffResult>,
 }
 
@@ -104,6 +107,7 @@ impl Jobs {
         }
         let id = table.next;
         table.next += 1;
+        let progress = Arc::new(DiffProgress::default());
         table.jobs.insert(
             id,
             Job {
@@ -114,7 +118,9 @@ impl Jobs {
                     b: session_b.name.clone(),
                     state: JobState::Queued,
                     total: manifest_a.launches.len() as u64,
+                    done: 0,
                 },
+                progress: progress.clone(),
                 result: None,
             },
         );
@@ -166,6 +172,7 @@ impl Jobs {
                     &dir_b,
                     &manifest_b,
                     &differ,
+                    &progress,
                 );
                 (report.to_json(), report.render_text())
             })
@@ -226,7 +233,14 @@ impl Jobs {
         let table = self.lock();
         match table.jobs.get(&id) {
             Some(job) if caller == 0 || job.uid == caller => {
-                Ok((job.info.clone(), job.result.clone()))
+                let mut info = job.info.clone();
+                // Until the worker has paired the launches, keep run A's count.
+                let finished = matches!(info.state, JobState::Done { .. });
+                if finished || job.progress.total() > 0 {
+                    info.total = job.progress.total();
+                    info.done = job.progress.done();
+                }
+                Ok((info, job.result.clone()))
             }
             _ => Err(StoreError::NotFound(format!("job {id}"))),
         }

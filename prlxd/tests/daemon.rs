@@ -340,6 +340,14 @@ fn diffs_run_as_jobs_are_cached_and_follow_a_baseline() {
     assert_eq!(json["status"], "diverged", "{json}");
     assert_eq!(json["launches_compared"], 4);
     assert_eq!(json["launches_diverged"], 1);
+    let Response::Job { info } = client.request(&Request::JobStatus { job }).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (info.done, info.total),
+        (4, 4),
+        "progress of the finished job"
+    );
     // The same question again is answered from the cache.
     let (again, cached) = submit(&mut client, &a, &b);
     assert!(cached);
@@ -365,14 +373,22 @@ fn submit(client: &mut prlx_proto::Client, a: &str, b: &str) -> (u64, bool) {
     }
 }
 
+/// Waits for the job, checking its progress on the way: never more launch
+/// pairs compared than it has, and all of them once done.
 fn wait_report(client: &mut prlx_proto::Client, job: u64) -> String {
     wait_for("the diff job", Duration::from_secs(30), || {
         match client.request(&Request::JobStatus { job }).unwrap() {
-            Response::Job { info } => match info.state {
-                JobState::Done { .. } => true,
-                JobState::Failed { message } => panic!("{message}"),
-                _ => false,
-            },
+            Response::Job { info } => {
+                assert!(info.done <= info.total, "{info:?}");
+                match info.state {
+                    JobState::Done { .. } => {
+                        assert_eq!(info.done, info.total, "{info:?}");
+                        true
+                    }
+                    JobState::Failed { message } => panic!("{message}"),
+                    _ => false,
+                }
+            }
             other => panic!("unexpected {other:?}"),
         }
     });

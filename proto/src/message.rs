@@ -208,8 +208,11 @@ pub struct JobInfo {
     pub a: String,
     pub b: String,
     pub state: JobState,
-    /// Launch pairs to compare, for progress (0 while queued).
+    /// Launch pairs to compare (while queued: run A's launch count).
     pub total: u64,
+    /// Launch pairs compared so far; `total` once done.
+    #[serde(default)]
+    pub done: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionDiffError {
@@ -113,15 +114,43 @@ pub struct SessionDiffReport {
     pub launches: Vec<LaunchComparison>,
 }
 
+/// How far a running session diff is: launch pairs to compare and compared.
+/// Shared with whoever draws a progress bar; updated as each pair finishes.
+#[derive(Debug, Default)]
+pub struct DiffProgress {
+    total: AtomicU64,
+    done: AtomicU64,
+}
+
+impl DiffProgress {
+    /// Launch pairs the diff compares (0 until they are known).
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// Launch pairs compared so far.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+}
+
 /// Diffs the sessions in directories `a` and `b`.
 pub fn diff_sessions(
     a: &Path,
     b: &Path,
     options: &DiffOptions,
+    progress: &DiffProgress,
 ) -> Result<SessionDiffReport, SessionDiffError> {
     let manifest_a = Manifest::load(a)?;
     let manifest_b = Manifest::load(b)?;
-    Ok(diff_manifests(a, &manifest_a, b, &manifest_b, options))
+    Ok(diff_manifests(
+        a,
+        &manifest_a,
+        b,
+        &manifest_b,
+        options,
+        progress,
+    ))
 }
 
 /// Diffs two loaded manifests whose traces live under `dir_a` and `dir_b`.
@@ -131,6 +160,7 @@ pub fn diff_manifests(
     dir_b: &Path,
     manifest_b: &Manifest,
     options: &DiffOptions,
+    progress: &DiffProgress,
 ) -> SessionDiffReport {
     let index_b: HashMap<(&str, u32), &LaunchRecord> = manifest_b
         .launches
@@ -167,10 +197,16 @@ pub fn diff_manifests(
         })
         .collect();
 
+    progress.done.store(0, Ordering::Relaxed);
+    progress.total.store(pairs.len() as u64, Ordering::Relaxed);
     let maps = SiteMaps::load(dir_a, &manifest_a.launches);
     let launches: Vec<LaunchComparison> = pairs
         .par_iter()
-        .map(|(x, y)| compare_launch(dir_a, x, dir_b, y, maps.get(x), options))
+        .map(|(x, y)| {
+            let compared = compare_launch(dir_a, x, dir_b, y, maps.get(x), options);
+            progress.done.fetch_add(1, Ordering::Relaxed);
+            compared
+        })
         .collect();
     let kernels = rank_kernels(&launches);
     let launches_diverged = launches
@@ -550,9 +586,11 @@ mod tests {
                 launch("new", 0, 3, None),
             ],
         );
-        let report = diff_sessions(&a_dir, &b_dir, &DiffOptions::default()).unwrap();
+        let progress = DiffProgress::default();
+        let report = diff_sessions(&a_dir, &b_dir, &DiffOptions::default(), &progress).unwrap();
         assert_eq!(report.status, "diverged");
         assert_eq!(report.launches_compared, 3);
+        assert_eq!((progress.done(), progress.total()), (3, 3));
         assert_eq!(report.launches_diverged, 1);
         let statuses: Vec<LaunchStatus> = report.launches.iter().map(|l| l.status).collect();
         assert_eq!(
@@ -609,7 +647,13 @@ mod tests {
                 launch("k", 1, 1, None),
             ],
         );
-        let report = diff_sessions(&a_dir, &b_dir, &DiffOptions::default()).unwrap();
+        let report = diff_sessions(
+            &a_dir,
+            &b_dir,
+            &DiffOptions::default(),
+            &DiffProgress::default(),
+        )
+        .unwrap();
         assert_eq!(report.launches[0].status, LaunchStatus::Error);
         assert!(
             report.launches[0]
@@ -619,7 +663,13 @@ mod tests {
                 .contains("k_0.prlx")
         );
         assert_eq!(report.launches[1].status, LaunchStatus::MissingTrace);
-        let err = diff_sessions(&a_dir, root.path(), &DiffOptions::default()).unwrap_err();
+        let err = diff_sessions(
+            &a_dir,
+            root.path(),
+            &DiffOptions::default(),
+            &DiffProgress::default(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("session.json"), "{err}");
     }
 }
