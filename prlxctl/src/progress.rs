@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 const TEMPLATE: &str = "{spinner} {prefix} [{bar:30}] {pos}/{len} launches {msg} ({elapsed})";
 
@@ -17,24 +17,29 @@ impl LaunchBar {
         if !std::io::stderr().is_terminal() {
             return LaunchBar(None);
         }
-        let bar = ProgressBar::new(0);
+        // Hidden until the launch count is known: a zero-length bar shows as full.
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         let style = ProgressStyle::with_template(TEMPLATE)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix(title);
-        bar.enable_steady_tick(Duration::from_millis(100));
         LaunchBar(Some(bar))
     }
 
     /// `done` of `total` launch pairs compared; `note` says what the job is
     /// doing when it is not comparing (e.g. "queued").
     pub fn update(&self, done: u64, total: u64, note: &str) {
-        if let Some(bar) = &self.0 {
-            bar.set_length(total);
-            bar.set_position(done.min(total));
-            bar.set_message(note.to_owned());
+        let Some(bar) = self.0.as_ref().filter(|_| total > 0) else {
+            return;
+        };
+        if bar.is_hidden() {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(100));
         }
+        bar.set_length(total);
+        bar.set_position(done.min(total));
+        bar.set_message(note.to_owned());
     }
 }
 
