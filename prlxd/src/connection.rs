@@ -1,19 +1,72 @@
 //! Frame I/O on one client's socket (async): validated headers first, then
-//! payloads, bulk payloads read straight into their destination buffer.
+//! payloads, bulk payloads read straight into their destination buffer or
+//! received as a sealed memfd.
 
-use prlx_proto::frame::{FrameError, FrameHeader, FrameKind, HEADER_LEN};
+use prlx_proto::frame::{FD_FRAME_PAYLOAD, FrameError, FrameHeader, FrameKind, HEADER_LEN};
+use prlx_proto::memfd::{MAX_FDS_PER_READ, recv_with_fds};
 use prlx_proto::{Request, Response};
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter, Interest, ReadBuf};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 /// Once a frame has started, the rest of it must arrive within this.
 const FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+/// Descriptors received ahead of their `Fd` frames; more is a misbehaving client.
+const MAX_PENDING_FDS: usize = 2 * MAX_FDS_PER_READ;
+/// The most one read asks of the socket (and zero-fills first).
+const MAX_READ: usize = 256 << 10;
 
 pub struct Connection {
-    reader: BufReader<OwnedReadHalf>,
+    reader: BufReader<FdReader>,
     writer: BufWriter<OwnedWriteHalf>,
+}
+
+/// The socket's read half, reading with `recvmsg` so that descriptors sent
+/// with `Fd` frames are kept whichever read (buffered read-ahead included)
+/// brings their bytes in; each `Fd` frame then takes the oldest.
+struct FdReader {
+    half: OwnedReadHalf,
+    fds: VecDeque<OwnedFd>,
+}
+
+impl AsyncRead for FdReader {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        let stream: &UnixStream = this.half.as_ref();
+        loop {
+            ready!(stream.poll_read_ready(cx))?;
+            let want = buf.remaining().min(MAX_READ);
+            let dst = buf.initialize_unfilled_to(want);
+            let fds = &mut this.fds;
+            match stream.try_io(Interest::READABLE, || {
+                recv_with_fds(stream.as_raw_fd(), dst, fds)
+            }) {
+                Ok(n) => {
+                    buf.advance(n);
+                    if this.fds.len() > MAX_PENDING_FDS {
+                        return Poll::Ready(Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!(
+                                "more than {MAX_PENDING_FDS} file descriptors sent ahead of their fd frames"
+                            ),
+                        )));
+                    }
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
 }
 
 pub enum Incoming {
@@ -25,8 +78,12 @@ pub enum Incoming {
 impl Connection {
     pub fn new(stream: UnixStream) -> Connection {
         let (read, write) = stream.into_split();
+        let read = FdReader {
+            half: read,
+            fds: VecDeque::new(),
+        };
         Connection {
-            reader: BufReader::with_capacity(256 << 10, read),
+            reader: BufReader::with_capacity(MAX_READ, read),
             writer: BufWriter::new(write),
         }
     }
@@ -45,10 +102,19 @@ impl Connection {
         let header = self.read_header().await?;
         let mut payload = vec![0u8; header.len as usize];
         timed(self.reader.read_exact(&mut payload)).await?;
-        if header.kind != FrameKind::Message {
-            return Ok(Incoming::Malformed(
-                "expected a message frame, got a chunk with no request before it".into(),
-            ));
+        match header.kind {
+            FrameKind::Message => {}
+            FrameKind::Chunk => {
+                return Ok(Incoming::Malformed(
+                    "expected a message frame, got a chunk with no request before it".into(),
+                ));
+            }
+            FrameKind::Fd => {
+                drop(self.take_fd()?);
+                return Ok(Incoming::Malformed(
+                    "expected a message frame, got an fd frame with no request before it".into(),
+                ));
+            }
         }
         Ok(match Request::from_payload(&payload) {
             Ok(request) => Incoming::Request(request),
@@ -85,8 +151,49 @@ impl Connection {
         Ok(())
     }
 
+    /// Reads the `Fd` frame of a memfd upload announced as `len` bytes and
+    /// returns its descriptor (not yet checked: see `prlx_proto::memfd::check_sealed`).
+    pub async fn read_memfd(&mut self, len: u64) -> Result<OwnedFd, FrameError> {
+        let header = self.read_header().await?;
+        if header.kind != FrameKind::Fd {
+            return Err(FrameError::BadFdFrame(format!(
+                "a memfd upload of {len} bytes: expected an fd frame, got a {:?} frame",
+                header.kind
+            )));
+        }
+        let mut payload = [0u8; FD_FRAME_PAYLOAD as usize];
+        timed(self.reader.read_exact(&mut payload)).await?;
+        let fd = self.take_fd()?;
+        let announced = u64::from_le_bytes(payload);
+        if announced != len {
+            return Err(FrameError::BadFdFrame(format!(
+                "the fd frame announces {announced} bytes, the request {len}"
+            )));
+        }
+        Ok(fd)
+    }
+
+    /// The descriptor that came with the `Fd` frame just read.
+    fn take_fd(&mut self) -> Result<OwnedFd, FrameError> {
+        self.reader.get_mut().fds.pop_front().ok_or_else(|| {
+            FrameError::BadFdFrame("no file descriptor came with the fd frame".into())
+        })
+    }
+
+    /// Consumes a refused upload of `len` bytes, however it travels.
+    pub async fn discard_upload(
+        &mut self,
+        transfer: prlx_proto::Transfer,
+        len: u64,
+    ) -> Result<(), FrameError> {
+        match transfer {
+            prlx_proto::Transfer::Chunks => self.discard_bulk(len).await,
+            prlx_proto::Transfer::Memfd => self.read_memfd(len).await.map(drop),
+        }
+    }
+
     /// Reads and discards `len` bytes of chunks (a refused upload).
-    pub async fn discard_bulk(&mut self, len: u64) -> Result<(), FrameError> {
+    async fn discard_bulk(&mut self, len: u64) -> Result<(), FrameError> {
         let mut left = len;
         let mut scratch = Vec::new();
         while left > 0 {

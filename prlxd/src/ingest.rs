@@ -6,14 +6,81 @@
 //! its decompression buffer and a zstd compression context — and gives it
 //! back. A `FLAG_COMPRESS` trace (what the shim sends) is decompressed once
 //! into that buffer, checked, and stored exactly as it came; no copy of the
-//! input is made.
+//! input is made. A trace passed as a sealed memfd is mapped, not copied
+//! ([`map_memfd`]).
 
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Mutex;
 
+use memmap2::{Mmap, MmapOptions};
 use prlx_trace::{Encoding, TraceValidator};
 use zstd::bulk::Compressor;
 
 use crate::storage::StoreError;
+
+/// A launch's trace as received: read off the socket, or mapped from the
+/// sealed memfd the client passed.
+pub enum Received {
+    Bytes(Vec<u8>),
+    Mapped(Mmap),
+}
+
+impl Received {
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Received::Bytes(bytes) => bytes,
+            Received::Mapped(map) => map,
+        }
+    }
+}
+
+/// What to write for a validated trace.
+pub enum Prepared {
+    /// The trace as received (it came compressed).
+    AsReceived,
+    /// The trace came plain; these are its zstd-compressed bytes.
+    Compressed(Vec<u8>),
+}
+
+/// Maps the trace part of a memfd upload (`trace_bytes`, then
+/// `site_table_bytes`) and copies out the small site table, after checking
+/// the seals that make the mapping safe to read.
+pub fn map_memfd(
+    fd: OwnedFd,
+    trace_bytes: u64,
+    site_table_bytes: u64,
+) -> Result<(Received, Vec<u8>), String> {
+    let total = trace_bytes
+        .checked_add(site_table_bytes)
+        .ok_or("the announced payload size overflows")?;
+    prlx_proto::memfd::check_sealed(fd.as_fd(), total)?;
+    let file = std::fs::File::from(fd);
+    let map = |offset: u64, len: u64| -> Result<Option<Mmap>, String> {
+        if len == 0 {
+            return Ok(None);
+        }
+        let len = usize::try_from(len).map_err(|_| "the payload does not fit in memory")?;
+        // SAFETY: the file is sealed against writes and shrinking
+        // (checked above), so the mapped bytes cannot change or vanish.
+        unsafe { MmapOptions::new().offset(offset).len(len).map(&file) }
+            .map(Some)
+            .map_err(|e| format!("cannot map the payload memfd: {e}"))
+    };
+    let trace = match map(0, trace_bytes)? {
+        Some(map) => Received::Mapped(map),
+        None => Received::Bytes(Vec::new()),
+    };
+    let sites = match site_table_bytes {
+        0 => Vec::new(),
+        n => {
+            let mut sites = vec![0u8; usize::try_from(n).map_err(|_| "site table too large")?];
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut sites, trace_bytes)
+                .map_err(|e| format!("cannot read the site table from the memfd: {e}"))?;
+            sites
+        }
+    };
+    Ok((trace, sites))
+}
 
 /// Codecs kept for reuse; more than the worker count is never needed.
 const MAX_POOLED: usize = 16;
@@ -35,7 +102,7 @@ impl CodecPool {
     /// Validates a trace and returns the bytes to store: compressed traces as
     /// they came, plain ones zstd-compressed whole at `level` (the reader
     /// opens both).
-    pub fn prepare(&self, name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, StoreError> {
+    pub fn prepare(&self, name: &str, bytes: &[u8], level: i32) -> Result<Prepared, StoreError> {
         let mut codec = self.take();
         let prepared = codec.prepare(name, bytes, level);
         self.give_back(codec);
@@ -62,13 +129,13 @@ impl CodecPool {
 }
 
 impl Codec {
-    fn prepare(&mut self, name: &str, bytes: Vec<u8>, level: i32) -> Result<Vec<u8>, StoreError> {
+    fn prepare(&mut self, name: &str, bytes: &[u8], level: i32) -> Result<Prepared, StoreError> {
         let trace = self
             .validator
-            .validate(name, &bytes)
+            .validate(name, bytes)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
         if trace.encoding() != Encoding::Plain {
-            return Ok(bytes);
+            return Ok(Prepared::AsReceived);
         }
         let compressor = match &mut self.compressor {
             Some((have, compressor)) if *have == level => compressor,
@@ -91,7 +158,7 @@ impl Codec {
         compressor
             .compress_to_buffer(plain, &mut out)
             .map_err(|e| StoreError::Invalid(format!("{name}: cannot compress: {e}")))?;
-        Ok(out)
+        Ok(Prepared::Compressed(out))
     }
 }
 
@@ -122,10 +189,15 @@ mod tests {
     fn compressed_traces_are_stored_as_they_came_and_plain_ones_compressed() {
         let pool = CodecPool::default();
         let flagged = trace(Compression::FlagCompress { level: 3 });
-        assert_eq!(pool.prepare("f", flagged.clone(), 1).unwrap(), flagged);
+        assert!(matches!(
+            pool.prepare("f", &flagged, 1).unwrap(),
+            Prepared::AsReceived
+        ));
         let plain = trace(Compression::None);
         for level in [1, 3, 1] {
-            let stored = pool.prepare("p", plain.clone(), level).unwrap();
+            let Prepared::Compressed(stored) = pool.prepare("p", &plain, level).unwrap() else {
+                panic!("a plain trace is compressed");
+            };
             assert!(stored.starts_with(&prlx_trace::ZSTD_MAGIC));
             assert!(stored.len() < plain.len());
             let reopened = TraceFile::from_bytes("p", stored).unwrap();
@@ -141,9 +213,11 @@ mod tests {
         let last = flagged.len() - 1;
         flagged[last] ^= 0xff;
         flagged.truncate(last - 8);
-        let err = pool.prepare("launch-7.prlx", flagged, 1).unwrap_err();
+        let Err(err) = pool.prepare("launch-7.prlx", &flagged, 1) else {
+            panic!("a corrupt trace is refused");
+        };
         assert!(err.to_string().starts_with("launch-7.prlx: "), "{err}");
         let good = trace(Compression::FlagCompress { level: 1 });
-        assert!(pool.prepare("ok", good, 1).is_ok());
+        assert!(pool.prepare("ok", &good, 1).is_ok());
     }
 }

@@ -3,10 +3,11 @@
 //! finish, store every manifest).
 
 use crate::connection::{Connection, Incoming};
+use crate::ingest::{Received, map_memfd};
 use crate::jobs::Jobs;
 use crate::storage::{LaunchTicket, Store, StoreError};
 use prlx_proto::frame::FrameError;
-use prlx_proto::{ErrorCode, Request, Response, StatusInfo};
+use prlx_proto::{ErrorCode, Request, Response, StatusInfo, Transfer};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -153,6 +154,7 @@ impl Daemon {
                             server: format!("prlxd {}", env!("CARGO_PKG_VERSION")),
                             version: prlx_proto::PROTOCOL_VERSION,
                             uid,
+                            features: vec![prlx_proto::FEATURE_MEMFD.to_owned()],
                         };
                         if conn.send(&hello).await.is_err() {
                             break;
@@ -185,17 +187,16 @@ impl Daemon {
                     trace_bytes,
                     site_table_bytes,
                     site_table_image,
+                    transfer,
                 } => {
-                    self.put_launch(
-                        &mut conn,
-                        uid,
-                        &session,
-                        *record,
+                    let upload = Upload {
                         trace_bytes,
                         site_table_bytes,
                         site_table_image,
-                    )
-                    .await
+                        transfer,
+                    };
+                    self.put_launch(&mut conn, uid, &session, *record, upload)
+                        .await
                 }
                 Request::FetchFile { session, file } => {
                     self.fetch_file(&mut conn, uid, &session, &file).await
@@ -319,17 +320,20 @@ impl Daemon {
 
     /// Receives a launch's bytes and stores it on a worker. Returns whether
     /// the connection is still in step.
-    #[allow(clippy::too_many_arguments)]
     async fn put_launch(
         self: &Arc<Self>,
         conn: &mut Connection,
         uid: u32,
         session: &str,
         record: prlx_session::LaunchRecord,
-        trace_bytes: u64,
-        site_table_bytes: u64,
-        site_table_image: Option<u64>,
+        upload: Upload,
     ) -> bool {
+        let Upload {
+            trace_bytes,
+            site_table_bytes,
+            site_table_image,
+            transfer,
+        } = upload;
         let total = trace_bytes.saturating_add(site_table_bytes);
         let ticket =
             match self
@@ -341,7 +345,7 @@ impl Daemon {
                     // Refused: consume what the client is sending so the stream
                     // stays in step, then say why. The client carries on.
                     tracing::warn!(uid, session, "launch refused: {e}");
-                    if conn.discard_bulk(total).await.is_err() {
+                    if conn.discard_upload(transfer, total).await.is_err() {
                         return false;
                     }
                     return conn
@@ -350,40 +354,23 @@ impl Daemon {
                         .is_ok();
                 }
             };
-        let mut trace = Vec::new();
-        if trace.try_reserve_exact(trace_bytes as usize).is_err() {
-            self.store
-                .abandon_launch(ticket, "prlxd could not allocate memory for the trace");
-            let _ = conn.discard_bulk(total).await;
-            return conn
-                .send(&Response::error(
-                    ErrorCode::Internal,
-                    "prlxd could not allocate memory for the trace",
-                ))
-                .await
-                .is_ok();
-        }
-        let mut sites = Vec::new();
-        let received = async {
-            conn.read_bulk(trace_bytes, &mut trace).await?;
-            conn.read_bulk(site_table_bytes, &mut sites).await
-        }
-        .await;
-        if let Err(e) = received {
-            abandon(
-                &self.store,
-                ticket,
-                trace.len() as u64 + sites.len() as u64,
-                total,
-                &e,
-            );
-            if !matches!(e, FrameError::Closed) {
-                let _ = conn
-                    .send(&Response::error(ErrorCode::Protocol, e.to_string()))
-                    .await;
+        let (trace, sites) = match receive(conn, &upload).await {
+            Receive::Complete(trace, sites) => (trace, sites),
+            Receive::Refused(code, message) => {
+                tracing::warn!(uid, session, "launch payload refused: {message}");
+                self.store.abandon_launch(ticket, &message);
+                return conn.send(&Response::error(code, message)).await.is_ok();
             }
-            return false;
-        }
+            Receive::Broken(got, e) => {
+                abandon(&self.store, ticket, got, total, &e);
+                if !matches!(e, FrameError::Closed) {
+                    let _ = conn
+                        .send(&Response::error(ErrorCode::Protocol, e.to_string()))
+                        .await;
+                }
+                return false;
+            }
+        };
         self.stats.bytes.fetch_add(total, Ordering::Relaxed);
         let Ok(_permit) = self.workers.clone().acquire_owned().await else {
             return false;
@@ -451,6 +438,65 @@ impl Daemon {
                 ))
                 .await
                 .is_ok(),
+        }
+    }
+}
+
+/// How a launch's bytes follow its `PutLaunch`.
+#[derive(Clone, Copy)]
+struct Upload {
+    trace_bytes: u64,
+    site_table_bytes: u64,
+    site_table_image: Option<u64>,
+    transfer: Transfer,
+}
+
+enum Receive {
+    /// The trace and the site table.
+    Complete(Received, Vec<u8>),
+    /// The stream is in step but the payload cannot be used (the client is told).
+    Refused(ErrorCode, String),
+    /// The stream broke after `got` bytes.
+    Broken(u64, FrameError),
+}
+
+async fn receive(conn: &mut Connection, upload: &Upload) -> Receive {
+    let total = upload.trace_bytes.saturating_add(upload.site_table_bytes);
+    match upload.transfer {
+        Transfer::Memfd => {
+            let fd = match conn.read_memfd(total).await {
+                Ok(fd) => fd,
+                Err(e) => return Receive::Broken(0, e),
+            };
+            match map_memfd(fd, upload.trace_bytes, upload.site_table_bytes) {
+                Ok((trace, sites)) => Receive::Complete(trace, sites),
+                Err(message) => Receive::Refused(ErrorCode::InvalidData, message),
+            }
+        }
+        Transfer::Chunks => {
+            let mut trace = Vec::new();
+            if trace
+                .try_reserve_exact(upload.trace_bytes as usize)
+                .is_err()
+            {
+                return match conn.discard_upload(Transfer::Chunks, total).await {
+                    Ok(()) => Receive::Refused(
+                        ErrorCode::Internal,
+                        "prlxd could not allocate memory for the trace".into(),
+                    ),
+                    Err(e) => Receive::Broken(0, e),
+                };
+            }
+            let mut sites = Vec::new();
+            let received = async {
+                conn.read_bulk(upload.trace_bytes, &mut trace).await?;
+                conn.read_bulk(upload.site_table_bytes, &mut sites).await
+            }
+            .await;
+            match received {
+                Ok(()) => Receive::Complete(Received::Bytes(trace), sites),
+                Err(e) => Receive::Broken(trace.len() as u64 + sites.len() as u64, e),
+            }
         }
     }
 }

@@ -11,7 +11,7 @@
 //! there and valid) or an `incomplete` one at the next start.
 
 use crate::config::Config;
-use crate::ingest::CodecPool;
+use crate::ingest::{CodecPool, Prepared, Received};
 use crate::recovery;
 use prlx_proto::{ErrorCode, SessionInfo};
 use prlx_session::{LaunchRecord, Manifest};
@@ -535,7 +535,7 @@ impl Store {
     pub fn finish_launch(
         &self,
         ticket: LaunchTicket,
-        trace: Vec<u8>,
+        trace: Received,
         site_table: Option<(u64, Vec<u8>)>,
     ) -> Result<(u64, u64), StoreError> {
         let seq = ticket.seq;
@@ -570,10 +570,18 @@ impl Store {
         if let Some(name) = ticket.trace_file.clone() {
             let path = dir.join(&name);
             let level = self.config().compression_level;
-            match self.codecs.prepare(&name, trace, level).and_then(|bytes| {
-                write_atomically(&path, &bytes)?;
-                Ok(bytes.len() as u64)
-            }) {
+            let received = trace.as_slice();
+            match self
+                .codecs
+                .prepare(&name, received, level)
+                .and_then(|prepared| {
+                    let bytes = match &prepared {
+                        Prepared::AsReceived => received,
+                        Prepared::Compressed(compressed) => compressed,
+                    };
+                    write_atomically(&path, bytes)?;
+                    Ok(bytes.len() as u64)
+                }) {
                 Ok(len) => {
                     stored += len;
                     file = Some(name);

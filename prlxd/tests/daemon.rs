@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{Daemon, create, record, show, trace, wait_for};
+use common::{Daemon, assert_closed, create, hello, read_error, record, show, trace, wait_for};
 use prlx_proto::frame::{FrameHeader, FrameKind, MAX_FRAME_PAYLOAD, read_frame, write_frame};
-use prlx_proto::{ErrorCode, JobState, Request, Response};
+use prlx_proto::{ErrorCode, JobState, Request, Response, Transfer};
 use prlx_session::Manifest;
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -93,6 +93,7 @@ fn kill_9_mid_ingest_keeps_completed_launches_and_marks_the_cut_one_incomplete()
         trace_bytes: 10 << 20,
         site_table_bytes: 0,
         site_table_image: None,
+        transfer: Transfer::Chunks,
     };
     write_frame(&mut raw, FrameKind::Message, &put.to_payload()).unwrap();
     write_frame(&mut raw, FrameKind::Chunk, &vec![7u8; 1 << 20]).unwrap();
@@ -143,35 +144,6 @@ fn sigterm_finishes_the_launch_in_flight_then_exits() {
     assert!(!daemon.socket.exists(), "the socket is removed at exit");
     let manifest = Manifest::load(daemon.session_dir(client.uid, &session)).unwrap();
     assert_eq!(manifest.launches.len(), 1);
-}
-
-fn hello(raw: &mut UnixStream) {
-    let hello = Request::Hello {
-        client: "raw".into(),
-        version: prlx_proto::PROTOCOL_VERSION,
-    };
-    write_frame(raw, FrameKind::Message, &hello.to_payload()).unwrap();
-    let frame = read_frame(raw).unwrap();
-    assert!(matches!(
-        Response::from_payload(&frame.payload).unwrap(),
-        Response::Hello { .. }
-    ));
-}
-
-fn read_error(raw: &mut UnixStream) -> (ErrorCode, String) {
-    let frame = read_frame(raw).unwrap();
-    match Response::from_payload(&frame.payload).unwrap() {
-        Response::Error { code, message } => (code, message),
-        other => panic!("expected an error, got {other:?}"),
-    }
-}
-
-fn assert_closed(raw: &mut UnixStream) {
-    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    assert!(matches!(
-        read_frame(raw),
-        Err(prlx_proto::FrameError::Closed)
-    ));
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! A blocking client over a std `UnixStream`: one request, one response,
-//! with bulk payloads streamed in bounded chunks. The shim uses it from its
+//! with bulk payloads streamed in bounded chunks or passed as a sealed memfd. The shim uses it from its
 //! background thread; prlxctl uses it directly.
 
 use crate::frame::{CHUNK_SIZE, FrameError, FrameKind, read_frame, write_frame};
-use crate::message::{ErrorCode, Request, Response};
+use crate::memfd;
+use crate::message::{ErrorCode, FEATURE_MEMFD, Request, Response, Transfer};
 use prlx_session::LaunchRecord;
 use std::io::{BufWriter, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,7 +42,13 @@ pub struct Client {
     /// The uid the daemon saw for us (SO_PEERCRED).
     pub uid: u32,
     pub server: String,
+    /// The daemon offers [`FEATURE_MEMFD`] and the caller has not turned it off.
+    memfd: bool,
 }
+
+/// Payloads smaller than this go as chunks: creating and sealing a memfd
+/// costs more than copying them through the socket.
+pub const MEMFD_MIN_BYTES: usize = 256 << 10;
 
 impl Client {
     /// Connects and says hello; `who` names the client in the daemon's logs.
@@ -70,18 +78,35 @@ impl Client {
             stream: BufWriter::with_capacity(CHUNK_SIZE + 64, stream),
             uid: 0,
             server: String::new(),
+            memfd: false,
         };
         match client.request(&Request::Hello {
             client: who.to_owned(),
             version: crate::PROTOCOL_VERSION,
         })? {
-            Response::Hello { server, uid, .. } => {
+            Response::Hello {
+                server,
+                uid,
+                features,
+                ..
+            } => {
                 client.uid = uid;
                 client.server = server;
+                client.memfd = features.iter().any(|f| f == FEATURE_MEMFD);
                 Ok(client)
             }
             other => Err(unexpected(&other)),
         }
+    }
+
+    /// Whether large payloads will travel as sealed memfds.
+    pub fn uses_memfd(&self) -> bool {
+        self.memfd
+    }
+
+    /// Sends every payload as chunks, even to a daemon that takes memfds.
+    pub fn disable_memfd(&mut self) {
+        self.memfd = false;
     }
 
     /// Bounds every read and write (`None` = block forever).
@@ -116,7 +141,9 @@ impl Client {
         }
     }
 
-    /// Stores one launch: the record, then the trace and site table as chunks.
+    /// Stores one launch: the record, then the trace and site table — as one
+    /// sealed memfd when the daemon takes them and the payload is large, else
+    /// as chunks (also when a memfd cannot be made here).
     pub fn put_launch(
         &mut self,
         session: &str,
@@ -128,19 +155,36 @@ impl Client {
             Some((image, bytes)) => (Some(image), bytes),
             None => (None, &[][..]),
         };
+        let total = trace.len() + sites.len();
+        let memfd = (self.memfd && total >= MEMFD_MIN_BYTES)
+            .then(|| memfd::sealed_memfd(&[trace, sites]).ok())
+            .flatten();
         self.send(&Request::PutLaunch {
             session: session.to_owned(),
             record: Box::new(record.clone()),
             trace_bytes: trace.len() as u64,
             site_table_bytes: sites.len() as u64,
             site_table_image: image,
+            transfer: if memfd.is_some() {
+                Transfer::Memfd
+            } else {
+                Transfer::Chunks
+            },
         })?;
-        for bytes in [trace, sites] {
-            for chunk in bytes.chunks(CHUNK_SIZE) {
-                write_frame(&mut self.stream, FrameKind::Chunk, chunk)?;
+        match &memfd {
+            Some(fd) => {
+                self.stream.flush().map_err(FrameError::Io)?;
+                memfd::send_fd_frame(self.stream.get_ref(), fd.as_fd(), total as u64)?;
+            }
+            None => {
+                for bytes in [trace, sites] {
+                    for chunk in bytes.chunks(CHUNK_SIZE) {
+                        write_frame(&mut self.stream, FrameKind::Chunk, chunk)?;
+                    }
+                }
+                self.stream.flush().map_err(FrameError::Io)?;
             }
         }
-        self.stream.flush().map_err(FrameError::Io)?;
         match self.receive()? {
             Response::LaunchStored { seq, stored_bytes } => Ok((seq, stored_bytes)),
             other => Err(unexpected(&other)),

@@ -13,6 +13,8 @@ pub const HEADER_LEN: usize = 12;
 pub const MAX_FRAME_PAYLOAD: u32 = 4 << 20;
 /// The chunk size bulk senders use.
 pub const CHUNK_SIZE: usize = 1 << 20;
+/// An `Fd` frame's payload: the length of the bulk payload in the memfd.
+pub const FD_FRAME_PAYLOAD: u32 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameKind {
@@ -20,6 +22,10 @@ pub enum FrameKind {
     Message = 1,
     /// Raw bytes of a bulk payload announced by the preceding message.
     Chunk = 2,
+    /// A whole bulk payload as a sealed memfd: the payload is the payload's
+    /// length (8 bytes, little-endian) and the frame's bytes carry the
+    /// descriptor (`SCM_RIGHTS`); see [`crate::memfd`].
+    Fd = 3,
 }
 
 impl FrameKind {
@@ -27,6 +33,7 @@ impl FrameKind {
         match raw {
             1 => Some(FrameKind::Message),
             2 => Some(FrameKind::Chunk),
+            3 => Some(FrameKind::Fd),
             _ => None,
         }
     }
@@ -53,6 +60,8 @@ pub enum FrameError {
     BadFlags(u8),
     #[error("frame of {len} bytes exceeds the {max}-byte limit")]
     TooLarge { len: u32, max: u32 },
+    #[error("fd frame: {0}")]
+    BadFdFrame(String),
     #[error("connection closed")]
     Closed,
     #[error("i/o: {0}")]
@@ -93,6 +102,11 @@ impl FrameHeader {
                 len,
                 max: MAX_FRAME_PAYLOAD,
             });
+        }
+        if kind == FrameKind::Fd && len != FD_FRAME_PAYLOAD {
+            return Err(FrameError::BadFdFrame(format!(
+                "an fd frame carries {FD_FRAME_PAYLOAD} bytes, not {len}"
+            )));
         }
         Ok(FrameHeader { version, kind, len })
     }
@@ -245,6 +259,14 @@ mod tests {
         assert!(matches!(
             FrameHeader::decode(&raw),
             Err(FrameError::BadFlags(1))
+        ));
+        let mut raw = good;
+        raw[6] = FrameKind::Fd as u8;
+        assert_eq!(FrameHeader::decode(&raw).unwrap().kind, FrameKind::Fd);
+        raw[8..12].copy_from_slice(&9u32.to_le_bytes());
+        assert!(matches!(
+            FrameHeader::decode(&raw),
+            Err(FrameError::BadFdFrame(_))
         ));
         let mut raw = good;
         raw[8..12].copy_from_slice(&(MAX_FRAME_PAYLOAD + 1).to_le_bytes());

@@ -2,11 +2,25 @@
 //!
 //! Bulk data never travels inside a message: `PutLaunch` announces the byte
 //! counts of the trace and the site table and the client then sends that many
-//! bytes as `Chunk` frames; `FetchFile` is answered by `File` followed by the
+//! bytes as `Chunk` frames, or one `Fd` frame with a sealed memfd; `FetchFile` is answered by `File` followed by the
 //! file's chunks.
 
 use prlx_session::{LaunchRecord, Manifest};
 use serde::{Deserialize, Serialize};
+
+/// The daemon accepts bulk payloads as sealed memfds (`Transfer::Memfd`).
+pub const FEATURE_MEMFD: &str = "memfd";
+
+/// How a request's bulk payload follows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transfer {
+    /// `Chunk` frames of at most `CHUNK_SIZE` bytes.
+    #[default]
+    Chunks,
+    /// One `Fd` frame carrying a sealed memfd that holds the whole payload.
+    Memfd,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -27,7 +41,8 @@ pub enum Request {
         #[serde(default)]
         pid: u32,
     },
-    /// Stores one launch; `trace_bytes + site_table_bytes` bytes follow as chunks.
+    /// Stores one launch; `trace_bytes + site_table_bytes` bytes follow, as
+    /// chunks or as one sealed memfd (`transfer`).
     PutLaunch {
         session: String,
         record: Box<LaunchRecord>,
@@ -36,6 +51,8 @@ pub enum Request {
         /// The image the site table belongs to (its file is named after it).
         #[serde(default)]
         site_table_image: Option<u64>,
+        #[serde(default)]
+        transfer: Transfer,
     },
     /// Counts launches the application made past its capture limit.
     CountDropped {
@@ -97,6 +114,9 @@ pub enum Response {
         server: String,
         version: u16,
         uid: u32,
+        /// Optional protocol features the daemon offers ([`FEATURE_MEMFD`]).
+        #[serde(default)]
+        features: Vec<String>,
     },
     SessionCreated {
         session: String,

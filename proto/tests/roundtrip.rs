@@ -4,7 +4,7 @@
 use prlx_proto::frame::{
     Frame, FrameHeader, FrameKind, HEADER_LEN, MAX_FRAME_PAYLOAD, read_frame, write_frame,
 };
-use prlx_proto::{DiffOptions, Request, Response};
+use prlx_proto::{DiffOptions, Request, Response, Transfer};
 use prlx_session::LaunchRecord;
 use proptest::prelude::*;
 
@@ -47,6 +47,11 @@ fn any_request() -> impl Strategy<Value = Request> {
                 trace_bytes: t,
                 site_table_bytes: s,
                 site_table_image: Some(t ^ s),
+                transfer: if t % 2 == 0 {
+                    Transfer::Chunks
+                } else {
+                    Transfer::Memfd
+                },
             }),
         Just(Request::ListSessions),
         Just(Request::Status),
@@ -116,6 +121,12 @@ proptest! {
 fn responses_round_trip() {
     for response in [
         Response::Ok,
+        Response::Hello {
+            server: "prlxd".into(),
+            version: prlx_proto::PROTOCOL_VERSION,
+            uid: 1000,
+            features: vec![prlx_proto::FEATURE_MEMFD.into()],
+        },
         Response::LaunchStored {
             seq: 3,
             stored_bytes: 99,
@@ -137,4 +148,32 @@ fn responses_round_trip() {
 fn unknown_requests_are_errors_that_name_the_problem() {
     let err = Request::from_payload(br#"{"request":"format_disk"}"#).unwrap_err();
     assert!(err.to_string().contains("format_disk"), "{err}");
+}
+
+/// Peers from before memfd transfers: no `transfer`, no `features`.
+#[test]
+fn messages_without_the_optional_fields_take_the_defaults() {
+    let put = Request::PutLaunch {
+        session: "s".into(),
+        record: Box::new(LaunchRecord::default()),
+        trace_bytes: 10,
+        site_table_bytes: 0,
+        site_table_image: None,
+        transfer: Transfer::Memfd,
+    };
+    let mut json: serde_json::Value = serde_json::from_slice(&put.to_payload()).unwrap();
+    json.as_object_mut().unwrap().remove("transfer");
+    let old = Request::from_payload(json.to_string().as_bytes()).unwrap();
+    assert!(matches!(
+        old,
+        Request::PutLaunch {
+            transfer: Transfer::Chunks,
+            ..
+        }
+    ));
+    let hello = br#"{"response": "hello", "server": "prlxd 0.1", "version": 1, "uid": 0}"#;
+    assert!(matches!(
+        Response::from_payload(hello).unwrap(),
+        Response::Hello { features, .. } if features.is_empty()
+    ));
 }

@@ -1,12 +1,13 @@
 //! `prlxd-bench`: ingest throughput (raw MB/s from the socket into compressed
-//! storage) and the latency of a session diff of 1,000 launches, against a
+//! storage), each payload passed as a sealed memfd and streamed as chunks,
+//! and the latency of a session diff of 1,000 launches, against a
 //! real daemon served in-process on a temporary socket and state directory.
 //!
 //!   prlxd-bench [--seconds S] [--clients N] [--launches L]
 //!
 //! Every loop is bounded in count and in time.
 
-use prlx_proto::{Client, JobState, Request, Response};
+use prlx_proto::{Client, JobState, Request, Response, Transfer};
 use prlx_session::LaunchRecord;
 use prlx_trace::{Compression, TraceBuilder, TraceEvent};
 use prlxd::{Config, Daemon, Store};
@@ -131,7 +132,9 @@ fn main() {
     ] {
         let bytes = trace("bench_kernel", 64, 4096, 7, compression);
         let raw = trace("bench_kernel", 64, 4096, 7, Compression::None).len();
-        ingest(&socket, &options, label, &bytes, raw);
+        for transfer in [Transfer::Memfd, Transfer::Chunks] {
+            ingest(&socket, &options, label, transfer, &bytes, raw);
+        }
     }
 
     diff_latency(&socket, options.diff_launches);
@@ -140,7 +143,14 @@ fn main() {
     runtime.block_on(served).unwrap();
 }
 
-fn ingest(socket: &Path, options: &Options, label: &str, bytes: &[u8], raw_len: usize) {
+fn ingest(
+    socket: &Path,
+    options: &Options,
+    label: &str,
+    transfer: Transfer,
+    bytes: &[u8],
+    raw_len: usize,
+) {
     let deadline = Instant::now() + Duration::from_secs_f64(options.seconds);
     let started = Instant::now();
     let max_launches_per_client = 10_000u32;
@@ -149,6 +159,10 @@ fn ingest(socket: &Path, options: &Options, label: &str, bytes: &[u8], raw_len: 
             .map(|c| {
                 scope.spawn(move || {
                     let mut client = Client::connect(socket, "bench").unwrap();
+                    if transfer == Transfer::Chunks {
+                        client.disable_memfd();
+                    }
+                    assert!(client.uses_memfd() == (transfer == Transfer::Memfd));
                     let session = create(&mut client, &format!("ingest-{c}"));
                     let (mut launches, mut sent, mut stored) = (0u64, 0u64, 0u64);
                     for i in 0..max_launches_per_client {
@@ -175,8 +189,8 @@ fn ingest(socket: &Path, options: &Options, label: &str, bytes: &[u8], raw_len: 
     let stored: u64 = totals.iter().map(|t| t.2).sum();
     let raw = launches * raw_len as u64;
     println!(
-        "ingest, {label}: {launches} launches of {:.1} MiB raw ({:.1} MiB on the wire) in {elapsed:.2} s: \
-         {:.0} MB/s raw, {:.0} MB/s on the wire, stored {:.1}% of raw",
+        "ingest, {label}, {transfer:?}: {launches} launches of {:.1} MiB raw ({:.1} MiB sent) in {elapsed:.2} s: \
+         {:.0} MB/s raw, {:.0} MB/s sent, stored {:.1}% of raw",
         raw_len as f64 / (1 << 20) as f64,
         bytes.len() as f64 / (1 << 20) as f64,
         raw as f64 / elapsed / 1e6,

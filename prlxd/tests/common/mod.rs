@@ -2,10 +2,12 @@
 //! helpers to make valid traces and talk to it.
 #![allow(dead_code)]
 
-use prlx_proto::Client;
+use prlx_proto::frame::{FrameKind, read_frame, write_frame};
+use prlx_proto::{Client, ErrorCode, Request, Response};
 use prlx_session::LaunchRecord;
 use prlx_trace::{TraceBuilder, TraceEvent};
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -174,4 +176,36 @@ pub fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
 
 pub fn exists(path: &Path) -> bool {
     path.exists()
+}
+
+/// Says hello on a raw connection.
+pub fn hello(raw: &mut UnixStream) {
+    let hello = Request::Hello {
+        client: "raw".into(),
+        version: prlx_proto::PROTOCOL_VERSION,
+    };
+    write_frame(raw, FrameKind::Message, &hello.to_payload()).unwrap();
+    let frame = read_frame(raw).unwrap();
+    assert!(matches!(
+        Response::from_payload(&frame.payload).unwrap(),
+        Response::Hello { .. }
+    ));
+}
+
+/// The error response that must come next.
+pub fn read_error(raw: &mut UnixStream) -> (ErrorCode, String) {
+    let frame = read_frame(raw).unwrap();
+    match Response::from_payload(&frame.payload).unwrap() {
+        Response::Error { code, message } => (code, message),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// The daemon hangs up.
+pub fn assert_closed(raw: &mut UnixStream) {
+    raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert!(matches!(
+        read_frame(raw),
+        Err(prlx_proto::FrameError::Closed)
+    ));
 }
