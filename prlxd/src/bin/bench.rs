@@ -9,7 +9,7 @@
 
 use prlx_proto::{Client, JobState, Request, Response, Transfer};
 use prlx_session::LaunchRecord;
-use prlx_trace::{Compression, TraceBuilder, TraceEvent};
+use prlx_trace::{Compression, TraceBuilder, TraceEvent, TraceFile, TraceValidator};
 use prlxd::{Config, Daemon, Store};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -137,6 +137,7 @@ fn main() {
         }
     }
 
+    cost_breakdown();
     diff_latency(&socket, options.diff_launches);
 
     let _ = stop.send(true);
@@ -197,6 +198,68 @@ fn ingest(
         sent as f64 / elapsed / 1e6,
         100.0 * stored as f64 / raw.max(1) as f64,
     );
+}
+
+/// Where ingest time goes: each step on one thread, side by side with
+/// copying the same 32 MiB, best of a few rounds.
+fn cost_breakdown() {
+    let plain = trace("bench_kernel", 64, 4096, 7, Compression::None);
+    let flagged = trace(
+        "bench_kernel",
+        64,
+        4096,
+        7,
+        Compression::FlagCompress { level: 1 },
+    );
+    let best = |f: &mut dyn FnMut()| {
+        (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                f();
+                started.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut copy = vec![0u8; plain.len()];
+    let baseline = best(&mut || copy.copy_from_slice(std::hint::black_box(&plain)));
+    let mut compressor = zstd::bulk::Compressor::new(1).unwrap();
+    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(plain.len()));
+    let mut validator = TraceValidator::new();
+    let steps: [(&str, f64); 5] = [
+        ("copy 32 MiB into a kept buffer", baseline),
+        (
+            "zstd level 1 compression (plain traces)",
+            best(&mut || {
+                out.clear();
+                compressor.compress_to_buffer(&plain, &mut out).unwrap();
+            }),
+        ),
+        (
+            "TraceValidator, FLAG_COMPRESS trace (kept buffer)",
+            best(&mut || {
+                validator.validate("bench", &flagged).unwrap();
+            }),
+        ),
+        (
+            "TraceFile::from_bytes of a copy (before: fresh buffers)",
+            best(&mut || {
+                TraceFile::from_bytes("bench", flagged.clone()).unwrap();
+            }),
+        ),
+        (
+            "TraceValidator, plain trace (structure only)",
+            best(&mut || {
+                validator.validate("bench", &plain).unwrap();
+            }),
+        ),
+    ];
+    for (step, seconds) in steps {
+        println!(
+            "cost per 32 MiB trace, {step}: {:.3} ms ({:.3}x the copy)",
+            seconds * 1e3,
+            seconds / baseline
+        );
+    }
 }
 
 fn diff_latency(socket: &Path, launches: u32) {
