@@ -2,7 +2,7 @@
 //! command line. Every command talks to prlxd through `prlx-proto`'s blocking
 //! client at `--socket`, `PRLX_SOCKET`, the user socket or the system socket.
 
-use crate::progress::LaunchBar;
+use crate::progress::CountBar;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use prlx_proto::{Client, JobState, Request, Response, SessionInfo};
@@ -443,7 +443,7 @@ fn diff(
         }
         return Ok(0);
     };
-    let bar = LaunchBar::new(format!("diff {a} vs {b}"));
+    let bar = CountBar::new(format!("diff {a} vs {b}"), "launches");
     let deadline = Instant::now() + timeout;
     loop {
         let Response::Job { info } = client.request(&Request::JobStatus { job })? else {
@@ -492,7 +492,9 @@ fn export(connect: &Connect, session: &str, dir: &Path) -> anyhow::Result<u8> {
     files.sort_unstable();
     files.dedup();
     let mut bytes = 0;
-    for file in &files {
+    let bar = CountBar::new(format!("export {session}"), "files");
+    for (done, file) in files.iter().enumerate() {
+        bar.update(done as u64, files.len() as u64, "");
         let path = dir.join(file);
         let mut out = std::io::BufWriter::new(
             std::fs::File::create(&path)
@@ -502,6 +504,7 @@ fn export(connect: &Connect, session: &str, dir: &Path) -> anyhow::Result<u8> {
         std::io::Write::flush(&mut out)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    drop(bar);
     manifest.store(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     if connect.json {
         println!(

@@ -5,7 +5,7 @@
 
 mod inspect;
 
-use crate::progress::LaunchBar;
+use crate::progress::CountBar;
 use anyhow::Context;
 use clap::Args;
 use prlx_differ::{AlignOptions, DiffOptions, DiffReport, chrome, diff_traces, render};
@@ -136,8 +136,8 @@ fn diff_sessions(args: &DiffArgs) -> anyhow::Result<u8> {
         prlx_session_diff::diff_sessions(&compare.a, &compare.b, &diff_options(compare), &progress)
     };
     let title = format!("diff {} vs {}", compare.a.display(), compare.b.display());
-    let report = match LaunchBar::new(title) {
-        LaunchBar(None) => run(),
+    let report = match CountBar::new(title, "launches") {
+        CountBar(None) => run(),
         bar => std::thread::scope(|scope| {
             let diff = scope.spawn(run);
             while !diff.is_finished() {

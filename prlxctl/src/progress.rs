@@ -1,34 +1,37 @@
-//! The launch-count progress bar of long session diffs, drawn on stderr
-//! only when it is a terminal (scripts and `--json` consumers see nothing).
+//! The progress bar of long work counted in items — launch pairs of a
+//! session diff, files of an export — drawn on stderr only when it is a
+//! terminal (scripts and `--json` consumers see nothing).
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-const TEMPLATE: &str = "{spinner} {prefix} [{bar:30}] {pos}/{len} launches {msg} ({elapsed})";
+fn template(unit: &str) -> String {
+    format!("{{spinner}} {{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{msg}} ({{elapsed}})")
+}
 
 /// `None` when stderr is not a terminal.
-pub struct LaunchBar(pub Option<ProgressBar>);
+pub struct CountBar(pub Option<ProgressBar>);
 
-impl LaunchBar {
-    /// A bar titled `title` (e.g. "diff run-a vs run-b").
-    pub fn new(title: String) -> LaunchBar {
+impl CountBar {
+    /// A bar titled `title` (e.g. "diff run-a vs run-b") counting `unit`s.
+    pub fn new(title: String, unit: &str) -> CountBar {
         if !std::io::stderr().is_terminal() {
-            return LaunchBar(None);
+            return CountBar(None);
         }
         // Hidden until the launch count is known: a zero-length bar shows as full.
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-        let style = ProgressStyle::with_template(TEMPLATE)
+        let style = ProgressStyle::with_template(&template(unit))
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix(title);
-        LaunchBar(Some(bar))
+        CountBar(Some(bar))
     }
 
-    /// `done` of `total` launch pairs compared; `note` says what the job is
-    /// doing when it is not comparing (e.g. "queued").
+    /// `done` of `total` items; `note` says what the work is doing when it
+    /// is not counting (e.g. "queued").
     pub fn update(&self, done: u64, total: u64, note: &str) {
         let Some(bar) = self.0.as_ref().filter(|_| total > 0) else {
             return;
@@ -43,7 +46,7 @@ impl LaunchBar {
     }
 }
 
-impl Drop for LaunchBar {
+impl Drop for CountBar {
     fn drop(&mut self) {
         if let Some(bar) = &self.0 {
             bar.finish_and_clear();
@@ -55,6 +58,8 @@ impl Drop for LaunchBar {
 mod tests {
     #[test]
     fn the_bar_template_parses() {
-        assert!(indicatif::ProgressStyle::with_template(super::TEMPLATE).is_ok());
+        for unit in ["launches", "files"] {
+            assert!(indicatif::ProgressStyle::with_template(&super::template(unit)).is_ok());
+        }
     }
 }
