@@ -57,6 +57,18 @@ impl Fixture {
         command
     }
 
+    /// Runs the app once into a session directory under `root`; returns it.
+    fn run_in_directory(&self, seed: &str, root: &Path) -> PathBuf {
+        run_ok(&mut self.app(
+            seed,
+            &[
+                ("PRLX_TRACE_DIR", root),
+                ("PRLX_SESSION", Path::new("reference")),
+            ],
+        ));
+        root.join("reference")
+    }
+
     fn prlxctl(&self, socket: &Path, args: &[&str]) -> Output {
         self.built
             .prlxctl()
@@ -227,6 +239,94 @@ fn without_a_daemon_the_shim_writes_a_directory_and_says_so_once() {
     assert_eq!(stderr.matches("no prlxd answered").count(), 1, "{stderr}");
     let manifest = Manifest::load(scratch.path().join("prlx/sessions/alone")).unwrap();
     assert!(manifest.launches.len() >= 6);
+}
+
+/// A stand-in daemon that greets, opens the session, stores the first
+/// launch and hangs up on the second — a prlxd dying mid-run.
+fn serve_then_vanish(listener: std::os::unix::net::UnixListener) -> std::thread::JoinHandle<u32> {
+    use prlx_proto::frame::{FrameKind, read_frame, write_frame};
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut stored = 0;
+        loop {
+            let frame = read_frame(&mut conn).unwrap();
+            assert_eq!(frame.kind, FrameKind::Message);
+            let response = match Request::from_payload(&frame.payload).unwrap() {
+                Request::Hello { .. } => Response::Hello {
+                    server: "vanishing".into(),
+                    version: prlx_proto::PROTOCOL_VERSION,
+                    uid: 0,
+                    features: vec![],
+                },
+                Request::CreateSession { name, .. } => Response::SessionCreated { session: name },
+                Request::PutLaunch {
+                    trace_bytes,
+                    site_table_bytes,
+                    ..
+                } => {
+                    if stored == 1 {
+                        return stored; // Hang up mid-upload.
+                    }
+                    let mut left = trace_bytes + site_table_bytes;
+                    while left > 0 {
+                        left -= read_frame(&mut conn).unwrap().payload.len() as u64;
+                    }
+                    stored += 1;
+                    Response::LaunchStored {
+                        seq: 0,
+                        stored_bytes: 0,
+                    }
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            write_frame(&mut conn, FrameKind::Message, &response.to_payload()).unwrap();
+        }
+    })
+}
+
+#[test]
+fn a_daemon_lost_mid_run_costs_nothing_the_rest_goes_to_a_directory() {
+    let Some(fx) = fixture() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let socket = scratch.path().join("vanishing.sock");
+    let daemon = serve_then_vanish(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    let out = run_ok(&mut fx.app(
+        "1",
+        &[
+            ("PRLX_SOCKET", &socket),
+            ("PRLX_SESSION", Path::new("orphan")),
+            ("XDG_RUNTIME_DIR", scratch.path()),
+        ],
+    ));
+    assert_eq!(daemon.join().unwrap(), 1, "the daemon took one launch");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("prlxd stopped answering").count(),
+        1,
+        "{stderr}"
+    );
+    // Every launch the daemon did not take is in the directory: those of a
+    // reference run, less the one stored.
+    let all = Manifest::load(fx.run_in_directory("1", scratch.path().join("reference").as_path()))
+        .unwrap();
+    let rest = Manifest::load(scratch.path().join("prlx/sessions/orphan")).unwrap();
+    let keys = |m: &Manifest| {
+        let mut keys: Vec<(String, u32)> = m
+            .launches
+            .iter()
+            .map(|l| (l.kernel.clone(), l.launch_index))
+            .collect();
+        keys.sort();
+        keys
+    };
+    let (mut expected, got) = (keys(&all), keys(&rest));
+    assert_eq!(got.len() + 1, expected.len(), "{got:?}");
+    let stored = expected
+        .iter()
+        .position(|k| !got.contains(k))
+        .expect("one launch is missing: the daemon's");
+    expected.remove(stored);
+    assert_eq!(got, expected);
 }
 
 #[test]
