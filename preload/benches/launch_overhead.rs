@@ -329,7 +329,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         })
         .collect();
 
-    let mut rows: Vec<[f64; 7]> = Vec::new();
+    let mut rows: Vec<[f64; 8]> = Vec::new();
     for seq in 0..rounds.max(3) as u64 {
         let kernel_time = std::cell::Cell::new(Duration::ZERO);
         let started = Instant::now();
@@ -358,6 +358,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
             + trace.history.len()
             + trace.snapshot.len();
         let copy = Duration::from_nanos(trace.copy_nanos);
+        let copy_calls = trace.copy_calls;
 
         let t = Instant::now();
         let mut encoded = Vec::new();
@@ -392,6 +393,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
             writer.as_secs_f64() * 1e6,
             copied_bytes as f64,
             encoded.len() as f64,
+            f64::from(copy_calls),
         ]);
     }
     let column = |i: usize| median(&mut rows.iter().map(|r| r[i]).collect::<Vec<_>>());
@@ -401,9 +403,10 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         rows.len()
     );
     println!(
-        "geometry 32×128 (128 warps), {events_per_warp_used} events per warp of {}; copied {:.0} KiB, encoded {:.0} KiB",
+        "geometry 32×128 (128 warps), {events_per_warp_used} events per warp of {}; copied {:.0} KiB in {:.0} driver copies, encoded {:.0} KiB",
         config.events_per_warp,
         column(5) / 1024.0,
+        column(7),
         column(6) / 1024.0
     );
     println!("\n| part | µs | share of the app-thread time |");

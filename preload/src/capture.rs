@@ -5,8 +5,9 @@
 //! launch this module: allocates the trace image (header + one buffer per
 //! warp slot) and the optional history and snapshot rings, fills the
 //! descriptor, lets the launch run, synchronises the launch's stream, copies
-//! back only each warp's header and used events, clears the descriptor and
-//! frees everything. The launch's own result is never changed by a capture
+//! back only each warp's header and used events — in a few strided copies,
+//! not two per warp (each copy is a driver round trip on a real GPU) —
+//! clears the descriptor and frees everything. The launch's own result is never changed by a capture
 //! failure: the caller gets what the real driver returned.
 
 use crate::config::Config;
@@ -51,6 +52,8 @@ pub struct CapturedTrace {
     pub snapshot: Vec<u8>,
     /// Time spent copying device → host, for the benchmark's split.
     pub copy_nanos: u64,
+    /// Driver copy calls that took, for the benchmark.
+    pub copy_calls: u32,
 }
 
 /// The launch geometry the trace is laid out for.
@@ -178,6 +181,80 @@ fn dtoh(cuda: &Cuda, out: &mut [u8], src: u64) -> Result<(), String> {
     check("cuMemcpyDtoH", unsafe {
         copy(out.as_mut_ptr() as *mut c_void, src, out.len())
     })
+}
+
+/// `height` rows of `width` bytes, `src_pitch` apart on the device, packed
+/// into `out` with one `cuMemcpy2D` (one copy per row if the driver lacks it).
+/// Returns the driver calls made.
+fn dtoh_rows(
+    cuda: &Cuda,
+    out: &mut [u8],
+    src: u64,
+    src_pitch: u64,
+    width: usize,
+    height: usize,
+) -> Result<u32, String> {
+    debug_assert_eq!(out.len(), width * height);
+    if width == 0 || height == 0 {
+        return Ok(0);
+    }
+    let Some(copy_2d) = cuda.cuMemcpy2D_v2 else {
+        for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
+            dtoh(cuda, chunk, src + row as u64 * src_pitch)?;
+        }
+        return Ok(height as u32);
+    };
+    let params = CUDA_MEMCPY2D {
+        src_x_in_bytes: 0,
+        src_y: 0,
+        src_memory_type: CU_MEMORYTYPE_DEVICE,
+        src_host: std::ptr::null(),
+        src_device: src,
+        src_array: std::ptr::null_mut(),
+        src_pitch: src_pitch as usize,
+        dst_x_in_bytes: 0,
+        dst_y: 0,
+        dst_memory_type: CU_MEMORYTYPE_HOST,
+        dst_host: out.as_mut_ptr() as *mut c_void,
+        dst_device: 0,
+        dst_array: std::ptr::null_mut(),
+        dst_pitch: width,
+        width_in_bytes: width,
+        height,
+    };
+    // SAFETY: `out` holds width × height bytes; the device rows lie inside
+    // the trace allocation (pitch = one warp buffer, width ≤ its size).
+    check("cuMemcpy2D", unsafe { copy_2d(&params) })?;
+    Ok(1)
+}
+
+/// How to fetch the warps' used events once their counts are known.
+#[derive(Debug, PartialEq, Eq)]
+enum EventCopy {
+    /// Nothing recorded.
+    None,
+    /// One strided copy of the first `events` events of every warp: the
+    /// warps are full enough that the unused tail costs less than a round
+    /// trip per warp.
+    Gather { events: u32 },
+    /// One copy per warp that recorded something.
+    PerWarp,
+}
+
+/// Gather when it moves at most twice the bytes needed (plus 1 MiB, which
+/// one copy moves faster than a handful of round trips).
+fn plan_event_copy(counts: &[u32]) -> EventCopy {
+    let Some(&most) = counts.iter().max().filter(|&&m| m > 0) else {
+        return EventCopy::None;
+    };
+    let event = std::mem::size_of::<TraceEvent>() as u64;
+    let needed: u64 = counts.iter().map(|&n| u64::from(n) * event).sum();
+    let gathered = counts.len() as u64 * u64::from(most) * event;
+    if gathered <= 2 * needed + (1 << 20) {
+        EventCopy::Gather { events: most }
+    } else {
+        EventCopy::PerWarp
+    }
 }
 
 fn device_arch(cuda: &Cuda) -> u32 {
@@ -377,29 +454,65 @@ fn collect(
     check("cuStreamSynchronize", unsafe { sync(stream) })?;
     let started = std::time::Instant::now();
     let epw = header.events_per_warp;
-    let mut warps = Vec::with_capacity(sizes.slots as usize);
-    for slot in 0..u64::from(sizes.slots) {
-        let base = trace + HEADER_SIZE as u64 + slot * sizes.warp_buffer;
-        let mut warp_header = WarpBufferHeader::default();
-        dtoh(cuda, bytemuck::bytes_of_mut(&mut warp_header), base)?;
+    let slots = sizes.slots as usize;
+    let first_warp = trace + HEADER_SIZE as u64;
+    let mut warp_headers = vec![WarpBufferHeader::default(); slots];
+    let mut copy_calls = dtoh_rows(
+        cuda,
+        bytemuck::cast_slice_mut(&mut warp_headers),
+        first_warp,
+        sizes.warp_buffer,
+        WARP_HEADER_SIZE,
+        slots,
+    )?;
+    for warp_header in &mut warp_headers {
         warp_header.num_events = warp_header.write_idx.min(epw);
-        let mut events = vec![TraceEvent::default(); warp_header.num_events as usize];
-        if !events.is_empty() {
-            dtoh(
-                cuda,
-                bytemuck::cast_slice_mut(&mut events),
-                base + WARP_HEADER_SIZE as u64,
-            )?;
+    }
+    let counts: Vec<u32> = warp_headers.iter().map(|h| h.num_events).collect();
+    let first_events = first_warp + WARP_HEADER_SIZE as u64;
+    let mut warps = Vec::with_capacity(slots);
+    match plan_event_copy(&counts) {
+        EventCopy::None => {
+            warps.extend(warp_headers.into_iter().map(|h| (h, Vec::new())));
         }
-        warps.push((warp_header, events));
+        EventCopy::Gather { events } => {
+            let mut all = vec![TraceEvent::default(); slots * events as usize];
+            copy_calls += dtoh_rows(
+                cuda,
+                bytemuck::cast_slice_mut(&mut all),
+                first_events,
+                sizes.warp_buffer,
+                events as usize * std::mem::size_of::<TraceEvent>(),
+                slots,
+            )?;
+            for (h, row) in warp_headers
+                .into_iter()
+                .zip(all.chunks_exact(events as usize))
+            {
+                warps.push((h, row[..h.num_events as usize].to_vec()));
+            }
+        }
+        EventCopy::PerWarp => {
+            for (slot, h) in warp_headers.into_iter().enumerate() {
+                let mut events = vec![TraceEvent::default(); h.num_events as usize];
+                if !events.is_empty() {
+                    let src = first_events + slot as u64 * sizes.warp_buffer;
+                    dtoh(cuda, bytemuck::cast_slice_mut(&mut events), src)?;
+                    copy_calls += 1;
+                }
+                warps.push((h, events));
+            }
+        }
     }
     let mut history_bytes = vec![0u8; sizes.history as usize];
     if history != 0 {
         dtoh(cuda, &mut history_bytes, history)?;
+        copy_calls += 1;
     }
     let mut snapshot_bytes = vec![0u8; sizes.snapshot as usize];
     if snapshot != 0 {
         dtoh(cuda, &mut snapshot_bytes, snapshot)?;
+        copy_calls += 1;
     }
     Ok(CapturedTrace {
         header,
@@ -407,6 +520,7 @@ fn collect(
         history: history_bytes,
         snapshot: snapshot_bytes,
         copy_nanos: started.elapsed().as_nanos() as u64,
+        copy_calls,
     })
 }
 
@@ -440,6 +554,29 @@ impl CapturedTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_copies_gather_full_warps_and_fetch_sparse_ones_one_by_one() {
+        assert_eq!(plan_event_copy(&[0, 0, 0]), EventCopy::None);
+        assert_eq!(plan_event_copy(&[]), EventCopy::None);
+        // Every warp ran the same loop: one strided copy.
+        assert_eq!(
+            plan_event_copy(&[512; 128]),
+            EventCopy::Gather { events: 512 }
+        );
+        // Uneven but within 2x: still one copy.
+        let uneven: Vec<u32> = (0..1024).map(|w| 2048 + (w % 2) * 2048).collect();
+        assert_eq!(plan_event_copy(&uneven), EventCopy::Gather { events: 4096 });
+        // One busy warp among thousands of idle ones: copy it alone.
+        let mut sparse = vec![0u32; 4096];
+        sparse[17] = 4096;
+        assert_eq!(plan_event_copy(&sparse), EventCopy::PerWarp);
+        // Small traces are gathered whatever the shape (under 1 MiB extra).
+        assert_eq!(
+            plan_event_copy(&[1, 0, 0, 300]),
+            EventCopy::Gather { events: 300 }
+        );
+    }
 
     #[test]
     fn encoded_trace_reads_back() {
@@ -484,6 +621,7 @@ mod tests {
             history,
             snapshot: Vec::new(),
             copy_nanos: 0,
+            copy_calls: 0,
         };
         let mut bytes = Vec::new();
         captured.encode(&mut bytes, 1).unwrap();

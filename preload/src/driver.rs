@@ -85,6 +85,7 @@ driver_table!(Cuda, c"libcuda.so.1", {
     cuMemsetD8_v2: FnMemsetD8 = c"cuMemsetD8_v2",
     cuMemcpyHtoD_v2: FnMemcpyHtoD = c"cuMemcpyHtoD_v2",
     cuMemcpyDtoH_v2: FnMemcpyDtoH = c"cuMemcpyDtoH_v2",
+    cuMemcpy2D_v2: FnMemcpy2D = c"cuMemcpy2D_v2",
     cuStreamSynchronize: FnStreamSynchronize = c"cuStreamSynchronize",
     cuFuncGetParamInfo: FnFuncGetParamInfo = c"cuFuncGetParamInfo",
     cuFuncGetName: FnFuncGetName = c"cuFuncGetName",

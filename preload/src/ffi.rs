@@ -91,6 +91,34 @@ pub type FnMemFree = unsafe extern "C" fn(CUdeviceptr) -> CUresult;
 pub type FnMemsetD8 = unsafe extern "C" fn(CUdeviceptr, u8, usize) -> CUresult;
 pub type FnMemcpyHtoD = unsafe extern "C" fn(CUdeviceptr, *const c_void, usize) -> CUresult;
 pub type FnMemcpyDtoH = unsafe extern "C" fn(*mut c_void, CUdeviceptr, usize) -> CUresult;
+pub type FnMemcpy2D = unsafe extern "C" fn(*const CUDA_MEMCPY2D) -> CUresult;
+
+/// `CUmemorytype` values used by the capture's strided copies.
+pub const CU_MEMORYTYPE_HOST: u32 = 1;
+pub const CU_MEMORYTYPE_DEVICE: u32 = 2;
+
+/// `CUDA_MEMCPY2D` as `cuda.h` lays it out for `cuMemcpy2D_v2` (`size_t` fields).
+#[repr(C)]
+pub struct CUDA_MEMCPY2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+const _: () = assert!(std::mem::size_of::<CUDA_MEMCPY2D>() == 128);
+const _: () = assert!(std::mem::offset_of!(CUDA_MEMCPY2D, dst_x_in_bytes) == 56);
 pub type FnStreamSynchronize = unsafe extern "C" fn(CUstream) -> CUresult;
 pub type FnFuncGetParamInfo =
     unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult;
