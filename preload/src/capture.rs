@@ -185,7 +185,8 @@ fn dtoh(cuda: &Cuda, out: &mut [u8], src: u64) -> Result<(), String> {
 
 /// `height` rows of `width` bytes, `src_pitch` apart on the device, packed
 /// into `out` with one `cuMemcpy2D` (one copy per row if the driver lacks it).
-/// Returns the driver calls made.
+/// The pitch is one warp buffer, at most 16 MiB (`PRLX_EVENTS_PER_WARP` ≤
+/// 2^20), far under the drivers' maximum pitch. Returns the driver calls made.
 fn dtoh_rows(
     cuda: &Cuda,
     out: &mut [u8],
