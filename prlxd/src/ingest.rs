@@ -99,11 +99,19 @@ struct Codec {
 }
 
 impl CodecPool {
-    /// Validates a trace and returns the bytes to store: compressed traces as
-    /// they came, plain ones zstd-compressed whole at `level` (the reader
-    /// opens both).
-    pub fn prepare(&self, name: &str, bytes: &[u8], level: i32) -> Result<Prepared, StoreError> {
+    /// Validates a trace — refusing one that decodes to more than
+    /// `max_decoded` bytes before inflating it — and says what to store:
+    /// compressed traces as they came, plain ones zstd-compressed whole at
+    /// `level` (the reader opens both).
+    pub fn prepare(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        level: i32,
+        max_decoded: u64,
+    ) -> Result<Prepared, StoreError> {
         let mut codec = self.take();
+        codec.validator.set_max_decoded(max_decoded);
         let prepared = codec.prepare(name, bytes, level);
         self.give_back(codec);
         prepared
@@ -190,12 +198,13 @@ mod tests {
         let pool = CodecPool::default();
         let flagged = trace(Compression::FlagCompress { level: 3 });
         assert!(matches!(
-            pool.prepare("f", &flagged, 1).unwrap(),
+            pool.prepare("f", &flagged, 1, u64::MAX).unwrap(),
             Prepared::AsReceived
         ));
         let plain = trace(Compression::None);
         for level in [1, 3, 1] {
-            let Prepared::Compressed(stored) = pool.prepare("p", &plain, level).unwrap() else {
+            let Prepared::Compressed(stored) = pool.prepare("p", &plain, level, u64::MAX).unwrap()
+            else {
                 panic!("a plain trace is compressed");
             };
             assert!(stored.starts_with(&prlx_trace::ZSTD_MAGIC));
@@ -213,11 +222,25 @@ mod tests {
         let last = flagged.len() - 1;
         flagged[last] ^= 0xff;
         flagged.truncate(last - 8);
-        let Err(err) = pool.prepare("launch-7.prlx", &flagged, 1) else {
+        let Err(err) = pool.prepare("launch-7.prlx", &flagged, 1, u64::MAX) else {
             panic!("a corrupt trace is refused");
         };
         assert!(err.to_string().starts_with("launch-7.prlx: "), "{err}");
         let good = trace(Compression::FlagCompress { level: 1 });
-        assert!(pool.prepare("ok", &good, 1).is_ok());
+        assert!(pool.prepare("ok", &good, 1, u64::MAX).is_ok());
+    }
+
+    /// `max_trace_bytes` bounds what a trace inflates to, not only what
+    /// arrives: a small compressed upload cannot claim gigabytes.
+    #[test]
+    fn the_decoded_size_is_held_to_the_limit() {
+        let pool = CodecPool::default();
+        let flagged = trace(Compression::FlagCompress { level: 1 });
+        let plain_len = trace(Compression::None).len() as u64;
+        let Err(err) = pool.prepare("small.prlx", &flagged, 1, plain_len - 1) else {
+            panic!("over the limit");
+        };
+        assert!(err.to_string().contains("byte limit"), "{err}");
+        assert!(pool.prepare("small.prlx", &flagged, 1, plain_len).is_ok());
     }
 }

@@ -569,11 +569,16 @@ impl Store {
         let mut file = None;
         if let Some(name) = ticket.trace_file.clone() {
             let path = dir.join(&name);
-            let level = self.config().compression_level;
+            let config = self.config();
             let received = trace.as_slice();
             match self
                 .codecs
-                .prepare(&name, received, level)
+                .prepare(
+                    &name,
+                    received,
+                    config.compression_level,
+                    config.max_trace_bytes,
+                )
                 .and_then(|prepared| {
                     let bytes = match &prepared {
                         Prepared::AsReceived => received,

@@ -85,7 +85,7 @@ impl TraceFile {
     fn from_source(name: String, source: Source) -> Result<TraceFile, TraceError> {
         let raw = source.bytes();
         if raw.starts_with(&ZSTD_MAGIC) {
-            let (buf, header, layout) = inflate_whole_file(&name, raw)?;
+            let (buf, header, layout) = inflate_whole_file(&name, raw, u64::MAX)?;
             drop(source); // Only the decompressed copy is kept.
             return Self::validated(
                 name,
@@ -294,10 +294,12 @@ pub(crate) fn inflate_payload(
     Ok(buf)
 }
 
-/// Whole-file zstd: the header comes out of the frame, then bounds the rest.
+/// Whole-file zstd: the header comes out of the frame, then bounds the rest
+/// (and must imply at most `max_decoded` bytes).
 pub(crate) fn inflate_whole_file(
     file: &str,
     raw: &[u8],
+    max_decoded: u64,
 ) -> Result<(AlignedBuf, TraceFileHeader, SectionLayout), TraceError> {
     let mut inflater = FrameInflater::new(file, raw)?;
     let mut buf = AlignedBuf::default();
@@ -307,6 +309,7 @@ pub(crate) fn inflate_whole_file(
     }
     let header: TraceFileHeader = bytemuck::pod_read_unaligned(&buf.as_bytes()[..HEADER_SIZE]);
     let layout = SectionLayout::from_header(file, &header, false)?;
+    crate::validate::check_limit(file, &layout, max_decoded)?;
     inflater.reserve_declared(&mut buf, 0, layout.total_len)?;
     let rest = layout.total_len - HEADER_SIZE as u64;
     let produced = inflater.append(&mut buf, rest)?;

@@ -17,17 +17,32 @@ use crate::layout::{HEADER_SIZE, TraceFileHeader, flags};
 use crate::reader::{
     Encoding, check_decoded, inflate_payload, inflate_whole_file, truncated_header,
 };
-use crate::storage::{AlignedBuf, Block16};
+use crate::storage::AlignedBuf;
 
 /// Validates traces one after another, reusing its decompression buffer.
-#[derive(Default)]
 pub struct TraceValidator {
-    /// Decompressed `FLAG_COMPRESS` traces; grows to the largest seen, never shrinks.
-    scratch: Vec<Block16>,
+    /// Decompressed `FLAG_COMPRESS` traces. Its capacity grows to the
+    /// largest trace seen and is reused; bytes are written by zstd into the
+    /// spare capacity, never zero-filled first. The checks read unaligned,
+    /// so no alignment is needed.
+    scratch: Vec<u8>,
     /// Traces whose frame does not declare its size, and whole-file zstd:
     /// decoded by the reader's capped streaming path.
     spill: AlignedBuf,
     decompressor: Option<Decompressor<'static>>,
+    /// The largest decoded trace accepted.
+    max_decoded: u64,
+}
+
+impl Default for TraceValidator {
+    fn default() -> TraceValidator {
+        TraceValidator {
+            scratch: Vec::new(),
+            spill: AlignedBuf::default(),
+            decompressor: None,
+            max_decoded: u64::MAX,
+        }
+    }
 }
 
 /// A trace that passed every check, borrowed from the input (plain) or
@@ -64,10 +79,17 @@ impl TraceValidator {
         TraceValidator::default()
     }
 
+    /// Refuses traces whose header implies more than `bytes` decoded (any
+    /// encoding), before decompressing anything: a small upload cannot make
+    /// a daemon inflate gigabytes.
+    pub fn set_max_decoded(&mut self, bytes: u64) {
+        self.max_decoded = bytes;
+    }
+
     /// Bytes held between calls; a caller pooling validators drops one that
     /// a huge trace has left large.
     pub fn retained_bytes(&self) -> usize {
-        self.scratch.len() * 16 + self.spill.len()
+        self.scratch.capacity() + self.spill.len()
     }
 
     /// Checks `raw` (plain, `FLAG_COMPRESS`, or whole-file zstd) exactly as
@@ -79,7 +101,7 @@ impl TraceValidator {
     ) -> Result<ValidTrace<'a>, TraceError> {
         self.spill = AlignedBuf::default();
         if raw.starts_with(&ZSTD_MAGIC) {
-            let (buf, header, layout) = inflate_whole_file(name, raw)?;
+            let (buf, header, layout) = inflate_whole_file(name, raw, self.max_decoded)?;
             self.spill = buf;
             return finish(
                 name,
@@ -94,6 +116,7 @@ impl TraceValidator {
         }
         let header: TraceFileHeader = bytemuck::pod_read_unaligned(&raw[..HEADER_SIZE]);
         let layout = SectionLayout::from_header(name, &header, true)?;
+        check_limit(name, &layout, self.max_decoded)?;
         if !header.has_flag(flags::COMPRESS) {
             return finish(name, raw, header, layout, Encoding::Plain);
         }
@@ -113,8 +136,8 @@ impl TraceValidator {
         finish(name, bytes, header, layout, Encoding::FlagCompressed)
     }
 
-    /// One zstd call straight into the kept buffer; zstd itself holds the
-    /// output to the declared size and fails on anything else.
+    /// One zstd call straight into the kept buffer's spare capacity; zstd
+    /// itself holds the output to the declared size and fails on anything else.
     fn inflate_declared(
         &mut self,
         name: &str,
@@ -139,13 +162,11 @@ impl TraceValidator {
             .ok()
             .and_then(|d| d.checked_add(HEADER_SIZE))
             .ok_or_else(|| no_memory(name, declared))?;
-        let blocks = total.div_ceil(16);
-        if blocks > self.scratch.len() {
-            self.scratch
-                .try_reserve_exact(blocks - self.scratch.len())
-                .map_err(|_| no_memory(name, total as u64))?;
-            self.scratch.resize(blocks, Block16::default());
-        }
+        self.scratch.clear();
+        self.scratch
+            .try_reserve_exact(total)
+            .map_err(|_| no_memory(name, total as u64))?;
+        self.scratch.extend_from_slice(&raw[..HEADER_SIZE]);
         let decompressor = match &mut self.decompressor {
             Some(decompressor) => decompressor,
             slot @ None => slot
@@ -153,19 +174,39 @@ impl TraceValidator {
                     frame_error(name, format!("cannot create a zstd decoder: {e}"))
                 })?),
         };
-        let out = &mut bytemuck::cast_slice_mut::<Block16, u8>(&mut self.scratch)[..total];
-        out[..HEADER_SIZE].copy_from_slice(&raw[..HEADER_SIZE]);
+        // Written after the header, into capacity reserved above.
+        let mut out = std::io::Cursor::new(&mut self.scratch);
+        out.set_position(HEADER_SIZE as u64);
         let produced = decompressor
-            .decompress_to_buffer(frame, &mut out[HEADER_SIZE..])
+            .decompress_to_buffer(frame, &mut out)
             .map_err(|e| frame_error(name, format!("corrupt zstd data: {e}")))?;
-        if produced as u64 != declared {
+        if produced as u64 != declared || self.scratch.len() != total {
             return Err(frame_error(
                 name,
                 format!("the zstd frame declares {declared} bytes but holds {produced}"),
             ));
         }
-        Ok(&bytemuck::cast_slice::<Block16, u8>(&self.scratch)[..total])
+        Ok(&self.scratch)
     }
+}
+
+/// The decoded size the header implies must be within `max_decoded`.
+pub(crate) fn check_limit(
+    name: &str,
+    layout: &SectionLayout,
+    max_decoded: u64,
+) -> Result<(), TraceError> {
+    if layout.total_len > max_decoded {
+        return Err(TraceError::invalid(
+            name,
+            "header",
+            format!(
+                "the trace decodes to {} bytes, over the {max_decoded}-byte limit",
+                layout.total_len
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn finish<'a>(
@@ -236,6 +277,29 @@ mod tests {
             "same buffer, not a new one"
         );
         assert_eq!(validator.retained_bytes(), kept);
+    }
+
+    #[test]
+    fn traces_over_the_decoded_limit_are_refused_before_decompressing() {
+        let b = builder(4, 64);
+        let plain_len = b.to_bytes().len() as u64;
+        for compression in [
+            Compression::None,
+            Compression::FlagCompress { level: 1 },
+            Compression::WholeFile { level: 1 },
+        ] {
+            let bytes = b.to_bytes_with(compression).unwrap();
+            let mut validator = TraceValidator::new();
+            validator.set_max_decoded(plain_len - 1);
+            let err = validator.validate("big", &bytes).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("over the {}-byte limit", plain_len - 1)),
+                "{compression:?}: {err}"
+            );
+            assert_eq!(validator.retained_bytes(), 0, "{compression:?}");
+            validator.set_max_decoded(plain_len);
+            assert!(validator.validate("big", &bytes).is_ok(), "{compression:?}");
+        }
     }
 
     #[test]
