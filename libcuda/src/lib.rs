@@ -17,8 +17,9 @@
 //!   the emulator takes; [`clock`] models time for events.
 
 pub mod api;
+/// `cuda.h`'s types and constants, shared with the shim.
+pub use prlx_cuda_abi as cu;
 pub mod clock;
-pub mod cu;
 pub mod driver;
 pub mod entry;
 pub mod error_table;

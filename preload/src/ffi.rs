@@ -1,36 +1,15 @@
-//! The slice of `cuda.h` (and `hip_runtime_api.h`) the shim touches: handle
-//! types, the signatures it wraps or calls, and result codes.
+//! The slice of `cuda.h` (and `hip_runtime_api.h`) the shim touches: the
+//! signatures it wraps or calls, over the types `prlx-cuda-abi` shares with
+//! the emulator's libcuda; HIP's own.
 #![allow(non_camel_case_types, clippy::upper_case_acronyms)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
-pub type CUresult = u32;
-pub type CUdeviceptr = u64;
-pub type CUfunction = *mut c_void;
-pub type CUmodule = *mut c_void;
-pub type CUlibrary = *mut c_void;
-pub type CUkernel = *mut c_void;
-pub type CUstream = *mut c_void;
-pub type CUjit_option = c_uint;
-pub type CUlibraryOption = c_uint;
-
-pub const CUDA_SUCCESS: CUresult = 0;
-pub const CUDA_ERROR_NOT_INITIALIZED: CUresult = 3;
-pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;
-
-#[repr(C)]
-pub struct CUlaunchConfig {
-    pub grid_dim_x: c_uint,
-    pub grid_dim_y: c_uint,
-    pub grid_dim_z: c_uint,
-    pub block_dim_x: c_uint,
-    pub block_dim_y: c_uint,
-    pub block_dim_z: c_uint,
-    pub shared_mem_bytes: c_uint,
-    pub h_stream: CUstream,
-    pub attrs: *mut c_void,
-    pub num_attrs: c_uint,
-}
+pub use prlx_cuda_abi::{
+    CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_INITIALIZED,
+    CUDA_MEMCPY2D, CUDA_SUCCESS, CUdeviceptr, CUfunction, CUjit_option, CUkernel, CUlaunchConfig,
+    CUlibrary, CUlibraryOption, CUmodule, CUresult, CUstream,
+};
 
 pub type FnLaunchKernel = unsafe extern "C" fn(
     CUfunction,
@@ -92,33 +71,6 @@ pub type FnMemsetD8 = unsafe extern "C" fn(CUdeviceptr, u8, usize) -> CUresult;
 pub type FnMemcpyHtoD = unsafe extern "C" fn(CUdeviceptr, *const c_void, usize) -> CUresult;
 pub type FnMemcpyDtoH = unsafe extern "C" fn(*mut c_void, CUdeviceptr, usize) -> CUresult;
 pub type FnMemcpy2D = unsafe extern "C" fn(*const CUDA_MEMCPY2D) -> CUresult;
-
-/// `CUmemorytype` values used by the capture's strided copies.
-pub const CU_MEMORYTYPE_HOST: u32 = 1;
-pub const CU_MEMORYTYPE_DEVICE: u32 = 2;
-
-/// `CUDA_MEMCPY2D` as `cuda.h` lays it out for `cuMemcpy2D_v2` (`size_t` fields).
-#[repr(C)]
-pub struct CUDA_MEMCPY2D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_memory_type: u32,
-    pub src_host: *const c_void,
-    pub src_device: CUdeviceptr,
-    pub src_array: *mut c_void,
-    pub src_pitch: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_memory_type: u32,
-    pub dst_host: *mut c_void,
-    pub dst_device: CUdeviceptr,
-    pub dst_array: *mut c_void,
-    pub dst_pitch: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-}
-const _: () = assert!(std::mem::size_of::<CUDA_MEMCPY2D>() == 128);
-const _: () = assert!(std::mem::offset_of!(CUDA_MEMCPY2D, dst_x_in_bytes) == 56);
 pub type FnStreamSynchronize = unsafe extern "C" fn(CUstream) -> CUresult;
 pub type FnFuncGetParamInfo =
     unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult;

@@ -151,8 +151,8 @@ unsafe fn launch_kernel_ex(
     let call = LaunchCall {
         function: f,
         geometry: Geometry {
-            grid: [c.grid_dim_x, c.grid_dim_y, c.grid_dim_z],
-            block: [c.block_dim_x, c.block_dim_y, c.block_dim_z],
+            grid: c.grid_dim,
+            block: c.block_dim,
         },
         shared_bytes: c.shared_mem_bytes,
         stream: c.h_stream,

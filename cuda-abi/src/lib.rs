@@ -1,5 +1,7 @@
-//! The C types and constants of `cuda.h` (CUDA 12.9 / 13.0) that the
-//! exported functions use, with the header's names and values.
+//! The C types and constants of `cuda.h` (CUDA 12.9 / 13.0) that prlx's
+//! driver (`libcuda/`, the emulator as `libcuda.so.1`) exports and its
+//! capture shim (`preload/`) calls, with the header's names and values —
+//! one definition of each layout, checked against the header's offsets.
 #![allow(
     non_camel_case_types,
     non_upper_case_globals,
@@ -20,6 +22,11 @@ pub type CUfunction = *mut c_void;
 pub type CUstream = *mut c_void;
 pub type CUevent = *mut c_void;
 pub type CUlinkState = *mut c_void;
+pub type CUlibrary = *mut c_void;
+pub type CUkernel = *mut c_void;
+/// `CUjit_option` and `CUlibraryOption`: C enums.
+pub type CUjit_option = u32;
+pub type CUlibraryOption = u32;
 
 pub const CUDA_SUCCESS: CUresult = 0;
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
