@@ -186,3 +186,116 @@ fn bad_descriptors_cost_their_launch_or_their_connection_only() {
         .collect();
     assert_eq!(failed.len(), 4, "{failed:?}");
 }
+
+/// A small deterministic generator (xorshift64*), so a failure replays.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One random frame: a request (often a memfd upload), a chunk, an fd frame
+/// with a good, short or missing descriptor, a whole upload, or garbage.
+fn random_frame(rng: &mut Rng, raw: &UnixStream, session: &str, trace: &[u8]) {
+    let mut w = raw;
+    let len = trace.len() as u64;
+    let _ = match rng.below(9) {
+        0 => write_frame(&mut w, FrameKind::Message, &Request::Status.to_payload()),
+        1 | 2 => write_frame(
+            &mut w,
+            FrameKind::Message,
+            &put_request(session, rng.below(1000) as u32, len).to_payload(),
+        ),
+        3 => write_frame(&mut w, FrameKind::Chunk, &trace[..rng.below(len) as usize]),
+        4 => {
+            let good = sealed_memfd(&[trace]).unwrap();
+            send_fd_frame(raw, good.as_fd(), len)
+        }
+        5 => {
+            let cut = rng.below(len) as usize;
+            let short = sealed_memfd(&[&trace[..cut]]).unwrap();
+            send_fd_frame(raw, short.as_fd(), len)
+        }
+        6 => {
+            // An fd frame without its descriptor.
+            let header = FrameHeader {
+                version: prlx_proto::PROTOCOL_VERSION,
+                kind: FrameKind::Fd,
+                len: 8,
+            };
+            w.write_all(&header.encode())
+                .and_then(|()| w.write_all(&len.to_le_bytes()))
+                .map_err(prlx_proto::FrameError::Io)
+        }
+        7 => {
+            // A well-formed upload, whatever came before it.
+            let put = put_request(session, rng.below(1000) as u32, len);
+            let good = sealed_memfd(&[trace]).unwrap();
+            write_frame(&mut w, FrameKind::Message, &put.to_payload())
+                .and_then(|()| send_fd_frame(raw, good.as_fd(), len))
+        }
+        _ => {
+            let garbage: Vec<u8> = (0..rng.below(40)).map(|_| rng.next() as u8).collect();
+            w.write_all(&garbage).map_err(prlx_proto::FrameError::Io)
+        }
+    };
+}
+
+/// Random frame sequences, descriptors included, cost at most their own
+/// connection: the daemon stays up and a bystander's launches are stored.
+#[test]
+fn random_frame_sequences_with_descriptors_never_hurt_the_daemon() {
+    let daemon = Daemon::start("");
+    let mut bystander = daemon.client();
+    let session = create(&mut bystander, "bystander", None);
+    let plain = big_trace(3);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..48 {
+        let mut raw = UnixStream::connect(&daemon.socket).unwrap();
+        raw.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        if rng.below(4) != 0 {
+            hello(&mut raw);
+        }
+        for _ in 0..rng.below(6) + 1 {
+            random_frame(&mut rng, &raw, &session, &plain);
+        }
+        // Drain what the daemon says, then hang up.
+        while read_frame(&mut raw).is_ok() {}
+        drop(raw);
+        bystander
+            .put_launch(&session, &record("k", round), &trace("k", 1), None)
+            .unwrap_or_else(|e| panic!("round {round}: the bystander was hurt: {e}"));
+    }
+    let (info, manifest) = show(&mut bystander, &session);
+    let stored = manifest
+        .launches
+        .iter()
+        .filter(|l| l.kernel == "k" && l.file.is_some())
+        .count();
+    assert_eq!(stored, 48, "{info:?}");
+    // The sequences reached the interesting paths: some random memfd
+    // uploads were stored whole, others refused or cut off.
+    let big = |stored: bool| {
+        manifest
+            .launches
+            .iter()
+            .filter(|l| l.kernel == "big" && l.file.is_some() == stored)
+            .count()
+    };
+    eprintln!(
+        "random memfd uploads: {} stored, {} not",
+        big(true),
+        big(false)
+    );
+    assert!(big(true) > 0 && big(false) > 0);
+}
