@@ -4,42 +4,29 @@
 //! exit codes right. And a process that never calls CUDA: the shim stays
 //! silent and leaves nothing behind.
 
-use prlx_e2e::{Built, Toolchain, repo_root};
+use prlx_e2e::TestApp;
 use prlx_session::Manifest;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The built libraries, the app and its PTX.
-struct Fixture {
-    built: &'static Built,
-    app: PathBuf,
-    ptx: PathBuf,
-    _scratch: tempfile::TempDir,
+struct Fixture(TestApp);
+
+impl std::ops::Deref for Fixture {
+    type Target = TestApp;
+    fn deref(&self) -> &TestApp {
+        &self.0
+    }
 }
 
 fn fixture() -> Option<&'static Fixture> {
     static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
-    FIXTURE.get_or_init(build_fixture).as_ref()
-}
-
-fn build_fixture() -> Option<Fixture> {
-    let tools = Toolchain::find()?;
-    let built = Built::get();
-    let scratch = tempfile::tempdir().unwrap();
-    let app_dir = repo_root().join("preload/tests/app");
-    let ptx = scratch.path().join("kernels.ptx");
-    tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
-    let app = scratch.path().join("fork_app");
-    tools.compile_c(&app_dir.join("fork_app.c"), &app, &built.lib_dir);
-    Some(Fixture {
-        built,
-        app,
-        ptx,
-        _scratch: scratch,
-    })
+    FIXTURE
+        .get_or_init(|| TestApp::build("preload/tests/app", "fork_app.c", &[]).map(Fixture))
+        .as_ref()
 }
 
 /// What one run left: its output, exit code and pid.

@@ -2,47 +2,31 @@
 //! under `LD_PRELOAD=libprlx.so`, must compute the same thing, and the shim
 //! must leave a session describing every launch.
 
-use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
+use prlx_e2e::{TestApp, run_ok};
 use prlx_session::Manifest;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
 /// Everything the tests run: the built libraries, the app, its PTX.
-struct Fixture {
-    built: &'static Built,
-    app: PathBuf,
-    ptx: PathBuf,
-    _scratch: tempfile::TempDir,
+struct Fixture(TestApp);
+
+impl std::ops::Deref for Fixture {
+    type Target = TestApp;
+    fn deref(&self) -> &TestApp {
+        &self.0
+    }
 }
 
 /// Builds the fixture once per test binary; `None` (skip) when the toolchain
 /// is missing and not required.
 fn fixture() -> Option<&'static Fixture> {
     static FIXTURE: OnceLock<Option<Fixture>> = OnceLock::new();
-    FIXTURE.get_or_init(build_fixture).as_ref()
-}
-
-fn build_fixture() -> Option<Fixture> {
-    let tools = Toolchain::find()?;
-    let built = Built::get();
-    let scratch = tempfile::tempdir().unwrap();
-    let app_dir = repo_root().join("preload/tests/app");
-    let ptx = scratch.path().join("kernels.ptx");
-    tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
-    let app = scratch.path().join("capture_app");
-    tools.compile_c_with(
-        &app_dir.join("capture_app.c"),
-        &app,
-        &built.lib_dir,
-        &["-pthread"],
-    );
-    Some(Fixture {
-        built,
-        app,
-        ptx,
-        _scratch: scratch,
-    })
+    FIXTURE
+        .get_or_init(|| {
+            TestApp::build("preload/tests/app", "capture_app.c", &["-pthread"]).map(Fixture)
+        })
+        .as_ref()
 }
 
 impl Fixture {

@@ -7,39 +7,24 @@
 mod common;
 
 use common::Daemon;
-use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
+use prlx_e2e::{TestApp, run_ok};
 use prlx_proto::{Request, Response};
 use prlx_session::Manifest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-struct Fixture {
-    built: &'static Built,
-    app: PathBuf,
-    ptx: PathBuf,
-    _scratch: tempfile::TempDir,
+/// The built libraries, the capture app and its PTX.
+struct Fixture(TestApp);
+
+impl std::ops::Deref for Fixture {
+    type Target = TestApp;
+    fn deref(&self) -> &TestApp {
+        &self.0
+    }
 }
 
 fn fixture() -> Option<Fixture> {
-    let tools = Toolchain::find()?;
-    let built = Built::get();
-    let scratch = tempfile::tempdir().unwrap();
-    let app_dir = repo_root().join("preload/tests/app");
-    let ptx = scratch.path().join("kernels.ptx");
-    tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
-    let app = scratch.path().join("capture_app");
-    tools.compile_c_with(
-        &app_dir.join("capture_app.c"),
-        &app,
-        &built.lib_dir,
-        &["-pthread"],
-    );
-    Some(Fixture {
-        built,
-        app,
-        ptx,
-        _scratch: scratch,
-    })
+    TestApp::build("preload/tests/app", "capture_app.c", &["-pthread"]).map(Fixture)
 }
 
 impl Fixture {

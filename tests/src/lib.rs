@@ -5,7 +5,8 @@
 //! the `PRLX_REQUIRE_TOOLCHAIN` rule: missing tools fail the test when it is
 //! 1, else the test prints a "skipped" line and passes) and [`Built::get`]
 //! (builds the emulator's `libcuda.so.1`, the shim `libprlx.so` and
-//! `prlxctl` into the running test's own target directory). [`cuda12_sdk`]
+//! `prlxctl` into the running test's own target directory); [`TestApp`]
+//! compiles a test application and its kernels against them. [`cuda12_sdk`]
 //! assembles a CUDA 12 SDK from the PyPI wheels for `--cuda-path`.
 //!
 //! The tests: `e2e/capture.rs` (an unmodified driver-API program under the
@@ -204,6 +205,38 @@ impl Built {
             .env("PRLX_TRACE_DIR", trace_dir)
             .env("PRLX_SESSION", session);
         command
+    }
+}
+
+/// A test application beside its kernels: `<dir>/<source>` compiled against
+/// the emulator's libcuda and `<dir>/kernels.cu` compiled to PTX, both in a
+/// scratch directory that lives as long as this value.
+pub struct TestApp {
+    pub built: &'static Built,
+    pub app: PathBuf,
+    pub ptx: PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+impl TestApp {
+    /// Builds it with `cflags`; `None` (skip) when the toolchain is missing
+    /// and not required.
+    pub fn build(dir: &str, source: &str, cflags: &[&str]) -> Option<TestApp> {
+        let tools = Toolchain::find()?;
+        let built = Built::get();
+        let scratch = tempfile::tempdir().expect("a scratch directory");
+        let app_dir = repo_root().join(dir);
+        let ptx = scratch.path().join("kernels.ptx");
+        tools.compile_ptx(&app_dir.join("kernels.cu"), &ptx);
+        let name = Path::new(source).file_stem().expect("a source file name");
+        let app = scratch.path().join(name);
+        tools.compile_c_with(&app_dir.join(source), &app, &built.lib_dir, cflags);
+        Some(TestApp {
+            built,
+            app,
+            ptx,
+            _scratch: scratch,
+        })
     }
 }
 
