@@ -55,20 +55,16 @@ pub fn map_memfd(
         .ok_or("the announced payload size overflows")?;
     prlx_proto::memfd::check_sealed(fd.as_fd(), total)?;
     let file = std::fs::File::from(fd);
-    let map = |offset: u64, len: u64| -> Result<Option<Mmap>, String> {
-        if len == 0 {
-            return Ok(None);
+    let trace = match trace_bytes {
+        0 => Received::Bytes(Vec::new()),
+        n => {
+            let len = usize::try_from(n).map_err(|_| "the trace does not fit in memory")?;
+            // SAFETY: the file is sealed against writes and shrinking
+            // (checked above), so the mapped bytes cannot change or vanish.
+            let map = unsafe { MmapOptions::new().len(len).map(&file) }
+                .map_err(|e| format!("cannot map the payload memfd: {e}"))?;
+            Received::Mapped(map)
         }
-        let len = usize::try_from(len).map_err(|_| "the payload does not fit in memory")?;
-        // SAFETY: the file is sealed against writes and shrinking
-        // (checked above), so the mapped bytes cannot change or vanish.
-        unsafe { MmapOptions::new().offset(offset).len(len).map(&file) }
-            .map(Some)
-            .map_err(|e| format!("cannot map the payload memfd: {e}"))
-    };
-    let trace = match map(0, trace_bytes)? {
-        Some(map) => Received::Mapped(map),
-        None => Received::Bytes(Vec::new()),
     };
     let sites = match site_table_bytes {
         0 => Vec::new(),

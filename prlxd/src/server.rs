@@ -328,32 +328,28 @@ impl Daemon {
         record: prlx_session::LaunchRecord,
         upload: Upload,
     ) -> bool {
-        let Upload {
-            trace_bytes,
-            site_table_bytes,
-            site_table_image,
-            transfer,
-        } = upload;
-        let total = trace_bytes.saturating_add(site_table_bytes);
-        let ticket =
-            match self
-                .store
-                .begin_launch(uid, session, record, trace_bytes, site_table_bytes)
-            {
-                Ok(ticket) => ticket,
-                Err(e) => {
-                    // Refused: consume what the client is sending so the stream
-                    // stays in step, then say why. The client carries on.
-                    tracing::warn!(uid, session, "launch refused: {e}");
-                    if conn.discard_upload(transfer, total).await.is_err() {
-                        return false;
-                    }
-                    return conn
-                        .send(&Response::error(e.code(), e.to_string()))
-                        .await
-                        .is_ok();
+        let total = upload.total();
+        let ticket = match self.store.begin_launch(
+            uid,
+            session,
+            record,
+            upload.trace_bytes,
+            upload.site_table_bytes,
+        ) {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                // Refused: consume what the client is sending so the stream
+                // stays in step, then say why. The client carries on.
+                tracing::warn!(uid, session, "launch refused: {e}");
+                if conn.discard_upload(upload.transfer, total).await.is_err() {
+                    return false;
                 }
-            };
+                return conn
+                    .send(&Response::error(e.code(), e.to_string()))
+                    .await
+                    .is_ok();
+            }
+        };
         let (trace, sites) = match receive(conn, &upload).await {
             Receive::Complete(trace, sites) => (trace, sites),
             Receive::Refused(code, message) => {
@@ -376,7 +372,7 @@ impl Daemon {
             return false;
         };
         let store = self.store.clone();
-        let site_table = site_table_image.map(|image| (image, sites));
+        let site_table = upload.site_table_image.map(|image| (image, sites));
         let stored =
             tokio::task::spawn_blocking(move || store.finish_launch(ticket, trace, site_table))
                 .await;
@@ -451,6 +447,12 @@ struct Upload {
     transfer: Transfer,
 }
 
+impl Upload {
+    fn total(&self) -> u64 {
+        self.trace_bytes.saturating_add(self.site_table_bytes)
+    }
+}
+
 enum Receive {
     /// The trace and the site table.
     Complete(Received, Vec<u8>),
@@ -461,7 +463,7 @@ enum Receive {
 }
 
 async fn receive(conn: &mut Connection, upload: &Upload) -> Receive {
-    let total = upload.trace_bytes.saturating_add(upload.site_table_bytes);
+    let total = upload.total();
     match upload.transfer {
         Transfer::Memfd => {
             let fd = match conn.read_memfd(total).await {

@@ -639,8 +639,8 @@ impl Store {
         launches.insert(at, ticket.record);
         state.pending -= 1;
         state.unflushed_intents.push(ticket.intent);
-        // Store now when the session is quiet; a burst is stored by
-        // `flush_dirty` at most MANIFEST_INTERVAL later.
+        // Store now when the session is quiet; a burst is stored by the
+        // daemon's periodic `flush_all`, at most MANIFEST_INTERVAL later.
         if state.pending == 0 && state.last_store.elapsed() >= MANIFEST_INTERVAL {
             if let Err(e) = session.flush(&mut state) {
                 tracing::error!(session = %session.name, "cannot store the manifest: {e}");
