@@ -487,11 +487,18 @@ fn systemd_socket_activation_serves_the_passed_socket() {
         .args(["--socket", "/nonexistent/never-bound.sock", "--state-dir"])
         .arg(dir.path().join("state"))
         .env("PRLX_LOG", "warn");
-    // SAFETY: dup2 is async-signal-safe; it puts the listener at fd 3 as
-    // systemd does (dup2 clears FD_CLOEXEC on the copy).
+    // SAFETY: dup2 and fcntl are async-signal-safe. The listener goes to
+    // fd 3 as systemd puts it, inheritable: dup2 clears FD_CLOEXEC on the
+    // copy, but when the listener already is fd 3, dup2 does nothing and
+    // the flag must be cleared by hand.
     unsafe {
         command.pre_exec(move || {
-            if libc::dup2(fd, 3) < 0 {
+            let inherited = if fd == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, 3)
+            };
+            if inherited < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -499,8 +506,11 @@ fn systemd_socket_activation_serves_the_passed_socket() {
     }
     let mut child = command.spawn().unwrap();
     let mut client = None;
+    // Bounded: the test still holds the listener, so a daemon that died
+    // would leave a connection that is accepted by no one and never answered.
     wait_for("the activated daemon", Duration::from_secs(20), || {
-        client = prlx_proto::Client::connect(&path, "test").ok();
+        client =
+            prlx_proto::Client::connect_timeout(&path, "test", Some(Duration::from_secs(5))).ok();
         client.is_some()
     });
     let mut client = client.unwrap();
