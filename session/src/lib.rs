@@ -255,12 +255,19 @@ impl Manifest {
     /// Writes the manifest crash-safely (see [`write_atomically`]).
     pub fn store(&self, dir: impl AsRef<Path>) -> Result<(), SessionError> {
         let path = dir.as_ref().join(MANIFEST_NAME);
-        let mut json = serde_json::to_vec_pretty(self).map_err(|e| SessionError::Io {
+        let json = self.to_json().map_err(|message| SessionError::Io {
             path: path.display().to_string(),
-            message: format!("cannot encode manifest: {e}"),
+            message,
         })?;
-        json.push(b'\n');
         write_atomically(&path, &json)
+    }
+
+    /// The manifest as stored: pretty JSON and a final newline.
+    pub fn to_json(&self) -> Result<Vec<u8>, String> {
+        let mut json =
+            serde_json::to_vec_pretty(self).map_err(|e| format!("cannot encode manifest: {e}"))?;
+        json.push(b'\n');
+        Ok(json)
     }
 
     /// The launch of `kernel` with index `launch_index`, if recorded.
@@ -309,6 +316,74 @@ pub fn kernel_file_stem(kernel: &str, max_chars: usize) -> String {
         "kernel".into()
     } else {
         stem
+    }
+}
+
+/// The longest session name, in bytes (names are directory names anyone types).
+pub const MAX_SESSION_NAME: usize = 96;
+
+/// Checks a session name: 1 to [`MAX_SESSION_NAME`] of `[A-Za-z0-9._+-]`,
+/// not starting with `.` (so never `.`, `..` or a hidden file). The shim and
+/// the daemon both apply this rule; the error says what is wrong.
+pub fn check_session_name(name: &str) -> Result<(), String> {
+    let problem = if name.is_empty() {
+        "is empty"
+    } else if name.len() > MAX_SESSION_NAME {
+        "is longer than 96 characters"
+    } else if name.starts_with('.') {
+        "starts with '.'"
+    } else if !name.chars().all(session_name_char) {
+        "holds characters other than [A-Za-z0-9._+-]"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "session name {name:?} {problem}: use 1-{MAX_SESSION_NAME} of [A-Za-z0-9._+-], not starting with '.'"
+    ))
+}
+
+fn session_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+')
+}
+
+/// The nearest valid session name to `name`: other characters become `_`,
+/// leading dots are dropped, and the name is cut to [`MAX_SESSION_NAME`]
+/// bytes; `session` when nothing is left.
+pub fn session_name_from(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if session_name_char(c) { c } else { '_' })
+        .skip_while(|&c| c == '.')
+        .take(MAX_SESSION_NAME)
+        .collect();
+    if cleaned.is_empty() {
+        "session".into()
+    } else {
+        cleaned
+    }
+}
+
+/// The file name of a captured launch's trace in a session directory the
+/// shim writes: `<kernel>_<launch>.prlx` when the kernel's name is a plain
+/// identifier of at most 96 characters (every name the demo and PRLX
+/// produce), else `<readable stem>-<FNV-1a of the whole name>_<launch>.prlx`.
+/// Plain names never hold `-`, so the two shapes never meet, and names that
+/// share a prefix or differ only in characters a file name can't hold
+/// (`ns::k<int>` and `ns__k_int_`) get different files.
+pub fn trace_file_name(kernel: &str, launch_index: u32) -> String {
+    let plain = !kernel.is_empty()
+        && kernel.len() <= 96
+        && kernel
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        format!("{kernel}_{launch_index}.prlx")
+    } else {
+        format!(
+            "{}-{:016x}_{launch_index}.prlx",
+            kernel_file_stem(kernel, 64),
+            fnv1a64(kernel.as_bytes())
+        )
     }
 }
 
@@ -431,6 +506,65 @@ mod tests {
         assert_eq!(kernel_file_stem("ns::k<int>", 96), "ns__k_int_");
         assert_eq!(kernel_file_stem("", 96), "kernel");
         assert_eq!(kernel_file_stem("abcdef", 4), "abcd");
+    }
+
+    #[test]
+    fn session_names_are_checked_in_one_place() {
+        for good in ["run-a", "a.b+c_d", "x", &"n".repeat(96)] {
+            assert_eq!(check_session_name(good), Ok(()), "{good}");
+        }
+        for (bad, why) in [
+            ("", "is empty"),
+            (".hidden", "starts with '.'"),
+            ("..", "starts with '.'"),
+            ("a/b", "characters other than"),
+            ("run a", "characters other than"),
+            (&"n".repeat(97), "longer than 96"),
+        ] {
+            let err = check_session_name(bad).unwrap_err();
+            assert!(
+                err.contains(why) && err.contains("session name"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(session_name_from("../run a"), "_run_a");
+        assert_eq!(session_name_from(".hidden"), "hidden");
+        assert_eq!(session_name_from("..."), "session");
+        assert_eq!(session_name_from(&"n".repeat(200)).len(), 96);
+        for raw in ["../run a", ".x", "", "é", &".".repeat(300)] {
+            let name = session_name_from(raw);
+            assert_eq!(check_session_name(&name), Ok(()), "{raw:?} -> {name:?}");
+        }
+    }
+
+    #[test]
+    fn trace_file_names_are_readable_and_unique() {
+        assert_eq!(trace_file_name("classify", 0), "classify_0.prlx");
+        assert_eq!(trace_file_name("_Z6reducePfi", 12), "_Z6reducePfi_12.prlx");
+        // Names sharing their first 96 characters, or mapping to the same
+        // stem, still get their own files.
+        let long = "k".repeat(96);
+        let names = [
+            format!("{long}a"),
+            format!("{long}b"),
+            "ns::k<int>".to_owned(),
+            "ns__k_int_".to_owned(),
+            "ns::k<int*>".to_owned(),
+            String::new(),
+            long.clone(),
+        ];
+        let files: std::collections::HashSet<String> =
+            names.iter().map(|n| trace_file_name(n, 0)).collect();
+        assert_eq!(files.len(), names.len(), "{files:?}");
+        let cpp = trace_file_name("ns::k<int>", 3);
+        assert!(
+            cpp.starts_with("ns__k_int_-") && cpp.ends_with("_3.prlx"),
+            "{cpp}"
+        );
+        for file in &files {
+            assert!(file.len() < 128, "{file}");
+            assert!(!file.contains('/') && !file.starts_with('.'), "{file}");
+        }
     }
 
     #[test]
