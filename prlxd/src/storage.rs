@@ -676,21 +676,10 @@ impl Store {
     }
 }
 
-/// Session names are single path components anyone can type.
+/// Session names are single path components anyone can type; the shim
+/// checks the same rule (`prlx_session::check_session_name`).
 fn check_name(name: &str) -> Result<(), StoreError> {
-    let ok = !name.is_empty()
-        && name.len() <= 96
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'));
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::BadName(format!(
-            "session name {name:?}: use 1-96 of [A-Za-z0-9._+-], not starting with '.'"
-        )))
-    }
+    prlx_session::check_session_name(name).map_err(StoreError::BadName)
 }
 
 fn validate_record(record: &LaunchRecord) -> Result<(), StoreError> {
