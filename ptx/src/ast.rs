@@ -596,10 +596,11 @@ impl Component {
     }
 }
 
-/// A register reference: `%r1`, `%tid.x` (`name: "%tid"`, `component: Some(X)`), `%laneid`.
+/// A register reference: `%r1`, `%tid.x` (`name: "%tid"`, `component: Some(X)`), `%laneid`,
+/// or a register declared without `%` (`.reg .u64 in_addr;` → `name: "in_addr"`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Register {
-    /// The name including its `%`.
+    /// The name as declared, including its `%` if it has one.
     pub name: String,
     pub component: Option<Component>,
 }

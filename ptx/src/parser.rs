@@ -32,6 +32,11 @@ struct Parser<'a> {
     lookahead: [Token<'a>; LOOKAHEAD],
     buffered: usize,
     file: &'a str,
+    /// Registers declared without a `%` (`.reg .u64 in_addr;`), one entry
+    /// per open `{ }` scope (the function's outermost scope holds its `.reg`
+    /// parameters). PTX spells such names like variables, so an identifier
+    /// operand is a register exactly when one of these declares it.
+    bare_regs: Vec<Vec<RegName>>,
 }
 
 impl<'a> Parser<'a> {
@@ -41,6 +46,28 @@ impl<'a> Parser<'a> {
             lookahead: [Token::EOF; LOOKAHEAD],
             buffered: 0,
             file,
+            bare_regs: Vec::new(),
+        }
+    }
+
+    /// Whether `name` (an identifier, no `%`) names a register declared in
+    /// an open scope: `in_addr`, or `r3` after `.reg .b32 r<4>;`.
+    fn is_bare_register(&self, name: &str) -> bool {
+        self.bare_regs.iter().flatten().any(|r| match r.range {
+            None => r.name == name,
+            Some(n) => name.strip_prefix(r.name.as_str()).is_some_and(|digits| {
+                !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && (digits == "0" || !digits.starts_with('0'))
+                    && digits.parse::<u32>().is_ok_and(|i| i < n)
+            }),
+        })
+    }
+
+    /// Remembers the `%`-less names of a declaration in the innermost scope.
+    fn declare_bare(&mut self, names: &[RegName]) {
+        if let Some(scope) = self.bare_regs.last_mut() {
+            scope.extend(names.iter().filter(|n| !n.name.starts_with('%')).cloned());
         }
     }
 
@@ -430,7 +457,21 @@ impl<'a> Parser<'a> {
                 return Err(self.unexpected(open, "`{` opening the function body or `;`"));
             }
             self.next()?;
-            Some(self.block_body(1)?)
+            let reg_params: Vec<RegName> = returns
+                .iter()
+                .chain(&params)
+                .filter(|p| p.space == ParamSpace::Reg)
+                .map(|p| RegName {
+                    name: p.name.clone(),
+                    range: None,
+                })
+                .collect();
+            self.bare_regs.clear();
+            self.bare_regs.push(Vec::new());
+            self.declare_bare(&reg_params);
+            let body = self.block_body(1);
+            self.bare_regs.clear();
+            Some(body?)
         };
         Ok(Function {
             linkage,
@@ -732,7 +773,10 @@ impl<'a> Parser<'a> {
                     return Err(self.error(tok.span, "`{ }` scopes nested too deeply"));
                 }
                 self.next()?;
-                let body = self.block_body(depth + 1)?;
+                self.bare_regs.push(Vec::new());
+                let body = self.block_body(depth + 1);
+                self.bare_regs.pop();
+                let body = body?;
                 Ok(Statement::Scope(Scope {
                     body,
                     span: tok.span,
@@ -796,6 +840,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect_semicolon()?;
+        self.declare_bare(&names);
         Ok(RegDecl {
             align,
             vector,
@@ -903,7 +948,12 @@ impl<'a> Parser<'a> {
         let span = self.peek()?.span;
         let guard = if self.eat(TokenKind::At)? {
             let negated = self.eat(TokenKind::Bang)?;
-            let reg = self.expect(TokenKind::Register, "a predicate register after `@`")?;
+            let reg = self.next()?;
+            let is_reg = reg.kind == TokenKind::Register
+                || (reg.kind == TokenKind::Ident && self.is_bare_register(reg.text));
+            if !is_reg {
+                return Err(self.unexpected(reg, "a predicate register after `@`"));
+            }
             Some(Guard {
                 register: Register::new(reg.text),
                 negated,
@@ -935,8 +985,20 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// Whether the next token starts a register: `%r1`, or a declared `%`-less name.
+    fn at_register(&mut self) -> PResult<bool> {
+        let tok = self.peek()?;
+        Ok(tok.kind == TokenKind::Register
+            || (tok.kind == TokenKind::Ident && self.is_bare_register(tok.text)))
+    }
+
     fn register(&mut self) -> PResult<Register> {
-        let tok = self.expect(TokenKind::Register, "a register")?;
+        let tok = self.next()?;
+        let is_reg = tok.kind == TokenKind::Register
+            || (tok.kind == TokenKind::Ident && self.is_bare_register(tok.text));
+        if !is_reg {
+            return Err(self.unexpected(tok, "a register"));
+        }
         let mut reg = Register::new(tok.text);
         let next = self.peek()?;
         if next.kind == TokenKind::Directive && !next.spaced {
@@ -962,8 +1024,9 @@ impl<'a> Parser<'a> {
         if depth >= MAX_OPERAND_NESTING {
             return Err(self.error(tok.span, "operand lists cannot nest here"));
         }
+        let bare_register = tok.kind == TokenKind::Ident && self.is_bare_register(tok.text);
         match tok.kind {
-            TokenKind::Register => {
+            _ if tok.kind == TokenKind::Register || bare_register => {
                 let reg = self.register()?;
                 if self.eat(TokenKind::Pipe)? {
                     let second = self.register()?;
@@ -1026,6 +1089,7 @@ impl<'a> Parser<'a> {
         let tok = self.peek()?;
         let base = match tok.kind {
             TokenKind::Register => AddressBase::Register(self.register()?),
+            TokenKind::Ident if self.at_register()? => AddressBase::Register(self.register()?),
             TokenKind::Ident => {
                 self.next()?;
                 AddressBase::Symbol(tok.text.to_string())

@@ -487,3 +487,85 @@ fn texture_operands() {
     assert_eq!(a.base, AddressBase::Symbol("tex0".into()));
     assert_eq!(a.trailing[0], Operand::Symbol("smp0".into()));
 }
+
+/// Registers declared without `%` are registers wherever they are used:
+/// operands, guards, addresses, predicate pairs, negations, vector lists and
+/// component selectors; names that are not declared stay symbols.
+#[test]
+fn registers_without_percent() {
+    let body = body_of(
+        ".reg .u64 in_addr;\n.reg .pred p, q;\n.reg .b32 r<3>;\n.reg .v4 .f32 v;\n\
+         ld.param.u64 in_addr, [in_addr_param];\n\
+         @!p ld.global.u32 r0, [in_addr+8];\n\
+         setp.lt.u32 p|q, r1, r2;\n\
+         selp.b32 r2, r0, r1, !q;\n\
+         mov.f32 v.x, v.a;\n\
+         mov.b32 r3, r2;\n\
+         { .reg .b32 inner; mov.b32 inner, r0; }\n\
+         mov.b32 r1, inner;",
+    );
+    let insts: Vec<&Instruction> = body
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Instruction(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        insts[0].operands,
+        vec![
+            Operand::Register(reg("in_addr")),
+            Operand::Address(Address {
+                base: AddressBase::Symbol("in_addr_param".into()),
+                offset: 0,
+                trailing: vec![],
+            }),
+        ]
+    );
+    assert_eq!(
+        insts[1].guard,
+        Some(Guard {
+            register: reg("p"),
+            negated: true
+        })
+    );
+    assert_eq!(
+        insts[1].operands[1],
+        Operand::Address(Address {
+            base: AddressBase::Register(reg("in_addr")),
+            offset: 8,
+            trailing: vec![],
+        })
+    );
+    assert_eq!(
+        insts[2].operands[0],
+        Operand::PredicatePair(reg("p"), reg("q"))
+    );
+    assert_eq!(insts[3].operands[3], Operand::Not(reg("q")));
+    let comp = |c| Register {
+        name: "v".into(),
+        component: Some(c),
+    };
+    assert_eq!(
+        insts[4].operands,
+        vec![
+            Operand::Register(comp(Component::X)),
+            Operand::Register(comp(Component::W))
+        ]
+    );
+    // `r<3>` declares r0..r2: `r3` is not a register.
+    assert_eq!(insts[5].operands[0], Operand::Symbol("r3".into()));
+    // A scope's registers end with the scope.
+    assert_eq!(insts[6].operands[1], Operand::Symbol("inner".into()));
+    // Printing keeps the names, and the printed text parses to the same tree.
+    let src = format!(
+        "{HEADER}.visible .func (.reg .b32 out) f(.reg .b32 a, .reg .b32 b)\n{{\nadd.s32 out, a, b;\nret;\n}}\n"
+    );
+    let m = parse_ok(&src);
+    let f = m.function("f").unwrap();
+    let add = f.instructions().next().unwrap();
+    assert_eq!(add.operands[0], Operand::Register(reg("out")));
+    assert_eq!(add.operands[2], Operand::Register(reg("b")));
+    let again = parse_ok(&m.to_string());
+    assert!(same_module(&m, &again));
+}
