@@ -42,6 +42,14 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
             continue;
         };
         let size = std::fs::metadata(dir.join(&file)).map(|m| m.len()).ok();
+        if let (Some(size), Some(recorded)) = (size, launch.trace_bytes) {
+            if recorded != size && older_accounting(dir, launch, size) {
+                // Written by a daemon that counted the module's site table
+                // in the first launch's trace_bytes: the trace is whole.
+                launch.trace_bytes = Some(size);
+                continue;
+            }
+        }
         if size.is_none() || (launch.trace_bytes.is_some() && size != launch.trace_bytes) {
             launch.file = None;
             launch.trace_bytes = None;
@@ -115,4 +123,16 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
         stored_bytes,
         repaired,
     })
+}
+
+/// Whether `launch.trace_bytes` is the trace file's `size` plus its site
+/// map's, as daemons before the fix recorded a module's first launch.
+fn older_accounting(dir: &Path, launch: &prlx_session::LaunchRecord, size: u64) -> bool {
+    let Some(site_map) = &launch.site_map else {
+        return false;
+    };
+    let Ok(sites) = std::fs::metadata(dir.join(site_map)) else {
+        return false;
+    };
+    size.checked_add(sites.len()) == launch.trace_bytes
 }

@@ -567,6 +567,7 @@ impl Store {
             site_map = Some(name);
         }
         let mut file = None;
+        let mut trace_len = 0u64;
         if let Some(name) = ticket.trace_file.clone() {
             let path = dir.join(&name);
             let config = self.config();
@@ -589,6 +590,7 @@ impl Store {
                 }) {
                 Ok(len) => {
                     stored += len;
+                    trace_len = len;
                     file = Some(name);
                 }
                 Err(e) => {
@@ -603,7 +605,10 @@ impl Store {
         }
         let mut ticket = ticket;
         ticket.record.file = file;
-        ticket.record.trace_bytes = ticket.record.file.as_ref().map(|_| stored);
+        // The trace file's own size: recovery compares it with the file. (The
+        // site table stored with the module's first launch counts toward
+        // `stored`, not here.)
+        ticket.record.trace_bytes = ticket.record.file.as_ref().map(|_| trace_len);
         self.commit(ticket, site_map, stored, None, false);
         Ok((seq, stored))
     }

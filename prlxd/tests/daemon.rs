@@ -570,3 +570,53 @@ fn sighup_reloads_the_config_and_retention_removes_the_oldest_sessions_first() {
         Response::Status { .. }
     ));
 }
+
+/// A restart (even a clean SIGTERM) keeps the first launch of each module:
+/// its record counts the trace's bytes only, not the site table sent with
+/// it. A state directory written by an older daemon (site table counted in
+/// `trace_bytes`) is still served whole.
+#[test]
+fn a_restart_keeps_the_launch_that_carried_the_site_table() {
+    let mut daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let session = create(&mut client, "restarted", None);
+    let bytes = trace("k", 1);
+    let sites = br#"{"sites": [{"id": 0, "file": "k.cu", "line": 3}]}"#;
+    client
+        .put_launch(&session, &record("k", 0), &bytes, Some((7, &sites[..])))
+        .unwrap();
+    client
+        .put_launch(&session, &record("k", 1), &bytes, Some((7, &[][..])))
+        .unwrap();
+    drop(client);
+    assert!(daemon.terminate().success());
+    let dir = daemon.session_dir(0, &session);
+    let check = |daemon: &Daemon| {
+        let mut client = daemon.client();
+        let (info, manifest) = show(&mut client, &session);
+        assert_eq!((info.launches, info.captured, info.incomplete), (2, 2, 0));
+        for launch in &manifest.launches {
+            let file = launch.file.as_ref().expect("the trace is served");
+            assert!(!launch.incomplete, "{launch:?}");
+            assert_eq!(
+                launch.site_map.as_deref(),
+                Some("sites-0000000000000007.json")
+            );
+            assert_eq!(
+                launch.trace_bytes,
+                Some(std::fs::metadata(dir.join(file)).unwrap().len())
+            );
+        }
+    };
+    daemon.spawn();
+    check(&daemon);
+    // An older daemon's accounting: the first launch's trace_bytes included
+    // the site table.
+    assert!(daemon.terminate().success());
+    let mut manifest = Manifest::load(&dir).unwrap();
+    let first = &mut manifest.launches[0];
+    first.trace_bytes = Some(first.trace_bytes.unwrap() + sites.len() as u64);
+    manifest.store(&dir).unwrap();
+    daemon.spawn();
+    check(&daemon);
+}
