@@ -340,13 +340,17 @@ fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
         return Ok(0);
     }
     println!(
-        "session {} (uid {}): {} launches, {} captured, {} incomplete, {}",
+        "session {} (uid {}): {} launches, {} captured, {} incomplete, {}{}",
         info.name,
         info.uid,
         info.launches,
         info.captured,
         info.incomplete,
-        human_bytes(info.stored_bytes)
+        human_bytes(info.stored_bytes),
+        match info.dropped {
+            0 => String::new(),
+            n => format!(", {n} dropped (not in the session)"),
+        }
     );
     if !manifest.command.is_empty() {
         println!("command: {}", manifest.command.join(" "));

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 pub enum StoreError {
     #[error("no session {0:?}")]
     NotFound(String),
-    #[error("session {0:?} belongs to another user")]
+    #[error("session {0:?}: permission denied")]
     PermissionDenied(String),
     #[error("quota exceeded: {0}")]
     Quota(String),
@@ -86,6 +86,9 @@ struct SessionState {
     stored_bytes: u64,
     /// Intents whose launches are in memory but not yet in the stored manifest.
     unflushed_intents: Vec<PathBuf>,
+    /// The manifest changed in memory (dropped launches counted) since it
+    /// was last stored.
+    dirty: bool,
     /// When the manifest was last stored; launches in a burst are stored
     /// together (their intents cover them meanwhile).
     last_store: Instant,
@@ -145,6 +148,7 @@ impl Session {
         for intent in state.unflushed_intents.drain(..) {
             let _ = std::fs::remove_file(intent);
         }
+        state.dirty = false;
         state.last_store = Instant::now();
         Ok(())
     }
@@ -161,6 +165,7 @@ fn info_of(session: &Session, state: &SessionState) -> SessionInfo {
         stored_bytes: state.stored_bytes,
         created: state.manifest.created_ns / 1_000_000_000,
         baseline: state.manifest.baseline.clone(),
+        dropped: state.manifest.dropped_launches,
     }
 }
 
@@ -255,6 +260,7 @@ impl Store {
                 pending: 0,
                 stored_bytes,
                 unflushed_intents: Vec::new(),
+                dirty: false,
                 last_store: Instant::now(),
                 deleted: false,
             }),
@@ -347,6 +353,7 @@ impl Store {
                     pending: 0,
                     stored_bytes: 0,
                     unflushed_intents: Vec::new(),
+                    dirty: false,
                     last_store: Instant::now(),
                     deleted: false,
                 }),
@@ -367,12 +374,14 @@ impl Store {
             let uid: u32 = uid
                 .parse()
                 .map_err(|_| StoreError::BadName(format!("{name:?}: expected UID/SESSION")))?;
-            let session = sessions
-                .get(&(uid, rest.to_owned()))
-                .ok_or_else(|| StoreError::NotFound(name.to_owned()))?;
+            // Refused before looking: whether another user has a session
+            // of that name is theirs to know.
             if caller != 0 && caller != uid {
                 return Err(StoreError::PermissionDenied(name.to_owned()));
             }
+            let session = sessions
+                .get(&(uid, rest.to_owned()))
+                .ok_or_else(|| StoreError::NotFound(name.to_owned()))?;
             return Ok(session.clone());
         }
         if let Some(session) = sessions.get(&(caller, name.to_owned())) {
@@ -454,7 +463,7 @@ impl Store {
         &self,
         caller: u32,
         name: &str,
-        mut record: LaunchRecord,
+        record: LaunchRecord,
         trace_bytes: u64,
         site_table_bytes: u64,
     ) -> Result<LaunchTicket, StoreError> {
@@ -462,6 +471,34 @@ impl Store {
         if session.uid != caller {
             return Err(StoreError::PermissionDenied(name.to_owned()));
         }
+        self.reserve_launch(
+            &session,
+            caller,
+            name,
+            record,
+            trace_bytes,
+            site_table_bytes,
+        )
+        .inspect_err(|e| {
+            if !matches!(e, StoreError::Io { .. } | StoreError::NotFound(_)) {
+                // Refused: the application made this launch, so the
+                // session must not look complete without it.
+                let mut state = session.lock();
+                state.manifest.dropped_launches += 1;
+                state.dirty = true;
+            }
+        })
+    }
+
+    fn reserve_launch(
+        &self,
+        session: &Arc<Session>,
+        caller: u32,
+        name: &str,
+        mut record: LaunchRecord,
+        trace_bytes: u64,
+        site_table_bytes: u64,
+    ) -> Result<LaunchTicket, StoreError> {
         validate_record(&record)?;
         let config = self.config();
         if trace_bytes > config.max_trace_bytes {
@@ -672,7 +709,7 @@ impl Store {
         let sessions: Vec<Arc<Session>> = self.sessions_lock().values().cloned().collect();
         for session in sessions {
             let mut state = session.lock();
-            if !state.unflushed_intents.is_empty() {
+            if state.dirty || !state.unflushed_intents.is_empty() {
                 if let Err(e) = session.flush(&mut state) {
                     tracing::error!(session = %session.name, "cannot store the manifest: {e}");
                 }
@@ -726,4 +763,35 @@ pub fn now_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `UID/NAME` of another user answers the same whether or not that user
+    /// has such a session: the error reveals no names.
+    #[test]
+    fn another_users_names_are_not_revealed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Config::default()).unwrap();
+        store
+            .create_session(1000, "secret", None, vec![], 0)
+            .unwrap();
+        let existing = store.resolve(1001, "1000/secret").err().unwrap();
+        let missing = store.resolve(1001, "1000/no-such").err().unwrap();
+        assert_eq!(existing.code(), missing.code());
+        assert_eq!(existing.code(), ErrorCode::PermissionDenied);
+        assert!(!existing.to_string().contains("another user"), "{existing}");
+        // By plain name another user's session is simply not found.
+        let by_name = store.resolve(1001, "secret").err().unwrap();
+        assert_eq!(by_name.code(), ErrorCode::NotFound);
+        // The owner and root still find it.
+        assert!(store.resolve(1000, "1000/secret").is_ok());
+        assert!(store.resolve(0, "1000/secret").is_ok());
+        assert_eq!(
+            store.resolve(0, "1000/no-such").err().unwrap().code(),
+            ErrorCode::NotFound
+        );
+    }
 }

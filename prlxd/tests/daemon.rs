@@ -620,3 +620,32 @@ fn a_restart_keeps_the_launch_that_carried_the_site_table() {
     daemon.spawn();
     check(&daemon);
 }
+
+/// A launch the daemon refuses (a quota, a bad record) is counted as
+/// dropped, so the session never looks complete.
+#[test]
+fn refused_launches_are_counted_as_dropped() {
+    let daemon = Daemon::start("max_launches_per_session = 2\n");
+    let mut client = daemon.client();
+    let session = create(&mut client, "refusals", None);
+    let bytes = trace("k", 1);
+    for i in 0..2 {
+        client
+            .put_launch(&session, &record("k", i), &bytes, None)
+            .unwrap();
+    }
+    for i in 2..5 {
+        let err = client
+            .put_launch(&session, &record("k", i), &bytes, None)
+            .unwrap_err();
+        assert_eq!(err.code(), Some(ErrorCode::QuotaExceeded), "{err}");
+    }
+    let (info, manifest) = show(&mut client, &session);
+    assert_eq!(info.launches, 2);
+    assert_eq!(info.dropped, 3, "{info:?}");
+    assert_eq!(manifest.dropped_launches, 3);
+    let dir = daemon.session_dir(client.uid, &session);
+    wait_for("the stored manifest", Duration::from_secs(5), || {
+        Manifest::load(&dir).is_ok_and(|m| m.dropped_launches == 3)
+    });
+}

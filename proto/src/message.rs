@@ -193,6 +193,10 @@ pub struct SessionInfo {
     pub created: u64,
     #[serde(default)]
     pub baseline: Option<String>,
+    /// Launches the application made that are not in the session: past its
+    /// own capture limit, or refused by the daemon (a quota, a bad record).
+    #[serde(default)]
+    pub dropped: u64,
 }
 
 /// The differ's knobs a client may set; part of the cache key.
