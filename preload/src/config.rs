@@ -13,7 +13,7 @@
 //! | `PRLX_MAX_LAUNCHES` | stop recording after this many launches | unlimited |
 //! | `PRLX_BASELINE` | with a daemon: diff each launch against this session as it arrives | unset |
 //! | `PRLX_LOG` | `off`, `error`, `warn`, `info`, `debug` | `warn` |
-//! | `PRLX_DISABLE` | `1`: pass every call through untouched | unset |
+//! | `PRLX_DISABLE` | `1`/`true`/`yes`/`on`: pass every call through untouched | unset |
 //!
 //! A malformed value is reported once on stderr and the default is used:
 //! the shim never stops the application over its own configuration.
@@ -117,11 +117,27 @@ impl Config {
             })
             .unwrap_or_default();
         let non_empty = |key: &str| lookup(key).filter(|v| !v.trim().is_empty());
-        let session = non_empty("PRLX_SESSION")
-            .map(|s| sanitize_session_name(&s))
-            .unwrap_or_else(default_session_name);
+        let session = match non_empty("PRLX_SESSION") {
+            Some(raw) => {
+                let name = prlx_session::session_name_from(&raw);
+                if let Err(problem) = prlx_session::check_session_name(&raw) {
+                    warnings.push(format!("PRLX_SESSION: {problem}; using {name:?}"));
+                }
+                name
+            }
+            None => default_session_name(),
+        };
+        let disabled = match lookup("PRLX_DISABLE") {
+            None => false,
+            Some(text) => parse_flag(&text).unwrap_or_else(|| {
+                warnings.push(format!(
+                    "PRLX_DISABLE={text:?} is not 1/0, true/false, yes/no or on/off; not disabled"
+                ));
+                false
+            }),
+        };
         Config {
-            disabled: lookup("PRLX_DISABLE").is_some_and(|v| v.trim() == "1"),
+            disabled,
             session,
             socket: non_empty("PRLX_SOCKET").map(PathBuf::from),
             trace_dir: non_empty("PRLX_TRACE_DIR").map(PathBuf::from),
@@ -140,37 +156,14 @@ impl Config {
     pub fn wants(&self, kernel: &str) -> bool {
         self.filter.is_empty() || self.filter.iter().any(|g| glob_match(g, kernel))
     }
-
-    /// Where session directories go when no daemon takes them.
-    pub fn fallback_trace_dir(&self) -> PathBuf {
-        if let Some(dir) = &self.trace_dir {
-            return dir.clone();
-        }
-        match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-            Some(runtime) => PathBuf::from(runtime).join("prlx").join("sessions"),
-            // SAFETY: getuid cannot fail.
-            None => {
-                PathBuf::from(format!("/tmp/prlx-{}", unsafe { libc::getuid() })).join("sessions")
-            }
-        }
-    }
 }
 
-/// Session names become directory names: keep them to one safe path component.
-fn sanitize_session_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match cleaned.as_str() {
-        "" | "." | ".." => "session".to_owned(),
-        _ => cleaned,
+/// A yes/no variable: the usual spellings, any case; `None` for anything else.
+fn parse_flag(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" | "y" => Some(true),
+        "" | "0" | "false" | "no" | "off" | "n" => Some(false),
+        _ => None,
     }
 }
 
@@ -183,7 +176,7 @@ fn default_session_name() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    sanitize_session_name(&format!("{program}-{}-{secs}", std::process::id()))
+    prlx_session::session_name_from(&format!("{program}-{}-{secs}", std::process::id()))
 }
 
 /// Glob match with `*` (any run) and `?` (one character), over chars.
@@ -262,11 +255,70 @@ mod tests {
         assert_eq!(c.sample_rate, 1, "0 is out of range, default kept");
         assert_eq!(c.snapshot_depth, 8);
         assert_eq!(c.max_launches, None);
-        assert_eq!(c.session, ".._run_a");
+        assert_eq!(c.session, "_run_a");
         assert_eq!(c.log, LogLevel::Debug);
-        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
         assert!(c.warnings[0].contains("PRLX_SAMPLE_RATE"));
+        assert!(
+            c.warnings[2].contains("PRLX_SESSION") && c.warnings[2].contains("\"_run_a\""),
+            "{:?}",
+            c.warnings
+        );
         assert!(c.wants("reduce_sum") && c.wants("saxpy") && !c.wants("saxpy2"));
+    }
+
+    #[test]
+    fn disable_takes_the_usual_spellings_and_names_others() {
+        for yes in ["1", "true", "YES", "on", " y "] {
+            let c = config(&[("PRLX_DISABLE", yes)]);
+            assert!(
+                c.disabled && c.warnings.is_empty(),
+                "{yes}: {:?}",
+                c.warnings
+            );
+        }
+        for no in ["0", "false", "No", "off", ""] {
+            let c = config(&[("PRLX_DISABLE", no)]);
+            assert!(
+                !c.disabled && c.warnings.is_empty(),
+                "{no}: {:?}",
+                c.warnings
+            );
+        }
+        let c = config(&[("PRLX_DISABLE", "maybe")]);
+        assert!(!c.disabled);
+        assert_eq!(c.warnings.len(), 1);
+        assert!(
+            c.warnings[0].contains("PRLX_DISABLE=\"maybe\""),
+            "{:?}",
+            c.warnings
+        );
+    }
+
+    #[test]
+    fn session_names_follow_the_daemons_rule_and_say_so() {
+        let long = "r".repeat(120);
+        for raw in [".hidden", long.as_str(), "a b", "../x"] {
+            let c = config(&[("PRLX_SESSION", raw)]);
+            assert_eq!(
+                prlx_session::check_session_name(&c.session),
+                Ok(()),
+                "{raw}"
+            );
+            assert_eq!(c.warnings.len(), 1, "{raw}: {:?}", c.warnings);
+            assert!(
+                c.warnings[0].starts_with("PRLX_SESSION: session name"),
+                "{:?}",
+                c.warnings
+            );
+        }
+        let c = config(&[("PRLX_SESSION", "run-a.2")]);
+        assert_eq!(c.session, "run-a.2");
+        assert!(c.warnings.is_empty());
+        assert_eq!(
+            prlx_session::check_session_name(&config(&[]).session),
+            Ok(())
+        );
     }
 
     #[test]

@@ -24,6 +24,13 @@ pub struct DaemonSink {
     sent_site_tables: std::collections::HashSet<u64>,
 }
 
+pub enum ConnectError {
+    /// Nothing answered at the socket (or it stopped answering).
+    Absent(String),
+    /// A daemon answered and refused the session (its name, a quota …).
+    Refused(String),
+}
+
 pub enum SendError {
     /// The daemon answered with an error; the connection is fine.
     Refused(String),
@@ -34,13 +41,13 @@ pub enum SendError {
 impl DaemonSink {
     /// Connects to the discovered daemon and opens a session there;
     /// `PRLX_BASELINE` names a session to diff each launch against.
-    pub fn connect(socket: Option<PathBuf>, session: &str) -> Result<DaemonSink, String> {
+    pub fn connect(socket: Option<PathBuf>, session: &str) -> Result<DaemonSink, ConnectError> {
         let socket = socket.unwrap_or_else(prlx_proto::discover_socket);
         let mut client = Client::connect_timeout(&socket, "libprlx", Some(HELLO_TIMEOUT))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ConnectError::Absent(e.to_string()))?;
         client
             .set_timeout(Some(IO_TIMEOUT))
-            .map_err(|e| format!("{}: {e}", socket.display()))?;
+            .map_err(|e| ConnectError::Absent(format!("{}: {e}", socket.display())))?;
         let baseline = std::env::var("PRLX_BASELINE")
             .ok()
             .filter(|b| !b.is_empty());
@@ -51,9 +58,16 @@ impl DaemonSink {
                 command: std::env::args().collect(),
                 pid: std::process::id(),
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| match e {
+                ClientError::Daemon { .. } => {
+                    ConnectError::Refused(format!("{}: {e}", socket.display()))
+                }
+                _ => ConnectError::Absent(e.to_string()),
+            })?;
         let Response::SessionCreated { session } = response else {
-            return Err("prlxd answered create_session with something else".into());
+            return Err(ConnectError::Refused(
+                "prlxd answered create_session with something else".into(),
+            ));
         };
         Ok(DaemonSink {
             client,

@@ -6,7 +6,8 @@
 //! driver ([`driver`]) and report to [`state`], which keeps the registry of
 //! loaded code ([`registry`]), captures launches of kernels built with the
 //! prlx pass ([`capture`]) and hands every launch to the session writer
-//! ([`sink`]). Configuration comes from `PRLX_*` variables ([`config`]).
+//! ([`sink`]), which writes session directories through [`session_dir`].
+//! Configuration comes from `PRLX_*` variables ([`config`]).
 //!
 //! The shim never breaks its host: every hook forwards the application's
 //! call unchanged, a failure inside the shim is logged once and the call
@@ -20,6 +21,7 @@ pub mod ffi;
 pub mod hooks;
 pub mod log;
 pub mod registry;
+pub mod session_dir;
 pub mod sink;
 pub mod stack;
 pub mod state;

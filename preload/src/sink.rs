@@ -4,20 +4,23 @@
 //! compression, the socket or the disk. A daemon that goes away mid-run is
 //! replaced by a directory for the rest of the run.
 //!
-//! Layout: `<trace dir>/<session>/` (mode 0700) holding `session.json`, one
+//! Layout: `<trace dir>/<session>/` (mode 0700, created and checked by
+//! [`crate::session_dir`]) holding `session.json`, one
 //! `<kernel>_<launch>.prlx` per captured launch (PRLX's `FLAG_COMPRESS`
-//! encoding) and one `sites-<image>.json` per instrumented module. The
+//! encoding; `prlx_session::trace_file_name` for kernels whose names are not
+//! plain identifiers of at most 96 characters) and one `sites-<image>.json`
+//! per instrumented module. The
 //! manifest is rewritten crash-safely whenever the queue drains, so a
 //! process that dies mid-run still leaves a readable session.
 
 use crate::capture::CapturedTrace;
 use crate::config::{Config, LogLevel};
-use crate::daemon_sink::{DaemonSink, SendError};
+use crate::daemon_sink::{ConnectError, DaemonSink, SendError};
 use crate::log;
+use crate::session_dir::SessionDir;
 use crate::stack::Symbolizer;
 use prlx_session::{LaunchRecord, Manifest};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::Duration;
 
@@ -104,43 +107,15 @@ impl Sink {
     }
 }
 
-fn create_private_dir(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
-}
-
-/// `<root>/<session>`, or `<root>/<session>.N` when a run already used the name.
-fn unique_session_dir(root: &Path, session: &str) -> Result<PathBuf, String> {
-    use std::os::unix::fs::DirBuilderExt;
-    for n in 0..1000 {
-        let name = if n == 0 {
-            session.to_owned()
-        } else {
-            format!("{session}.{n}")
-        };
-        let dir = root.join(name);
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
-        }
-    }
-    Err(format!(
-        "no free session directory name for {session:?} in {}",
-        root.display()
-    ))
-}
-
 /// The session being written.
 enum Target {
     Daemon(DaemonSink),
     Directory {
-        dir: PathBuf,
+        dir: SessionDir,
         manifest: Manifest,
+        /// Trace file names already used (a guard: names are unique by
+        /// construction, but a clash must never overwrite a trace).
+        files: HashSet<String>,
     },
     /// Nowhere could take the session (said once); launches are dropped.
     Off,
@@ -160,27 +135,29 @@ fn announce(config: &Config, target: &Target) {
 
 impl Target {
     fn directory(config: &Config) -> Result<Target, String> {
-        let root = config.fallback_trace_dir();
-        create_private_dir(&root)?;
-        let dir = unique_session_dir(&root, &config.session)?;
-        let session = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut manifest = Manifest::new(session);
+        let dir = SessionDir::create(config, &config.session)?;
+        let mut manifest = Manifest::new(dir.name());
         manifest.pid = std::process::id();
         manifest.command = std::env::args().collect();
-        manifest.store(&dir).map_err(|e| e.to_string())?;
-        Ok(Target::Directory { dir, manifest })
+        store_manifest(&dir, &manifest)?;
+        Ok(Target::Directory {
+            dir,
+            manifest,
+            files: HashSet::new(),
+        })
     }
 
     fn describe(&self) -> String {
         match self {
             Target::Daemon(d) => format!("prlxd at {} as {:?}", d.socket.display(), d.session),
-            Target::Directory { dir, .. } => dir.display().to_string(),
+            Target::Directory { dir, .. } => dir.path.display().to_string(),
             Target::Off => "nowhere".into(),
         }
     }
+}
+
+fn store_manifest(dir: &SessionDir, manifest: &Manifest) -> Result<(), String> {
+    dir.write_atomically(prlx_session::MANIFEST_NAME, &manifest.to_json()?)
 }
 
 struct Writer {
@@ -236,10 +213,10 @@ impl Writer {
     }
 
     fn store_manifest(&self) {
-        let Target::Directory { dir, manifest } = &self.target else {
+        let Target::Directory { dir, manifest, .. } = &self.target else {
             return; // the daemon keeps its own manifest
         };
-        if let Err(e) = manifest.store(dir) {
+        if let Err(e) = store_manifest(dir, manifest) {
             log::once(
                 LogLevel::Error,
                 "manifest",
@@ -253,9 +230,13 @@ impl Writer {
         let config = &self.fallback;
         match DaemonSink::connect(config.socket.clone(), &config.session) {
             Ok(daemon) => return Target::Daemon(daemon),
-            Err(e) => log::log(
+            Err(ConnectError::Absent(e)) => log::log(
                 LogLevel::Warn,
                 &format!("no prlxd answered ({e}); writing the session to a directory"),
+            ),
+            Err(ConnectError::Refused(e)) => log::log(
+                LogLevel::Warn,
+                &format!("prlxd refused the session ({e}); writing it to a directory"),
             ),
         }
         match Target::directory(config) {
@@ -358,13 +339,18 @@ impl Writer {
             }
             // The daemon is gone and a directory took over: write it there.
         }
-        let Target::Directory { dir, manifest } = &mut self.target else {
+        let Target::Directory {
+            dir,
+            manifest,
+            files,
+        } = &mut self.target
+        else {
             return;
         };
         if let Some((image, json)) = site_table {
             let name = format!("sites-{image:016x}.json");
             if self.site_tables.insert(image) {
-                if let Err(e) = prlx_session::write_atomically(&dir.join(&name), json.as_bytes()) {
+                if let Err(e) = dir.write_atomically(&name, json.as_bytes()) {
                     log::once(
                         LogLevel::Warn,
                         "site-table",
@@ -375,12 +361,12 @@ impl Writer {
             record.site_map = Some(name);
         }
         if trace.is_some() && record.capture_error.is_none() {
-            let name = format!(
-                "{}_{}.prlx",
-                prlx_session::kernel_file_stem(&record.kernel, 96),
-                record.launch_index
-            );
-            match prlx_session::write_atomically(&dir.join(&name), &encoded) {
+            let mut name = prlx_session::trace_file_name(&record.kernel, record.launch_index);
+            if !files.insert(name.clone()) {
+                name = format!("{}.{}.prlx", name.trim_end_matches(".prlx"), record.seq);
+                files.insert(name.clone());
+            }
+            match dir.write_atomically(&name, &encoded) {
                 Ok(()) => {
                     record.file = Some(name);
                     record.trace_bytes = Some(encoded.len() as u64);
@@ -389,22 +375,5 @@ impl Writer {
             }
         }
         manifest.launches.push(record);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_dirs_are_private_and_unique() {
-        use std::os::unix::fs::PermissionsExt;
-        let root = tempfile::tempdir().unwrap();
-        let a = unique_session_dir(root.path(), "run").unwrap();
-        let b = unique_session_dir(root.path(), "run").unwrap();
-        assert_eq!(a.file_name().unwrap(), "run");
-        assert_eq!(b.file_name().unwrap(), "run.1");
-        let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o700);
     }
 }
