@@ -23,6 +23,10 @@
 //! two-sided gaps followed by a re-join are `ExtraEvents` on both sides, and a
 //! two-sided gap that reaches the end, or a search over budget, is one `Path`
 //! (see [`AlignOptions::min_resync`] for what counts as a re-join).
+//!
+//! A stream cut short by an overflowed buffer ([`align_warp_cut`]) is judged
+//! the same way up to the last re-join; events the other side ran past the
+//! cut are an [`UnknownTail`], never a divergence and never "identical".
 
 use crate::myers::{self, MatchRun};
 use prlx_trace::TraceEvent;
@@ -167,6 +171,35 @@ fn as_bytes(events: &[TraceEvent]) -> &[u8] {
     bytemuck::cast_slice(events)
 }
 
+/// Which sides' recorded streams are only a prefix of what the warp ran:
+/// the device's event buffer filled up and later events were dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    pub a: bool,
+    pub b: bool,
+}
+
+impl Cut {
+    pub fn any(self) -> bool {
+        self.a || self.b
+    }
+}
+
+/// The end of a cut warp's recorded streams that cannot be judged: events
+/// one side recorded whose counterparts, if any, lie past the other side's
+/// cut. It starts after the last re-join of the two streams (or at a Path,
+/// when the streams part and a re-join might lie past the cut).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct UnknownTail {
+    /// First event of the region in A's stream.
+    pub event_idx: u32,
+    /// First event of the region in B's stream.
+    pub event_idx_b: u32,
+    /// Recorded events of the region in each run.
+    pub events_a: u32,
+    pub events_b: u32,
+}
+
 /// Appends the divergences between `a` and `b` to `out`, in stream order.
 pub fn align_warp(
     a: &[TraceEvent],
@@ -174,8 +207,24 @@ pub fn align_warp(
     opts: &AlignOptions,
     out: &mut Vec<EventDivergence>,
 ) {
+    align_warp_cut(a, b, Cut::default(), opts, out);
+}
+
+/// [`align_warp`] for streams that may be cut short (overflowed buffers):
+/// everything up to the last re-join is judged as usual; the final region is
+/// judged only as far as the recorded events allow. Events one side ran past
+/// the end of a cut stream are not divergences but unknown, returned as the
+/// [`UnknownTail`]; a final two-sided region is still a Path (the streams did
+/// part there), but whether they re-join past the cut is unknown too.
+pub fn align_warp_cut(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    cut: Cut,
+    opts: &AlignOptions,
+    out: &mut Vec<EventDivergence>,
+) -> Option<UnknownTail> {
     if as_bytes(a) == as_bytes(b) {
-        return;
+        return None;
     }
     let common = a.len().min(b.len());
     let mut i = identical_prefix(&a[..common], &b[..common]);
@@ -193,29 +242,51 @@ pub fn align_warp(
     }
     let (rest_a, rest_b) = (&a[i..], &b[i..]);
     if rest_a.is_empty() && rest_b.is_empty() {
-        return;
+        return None;
     }
     if rest_a.is_empty() || rest_b.is_empty() {
-        // One side simply ran on: extra events, nothing left to re-join with.
-        out.push(region(
-            DivergenceKind::ExtraEvents,
-            a,
-            b,
-            (i, a.len()),
-            (i, b.len()),
-        ));
-        return;
+        // One side simply ran on: nothing left to re-join with.
+        return final_region(a, b, (i, a.len()), (i, b.len()), cut, out);
     }
     match align_rest(rest_a, rest_b, opts) {
-        Some(runs) => classify_runs(a, b, i, &runs, opts, out),
-        None => out.push(region(
-            DivergenceKind::Path,
-            a,
-            b,
-            (i, a.len()),
-            (i, b.len()),
-        )),
+        Some(runs) => classify_runs(a, b, i, &runs, cut, opts, out),
+        None => final_region(a, b, (i, a.len()), (i, b.len()), cut, out),
     }
+}
+
+/// The region after the last re-join, reaching the end of both streams: a
+/// one-sided region is ExtraEvents when the side that ended was complete and
+/// unknown when it was cut; a two-sided one is a Path, unknown past the
+/// start when either side was cut.
+fn final_region(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    ra: (usize, usize),
+    rb: (usize, usize),
+    cut: Cut,
+    out: &mut Vec<EventDivergence>,
+) -> Option<UnknownTail> {
+    let (len_a, len_b) = (ra.1 - ra.0, rb.1 - rb.0);
+    let unknown = UnknownTail {
+        event_idx: ra.0 as u32,
+        event_idx_b: rb.0 as u32,
+        events_a: len_a as u32,
+        events_b: len_b as u32,
+    };
+    let ended_cut = (len_a == 0 && cut.a) || (len_b == 0 && cut.b);
+    if len_a == 0 && len_b == 0 {
+        return None;
+    }
+    if ended_cut {
+        return Some(unknown);
+    }
+    let kind = if len_a > 0 && len_b > 0 {
+        DivergenceKind::Path
+    } else {
+        DivergenceKind::ExtraEvents
+    };
+    out.push(region(kind, a, b, ra, rb));
+    (kind == DivergenceKind::Path && cut.any()).then_some(unknown)
 }
 
 /// Myers over the streams after their first structural mismatch, or `None`
@@ -282,9 +353,10 @@ fn classify_runs(
     b: &[TraceEvent],
     base: usize,
     runs: &[MatchRun],
+    cut: Cut,
     opts: &AlignOptions,
     out: &mut Vec<EventDivergence>,
-) {
+) -> Option<UnknownTail> {
     // Start of the pending gap, as absolute indices.
     let (mut gap_a, mut gap_b) = (base, base);
     for run in runs {
@@ -293,7 +365,7 @@ fn classify_runs(
         if run.len < opts.min_resync && !one_sided {
             continue; // coincidental match inside a two-sided change
         }
-        gap(a, b, (gap_a, run_a), (gap_b, run_b), true, out);
+        gap(a, b, (gap_a, run_a), (gap_b, run_b), out);
         let (pairs_a, pairs_b) = (&a[run_a..run_a + run.len], &b[run_b..run_b + run.len]);
         let mut k = identical_prefix(pairs_a, pairs_b);
         while k < run.len {
@@ -304,39 +376,42 @@ fn classify_runs(
         gap_a = run_a + run.len;
         gap_b = run_b + run.len;
     }
-    gap(a, b, (gap_a, a.len()), (gap_b, b.len()), false, out);
+    let (ra, rb) = flipped_head(a, b, (gap_a, a.len()), (gap_b, b.len()), out);
+    final_region(a, b, ra, rb, cut, out)
 }
 
-/// Classifies one gap `a[ra.0..ra.1]` vs `b[rb.0..rb.1]`; `rejoined` says
-/// whether matched events follow it.
+/// Classifies one gap `a[ra.0..ra.1]` vs `b[rb.0..rb.1]` that matched
+/// events follow.
 fn gap(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    ra: (usize, usize),
+    rb: (usize, usize),
+    out: &mut Vec<EventDivergence>,
+) {
+    let (ra, rb) = flipped_head(a, b, ra, rb, out);
+    if ra.0 == ra.1 && rb.0 == rb.1 {
+        return;
+    }
+    out.push(region(DivergenceKind::ExtraEvents, a, b, ra, rb));
+}
+
+/// Branches that went the other way head a gap: they are the root cause,
+/// the rest of the gap is where the two directions led. Reports them and
+/// returns what is left of the gap.
+fn flipped_head(
     a: &[TraceEvent],
     b: &[TraceEvent],
     mut ra: (usize, usize),
     mut rb: (usize, usize),
-    rejoined: bool,
     out: &mut Vec<EventDivergence>,
-) {
-    if ra.0 == ra.1 && rb.0 == rb.1 {
-        return;
-    }
-    // Branches that went the other way head the gap: they are the root cause,
-    // the rest of the gap is where the two directions led.
+) -> ((usize, usize), (usize, usize)) {
     while ra.0 < ra.1 && rb.0 < rb.1 && same_site(&a[ra.0], &b[rb.0]) {
         out.push(single(DivergenceKind::Branch, ra.0, rb.0, a[ra.0].site_id));
         ra.0 += 1;
         rb.0 += 1;
     }
-    if ra.0 == ra.1 && rb.0 == rb.1 {
-        return;
-    }
-    let two_sided = ra.0 < ra.1 && rb.0 < rb.1;
-    let kind = if two_sided && !rejoined {
-        DivergenceKind::Path
-    } else {
-        DivergenceKind::ExtraEvents
-    };
-    out.push(region(kind, a, b, ra, rb));
+    (ra, rb)
 }
 
 fn single(kind: DivergenceKind, ia: usize, ib: usize, site_id: u32) -> EventDivergence {

@@ -1,10 +1,11 @@
-//! Trace-level driver: pairs the warps of two traces, aligns each pair in
-//! parallel, and sets aside warps that overflowed.
+//! Trace-level driver: pairs the warps of two traces and aligns each pair in
+//! parallel. Warps that overflowed are aligned over what both runs recorded
+//! and reported as overflowed, with the part that cannot be judged.
 //!
 //! Nothing is copied: warps are views into the traces' mappings, and a warp
 //! pair with identical bytes costs one `memcmp` and no allocation.
 
-use crate::align::{AlignOptions, EventDivergence, align_warp};
+use crate::align::{AlignOptions, Cut, EventDivergence, UnknownTail, align_warp_cut};
 use prlx_trace::TraceFile;
 use rayon::prelude::*;
 
@@ -21,19 +22,30 @@ pub struct WarpDiff {
     pub divergences: Vec<EventDivergence>,
 }
 
-/// A warp that dropped events in either run: its streams are incomplete, so
-/// it is reported, not diffed.
+/// A warp that dropped events in either run. Its recorded prefixes are
+/// diffed (their divergences are in [`TraceDiff::diverged`]); this says how
+/// much was lost and which recorded events could not be judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OverflowedWarp {
     pub warp_idx: usize,
+    /// Events the device dropped in each run.
     pub dropped_a: u32,
     pub dropped_b: u32,
+    /// Events recorded in each run.
+    pub recorded_a: u32,
+    pub recorded_b: u32,
+    /// Buffer slots each run would have needed to keep every event.
+    pub needed_a: u32,
+    pub needed_b: u32,
+    /// Recorded events past the last re-join whose counterparts lie beyond a
+    /// cut: neither identical nor divergent, unknown.
+    pub unknown: Option<UnknownTail>,
 }
 
 /// The raw result of diffing two traces, before ranking and rendering.
 #[derive(Clone, Debug, Default)]
 pub struct TraceDiff {
-    /// Warp pairs aligned (present in both traces, neither overflowed).
+    /// Warp pairs aligned (present in both traces; overflowed ones included).
     pub warps_compared: usize,
     /// Warps with divergences, by ascending warp index.
     pub diverged: Vec<WarpDiff>,
@@ -42,9 +54,10 @@ pub struct TraceDiff {
     pub warnings: Vec<String>,
 }
 
-enum Outcome {
-    Diverged(WarpDiff),
-    Overflowed(OverflowedWarp),
+#[derive(Default)]
+struct Outcome {
+    diverged: Option<WarpDiff>,
+    overflowed: Option<OverflowedWarp>,
 }
 
 /// Warps per rayon task: large enough that scheduling is noise next to a
@@ -66,34 +79,38 @@ pub fn diff_traces(a: &TraceFile, b: &TraceFile, opts: &DiffOptions) -> TraceDif
         ..TraceDiff::default()
     };
     for outcome in outcomes {
-        match outcome {
-            Outcome::Diverged(warp) => diff.diverged.push(warp),
-            Outcome::Overflowed(warp) => diff.overflowed.push(warp),
-        }
+        diff.diverged.extend(outcome.diverged);
+        diff.overflowed.extend(outcome.overflowed);
     }
-    diff.warps_compared -= diff.overflowed.len();
     diff
 }
 
 fn diff_warp(a: &TraceFile, b: &TraceFile, w: usize, opts: &DiffOptions) -> Option<Outcome> {
     let (wa, wb) = (a.warp(w)?, b.warp(w)?);
-    if wa.overflowed() || wb.overflowed() {
-        return Some(Outcome::Overflowed(OverflowedWarp {
-            warp_idx: w,
-            dropped_a: dropped(&wa),
-            dropped_b: dropped(&wb),
-        }));
-    }
+    let cut = Cut {
+        a: wa.overflowed(),
+        b: wb.overflowed(),
+    };
     let mut divergences = Vec::new();
-    align_warp(wa.events, wb.events, &opts.align, &mut divergences);
-    if divergences.is_empty() {
-        None
-    } else {
-        Some(Outcome::Diverged(WarpDiff {
-            warp_idx: w,
-            divergences,
-        }))
-    }
+    let unknown = align_warp_cut(wa.events, wb.events, cut, &opts.align, &mut divergences);
+    let overflowed = cut.any().then(|| OverflowedWarp {
+        warp_idx: w,
+        dropped_a: dropped(&wa),
+        dropped_b: dropped(&wb),
+        recorded_a: wa.events.len() as u32,
+        recorded_b: wb.events.len() as u32,
+        needed_a: needed(&wa),
+        needed_b: needed(&wb),
+        unknown,
+    });
+    let diverged = (!divergences.is_empty()).then_some(WarpDiff {
+        warp_idx: w,
+        divergences,
+    });
+    (diverged.is_some() || overflowed.is_some()).then_some(Outcome {
+        diverged,
+        overflowed,
+    })
 }
 
 fn dropped(warp: &prlx_trace::Warp<'_>) -> u32 {
@@ -102,6 +119,14 @@ fn dropped(warp: &prlx_trace::Warp<'_>) -> u32 {
         .write_idx
         .saturating_sub(warp.events.len() as u32);
     warp.header.overflow_count.max(past_end)
+}
+
+/// Slots the warp claimed on the device, dropped ones included.
+fn needed(warp: &prlx_trace::Warp<'_>) -> u32 {
+    let recorded = warp.events.len() as u32;
+    warp.header
+        .write_idx
+        .max(recorded.saturating_add(warp.header.overflow_count))
 }
 
 /// Differences in how the two kernels were launched: reported, not fatal.

@@ -6,7 +6,8 @@
 //!   divergences out, over plain slices ([`myers`] is the bounded minimal
 //!   alignment it builds on).
 //! - [`diff::diff_traces`] runs it over every warp pair of two open traces in
-//!   parallel and sets aside overflowed warps.
+//!   parallel; overflowed warps are aligned over what both runs recorded
+//!   ([`align::align_warp_cut`]) and the rest is reported as unknown.
 //! - [`report::DiffReport`] ranks and annotates the result (site map,
 //!   snapshot lanes, history); [`render`] prints it for people, `to_json` for
 //!   CI, [`chrome`] for Perfetto.
@@ -19,6 +20,8 @@ pub mod myers;
 pub mod render;
 pub mod report;
 
-pub use align::{AlignOptions, DivergenceKind, EventDivergence, align_warp};
+pub use align::{
+    AlignOptions, Cut, DivergenceKind, EventDivergence, UnknownTail, align_warp, align_warp_cut,
+};
 pub use diff::{DiffOptions, TraceDiff, diff_traces};
-pub use report::DiffReport;
+pub use report::{DiffReport, EVENTS_PER_WARP_SETTING, OverflowSummary};

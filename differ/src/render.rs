@@ -28,7 +28,15 @@ pub fn render_text(report: &DiffReport, listed: usize) -> String {
         report.warps_overflowed
     );
     if report.total_divergences == 0 {
-        let _ = writeln!(w, "status: identical");
+        if report.overflowed() {
+            let _ = writeln!(
+                w,
+                "status: unknown (overflowed): no divergence in the recorded events, but not everything was recorded"
+            );
+            overflowed_warps(w, report);
+        } else {
+            let _ = writeln!(w, "status: identical");
+        }
         return out;
     }
     let kinds: Vec<String> = report
@@ -51,7 +59,62 @@ pub fn render_text(report: &DiffReport, listed: usize) -> String {
         history_values(w, history);
     }
     divergence_list(w, report, listed);
+    overflowed_warps(w, report);
     out
+}
+
+/// Overflowed warps listed before eliding the rest.
+const OVERFLOW_ROWS: usize = 8;
+
+fn overflowed_warps(w: &mut String, report: &DiffReport) {
+    let Some(summary) = &report.overflow else {
+        return;
+    };
+    let _ = writeln!(
+        w,
+        "\nOverflowed warps ({}; recorded events compared, the rest unknown; raise {} to at least {}):",
+        summary.warps, summary.setting, summary.needed_events_per_warp
+    );
+    let unknown = |from: Option<u32>, n: u32| match from {
+        Some(i) if n > 0 => format!("{n} from event {i}"),
+        _ => "-".into(),
+    };
+    let rows: Vec<Vec<String>> = report
+        .overflowed_warps
+        .iter()
+        .take(OVERFLOW_ROWS)
+        .map(|o| {
+            vec![
+                o.warp_idx.to_string(),
+                format!("({},{},{})", o.block[0], o.block[1], o.block[2]),
+                o.warp_in_block.to_string(),
+                format!("{} / {}", o.recorded_a, o.recorded_b),
+                format!("{} / {}", o.dropped_a, o.dropped_b),
+                unknown(o.unknown_from_a, o.unknown_events_a),
+                unknown(o.unknown_from_b, o.unknown_events_b),
+            ]
+        })
+        .collect();
+    table(
+        w,
+        &[
+            "warp",
+            "block",
+            "w",
+            "recorded A/B",
+            "dropped A/B",
+            "unknown in A",
+            "unknown in B",
+        ],
+        &rows,
+    );
+    if report.overflowed_warps.len() > OVERFLOW_ROWS {
+        let _ = writeln!(
+            w,
+            "  ... {} more overflowed warps",
+            report.overflowed_warps.len() - OVERFLOW_ROWS
+        );
+    }
 }
 
 fn location(d: &DivergenceRecord) -> String {

@@ -73,18 +73,72 @@ pub struct SiteSummary {
     pub function: Option<String>,
 }
 
-/// A warp left out of the comparison because it dropped events.
+/// The shim setting that sizes the per-warp event buffers.
+pub const EVENTS_PER_WARP_SETTING: &str = "PRLX_EVENTS_PER_WARP";
+
+/// A warp that dropped events in either run: its recorded prefixes were
+/// compared; `unknown_*` are the recorded events that could not be judged
+/// because their counterparts lie past a cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct OverflowRecord {
     pub warp_idx: usize,
+    pub block: [u32; 3],
+    pub warp_in_block: u32,
     pub dropped_a: u32,
     pub dropped_b: u32,
+    pub recorded_a: u32,
+    pub recorded_b: u32,
+    /// First unjudged event in A and in B (None: every recorded event judged).
+    pub unknown_from_a: Option<u32>,
+    pub unknown_from_b: Option<u32>,
+    pub unknown_events_a: u32,
+    pub unknown_events_b: u32,
+}
+
+/// What overflowed, in sum, and what to raise.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OverflowSummary {
+    pub warps: usize,
+    /// Events the devices dropped in each run.
+    pub dropped_a: u64,
+    pub dropped_b: u64,
+    /// Recorded events that could not be judged, per run.
+    pub unknown_events_a: u64,
+    pub unknown_events_b: u64,
+    /// Buffer slots per warp each run had.
+    pub events_per_warp: [u32; 2],
+    /// The setting to raise: `PRLX_EVENTS_PER_WARP`.
+    pub setting: &'static str,
+    /// Slots per warp that would have held every event of every warp.
+    pub needed_events_per_warp: u32,
+}
+
+impl OverflowSummary {
+    /// One line: what overflowed and which setting to raise, to what.
+    pub fn advice(&self) -> String {
+        format!(
+            "{} warp(s) overflowed their event buffers ({} / {} events per warp, {} / {} events dropped); \
+             their recorded events were compared, {} / {} recorded events past a cut are unknown; \
+             raise {} to at least {}",
+            self.warps,
+            self.events_per_warp[0],
+            self.events_per_warp[1],
+            self.dropped_a,
+            self.dropped_b,
+            self.unknown_events_a,
+            self.unknown_events_b,
+            self.setting,
+            self.needed_events_per_warp
+        )
+    }
 }
 
 /// Everything `prlxctl diff` prints.
 #[derive(Clone, Debug, Serialize)]
 pub struct DiffReport {
-    /// "identical" or "diverged".
+    /// "diverged" (a divergence was found), "unknown" (none in the recorded
+    /// events, but some warp overflowed, so not all was compared) or
+    /// "identical".
     pub status: &'static str,
     pub trace_a: String,
     pub trace_b: String,
@@ -105,6 +159,9 @@ pub struct DiffReport {
     /// Divergent sites, most divergences first.
     pub sites: Vec<SiteSummary>,
     pub overflowed_warps: Vec<OverflowRecord>,
+    /// Totals over `overflowed_warps` and the setting to raise; None when no
+    /// warp overflowed.
+    pub overflow: Option<OverflowSummary>,
     /// Lane operands at the first divergence, when the traces carry snapshots.
     pub snapshot: Option<SnapshotContext>,
     /// Values recorded at the first divergence's site, when traces carry history.
@@ -152,17 +209,22 @@ impl DiffReport {
             None => (None, None),
         };
         let mut warnings = diff.warnings.clone();
-        if !diff.overflowed.is_empty() {
-            warnings.push(format!(
-                "{} warp(s) overflowed their event buffer and were not compared (raise events_per_warp or sample)",
-                diff.overflowed.len()
-            ));
+        let overflowed_warps: Vec<OverflowRecord> = diff
+            .overflowed
+            .iter()
+            .map(|o| overflow_record(a, o))
+            .collect();
+        let overflow = overflow_summary(a, b, &diff.overflowed);
+        if let Some(o) = &overflow {
+            warnings.push(o.advice());
         }
         DiffReport {
-            status: if divergences.is_empty() {
-                "identical"
-            } else {
+            status: if !divergences.is_empty() {
                 "diverged"
+            } else if overflow.is_some() {
+                "unknown"
+            } else {
+                "identical"
             },
             trace_a: a.name().to_owned(),
             trace_b: b.name().to_owned(),
@@ -177,7 +239,8 @@ impl DiffReport {
             divergences,
             divergences_truncated: false,
             sites,
-            overflowed_warps: diff.overflowed.iter().map(overflow_record).collect(),
+            overflowed_warps,
+            overflow,
             snapshot,
             history,
             warnings,
@@ -206,17 +269,57 @@ impl DiffReport {
         }
     }
 
+    /// True when some compared warp overflowed: then "no divergence" is
+    /// not "identical".
+    pub fn overflowed(&self) -> bool {
+        self.overflow.is_some()
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("the report is plain data")
     }
 }
 
-fn overflow_record(o: &OverflowedWarp) -> OverflowRecord {
+fn overflow_record(a: &TraceFile, o: &OverflowedWarp) -> OverflowRecord {
+    let loc = a.warp_location(o.warp_idx);
     OverflowRecord {
         warp_idx: o.warp_idx,
+        block: loc.block,
+        warp_in_block: loc.warp_in_block,
         dropped_a: o.dropped_a,
         dropped_b: o.dropped_b,
+        recorded_a: o.recorded_a,
+        recorded_b: o.recorded_b,
+        unknown_from_a: o.unknown.map(|u| u.event_idx),
+        unknown_from_b: o.unknown.map(|u| u.event_idx_b),
+        unknown_events_a: o.unknown.map_or(0, |u| u.events_a),
+        unknown_events_b: o.unknown.map_or(0, |u| u.events_b),
     }
+}
+
+fn overflow_summary(
+    a: &TraceFile,
+    b: &TraceFile,
+    warps: &[OverflowedWarp],
+) -> Option<OverflowSummary> {
+    if warps.is_empty() {
+        return None;
+    }
+    let sum = |f: fn(&OverflowedWarp) -> u32| warps.iter().map(|o| u64::from(f(o))).sum();
+    Some(OverflowSummary {
+        warps: warps.len(),
+        dropped_a: sum(|o| o.dropped_a),
+        dropped_b: sum(|o| o.dropped_b),
+        unknown_events_a: sum(|o| o.unknown.map_or(0, |u| u.events_a)),
+        unknown_events_b: sum(|o| o.unknown.map_or(0, |u| u.events_b)),
+        events_per_warp: [a.header().events_per_warp, b.header().events_per_warp],
+        setting: EVENTS_PER_WARP_SETTING,
+        needed_events_per_warp: warps
+            .iter()
+            .map(|o| o.needed_a.max(o.needed_b))
+            .max()
+            .unwrap_or(0),
+    })
 }
 
 fn record(

@@ -109,7 +109,7 @@ fn ties_on_event_index_break_by_block_then_warp() {
 }
 
 #[test]
-fn overflowed_warps_are_reported_not_diffed() {
+fn overflowed_warps_are_diffed_over_what_was_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let a = write_trace(dir.path(), "a.prlx", |_, _| {});
     let b = write_trace(dir.path(), "b.prlx", |w, events| {
@@ -119,20 +119,30 @@ fn overflowed_warps_are_reported_not_diffed() {
         }
     });
     let r = report(&a, &b, false);
-    assert_eq!(r.status, "identical", "{r:#?}");
+    // A's warp 3 is complete, so the 24 events B recorded past A's end are
+    // extra events for certain, even though B lost 6 more.
+    assert_eq!(r.status, "diverged", "{r:#?}");
     assert_eq!(
         (r.warps_overflowed, r.warps_compared, r.total_divergences),
-        (1, 7, 0)
+        (1, 8, 1)
     );
-    assert_eq!(r.overflowed_warps[0].warp_idx, 3);
+    let d = &r.divergences[0];
     assert_eq!(
-        (
-            r.overflowed_warps[0].dropped_a,
-            r.overflowed_warps[0].dropped_b
-        ),
-        (0, 6)
+        (d.kind, d.event_idx, d.events_b),
+        (DivergenceKind::ExtraEvents, 40, 24)
     );
-    assert!(r.warnings.iter().any(|w| w.contains("overflowed")));
+    let o = r.overflowed_warps[0];
+    assert_eq!(o.warp_idx, 3);
+    assert_eq!((o.dropped_a, o.dropped_b), (0, 6));
+    assert_eq!((o.recorded_a, o.recorded_b), (40, 64));
+    assert_eq!(o.unknown_from_a, None);
+    let summary = r.overflow.as_ref().unwrap();
+    assert_eq!(summary.needed_events_per_warp, 70);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("PRLX_EVENTS_PER_WARP to at least 70"))
+    );
 }
 
 #[test]

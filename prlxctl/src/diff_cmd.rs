@@ -60,11 +60,15 @@ pub struct AssertArgs {
     #[command(flatten)]
     compare: CompareArgs,
     /// Most divergences allowed before failing (exit 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", default_value_t = 0)]
     max_divergences: usize,
     /// Do not count ActiveMask divergences.
     #[arg(long)]
     ignore_active_mask: bool,
+    /// Pass even when a warp overflowed its event buffer (by default that
+    /// fails: what it did not record was not compared).
+    #[arg(long)]
+    allow_overflow: bool,
     /// Print the report as JSON (with threshold and passed fields).
     #[arg(long)]
     json: bool,
@@ -179,12 +183,14 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<u8> {
 pub fn assert(args: AssertArgs) -> anyhow::Result<u8> {
     let report = compare(&args.compare)?;
     let counted = report.gating_divergences(args.ignore_active_mask);
-    let passed = counted <= args.max_divergences;
+    let overflow_fails = report.overflowed() && !args.allow_overflow;
+    let passed = counted <= args.max_divergences && !overflow_fails;
     if args.json {
         let mut value = serde_json::to_value(&report).context("serialising the report")?;
         value["threshold"] = args.max_divergences.into();
         value["counted_divergences"] = counted.into();
         value["ignore_active_mask"] = args.ignore_active_mask.into();
+        value["allow_overflow"] = args.allow_overflow.into();
         value["passed"] = passed.into();
         println!(
             "{}",
@@ -201,6 +207,14 @@ pub fn assert(args: AssertArgs) -> anyhow::Result<u8> {
             "{verdict}: {counted} {what}, threshold {}",
             args.max_divergences
         );
+        if let Some(overflow) = &report.overflow {
+            let consequence = if args.allow_overflow {
+                "allowed by --allow-overflow"
+            } else {
+                "fails unless --allow-overflow"
+            };
+            println!("overflow ({consequence}): {}", overflow.advice());
+        }
     }
     Ok(if passed { 0 } else { 1 })
 }

@@ -290,3 +290,67 @@ fn diff_session_matches_launches_and_names_the_diverging_one() {
         "{err}"
     );
 }
+
+/// Two identical runs recorded with 2-slot buffers (like
+/// `PRLX_EVENTS_PER_WARP=2`): every warp overflowed.
+fn write_overflowed_pair(dir: &Path) -> (String, String) {
+    let write = |name: &str| {
+        let mut b = TraceBuilder::new("kern", [2, 1, 1], [64, 1, 1])
+            .unwrap()
+            .events_per_warp(2);
+        for w in 0..b.num_warps() {
+            for i in 0..30u32 {
+                let e = TraceEvent {
+                    site_id: 0x10 + i,
+                    event_type: EventType::Branch as u8,
+                    active_mask: u32::MAX,
+                    ..TraceEvent::default()
+                };
+                b.push_event(w, e).unwrap();
+            }
+        }
+        let path = dir.join(name);
+        b.write_file(&path, Compression::None).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    (write("a.prlx"), write("b.prlx"))
+}
+
+#[test]
+fn overflow_is_never_identical_and_fails_assert() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = write_overflowed_pair(tmp.path());
+    let out = prlxctl(&["diff", &a, &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("status: unknown (overflowed)"), "{text}");
+    assert!(!text.contains("status: identical"), "{text}");
+    assert!(
+        text.contains("PRLX_EVENTS_PER_WARP to at least 30"),
+        "{text}"
+    );
+
+    let out = prlxctl(&["assert", &a, &b]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("FAIL"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("--allow-overflow"),
+        "{}",
+        stdout(&out)
+    );
+    let out = prlxctl(&["assert", &a, &b, "--allow-overflow", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["status"], "unknown");
+    assert_eq!(json["overflow"]["warps"], 4);
+
+    let run_a = write_session(tmp.path(), "run-a", &a, [2, 1, 1]);
+    let run_b = write_session(tmp.path(), "run-b", &b, [2, 1, 1]);
+    let out = prlxctl(&["diff", "--session", &run_a, &run_b]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("1 of 2 launches overflowed their event buffers (4 warps)")
+            && text.contains("raise PRLX_EVENTS_PER_WARP to at least 30"),
+        "{text}"
+    );
+}

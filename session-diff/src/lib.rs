@@ -9,7 +9,7 @@
 //! first, since later divergences are often its consequences.
 
 use prlx_differ::report::DivergenceRecord;
-use prlx_differ::{DiffOptions, DiffReport, diff_traces};
+use prlx_differ::{DiffOptions, DiffReport, OverflowSummary, diff_traces};
 use prlx_session::{LaunchRecord, Manifest, SessionError};
 use prlx_trace::{SiteMap, TraceFile};
 use rayon::prelude::*;
@@ -30,6 +30,9 @@ pub enum SessionDiffError {
 pub enum LaunchStatus {
     Identical,
     Diverged,
+    /// No divergence in the recorded events, but some warp overflowed its
+    /// event buffer: what it did not record is unknown.
+    Unknown,
     /// Neither side carries a trace (kernel not built with the pass).
     MetadataOnly,
     /// One side has a trace, the other does not.
@@ -55,6 +58,11 @@ pub struct LaunchComparison {
     pub same_args: Option<bool>,
     pub total_divergences: usize,
     pub warps_diverged: usize,
+    /// Warps that overflowed their event buffer in either run.
+    pub warps_overflowed: usize,
+    /// Totals and the setting to raise, when some warp overflowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overflow: Option<OverflowSummary>,
     /// The first divergence of this launch in program order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_divergence: Option<DivergenceRecord>,
@@ -99,12 +107,22 @@ pub struct KernelSummary {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionDiffReport {
-    /// "identical" | "diverged".
+    /// "diverged" | "unknown" (no divergence found, but some launch
+    /// overflowed) | "identical".
     pub status: &'static str,
     pub session_a: String,
     pub session_b: String,
     pub launches_compared: usize,
     pub launches_diverged: usize,
+    /// Launches with a warp that overflowed its event buffer, and those warps.
+    pub launches_overflowed: usize,
+    pub warps_overflowed: usize,
+    /// The setting to raise when something overflowed (`PRLX_EVENTS_PER_WARP`)
+    /// and the value that would have kept every event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overflow_setting: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed_events_per_warp: Option<u32>,
     pub only_in_a: Vec<UnmatchedLaunch>,
     pub only_in_b: Vec<UnmatchedLaunch>,
     pub dims_mismatches: Vec<DimsMismatch>,
@@ -213,9 +231,15 @@ pub fn diff_manifests(
         .iter()
         .filter(|l| l.status == LaunchStatus::Diverged)
         .count();
+    let overflows: Vec<&OverflowSummary> = launches
+        .iter()
+        .filter_map(|l| l.overflow.as_ref())
+        .collect();
     SessionDiffReport {
         status: if launches_diverged > 0 {
             "diverged"
+        } else if !overflows.is_empty() {
+            "unknown"
         } else {
             "identical"
         },
@@ -223,6 +247,10 @@ pub fn diff_manifests(
         session_b: manifest_b.session.clone(),
         launches_compared: launches.len(),
         launches_diverged,
+        launches_overflowed: overflows.len(),
+        warps_overflowed: overflows.iter().map(|o| o.warps).sum(),
+        overflow_setting: overflows.first().map(|o| o.setting),
+        needed_events_per_warp: overflows.iter().map(|o| o.needed_events_per_warp).max(),
         only_in_a,
         only_in_b,
         dims_mismatches,
@@ -290,6 +318,8 @@ fn compare_launch(
         },
         total_divergences: 0,
         warps_diverged: 0,
+        warps_overflowed: 0,
+        overflow: None,
         first_divergence: None,
         error: None,
         report: None,
@@ -320,11 +350,15 @@ fn compare_launch(
     let report = DiffReport::build(&trace_a, &trace_b, &diff, map);
     comparison.status = if report.total_divergences > 0 {
         LaunchStatus::Diverged
+    } else if report.overflowed() {
+        LaunchStatus::Unknown
     } else {
         LaunchStatus::Identical
     };
     comparison.total_divergences = report.total_divergences;
     comparison.warps_diverged = report.warps_diverged;
+    comparison.warps_overflowed = report.warps_overflowed;
+    comparison.overflow = report.overflow.clone();
     comparison.first_divergence = report.first_divergence.clone();
     comparison.report = Some(report);
     comparison
@@ -383,6 +417,20 @@ impl SessionDiffReport {
             self.only_in_a.len(),
             self.only_in_b.len()
         );
+        if let (Some(setting), Some(needed)) = (self.overflow_setting, self.needed_events_per_warp)
+        {
+            let _ = writeln!(
+                out,
+                "{} of {} launches overflowed their event buffers ({} warps): their recorded events were compared, the rest is unknown; raise {setting} to at least {needed}",
+                self.launches_overflowed, self.launches_compared, self.warps_overflowed
+            );
+            if self.launches_diverged == 0 {
+                let _ = writeln!(
+                    out,
+                    "status: unknown (overflowed): no divergence in the recorded events"
+                );
+            }
+        }
         if !self.kernels.is_empty() {
             let _ = writeln!(out, "\nKernels, earliest divergence first:");
             let rows: Vec<[String; 5]> = self
@@ -510,9 +558,14 @@ mod tests {
     use prlx_trace::{TraceBuilder, TraceEvent};
 
     fn trace(dir: &Path, name: &str, flip: bool) -> String {
+        trace_with_slots(dir, name, flip, 8)
+    }
+
+    /// Two warps of four events each, in buffers of `slots` events.
+    fn trace_with_slots(dir: &Path, name: &str, flip: bool, slots: u32) -> String {
         let mut builder = TraceBuilder::new("k", [1, 1, 1], [64, 1, 1])
             .unwrap()
-            .events_per_warp(8);
+            .events_per_warp(slots);
         for warp in 0..2 {
             for i in 0..4u32 {
                 let dir = u8::from(flip && warp == 1 && i == 2);
@@ -671,5 +724,50 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("session.json"), "{err}");
+    }
+
+    #[test]
+    fn overflowed_launches_are_counted_and_never_identical() {
+        let root = tempfile::tempdir().unwrap();
+        let (a_dir, b_dir) = (root.path().join("a"), root.path().join("b"));
+        std::fs::create_dir_all(&a_dir).unwrap();
+        std::fs::create_dir_all(&b_dir).unwrap();
+        // Like PRLX_EVENTS_PER_WARP=2: both warps keep 2 of their 4 events.
+        let files = |dir: &Path| {
+            vec![
+                launch("k", 0, 0, Some(trace_with_slots(dir, "k_0", false, 2))),
+                launch("k", 1, 1, Some(trace(dir, "k_1", false))),
+            ]
+        };
+        session(root.path(), "a", files(&a_dir));
+        session(root.path(), "b", files(&b_dir));
+        let report = diff_sessions(
+            &a_dir,
+            &b_dir,
+            &DiffOptions::default(),
+            &DiffProgress::default(),
+        )
+        .unwrap();
+        assert_eq!(report.status, "unknown");
+        assert_eq!(
+            (
+                report.launches_diverged,
+                report.launches_overflowed,
+                report.warps_overflowed
+            ),
+            (0, 1, 2)
+        );
+        assert_eq!(report.launches[0].status, LaunchStatus::Unknown);
+        assert_eq!(report.launches[1].status, LaunchStatus::Identical);
+        assert_eq!(report.needed_events_per_warp, Some(4));
+        let text = report.render_text();
+        assert!(
+            text.contains("1 of 2 launches overflowed their event buffers (2 warps)")
+                && text.contains("raise PRLX_EVENTS_PER_WARP to at least 4"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["launches"][0]["status"], "unknown");
+        assert_eq!(json["overflow_setting"], "PRLX_EVENTS_PER_WARP");
     }
 }
