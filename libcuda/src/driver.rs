@@ -28,6 +28,33 @@ pub struct Context {
     pub id: u64,
     pub limits: [usize; (CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED + 1) as usize],
     pub cache_config: u32,
+    /// Values the CUDA runtime keeps per context (an export table).
+    pub local_storage: Vec<LocalStorage>,
+}
+
+/// Called with (context, key, value) when a context holding the value goes.
+pub type LocalStorageDestructor = unsafe extern "C" fn(CUcontext, *mut c_void, *mut c_void);
+
+/// One context-local storage entry.
+#[derive(Debug)]
+pub struct LocalStorage {
+    pub key: usize,
+    pub value: usize,
+    pub destructor: Option<LocalStorageDestructor>,
+}
+
+impl LocalStorage {
+    /// Runs the destructors of entries taken from context `ctx`; call with
+    /// the driver lock released, since they call back into the driver.
+    pub fn run_destructors(ctx: usize, entries: Vec<LocalStorage>) {
+        for e in entries {
+            if let Some(destructor) = e.destructor {
+                // SAFETY: the runtime registered this callback for this
+                // context, key and value.
+                unsafe { destructor(as_handle(ctx), e.key as *mut c_void, e.value as *mut c_void) };
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -204,6 +231,12 @@ impl Driver {
         }
     }
 
+    /// The emulated compute capability as `XY` (80 for 8.0).
+    pub fn sm(&self) -> u32 {
+        let (major, minor) = self.device.config().compute_capability;
+        major * 10 + minor
+    }
+
     /// The calling thread's current context, checked as every call that
     /// needs one checks it.
     pub fn current_context(&self) -> Result<usize, CUresult> {
@@ -246,6 +279,7 @@ impl Driver {
             id,
             limits,
             cache_config: 0,
+            local_storage: Vec::new(),
         }) as usize
     }
 
@@ -275,6 +309,15 @@ impl Driver {
             // The allocation was live in our table, so the emulator knows it.
             let _ = self.device.mem_free(base);
         }
+    }
+
+    /// Takes `ctx`'s context-local storage (its destructors are the
+    /// caller's to run, outside the lock).
+    pub fn take_local_storage(&mut self, ctx: usize) -> Vec<LocalStorage> {
+        self.contexts
+            .get_mut(as_handle(ctx))
+            .map(|c| std::mem::take(&mut c.local_storage))
+            .unwrap_or_default()
     }
 
     /// Removes a module, its functions, and the emulator's copy.

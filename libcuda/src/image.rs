@@ -2,10 +2,11 @@
 //! `cuModuleLoadFatBinary`, `cuLinkAddData`): PTX text, an ELF cubin, a
 //! fatbinary, or the `__fatBinC_Wrapper_t` nvcc wraps a fatbinary in.
 //!
-//! Only PTX can be emulated. A fatbinary is searched for a PTX entry, stored
-//! plainly or zstd-compressed (nvcc 12.4 and later compress by default);
-//! cubins (SASS) and the older LZ4-compressed entries are refused with a
-//! message that says so.
+//! Only PTX can be emulated. A fatbinary (see [`crate::fatbin`]) yields its
+//! best PTX entry, decompressed; cubins (SASS) are refused with a message
+//! naming their kernels and the `-gencode` that adds PTX.
+
+use crate::fatbin;
 
 /// What an image turned out to hold.
 #[derive(Debug, PartialEq, Eq)]
@@ -18,22 +19,14 @@ pub enum Image {
 }
 
 const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
-const FATBIN_MAGIC: u32 = 0xBA55_ED50;
-const FATBIN_WRAPPER_MAGIC: u32 = 0x4662_43B1;
-const FATBIN_ENTRY_PTX: u16 = 1;
-/// Entry flag: the payload is LZ4-compressed (nvcc before 12.4).
-const FATBIN_FLAG_LZ4: u64 = 0x2000;
-/// Entry flag: the payload is a zstd frame (nvcc 12.4 and later).
-const FATBIN_FLAG_ZSTD: u64 = 0x8000;
-/// Decompressed PTX larger than this is taken to be a corrupt header.
-const MAX_PTX_BYTES: u64 = 1 << 30;
 
-/// Classifies the image at `ptr`.
+/// Classifies the image at `ptr`; a fatbinary yields its best PTX for a
+/// device of compute capability `sm` (`80` for 8.0).
 ///
 /// # Safety
 /// `ptr` must point to a NUL-terminated PTX string, an ELF image, a
 /// fatbinary, or a fatbinary wrapper, as the driver API requires.
-pub unsafe fn read(ptr: *const u8) -> Image {
+pub unsafe fn read(ptr: *const u8, sm: u32) -> Image {
     // Read the magic a byte at a time, stopping at a NUL, so that a short
     // PTX string is never read past its end (no magic contains a zero byte).
     let mut head = [0u8; 4];
@@ -46,33 +39,20 @@ pub unsafe fn read(ptr: *const u8) -> Image {
     }
     let magic = u32::from_le_bytes(head);
     if head == ELF_MAGIC {
-        return Image::Unsupported(
-            "image is a cubin (machine code for a real GPU); the prlx emulator runs PTX only: \
-             load the kernel's PTX instead"
-                .to_string(),
-        );
+        // SAFETY: an ELF image starts with its 64-byte header.
+        let kernels = unsafe { elf_kernels(ptr) };
+        return Image::Unsupported(sass_only_message(&kernels, &[]));
     }
-    if magic == FATBIN_WRAPPER_MAGIC {
-        // __fatBinC_Wrapper_t { int magic; int version; const u64 *data; void *filename_or_fatbins; }
-        // SAFETY: the wrapper is 24 bytes; `data` is at offset 8.
-        let data = unsafe { std::ptr::read_unaligned(ptr.add(8) as *const *const u8) };
-        if data.is_null() {
-            return Image::Invalid("fatbinary wrapper with a NULL data pointer".to_string());
-        }
-        // SAFETY: the wrapper points to a fatbinary.
-        return unsafe { read(data) };
+    if magic == fatbin::WRAPPER_MAGIC {
+        // SAFETY: the caller passed a __fatBinC_Wrapper_t.
+        return unsafe { read_wrapper(ptr, sm) };
     }
-    if magic == FATBIN_MAGIC {
-        // SAFETY: header: magic u32, version u16, header size u16, payload size u64.
-        let (header_size, payload_size) = unsafe {
-            (
-                std::ptr::read_unaligned(ptr.add(6) as *const u16) as usize,
-                std::ptr::read_unaligned(ptr.add(8) as *const u64) as usize,
-            )
+    if magic == fatbin::MAGIC {
+        // SAFETY: the caller passed a fatbinary.
+        return match unsafe { fatbin_slice(ptr) } {
+            Ok(bytes) => best_ptx(&[bytes], sm),
+            Err(m) => Image::Invalid(m),
         };
-        // SAFETY: the fatbinary is header_size + payload_size bytes long.
-        let bytes = unsafe { std::slice::from_raw_parts(ptr, header_size + payload_size) };
-        return ptx_from_fatbin(bytes);
     }
     // SAFETY: anything else must be NUL-terminated PTX text.
     let text = unsafe { std::ffi::CStr::from_ptr(ptr.cast()) };
@@ -82,113 +62,191 @@ pub unsafe fn read(ptr: *const u8) -> Image {
     }
 }
 
-/// Finds the first PTX entry of a fatbinary that can be read.
-pub fn ptx_from_fatbin(bytes: &[u8]) -> Image {
-    let u16_at = |o: usize| {
-        bytes
-            .get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+/// The fatbinary at `ptr`, as long as its header says.
+///
+/// # Safety
+/// `ptr` must point to a fatbinary (at least its 16-byte header, and as
+/// many bytes as the header announces).
+unsafe fn fatbin_slice<'a>(ptr: *const u8) -> Result<&'a [u8], String> {
+    // SAFETY: the header is 16 bytes.
+    let header: [u8; 16] = unsafe { std::ptr::read_unaligned(ptr.cast()) };
+    let len = fatbin::total_len(&header)?;
+    // SAFETY: the fatbinary is as long as its header says.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// `__fatBinC_Wrapper_t { int magic; int version; const u64 *data; void
+/// *filename_or_fatbins; }`: version 1 points at one fatbinary; version 2
+/// (`-rdc`) may also list prelinked fatbinaries in a NULL-terminated array.
+///
+/// # Safety
+/// `ptr` must point to a wrapper.
+unsafe fn read_wrapper(ptr: *const u8, sm: u32) -> Image {
+    // SAFETY: the wrapper is 24 bytes.
+    let (version, data, extra) = unsafe {
+        (
+            std::ptr::read_unaligned(ptr.add(4) as *const u32),
+            std::ptr::read_unaligned(ptr.add(8) as *const *const u8),
+            std::ptr::read_unaligned(ptr.add(16) as *const *const *const u8),
+        )
     };
-    let u32_at = |o: usize| {
-        bytes
-            .get(o..o + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-    };
-    let u64_at = |o: usize| {
-        bytes
-            .get(o..o + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-    };
-    let Some(header_size) = u16_at(6) else {
-        return Image::Invalid("truncated fatbinary header".to_string());
-    };
-    let mut at = header_size as usize;
-    let mut saw_compressed_ptx = false;
-    let mut kinds = Vec::new();
-    // Entry header: kind u16, unknown u16, header size u32, payload size u64,
-    // compressed size u32, options offset u32, minor u16, major u16, arch u32,
-    // name offset u32, name size u32, flags u64, ...
-    while at < bytes.len() {
-        let (Some(kind), Some(entry_header), Some(size), Some(flags)) =
-            (u16_at(at), u32_at(at + 4), u64_at(at + 8), u64_at(at + 40))
-        else {
-            return Image::Invalid(format!(
-                "fatbinary entry header at offset {at} is truncated"
-            ));
-        };
-        let start = at + entry_header as usize;
-        let Some(end) = start
-            .checked_add(size as usize)
-            .filter(|e| *e <= bytes.len())
-        else {
-            return Image::Invalid(format!("fatbinary entry at offset {at} overruns the image"));
-        };
-        let arch = u32_at(at + 28).unwrap_or(0);
-        kinds.push(format!(
-            "{} sm_{arch}",
-            if kind == FATBIN_ENTRY_PTX {
-                "PTX"
-            } else {
-                "cubin"
-            }
+    if version != 1 && version != 2 {
+        return Image::Invalid(format!(
+            "fatbinary wrapper has version {version}, expected 1 or 2"
         ));
-        if kind == FATBIN_ENTRY_PTX {
-            let payload = &bytes[start..end];
-            let text = if flags & FATBIN_FLAG_ZSTD != 0 {
-                let compressed_size = u32_at(at + 16).unwrap_or(0) as usize;
-                let frame = &payload[..compressed_size.min(payload.len())];
-                let capacity = u64_at(at + 56).unwrap_or(0).min(MAX_PTX_BYTES) as usize;
-                match zstd::bulk::decompress(frame, capacity) {
-                    Ok(t) => Some(t),
-                    Err(e) => {
-                        return Image::Invalid(format!(
-                            "fatbinary PTX entry at offset {at} does not decompress: {e}"
-                        ));
-                    }
-                }
-            } else if flags & FATBIN_FLAG_LZ4 != 0 {
-                saw_compressed_ptx = true;
-                None
-            } else {
-                Some(payload.to_vec())
-            };
-            if let Some(text) = text {
-                let text = text.split(|b| *b == 0).next().unwrap_or_default();
-                return match std::str::from_utf8(text) {
-                    Ok(s) => Image::Ptx(s.to_string()),
-                    Err(e) => Image::Invalid(format!("fatbinary PTX entry is not UTF-8: {e}")),
-                };
+    }
+    let mut fatbins = Vec::new();
+    if !data.is_null() {
+        // SAFETY: the wrapper's data is a fatbinary.
+        match unsafe { fatbin_slice(data) } {
+            Ok(b) => fatbins.push(b),
+            Err(m) => return Image::Invalid(m),
+        }
+    }
+    if version == 2 && !extra.is_null() {
+        for i in 0..4096 {
+            // SAFETY: a NULL-terminated array of fatbinary pointers.
+            let f = unsafe { *extra.add(i) };
+            if f.is_null() {
+                break;
+            }
+            // SAFETY: each element is a fatbinary.
+            match unsafe { fatbin_slice(f) } {
+                Ok(b) => fatbins.push(b),
+                Err(m) => return Image::Invalid(m),
             }
         }
-        if entry_header == 0 {
-            break;
-        }
-        at = end;
     }
-    let why = if saw_compressed_ptx {
-        "its PTX is LZ4-compressed (rebuild with nvcc --no-compress, or load the PTX itself)"
-    } else {
-        "it holds no PTX"
+    if fatbins.is_empty() {
+        return Image::Invalid("fatbinary wrapper with a NULL data pointer".to_string());
+    }
+    best_ptx(&fatbins, sm)
+}
+
+/// The kernels an ELF image at `ptr` defines.
+///
+/// # Safety
+/// `ptr` must point to a complete ELF image.
+unsafe fn elf_kernels(ptr: *const u8) -> Vec<String> {
+    // SAFETY: an ELF64 header is 64 bytes.
+    let header = unsafe { std::slice::from_raw_parts(ptr, 64) };
+    if header[4] != 2 {
+        return Vec::new();
+    }
+    let shoff = u64::from_le_bytes(header[0x28..0x30].try_into().expect("8 bytes"));
+    let shentsize = u16::from_le_bytes([header[0x3a], header[0x3b]]) as u64;
+    let shnum = u16::from_le_bytes([header[0x3c], header[0x3d]]) as u64;
+    let len = shoff.saturating_add(shentsize * shnum);
+    if len > 1 << 30 {
+        return Vec::new();
+    }
+    // SAFETY: the section header table ends the image.
+    let elf = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
+    fatbin::cubin_kernels(elf)
+}
+
+/// The refusal for machine code without PTX, naming the kernels.
+fn sass_only_message(kernels: &[String], archs: &[u32]) -> String {
+    let names: Vec<String> = kernels.iter().map(|k| fatbin::demangle(k)).collect();
+    let what = match names.len() {
+        0 => "this module".to_string(),
+        1 => format!("kernel `{}`", names[0]),
+        _ => format!("kernels `{}`", names.join("`, `")),
     };
-    Image::Unsupported(format!(
-        "fatbinary [{}] cannot run on the prlx emulator: {why}",
-        kinds.join(", ")
-    ))
+    let arch = archs.iter().max().copied().unwrap_or(80);
+    let sass = if archs.is_empty() {
+        "a cubin".to_string()
+    } else {
+        let list: Vec<String> = archs.iter().map(|a| format!("sm_{a}")).collect();
+        format!("SASS only ({})", list.join(", "))
+    };
+    format!(
+        "{what}: {sass}, no PTX; the prlx emulator runs PTX: rebuild with \
+         -gencode arch=compute_{arch},code=compute_{arch}"
+    )
+}
+
+/// The PTX to run from a set of fatbinaries: as a driver picks a JIT
+/// target, the entry of the highest architecture the device supports.
+pub fn best_ptx(fatbins: &[&[u8]], sm: u32) -> Image {
+    let mut all = Vec::new();
+    for bytes in fatbins {
+        match fatbin::entries(bytes) {
+            Ok(e) => all.extend(e),
+            Err(m) => return Image::Invalid(m),
+        }
+    }
+    let usable = all
+        .iter()
+        .filter(|e| e.kind == fatbin::KIND_PTX && e.arch <= sm)
+        .max_by_key(|e| e.arch);
+    if let Some(entry) = usable {
+        return match entry.payload() {
+            Ok(text) => {
+                let text = text.split(|b| *b == 0).next().unwrap_or_default();
+                match std::str::from_utf8(text) {
+                    Ok(s) => Image::Ptx(s.to_string()),
+                    Err(e) => Image::Invalid(format!(
+                        "fatbinary PTX entry at offset {} is not UTF-8: {e}",
+                        entry.offset
+                    )),
+                }
+            }
+            Err(m) => Image::Invalid(m),
+        };
+    }
+    let newer: Vec<String> = all
+        .iter()
+        .filter(|e| e.kind == fatbin::KIND_PTX)
+        .map(|e| format!("compute_{}", e.arch))
+        .collect();
+    if !newer.is_empty() {
+        return Image::Unsupported(format!(
+            "fatbinary holds PTX for {} only, newer than the emulated sm_{sm}: \
+             set PRLX_EMU_SM to at least that architecture",
+            newer.join(", ")
+        ));
+    }
+    let mut kernels = Vec::new();
+    let mut archs = Vec::new();
+    for e in all.iter().filter(|e| e.kind == fatbin::KIND_ELF) {
+        archs.push(e.arch);
+        if let Ok(elf) = e.payload() {
+            for k in fatbin::cubin_kernels(&elf) {
+                if !kernels.contains(&k) {
+                    kernels.push(k);
+                }
+            }
+        }
+    }
+    if archs.is_empty() {
+        return Image::Unsupported("fatbinary holds no PTX and no kernels".to_string());
+    }
+    Image::Unsupported(sass_only_message(&kernels, &archs))
+}
+
+/// The PTX of one fatbinary given as bytes (`cuLinkAddData` inputs).
+pub fn ptx_from_fatbin(bytes: &[u8], sm: u32) -> Image {
+    best_ptx(&[bytes], sm)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fatbin::{FLAG_LZ4, FLAG_ZSTD, MAGIC as FATBIN_MAGIC};
 
-    fn fatbin(entries: &[(u16, u64, &[u8])]) -> Vec<u8> {
+    /// Entries: (kind, flags, arch, stored bytes, uncompressed size).
+    fn fatbin(entries: &[(u16, u64, u32, &[u8], u64)]) -> Vec<u8> {
         let mut payload = Vec::new();
-        for (kind, flags, data) in entries {
+        for (kind, flags, arch, data, unc) in entries {
             let mut h = vec![0u8; 64];
             h[0..2].copy_from_slice(&kind.to_le_bytes());
             h[4..8].copy_from_slice(&64u32.to_le_bytes());
-            h[8..16].copy_from_slice(&(data.len() as u64).to_le_bytes());
-            h[28..32].copy_from_slice(&80u32.to_le_bytes());
+            h[8..12].copy_from_slice(&(data.len() as u32).to_le_bytes());
+            h[16..20].copy_from_slice(&(data.len() as u32).to_le_bytes());
+            h[28..32].copy_from_slice(&arch.to_le_bytes());
             h[40..48].copy_from_slice(&flags.to_le_bytes());
+            h[56..64].copy_from_slice(&unc.to_le_bytes());
             payload.extend(h);
             payload.extend(*data);
         }
@@ -203,60 +261,83 @@ mod tests {
 
     #[test]
     fn finds_uncompressed_ptx_after_a_cubin() {
-        let f = fatbin(&[(2, 0, b"\x7fELF...."), (1, 0, b".version 8.0\0\0\0")]);
+        let f = fatbin(&[
+            (2, 0, 80, b"\x7fELF....", 0),
+            (1, 0, 80, b".version 8.0\0\0\0", 0),
+        ]);
         assert_eq!(
-            unsafe { read(f.as_ptr()) },
+            unsafe { read(f.as_ptr(), 80) },
             Image::Ptx(".version 8.0".into())
         );
     }
 
     #[test]
-    fn compressed_or_missing_ptx_is_reported() {
-        let f = fatbin(&[(1, FATBIN_FLAG_LZ4, b"xxxx")]);
-        match ptx_from_fatbin(&f) {
-            Image::Unsupported(m) => assert!(m.contains("compressed"), "{m}"),
-            other => panic!("{other:?}"),
-        }
-        let f = fatbin(&[(2, 0, b"\x7fELF")]);
-        match ptx_from_fatbin(&f) {
-            Image::Unsupported(m) => assert!(m.contains("no PTX") && m.contains("cubin"), "{m}"),
+    fn picks_the_newest_ptx_the_device_supports() {
+        let f = fatbin(&[
+            (1, 0, 52, b"old\0", 0),
+            (1, 0, 90, b"new\0", 0),
+            (1, 0, 75, b"mid\0", 0),
+        ]);
+        assert_eq!(best_ptx(&[&f], 80), Image::Ptx("mid".into()));
+        assert_eq!(best_ptx(&[&f], 90), Image::Ptx("new".into()));
+        let only_new = fatbin(&[(1, 0, 90, b"new\0", 0)]);
+        match best_ptx(&[&only_new], 80) {
+            Image::Unsupported(m) => {
+                assert!(m.contains("compute_90") && m.contains("PRLX_EMU_SM"), "{m}")
+            }
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
-    fn zstd_compressed_ptx_is_decompressed() {
+    fn sass_only_is_refused_naming_the_fix() {
+        let f = fatbin(&[(2, 0, 75, b"\x7fELF", 0)]);
+        match best_ptx(&[&f], 80) {
+            Image::Unsupported(m) => assert!(
+                m.contains("sm_75") && m.contains("code=compute_75") && m.contains("PTX"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn compressed_ptx_is_decompressed() {
         let ptx = b"\n\n.version 8.0\n.target sm_80\0";
         let frame = zstd::bulk::compress(ptx, 3).unwrap();
-        let mut f = fatbin(&[(1, FATBIN_FLAG_ZSTD, &frame)]);
-        // Entry header: compressed size at +16, decompressed size at +56.
-        f[16 + 16..16 + 20].copy_from_slice(&(frame.len() as u32).to_le_bytes());
-        f[16 + 56..16 + 64].copy_from_slice(&(ptx.len() as u64).to_le_bytes());
+        let f = fatbin(&[(1, FLAG_ZSTD, 80, &frame, ptx.len() as u64)]);
         assert_eq!(
-            ptx_from_fatbin(&f),
+            best_ptx(&[&f], 80),
             Image::Ptx("\n\n.version 8.0\n.target sm_80".into())
         );
-        let mut bad = fatbin(&[(1, FATBIN_FLAG_ZSTD, b"not zstd")]);
-        bad[16 + 16..16 + 20].copy_from_slice(&8u32.to_le_bytes());
-        bad[16 + 56..16 + 64].copy_from_slice(&100u64.to_le_bytes());
-        assert!(matches!(ptx_from_fatbin(&bad), Image::Invalid(_)));
+        // LZ4: ".version 8.0" as literals, a 4-byte match at offset 3, a NUL.
+        let block = [
+            0xc0, b'.', b'v', b'e', b'r', b's', b'i', b'o', b'n', b' ', b'8', b'.', b'0', 3, 0,
+            0x10, 0,
+        ];
+        let f = fatbin(&[(1, FLAG_LZ4, 80, &block, 100)]);
+        assert_eq!(best_ptx(&[&f], 80), Image::Ptx(".version 8.08.08".into()));
+        let bad = fatbin(&[(1, FLAG_ZSTD, 80, b"not zstd", 100)]);
+        assert!(matches!(best_ptx(&[&bad], 80), Image::Invalid(_)));
     }
 
     #[test]
     fn truncated_fatbin_is_invalid_not_a_crash() {
-        let mut f = fatbin(&[(1, 0, b".version 8.0\0")]);
+        let mut f = fatbin(&[(1, 0, 80, b".version 8.0\0", 0)]);
         f.truncate(40);
-        assert!(matches!(ptx_from_fatbin(&f), Image::Invalid(_)));
+        assert!(matches!(best_ptx(&[&f], 80), Image::Invalid(_)));
     }
 
     #[test]
     fn elf_and_text() {
+        let mut elf = [0u8; 64];
+        elf[..5].copy_from_slice(b"\x7fELF\x02");
         assert!(matches!(
-            unsafe { read(c"\x7fELF".as_ptr().cast()) },
+            unsafe { read(elf.as_ptr(), 80) },
             Image::Unsupported(_)
         ));
         assert_eq!(
-            unsafe { read(c".version 7.5".as_ptr().cast()) },
+            unsafe { read(c".version 7.5".as_ptr().cast(), 80) },
             Image::Ptx(".version 7.5".into())
         );
     }

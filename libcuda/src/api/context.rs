@@ -33,10 +33,17 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
 }
 
 fn destroy(ctx: CUcontext) -> Result<(), CUresult> {
-    with_driver(|d| {
+    let storage = with_driver(|d| {
         let c = d.contexts.get(ctx).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
         if c.primary {
             // The primary context is released, never destroyed.
+            return Err(CUDA_ERROR_INVALID_CONTEXT);
+        }
+        Ok(d.take_local_storage(ctx as usize))
+    })?;
+    driver::LocalStorage::run_destructors(ctx as usize, storage);
+    with_driver(|d| {
+        if !d.contexts.contains(ctx) {
             return Err(CUDA_ERROR_INVALID_CONTEXT);
         }
         d.release_context_resources(ctx as usize);
@@ -44,6 +51,22 @@ fn destroy(ctx: CUcontext) -> Result<(), CUresult> {
         stack_forget(ctx as usize);
         Ok(())
     })
+}
+
+/// Runs the destructors of the primary context's local storage when it is
+/// about to be reset (explicitly, or by its last release), outside the lock.
+fn before_primary_reset(release: bool) -> Result<(), CUresult> {
+    let taken = with_driver(|d| {
+        let resets = !release || d.primary_refs == 1;
+        Ok(match d.primary {
+            Some(p) if resets => Some((p, d.take_local_storage(p))),
+            _ => None,
+        })
+    })?;
+    if let Some((p, storage)) = taken {
+        driver::LocalStorage::run_destructors(p, storage);
+    }
+    Ok(())
 }
 
 /// The primary context, created on first use.
@@ -278,6 +301,8 @@ exports! {
     }
 
     fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) {
+        check_device(dev)?;
+        before_primary_reset(true)?;
         with_driver(|d| {
             check_device(dev)?;
             if d.primary_refs == 0 {
@@ -292,6 +317,8 @@ exports! {
     }
 
     fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) {
+        check_device(dev)?;
+        before_primary_reset(false)?;
         with_driver(|d| {
             check_device(dev)?;
             reset_primary(d);

@@ -78,18 +78,10 @@ exports! {
         }
     }
 
-    /// Private export tables are the real driver's internals; the emulator has none.
+    /// The private tables the CUDA runtime needs (see [`super::export_table`]).
     fn cuGetExportTable(pp_export_table: *mut *const c_void, p_export_table_id: *const c_void) {
-        non_null(pp_export_table)?;
-        non_null(p_export_table_id)?;
-        if std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1") {
-            // SAFETY: the id is a CUuuid (16 bytes).
-            let id = unsafe { std::slice::from_raw_parts(p_export_table_id as *const u8, 16) };
-            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-            eprintln!("prlx libcuda: cuGetExportTable({hex}): not supported");
-        }
-        unsafe { write_out(pp_export_table, std::ptr::null()) }?;
-        Err(CUDA_ERROR_NOT_SUPPORTED)
+        // SAFETY: forwarded contract.
+        unsafe { super::export_table::get_export_table(pp_export_table, p_export_table_id) }
     }
 
     fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) {

@@ -47,7 +47,7 @@ unsafe fn load_library(
     with_driver(|d| {
         non_null(library)?;
         // SAFETY: forwarded contract.
-        let img = unsafe { image::read(image) };
+        let img = unsafe { image::read(image, d.sm()) };
         let module = load_image(d, NO_CONTEXT, img, source_name, &logs)?;
         let lib = d.libraries.insert(Library {
             module: module as usize,

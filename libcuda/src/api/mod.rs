@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod device;
+pub mod export_table;
 pub mod launch;
 pub mod library;
 pub mod memory;

@@ -53,7 +53,7 @@ fn load_data(module: *mut CUmodule, image: *const c_void, logs: JitLogs) -> Resu
         non_null(module)?;
         non_null(image)?;
         // SAFETY: the driver API requires `image` to be a valid image.
-        let img = unsafe { image::read(image.cast()) };
+        let img = unsafe { image::read(image.cast(), d.sm()) };
         let m = load_image(d, ctx, img, IN_MEMORY_SOURCE, &logs)?;
         unsafe { write_out(module, m) }
     })
@@ -114,6 +114,7 @@ fn add_link_input(
     options: JitLogs,
 ) -> Result<(), CUresult> {
     with_context(|d, _| {
+        let sm = d.sm();
         let ls = link_state(d, state)?;
         let image = match input_type {
             CU_JIT_INPUT_PTX => {
@@ -123,7 +124,7 @@ fn add_link_input(
                     Err(e) => Image::Invalid(format!("{name}: PTX input is not UTF-8: {e}")),
                 }
             }
-            CU_JIT_INPUT_FATBINARY => image::ptx_from_fatbin(bytes),
+            CU_JIT_INPUT_FATBINARY => image::ptx_from_fatbin(bytes, sm),
             CU_JIT_INPUT_CUBIN | CU_JIT_INPUT_OBJECT | CU_JIT_INPUT_LIBRARY => {
                 Image::Unsupported(format!(
                     "{name}: link input type {input_type} holds machine code; the prlx emulator links PTX only"
@@ -160,7 +161,7 @@ exports! {
             let mut bytes = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
             bytes.push(0);
             // SAFETY: NUL-terminated just above.
-            let img = unsafe { image::read(bytes.as_ptr()) };
+            let img = unsafe { image::read(bytes.as_ptr(), d.sm()) };
             let source = std::path::Path::new(path)
                 .file_name()
                 .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());

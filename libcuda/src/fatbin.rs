@@ -1,0 +1,313 @@
+//! The fatbinary container nvcc embeds in programs (`.nv_fatbin`) and the
+//! `__fatBinC_Wrapper_t` that points at it.
+//!
+//! A fatbinary is a 16-byte header (magic `0xBA55ED50`, version, header
+//! size, size of what follows) and a run of entries, each an 80-byte-ish
+//! header (kind: 1 PTX, 2 ELF cubin; its header size; padded and stored
+//! payload sizes; the architecture; flags; the uncompressed size) and its
+//! payload. Payloads may be LZ4-compressed (flag `0x2000`, nvcc 12.0–12.3
+//! and `-compress-mode=speed`) or zstd-compressed (flag `0x8000`, nvcc
+//! 12.4+'s default). A wrapper of version 2 (`-rdc` programs) also lists
+//! further fatbinaries in a NULL-terminated array.
+
+/// Fatbinary header magic.
+pub const MAGIC: u32 = 0xBA55_ED50;
+/// `__fatBinC_Wrapper_t` magic.
+pub const WRAPPER_MAGIC: u32 = 0x4662_43B1;
+pub const KIND_PTX: u16 = 1;
+pub const KIND_ELF: u16 = 2;
+/// Entry flag: the payload is LZ4-compressed.
+pub const FLAG_LZ4: u64 = 0x2000;
+/// Entry flag: the payload is a zstd frame.
+pub const FLAG_ZSTD: u64 = 0x8000;
+/// Decompressed payloads larger than this are taken to be corrupt headers.
+const MAX_PAYLOAD: u64 = 1 << 30;
+/// The smallest entry header that holds every field read here.
+const ENTRY_HEADER_MIN: usize = 64;
+
+/// One entry of a fatbinary.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    pub kind: u16,
+    /// `sm_XY` / `compute_XY` as `XY`.
+    pub arch: u32,
+    pub flags: u64,
+    /// The stored bytes (compressed or not), without padding.
+    pub stored: &'a [u8],
+    pub uncompressed_size: u64,
+    /// Offset of the entry header in the fatbinary, for messages.
+    pub offset: usize,
+}
+
+fn u16_at(b: &[u8], o: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(o..o + 2)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], o: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(o..o + 4)?.try_into().ok()?))
+}
+fn u64_at(b: &[u8], o: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?))
+}
+
+/// The total length of the fatbinary starting at `bytes[0]`, from its
+/// header, or an error naming the bad field.
+pub fn total_len(header: &[u8; 16]) -> Result<usize, String> {
+    let magic = u32::from_le_bytes(header[0..4].try_into().expect("4 bytes"));
+    if magic != MAGIC {
+        return Err(format!(
+            "fatbinary magic is {magic:#x}, expected {MAGIC:#x}"
+        ));
+    }
+    let header_size = u16::from_le_bytes([header[6], header[7]]) as u64;
+    let size = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes"));
+    if header_size < 16 || size > MAX_PAYLOAD {
+        return Err(format!(
+            "fatbinary header is corrupt (header size {header_size}, payload size {size})"
+        ));
+    }
+    Ok((header_size + size) as usize)
+}
+
+/// Splits one fatbinary into its entries.
+pub fn entries(bytes: &[u8]) -> Result<Vec<Entry<'_>>, String> {
+    let (Some(magic), Some(header_size), Some(size)) =
+        (u32_at(bytes, 0), u16_at(bytes, 6), u64_at(bytes, 8))
+    else {
+        return Err("truncated fatbinary header".to_string());
+    };
+    if magic != MAGIC {
+        return Err(format!(
+            "fatbinary magic is {magic:#x}, expected {MAGIC:#x}"
+        ));
+    }
+    let end = (header_size as u64)
+        .checked_add(size)
+        .filter(|e| *e <= bytes.len() as u64)
+        .ok_or_else(|| {
+            format!(
+                "fatbinary says it holds {size} bytes after its header, only {} are there",
+                bytes.len().saturating_sub(header_size as usize)
+            )
+        })? as usize;
+    let mut out = Vec::new();
+    let mut at = header_size as usize;
+    while at < end {
+        if end - at < ENTRY_HEADER_MIN {
+            return Err(format!(
+                "fatbinary entry header at offset {at} is truncated"
+            ));
+        }
+        let kind = u16_at(bytes, at).unwrap_or(0);
+        let entry_header = u32_at(bytes, at + 4).unwrap_or(0) as usize;
+        let padded = u32_at(bytes, at + 8).unwrap_or(0) as usize;
+        let stored = u32_at(bytes, at + 16).unwrap_or(0) as usize;
+        let arch = u32_at(bytes, at + 28).unwrap_or(0);
+        let flags = u64_at(bytes, at + 40).unwrap_or(0);
+        let uncompressed_size = u64_at(bytes, at + 56).unwrap_or(0);
+        if entry_header < ENTRY_HEADER_MIN {
+            return Err(format!(
+                "fatbinary entry at offset {at} has a header size of {entry_header} bytes"
+            ));
+        }
+        let start = at + entry_header;
+        let next = start
+            .checked_add(padded)
+            .filter(|n| *n <= end)
+            .ok_or_else(|| format!("fatbinary entry at offset {at} overruns the fatbinary"))?;
+        // Uncompressed entries may leave the stored size 0: all the padded
+        // payload is the entry.
+        let len = if stored == 0 || stored > padded {
+            padded
+        } else {
+            stored
+        };
+        out.push(Entry {
+            kind,
+            arch,
+            flags,
+            stored: &bytes[start..start + len],
+            uncompressed_size,
+            offset: at,
+        });
+        at = next;
+    }
+    Ok(out)
+}
+
+impl Entry<'_> {
+    /// The payload, decompressed.
+    pub fn payload(&self) -> Result<Vec<u8>, String> {
+        let limit = self.uncompressed_size.min(MAX_PAYLOAD) as usize;
+        if self.flags & FLAG_ZSTD != 0 {
+            zstd::bulk::decompress(self.stored, limit).map_err(|e| {
+                format!(
+                    "fatbinary entry at offset {} (zstd) does not decompress: {e}",
+                    self.offset
+                )
+            })
+        } else if self.flags & FLAG_LZ4 != 0 {
+            lz4_block_decompress(self.stored, limit).map_err(|e| {
+                format!(
+                    "fatbinary entry at offset {} (LZ4) does not decompress: {e}",
+                    self.offset
+                )
+            })
+        } else {
+            Ok(self.stored.to_vec())
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self.kind {
+            KIND_PTX => format!("PTX compute_{}", self.arch),
+            KIND_ELF => format!("SASS sm_{}", self.arch),
+            k => format!("entry kind {k} arch {}", self.arch),
+        }
+    }
+}
+
+/// Decompresses one LZ4 block (the LZ4 block format: sequences of a token,
+/// literals, a 16-bit match offset and a match length) into at most
+/// `limit` bytes.
+pub fn lz4_block_decompress(src: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    let mut out: Vec<u8> = Vec::with_capacity(limit.min(src.len().saturating_mul(4)));
+    let mut i = 0;
+    let read_len = |i: &mut usize, mut len: usize| -> Result<usize, String> {
+        if len == 15 {
+            loop {
+                let b = *src.get(*i).ok_or("length runs past the input")?;
+                *i += 1;
+                len += b as usize;
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        Ok(len)
+    };
+    while i < src.len() {
+        let token = src[i];
+        i += 1;
+        let literals = read_len(&mut i, (token >> 4) as usize)?;
+        let lit = src
+            .get(i..i + literals)
+            .ok_or("literals run past the input")?;
+        if out.len() + literals > limit {
+            return Err(format!("output exceeds the declared {limit} bytes"));
+        }
+        out.extend_from_slice(lit);
+        i += literals;
+        if i == src.len() {
+            break; // the last sequence has literals only
+        }
+        let offset = u16_at(src, i).ok_or("match offset runs past the input")? as usize;
+        i += 2;
+        if offset == 0 || offset > out.len() {
+            return Err(format!("match offset {offset} points before the output"));
+        }
+        let length = read_len(&mut i, (token & 15) as usize)? + 4;
+        if out.len() + length > limit {
+            return Err(format!("output exceeds the declared {limit} bytes"));
+        }
+        let from = out.len() - offset;
+        for k in 0..length {
+            out.push(out[from + k]);
+        }
+    }
+    Ok(out)
+}
+
+/// The names of the kernels an ELF cubin defines (its global function
+/// symbols), for messages.
+pub fn cubin_kernels(elf: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    if elf.get(0..4) != Some(b"\x7fELF") || elf.get(4) != Some(&2) {
+        return names;
+    }
+    let (Some(shoff), Some(shentsize), Some(shnum)) =
+        (u64_at(elf, 0x28), u16_at(elf, 0x3a), u16_at(elf, 0x3c))
+    else {
+        return names;
+    };
+    let section = |i: usize| -> Option<(u32, usize, usize, u32, usize)> {
+        let base = (shoff as usize).checked_add(i.checked_mul(shentsize as usize)?)?;
+        Some((
+            u32_at(elf, base + 4)?,             // type
+            u64_at(elf, base + 0x18)? as usize, // offset
+            u64_at(elf, base + 0x20)? as usize, // size
+            u32_at(elf, base + 0x28)?,          // link
+            u64_at(elf, base + 0x38)? as usize, // entry size
+        ))
+    };
+    const SHT_SYMTAB: u32 = 2;
+    for i in 0..shnum as usize {
+        let Some((SHT_SYMTAB, off, size, link, entsize)) = section(i) else {
+            continue;
+        };
+        let Some((_, str_off, str_size, _, _)) = section(link as usize) else {
+            continue;
+        };
+        let Some(strtab) = elf.get(str_off..str_off.saturating_add(str_size)) else {
+            continue;
+        };
+        let entsize = entsize.max(24);
+        let mut at = off;
+        while at + 24 <= off.saturating_add(size) && at + 24 <= elf.len() {
+            let name = u32_at(elf, at).unwrap_or(0) as usize;
+            let info = elf[at + 4];
+            // STB_GLOBAL, STT_FUNC
+            if info >> 4 == 1
+                && info & 15 == 2
+                && let Some(raw) = strtab.get(name..)
+            {
+                let raw = raw.split(|b| *b == 0).next().unwrap_or_default();
+                names.push(String::from_utf8_lossy(raw).into_owned());
+            }
+            at += entsize;
+        }
+    }
+    names
+}
+
+/// A symbol name as C++ source spells it, or unchanged.
+pub fn demangle(name: &str) -> String {
+    cpp_demangle::Symbol::new(name)
+        .ok()
+        .and_then(|s| s.demangle().ok())
+        .unwrap_or_else(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lz4_literals_and_overlapping_matches() {
+        // "abcabcabcabcX": literals "abc", then a match of 9 at offset 3
+        // (overlapping), then a final literal.
+        let block = [0x35, b'a', b'b', b'c', 3, 0, 0x10, b'X'];
+        assert_eq!(
+            lz4_block_decompress(&block, 100).unwrap(),
+            b"abcabcabcabcX".to_vec()
+        );
+    }
+
+    #[test]
+    fn lz4_bad_input_is_an_error() {
+        assert!(lz4_block_decompress(&[0x10, b'a', 9, 0], 100).is_err());
+        assert!(lz4_block_decompress(&[0xf0], 100).is_err());
+        assert!(lz4_block_decompress(&[0x35, b'a', b'b', b'c', 3, 0], 5).is_err());
+    }
+
+    #[test]
+    fn short_or_lying_fatbinaries_are_errors() {
+        assert!(entries(&[0u8; 4]).is_err());
+        let mut f = Vec::new();
+        f.extend(MAGIC.to_le_bytes());
+        f.extend(1u16.to_le_bytes());
+        f.extend(16u16.to_le_bytes());
+        f.extend(1000u64.to_le_bytes());
+        let e = entries(&f).unwrap_err();
+        assert!(e.contains("1000 bytes"), "{e}");
+    }
+}
