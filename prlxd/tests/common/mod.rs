@@ -2,6 +2,8 @@
 //! helpers to make valid traces and talk to it.
 #![allow(dead_code)]
 
+pub mod users;
+
 use prlx_proto::frame::{FrameKind, read_frame, write_frame};
 use prlx_proto::{Client, ErrorCode, Request, Response};
 use prlx_session::LaunchRecord;
@@ -18,12 +20,23 @@ pub struct Daemon {
     pub socket: PathBuf,
     pub state: PathBuf,
     pub config: PathBuf,
+    /// A command prlxd runs under (`prlimit …`, `unshare …`); empty: none.
+    pub wrapper: Vec<String>,
 }
 
 impl Daemon {
     /// Starts prlxd with `config` (TOML) and waits until it answers.
     pub fn start(config: &str) -> Daemon {
-        let dir = tempfile::tempdir().unwrap();
+        Daemon::start_wrapped(config, &[])
+    }
+
+    /// Starts prlxd under `wrapper` (e.g. `["prlimit", "--nofile=64", "--"]`).
+    pub fn start_wrapped(config: &str, wrapper: &[&str]) -> Daemon {
+        Daemon::start_in(tempfile::tempdir().unwrap(), config, wrapper)
+    }
+
+    /// Starts prlxd with its socket, state and config in `dir`.
+    pub fn start_in(dir: tempfile::TempDir, config: &str, wrapper: &[&str]) -> Daemon {
         // Other uids (the isolation test) must reach the socket.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let config_path = dir.path().join("prlxd.toml");
@@ -34,13 +47,23 @@ impl Daemon {
             state: dir.path().join("state"),
             config: config_path,
             dir,
+            wrapper: wrapper.iter().map(|w| w.to_string()).collect(),
         };
         daemon.spawn();
         daemon
     }
 
     pub fn spawn(&mut self) {
-        let child = Command::new(env!("CARGO_BIN_EXE_prlxd"))
+        let prlxd = env!("CARGO_BIN_EXE_prlxd");
+        let mut command = match self.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(prlxd);
+                c
+            }
+            None => Command::new(prlxd),
+        };
+        let child = command
             .arg("--socket")
             .arg(&self.socket)
             .arg("--state-dir")
