@@ -22,6 +22,17 @@ pub struct Config {
     pub workers: usize,
     /// zstd level for traces that arrive uncompressed.
     pub compression_level: i32,
+    /// The largest site table one launch may carry.
+    pub max_site_table_bytes: u64,
+    /// Upload bytes one uid may have announced and not yet stored (memory
+    /// the daemon may come to hold for them).
+    pub max_inflight_bytes_per_user: u64,
+    /// Upload bytes in flight for everyone together: the daemon's memory
+    /// budget (0 = half the memory available to it, see [`Config::inflight_budget`]).
+    pub max_inflight_bytes: u64,
+    /// Once a frame or an upload has started, each next piece of it must
+    /// arrive within this (a stalled client is cut off).
+    pub stall_timeout_ms: u64,
 }
 
 impl Default for Config {
@@ -35,6 +46,10 @@ impl Default for Config {
             retention_max_bytes_per_user: 0,
             workers: 0,
             compression_level: 1,
+            max_site_table_bytes: 64 << 20,
+            max_inflight_bytes_per_user: 4 << 30,
+            max_inflight_bytes: 0,
+            stall_timeout_ms: 10_000,
         }
     }
 }
@@ -58,6 +73,20 @@ impl Config {
         Ok(config)
     }
 
+    pub fn stall_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.stall_timeout_ms.max(1))
+    }
+
+    /// `max_inflight_bytes`, or when 0 half the memory the daemon may use
+    /// (its cgroup's `memory.max` or the machine's, whichever is smaller),
+    /// at least 256 MiB.
+    pub fn inflight_budget(&self) -> u64 {
+        if self.max_inflight_bytes > 0 {
+            return self.max_inflight_bytes;
+        }
+        (available_memory() / 2).max(256 << 20)
+    }
+
     pub fn worker_count(&self) -> usize {
         if self.workers > 0 {
             self.workers
@@ -65,6 +94,31 @@ impl Config {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         }
     }
+}
+
+/// The memory this process may use: `MemTotal`, or less under a cgroup v2
+/// `memory.max`. Read once.
+fn available_memory() -> u64 {
+    static MEMORY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(|| {
+        let total = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|text| {
+                let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+                let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+                kib.checked_mul(1024)
+            })
+            .unwrap_or(8 << 30);
+        let cgroup = std::fs::read_to_string("/proc/self/cgroup")
+            .ok()
+            .and_then(|text| {
+                let path = text.lines().find_map(|l| l.strip_prefix("0::"))?.to_owned();
+                let limit =
+                    std::fs::read_to_string(format!("/sys/fs/cgroup{path}/memory.max")).ok()?;
+                limit.trim().parse::<u64>().ok()
+            });
+        cgroup.map_or(total, |limit| limit.min(total))
+    })
 }
 
 #[cfg(test)]

@@ -14,8 +14,6 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter, In
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-/// Once a frame has started, the rest of it must arrive within this.
-const FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 /// Descriptors received ahead of their `Fd` frames; more is a misbehaving client.
 const MAX_PENDING_FDS: usize = 2 * MAX_FDS_PER_READ;
 /// The most one read asks of the socket (and zero-fills first).
@@ -24,6 +22,9 @@ const MAX_READ: usize = 256 << 10;
 pub struct Connection {
     reader: BufReader<FdReader>,
     writer: BufWriter<OwnedWriteHalf>,
+    /// Once a frame or an upload has started, each next piece must come
+    /// (and each reply must be taken) within this.
+    stall: Duration,
 }
 
 /// The socket's read half, reading with `recvmsg` so that descriptors sent
@@ -76,7 +77,7 @@ pub enum Incoming {
 }
 
 impl Connection {
-    pub fn new(stream: UnixStream) -> Connection {
+    pub fn new(stream: UnixStream, stall: Duration) -> Connection {
         let (read, write) = stream.into_split();
         let read = FdReader {
             half: read,
@@ -85,23 +86,32 @@ impl Connection {
         Connection {
             reader: BufReader::with_capacity(MAX_READ, read),
             writer: BufWriter::new(write),
+            stall,
         }
     }
 
-    async fn read_header(&mut self) -> Result<FrameHeader, FrameError> {
+    /// Reads a header. Its first byte may take as long as the caller allows
+    /// when it starts the next request; inside an upload it is held to the
+    /// stall deadline like every other byte.
+    async fn read_header(&mut self, next_request: bool) -> Result<FrameHeader, FrameError> {
         let mut raw = [0u8; HEADER_LEN];
-        if self.reader.read(&mut raw[..1]).await? == 0 {
+        let n = if next_request {
+            self.reader.read(&mut raw[..1]).await?
+        } else {
+            timed(self.stall, self.reader.read(&mut raw[..1])).await?
+        };
+        if n == 0 {
             return Err(FrameError::Closed);
         }
-        timed(self.reader.read_exact(&mut raw[1..])).await?;
+        timed(self.stall, self.reader.read_exact(&mut raw[1..])).await?;
         FrameHeader::decode(&raw)
     }
 
     /// Waits for the next request; `Closed` when the client hung up.
     pub async fn read_request(&mut self) -> Result<Incoming, FrameError> {
-        let header = self.read_header().await?;
+        let header = self.read_header(true).await?;
         let mut payload = vec![0u8; header.len as usize];
-        timed(self.reader.read_exact(&mut payload)).await?;
+        timed(self.stall, self.reader.read_exact(&mut payload)).await?;
         match header.kind {
             FrameKind::Message => {}
             FrameKind::Chunk => {
@@ -126,7 +136,7 @@ impl Connection {
     pub async fn read_bulk(&mut self, len: u64, out: &mut Vec<u8>) -> Result<(), FrameError> {
         let mut left = len;
         while left > 0 {
-            let header = self.read_header().await?;
+            let header = self.read_header(false).await?;
             if header.kind != FrameKind::Chunk || u64::from(header.len) > left {
                 return Err(FrameError::Io(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -142,7 +152,7 @@ impl Connection {
             out.reserve(header.len as usize);
             while out.len() < want {
                 let mut chunk = (&mut self.reader).take((want - out.len()) as u64);
-                if timed(chunk.read_buf(out)).await? == 0 {
+                if timed(self.stall, chunk.read_buf(out)).await? == 0 {
                     return Err(FrameError::Closed);
                 }
             }
@@ -154,7 +164,7 @@ impl Connection {
     /// Reads the `Fd` frame of a memfd upload announced as `len` bytes and
     /// returns its descriptor (not yet checked: see `prlx_proto::memfd::check_sealed`).
     pub async fn read_memfd(&mut self, len: u64) -> Result<OwnedFd, FrameError> {
-        let header = self.read_header().await?;
+        let header = self.read_header(false).await?;
         if header.kind != FrameKind::Fd {
             return Err(FrameError::BadFdFrame(format!(
                 "a memfd upload of {len} bytes: expected an fd frame, got a {:?} frame",
@@ -162,7 +172,7 @@ impl Connection {
             )));
         }
         let mut payload = [0u8; FD_FRAME_PAYLOAD as usize];
-        timed(self.reader.read_exact(&mut payload)).await?;
+        timed(self.stall, self.reader.read_exact(&mut payload)).await?;
         let fd = self.take_fd()?;
         let announced = u64::from_le_bytes(payload);
         if announced != len {
@@ -198,12 +208,12 @@ impl Connection {
         let mut scratch = Vec::new();
         while left > 0 {
             scratch.clear();
-            let header = self.read_header().await?;
+            let header = self.read_header(false).await?;
             if header.kind != FrameKind::Chunk || u64::from(header.len) > left {
                 return Err(FrameError::Io(std::io::ErrorKind::InvalidData.into()));
             }
             scratch.resize(header.len as usize, 0);
-            timed(self.reader.read_exact(&mut scratch)).await?;
+            timed(self.stall, self.reader.read_exact(&mut scratch)).await?;
             left -= u64::from(header.len);
         }
         Ok(())
@@ -238,22 +248,23 @@ impl Connection {
             kind,
             len,
         };
-        timed(self.writer.write_all(&header.encode())).await?;
-        timed(self.writer.write_all(payload)).await?;
+        timed(self.stall, self.writer.write_all(&header.encode())).await?;
+        timed(self.stall, self.writer.write_all(payload)).await?;
         Ok(())
     }
 }
 
 async fn timed<T>(
+    stall: Duration,
     io: impl std::future::Future<Output = std::io::Result<T>>,
 ) -> Result<T, FrameError> {
-    match tokio::time::timeout(FRAME_TIMEOUT, io).await {
+    match tokio::time::timeout(stall, io).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(FrameError::Closed),
         Ok(Err(e)) => Err(FrameError::Io(e)),
         Err(_) => Err(FrameError::Io(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
-            format!("frame not completed within {FRAME_TIMEOUT:?}"),
+            format!("the client stalled: no progress within {stall:?} (stall_timeout_ms)"),
         ))),
     }
 }

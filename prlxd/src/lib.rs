@@ -6,12 +6,14 @@
 //! ([`connection`]), and answers each request from [`storage`] (sessions on
 //! disk, per uid, crash-safe; [`ingest`] validates and compresses what arrives) or [`jobs`] (session diffs on a bounded worker
 //! pool, cached). [`recovery`] repairs sessions cut off by a crash at start;
-//! [`retention`] removes old sessions; [`config`] holds quotas and limits.
+//! [`retention`] removes old sessions; [`config`] holds quotas and limits,
+//! [`limits`] the budgets that enforce them while requests are in flight.
 
 pub mod config;
 pub mod connection;
 pub mod ingest;
 pub mod jobs;
+pub mod limits;
 pub mod listener;
 pub mod recovery;
 pub mod retention;

@@ -5,7 +5,7 @@
 use crate::connection::{Connection, Incoming};
 use crate::ingest::{Received, map_memfd};
 use crate::jobs::Jobs;
-use crate::storage::{LaunchTicket, Store, StoreError};
+use crate::storage::{LaunchSize, LaunchTicket, Store, StoreError};
 use prlx_proto::frame::FrameError;
 use prlx_proto::{ErrorCode, Request, Response, StatusInfo, Transfer};
 use std::sync::Arc;
@@ -107,7 +107,7 @@ impl Daemon {
             }
         };
         self.stats.connections.fetch_add(1, Ordering::Relaxed);
-        let mut conn = Connection::new(stream);
+        let mut conn = Connection::new(stream, self.store.config().stall_timeout());
         let mut greeted = false;
         loop {
             let incoming = tokio::select! {
@@ -315,6 +315,7 @@ impl Daemon {
             bytes_ingested: self.stats.bytes.load(Ordering::Relaxed),
             sessions: sessions.len() as u64,
             stored_bytes: sessions.iter().map(|s| s.stored_bytes()).sum(),
+            bytes_in_flight: self.store.inflight.held((uid != 0).then_some(uid)),
         }
     }
 
@@ -328,19 +329,20 @@ impl Daemon {
         record: prlx_session::LaunchRecord,
         upload: Upload,
     ) -> bool {
+        let size = upload.size();
         let total = upload.total();
-        let ticket = match self.store.begin_launch(
-            uid,
-            session,
-            record,
-            upload.trace_bytes,
-            upload.site_table_bytes,
-        ) {
+        let ticket = match self.store.begin_launch(uid, session, record, size) {
             Ok(ticket) => ticket,
             Err(e) => {
                 // Refused: consume what the client is sending so the stream
                 // stays in step, then say why. The client carries on.
                 tracing::warn!(uid, session, "launch refused: {e}");
+                let Some(total) = size.payload() else {
+                    // No honest client announces that: the stream cannot
+                    // be followed.
+                    let _ = conn.send(&Response::error(e.code(), e.to_string())).await;
+                    return false;
+                };
                 if conn.discard_upload(upload.transfer, total).await.is_err() {
                     return false;
                 }
@@ -448,6 +450,14 @@ struct Upload {
 }
 
 impl Upload {
+    fn size(&self) -> LaunchSize {
+        LaunchSize {
+            trace_bytes: self.trace_bytes,
+            site_table_bytes: self.site_table_bytes,
+        }
+    }
+
+    /// The bytes that follow (checked when the launch was admitted).
     fn total(&self) -> u64 {
         self.trace_bytes.saturating_add(self.site_table_bytes)
     }
@@ -476,19 +486,9 @@ async fn receive(conn: &mut Connection, upload: &Upload) -> Receive {
             }
         }
         Transfer::Chunks => {
+            // Grown as chunks arrive, never to the announced size up front:
+            // an announcement costs only its reservation in flight.
             let mut trace = Vec::new();
-            if trace
-                .try_reserve_exact(upload.trace_bytes as usize)
-                .is_err()
-            {
-                return match conn.discard_upload(Transfer::Chunks, total).await {
-                    Ok(()) => Receive::Refused(
-                        ErrorCode::Internal,
-                        "prlxd could not allocate memory for the trace".into(),
-                    ),
-                    Err(e) => Receive::Broken(0, e),
-                };
-            }
             let mut sites = Vec::new();
             let received = async {
                 conn.read_bulk(upload.trace_bytes, &mut trace).await?;

@@ -12,6 +12,7 @@
 
 use crate::config::Config;
 use crate::ingest::{CodecPool, Prepared, Received};
+use crate::limits::{InFlight, InFlightGuard};
 use crate::recovery;
 use prlx_proto::{ErrorCode, SessionInfo};
 use prlx_session::{LaunchRecord, Manifest};
@@ -30,6 +31,8 @@ pub enum StoreError {
     PermissionDenied(String),
     #[error("quota exceeded: {0}")]
     Quota(String),
+    #[error("busy: {0}")]
+    Busy(String),
     #[error("{0}")]
     Invalid(String),
     #[error("{0}")]
@@ -44,6 +47,7 @@ impl StoreError {
             StoreError::NotFound(_) => ErrorCode::NotFound,
             StoreError::PermissionDenied(_) => ErrorCode::PermissionDenied,
             StoreError::Quota(_) => ErrorCode::QuotaExceeded,
+            StoreError::Busy(_) => ErrorCode::Busy,
             StoreError::Invalid(_) => ErrorCode::InvalidData,
             StoreError::BadName(_) => ErrorCode::Protocol,
             StoreError::Io { .. } => ErrorCode::Internal,
@@ -177,6 +181,47 @@ pub struct LaunchTicket {
     trace_file: Option<String>,
     reserved: u64,
     intent: PathBuf,
+    /// The upload's bytes in flight, released when the ticket is done.
+    _inflight: InFlightGuard,
+}
+
+/// What a launch announces it will carry. One accounting for every byte a
+/// launch may cost: checked against its own limits and the quota with
+/// checked arithmetic, reserved in flight while it arrives.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaunchSize {
+    pub trace_bytes: u64,
+    pub site_table_bytes: u64,
+}
+
+impl LaunchSize {
+    /// The bytes that follow the request, `None` when they overflow.
+    pub fn payload(&self) -> Option<u64> {
+        self.trace_bytes.checked_add(self.site_table_bytes)
+    }
+
+    /// The payload size, once each part is within its limit.
+    fn check(&self, config: &Config) -> Result<u64, StoreError> {
+        let total = self.payload().ok_or_else(|| {
+            StoreError::Quota(format!(
+                "trace_bytes {} + site_table_bytes {} overflows",
+                self.trace_bytes, self.site_table_bytes
+            ))
+        })?;
+        if self.trace_bytes > config.max_trace_bytes {
+            return Err(StoreError::Quota(format!(
+                "a trace of {} bytes exceeds max_trace_bytes = {}",
+                self.trace_bytes, config.max_trace_bytes
+            )));
+        }
+        if self.site_table_bytes > config.max_site_table_bytes {
+            return Err(StoreError::Quota(format!(
+                "a site table of {} bytes exceeds max_site_table_bytes = {}",
+                self.site_table_bytes, config.max_site_table_bytes
+            )));
+        }
+        Ok(total)
+    }
 }
 
 pub struct Store {
@@ -186,6 +231,8 @@ pub struct Store {
     /// Stored plus reserved bytes per uid.
     user_bytes: Mutex<HashMap<u32, u64>>,
     codecs: CodecPool,
+    /// Upload bytes announced and not yet stored.
+    pub inflight: Arc<InFlight>,
 }
 
 impl Store {
@@ -198,6 +245,7 @@ impl Store {
             sessions: Mutex::new(HashMap::new()),
             user_bytes: Mutex::new(HashMap::new()),
             codecs: CodecPool::default(),
+            inflight: Arc::default(),
         };
         let entries = std::fs::read_dir(root).map_err(|e| io_error(root, "cannot list", e))?;
         for entry in entries.flatten() {
@@ -464,30 +512,22 @@ impl Store {
         caller: u32,
         name: &str,
         record: LaunchRecord,
-        trace_bytes: u64,
-        site_table_bytes: u64,
+        size: LaunchSize,
     ) -> Result<LaunchTicket, StoreError> {
         let session = self.resolve(caller, name)?;
         if session.uid != caller {
             return Err(StoreError::PermissionDenied(name.to_owned()));
         }
-        self.reserve_launch(
-            &session,
-            caller,
-            name,
-            record,
-            trace_bytes,
-            site_table_bytes,
-        )
-        .inspect_err(|e| {
-            if !matches!(e, StoreError::Io { .. } | StoreError::NotFound(_)) {
-                // Refused: the application made this launch, so the
-                // session must not look complete without it.
-                let mut state = session.lock();
-                state.manifest.dropped_launches += 1;
-                state.dirty = true;
-            }
-        })
+        self.reserve_launch(&session, caller, name, record, size)
+            .inspect_err(|e| {
+                if !matches!(e, StoreError::Io { .. } | StoreError::NotFound(_)) {
+                    // Refused: the application made this launch, so the
+                    // session must not look complete without it.
+                    let mut state = session.lock();
+                    state.manifest.dropped_launches += 1;
+                    state.dirty = true;
+                }
+            })
     }
 
     fn reserve_launch(
@@ -496,17 +536,11 @@ impl Store {
         caller: u32,
         name: &str,
         mut record: LaunchRecord,
-        trace_bytes: u64,
-        site_table_bytes: u64,
+        size: LaunchSize,
     ) -> Result<LaunchTicket, StoreError> {
         validate_record(&record)?;
         let config = self.config();
-        if trace_bytes > config.max_trace_bytes {
-            return Err(StoreError::Quota(format!(
-                "a trace of {trace_bytes} bytes exceeds max_trace_bytes = {}",
-                config.max_trace_bytes
-            )));
-        }
+        let reserved = size.check(&config)?;
         let mut state = session.lock();
         if state.deleted {
             return Err(StoreError::NotFound(name.to_owned()));
@@ -518,11 +552,19 @@ impl Store {
                 config.max_launches_per_session
             )));
         }
-        let reserved = trace_bytes + site_table_bytes;
+        let inflight = self.inflight.reserve(
+            caller,
+            reserved,
+            config.max_inflight_bytes_per_user,
+            config.inflight_budget(),
+        )?;
         {
             let mut users = self.user_bytes_lock();
             let held = users.entry(caller).or_default();
-            if *held + reserved > config.quota_bytes_per_user {
+            if held
+                .checked_add(reserved)
+                .is_none_or(|n| n > config.quota_bytes_per_user)
+            {
                 return Err(StoreError::Quota(format!(
                     "uid {caller} holds {held} bytes; {reserved} more would exceed quota_bytes_per_user = {}",
                     config.quota_bytes_per_user
@@ -539,7 +581,7 @@ impl Store {
         record.trace_bytes = None;
         record.site_map = None;
         record.incomplete = false;
-        let trace_file = (trace_bytes > 0).then(|| {
+        let trace_file = (size.trace_bytes > 0).then(|| {
             format!(
                 "{seq:06}-{}.prlx",
                 prlx_session::kernel_file_stem(&record.kernel, 64)
@@ -553,6 +595,7 @@ impl Store {
             trace_file,
             reserved,
             intent,
+            _inflight: inflight,
         };
         let json = serde_json::to_vec(&Intent {
             record: ticket.record.clone(),

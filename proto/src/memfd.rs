@@ -74,8 +74,10 @@ pub fn send_fd_frame(stream: &UnixStream, fd: BorrowedFd<'_>, len: u64) -> Resul
     Ok(())
 }
 
-/// Checks that `fd` is a file of at least `len` bytes carrying the
-/// [`required_seals`]; the message says what is missing.
+/// Checks that `fd` is a file of exactly `len` bytes carrying the
+/// [`required_seals`]; the message says what is wrong. A larger file is
+/// refused too: its pages are shared memory the receiver would keep alive
+/// (a sparse file can claim gigabytes and be filled later).
 pub fn check_sealed(fd: BorrowedFd<'_>, len: u64) -> Result<(), String> {
     let seals = fcntl(fd, FcntlArg::F_GET_SEALS).map_err(|e| {
         format!("the payload descriptor is not a sealable memfd (F_GET_SEALS: {e})")
@@ -89,7 +91,7 @@ pub fn check_sealed(fd: BorrowedFd<'_>, len: u64) -> Result<(), String> {
     let size = nix::sys::stat::fstat(fd)
         .map_err(|e| format!("cannot stat the payload memfd: {e}"))?
         .st_size;
-    if (size as u64) < len {
+    if size as u64 != len {
         return Err(format!(
             "the payload memfd holds {size} bytes, {len} were announced"
         ));
@@ -144,6 +146,8 @@ mod tests {
         assert_eq!(check_sealed(fd.as_fd(), 7), Ok(()));
         let err = check_sealed(fd.as_fd(), 8).unwrap_err();
         assert!(err.contains("holds 7 bytes, 8 were announced"), "{err}");
+        let err = check_sealed(fd.as_fd(), 6).unwrap_err();
+        assert!(err.contains("holds 7 bytes, 6 were announced"), "{err}");
         let mut file = File::from(fd);
         assert!(file.write_all(b"more").is_err(), "sealed against writes");
     }

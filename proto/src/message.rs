@@ -179,6 +179,13 @@ pub enum ErrorCode {
     NotReady,
     Internal,
     ShuttingDown,
+    /// The daemon is at one of its own limits (memory budget, file
+    /// descriptors, connections); nothing is wrong with the request: try
+    /// again later.
+    Busy,
+    /// A code this side does not know (a newer peer's).
+    #[serde(other)]
+    Unknown,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -258,6 +265,10 @@ pub struct StatusInfo {
     /// The caller's sessions and bytes (everyone's, for root).
     pub sessions: u64,
     pub stored_bytes: u64,
+    /// Bytes of uploads announced and not yet stored: the caller's
+    /// (everyone's, for root).
+    #[serde(default)]
+    pub bytes_in_flight: u64,
 }
 
 impl Request {
