@@ -61,8 +61,21 @@ pub fn snapshot_context(
     event_idx: usize,
     event_idx_b: usize,
 ) -> Option<SnapshotContext> {
+    snapshot_context_paired(a, b, (warp_idx, warp_idx), site_id, event_idx, event_idx_b)
+}
+
+/// [`snapshot_context`] for warps paired across slots (`--remap`): A's warp
+/// `warps.0` against B's warp `warps.1`.
+pub fn snapshot_context_paired(
+    a: &TraceFile,
+    b: &TraceFile,
+    (warp_idx, warp_idx_b): (usize, usize),
+    site_id: u32,
+    event_idx: usize,
+    event_idx_b: usize,
+) -> Option<SnapshotContext> {
     let side_a = snapshot_side(a, warp_idx, site_id, event_idx);
-    let side_b = snapshot_side(b, warp_idx, site_id, event_idx_b);
+    let side_b = snapshot_side(b, warp_idx_b, site_id, event_idx_b);
     if side_a.is_none() && side_b.is_none() {
         return None;
     }
@@ -124,7 +137,17 @@ pub fn history_context(
     warp_idx: usize,
     site_id: u32,
 ) -> Option<HistoryContext> {
-    let values = |t: &TraceFile| -> Vec<HistoryValue> {
+    history_context_paired(a, b, (warp_idx, warp_idx), site_id)
+}
+
+/// [`history_context`] for warps paired across slots.
+pub fn history_context_paired(
+    a: &TraceFile,
+    b: &TraceFile,
+    (warp_idx, warp_idx_b): (usize, usize),
+    site_id: u32,
+) -> Option<HistoryContext> {
+    let values = |t: &TraceFile, warp_idx: usize| -> Vec<HistoryValue> {
         let Some(ring) = t.history(warp_idx) else {
             return Vec::new();
         };
@@ -138,7 +161,7 @@ pub fn history_context(
             .collect();
         all[all.len().saturating_sub(HISTORY_VALUES_SHOWN)..].to_vec()
     };
-    let (va, vb) = (values(a), values(b));
+    let (va, vb) = (values(a, warp_idx), values(b, warp_idx_b));
     if va.is_empty() && vb.is_empty() {
         return None;
     }
@@ -148,6 +171,57 @@ pub fn history_context(
         a: va,
         b: vb,
     })
+}
+
+/// One value from the history ring, with the site that recorded it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RecordedValue {
+    /// The event's index in its warp's stream: the runtime writes one
+    /// history entry per recorded event, numbered like the events.
+    pub seq: u32,
+    #[serde(serialize_with = "crate::report::hex32")]
+    pub site_id: u32,
+    pub value: u32,
+}
+
+/// The values each run recorded just before a divergence, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HistoryBefore {
+    pub a: Vec<RecordedValue>,
+    pub b: Vec<RecordedValue>,
+}
+
+/// The last `n` history values of warp `warp_idx` recorded before event
+/// `event_idx` (those the ring still holds; it keeps the newest entries).
+pub fn history_before(
+    trace: &TraceFile,
+    warp_idx: usize,
+    event_idx: u32,
+    n: usize,
+) -> Vec<RecordedValue> {
+    let Some(ring) = trace.history(warp_idx) else {
+        return Vec::new();
+    };
+    let before: Vec<RecordedValue> = ring
+        .chronological()
+        .filter(|h| h.seq < event_idx)
+        .map(|h| RecordedValue {
+            seq: h.seq,
+            site_id: h.site_id,
+            value: h.value,
+        })
+        .collect();
+    before[before.len().saturating_sub(n)..].to_vec()
+}
+
+/// Snapshot of one run at the visit of `site_id` that is event `event_idx`.
+pub fn snapshot_at(
+    trace: &TraceFile,
+    warp_idx: usize,
+    site_id: u32,
+    event_idx: usize,
+) -> Option<SnapshotSide> {
+    snapshot_side(trace, warp_idx, site_id, event_idx)
 }
 
 /// LLVM `CmpInst::Predicate` names.

@@ -6,7 +6,7 @@
 //! pair with identical bytes costs one `memcmp` and no allocation.
 
 use crate::align::{AlignOptions, Cut, EventDivergence, UnknownTail, align_warp_cut};
-use prlx_trace::TraceFile;
+use prlx_trace::{TraceEvent, TraceFile};
 use rayon::prelude::*;
 
 /// Knobs for [`diff_traces`].
@@ -19,7 +19,23 @@ pub struct DiffOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WarpDiff {
     pub warp_idx: usize,
+    /// B's warp slot paired with it (the same slot unless warps were remapped).
+    pub warp_idx_b: usize,
     pub divergences: Vec<EventDivergence>,
+}
+
+/// How the warps of A are paired with the warps of B.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WarpPairing {
+    /// Slot i with slot i: the launches had the same shape.
+    #[default]
+    BySlot,
+    /// By global thread id (`block_linear * threads_per_block + thread`), for
+    /// launches of different grid or block shapes or warp sizes: each warp of
+    /// the side with the narrower warps is paired with the other side's warp
+    /// that ran its first thread. Across warp sizes lane masks cannot be
+    /// compared (bit i is another thread), so only control flow and values are.
+    ByThread,
 }
 
 /// A warp that dropped events in either run. Its recorded prefixes are
@@ -28,6 +44,7 @@ pub struct WarpDiff {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OverflowedWarp {
     pub warp_idx: usize,
+    pub warp_idx_b: usize,
     /// Events the device dropped in each run.
     pub dropped_a: u32,
     pub dropped_b: u32,
@@ -66,15 +83,55 @@ const WARPS_PER_TASK: usize = 32;
 
 /// Diffs every warp slot the two traces share.
 pub fn diff_traces(a: &TraceFile, b: &TraceFile, opts: &DiffOptions) -> TraceDiff {
-    let warnings = launch_mismatches(a, b);
-    let shared = a.num_warps().min(b.num_warps());
-    let outcomes: Vec<Outcome> = (0..shared)
-        .into_par_iter()
-        .with_min_len(WARPS_PER_TASK)
-        .filter_map(|w| diff_warp(a, b, w, opts))
-        .collect();
+    diff_traces_paired(a, b, opts, WarpPairing::BySlot)
+}
+
+/// [`diff_traces`] with warps paired as `pairing` says.
+pub fn diff_traces_paired(
+    a: &TraceFile,
+    b: &TraceFile,
+    opts: &DiffOptions,
+    pairing: WarpPairing,
+) -> TraceDiff {
+    let mut warnings = launch_mismatches(a, b, pairing);
+    let outcomes: Vec<Outcome>;
+    let compared;
+    match pairing {
+        WarpPairing::BySlot => {
+            compared = a.num_warps().min(b.num_warps());
+            outcomes = (0..compared)
+                .into_par_iter()
+                .with_min_len(WARPS_PER_TASK)
+                .filter_map(|w| diff_warp(a, b, (w, w), true, opts))
+                .collect();
+        }
+        WarpPairing::ByThread => {
+            let (ga, gb) = (Geometry::of(a), Geometry::of(b));
+            let masks = ga.warp_size == gb.warp_size;
+            if !masks {
+                warnings.push(format!(
+                    "warp sizes differ (A {}, B {}): lane masks are not compared",
+                    ga.warp_size, gb.warp_size
+                ));
+            }
+            let pairs = thread_pairs(&ga, &gb);
+            if pairs.unpaired > 0 {
+                warnings.push(format!(
+                    "{} warp(s) ran threads the other launch did not have and were not compared",
+                    pairs.unpaired
+                ));
+            }
+            compared = pairs.pairs.len();
+            outcomes = pairs
+                .pairs
+                .par_iter()
+                .with_min_len(WARPS_PER_TASK)
+                .filter_map(|&pair| diff_warp(a, b, pair, masks, opts))
+                .collect();
+        }
+    }
     let mut diff = TraceDiff {
-        warps_compared: shared,
+        warps_compared: compared,
         warnings,
         ..TraceDiff::default()
     };
@@ -85,16 +142,28 @@ pub fn diff_traces(a: &TraceFile, b: &TraceFile, opts: &DiffOptions) -> TraceDif
     diff
 }
 
-fn diff_warp(a: &TraceFile, b: &TraceFile, w: usize, opts: &DiffOptions) -> Option<Outcome> {
-    let (wa, wb) = (a.warp(w)?, b.warp(w)?);
+fn diff_warp(
+    a: &TraceFile,
+    b: &TraceFile,
+    (w, wb_idx): (usize, usize),
+    masks: bool,
+    opts: &DiffOptions,
+) -> Option<Outcome> {
+    let (wa, wb) = (a.warp(w)?, b.warp(wb_idx)?);
     let cut = Cut {
         a: wa.overflowed(),
         b: wb.overflowed(),
     };
     let mut divergences = Vec::new();
-    let unknown = align_warp_cut(wa.events, wb.events, cut, &opts.align, &mut divergences);
+    let unknown = if masks {
+        align_warp_cut(wa.events, wb.events, cut, &opts.align, &mut divergences)
+    } else {
+        let (ea, eb) = (without_masks(wa.events), without_masks(wb.events));
+        align_warp_cut(&ea, &eb, cut, &opts.align, &mut divergences)
+    };
     let overflowed = cut.any().then(|| OverflowedWarp {
         warp_idx: w,
+        warp_idx_b: wb_idx,
         dropped_a: dropped(&wa),
         dropped_b: dropped(&wb),
         recorded_a: wa.events.len() as u32,
@@ -105,12 +174,107 @@ fn diff_warp(a: &TraceFile, b: &TraceFile, w: usize, opts: &DiffOptions) -> Opti
     });
     let diverged = (!divergences.is_empty()).then_some(WarpDiff {
         warp_idx: w,
+        warp_idx_b: wb_idx,
         divergences,
     });
     (diverged.is_some() || overflowed.is_some()).then_some(Outcome {
         diverged,
         overflowed,
     })
+}
+
+/// Events with lane masks (active, and taken masks in `value_a`) cleared:
+/// across warp sizes the same bit is another thread.
+fn without_masks(events: &[TraceEvent]) -> Vec<TraceEvent> {
+    events
+        .iter()
+        .map(|e| {
+            let taken = e.taken_mask().is_some();
+            TraceEvent {
+                active_mask: 0,
+                value_a: if taken { 0 } else { e.value_a },
+                ..*e
+            }
+        })
+        .collect()
+}
+
+/// A launch's thread layout, as far as pairing warps by thread needs it.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    threads_per_block: u64,
+    warps_per_block: u64,
+    warp_size: u64,
+    blocks: u64,
+}
+
+impl Geometry {
+    fn of(t: &TraceFile) -> Geometry {
+        Geometry::of_header(t.header())
+    }
+
+    fn of_header(h: &prlx_trace::TraceFileHeader) -> Geometry {
+        let dims = |d: [u32; 3]| d.iter().map(|&x| u64::from(x.max(1))).product::<u64>();
+        let threads_per_block = dims(h.block_dim);
+        let warps_per_block = u64::from(h.warps_per_block.max(1));
+        // The narrowest hardware warp that gives this many warps per block.
+        let warp_size = [32, 64]
+            .into_iter()
+            .find(|&ws| threads_per_block.div_ceil(ws) == warps_per_block)
+            .unwrap_or_else(|| threads_per_block.div_ceil(warps_per_block).max(1));
+        Geometry {
+            threads_per_block,
+            warps_per_block,
+            warp_size,
+            blocks: dims(h.grid_dim),
+        }
+    }
+
+    /// The warp slot that ran global thread `thread`, if the launch had it.
+    fn slot_of(&self, thread: u64) -> Option<usize> {
+        let block = thread / self.threads_per_block;
+        let in_block = thread % self.threads_per_block;
+        (block < self.blocks)
+            .then(|| block * self.warps_per_block + in_block / self.warp_size)
+            .and_then(|slot| usize::try_from(slot).ok())
+    }
+
+    /// Global id of the first thread of warp slot `slot`.
+    fn first_thread(&self, slot: usize) -> u64 {
+        let slot = slot as u64;
+        (slot / self.warps_per_block) * self.threads_per_block
+            + (slot % self.warps_per_block) * self.warp_size
+    }
+}
+
+struct ThreadPairs {
+    /// (A's slot, B's slot).
+    pairs: Vec<(usize, usize)>,
+    /// Warps of the narrower side whose first thread the other launch lacks.
+    unpaired: usize,
+}
+
+fn thread_pairs(ga: &Geometry, gb: &Geometry) -> ThreadPairs {
+    let slots = |g: &Geometry| (g.blocks * g.warps_per_block) as usize;
+    let mut pairs = Vec::new();
+    let mut unpaired = 0;
+    if ga.warp_size <= gb.warp_size {
+        for w in 0..slots(ga) {
+            match gb.slot_of(ga.first_thread(w)) {
+                Some(v) => pairs.push((w, v)),
+                None => unpaired += 1,
+            }
+        }
+    } else {
+        for v in 0..slots(gb) {
+            match ga.slot_of(gb.first_thread(v)) {
+                Some(w) => pairs.push((w, v)),
+                None => unpaired += 1,
+            }
+        }
+        pairs.sort_unstable();
+    }
+    ThreadPairs { pairs, unpaired }
 }
 
 fn dropped(warp: &prlx_trace::Warp<'_>) -> u32 {
@@ -130,21 +294,38 @@ fn needed(warp: &prlx_trace::Warp<'_>) -> u32 {
 }
 
 /// Differences in how the two kernels were launched: reported, not fatal.
-fn launch_mismatches(a: &TraceFile, b: &TraceFile) -> Vec<String> {
+fn launch_mismatches(a: &TraceFile, b: &TraceFile, pairing: WarpPairing) -> Vec<String> {
     let (ha, hb) = (a.header(), b.header());
     let mut warnings = Vec::new();
     let (ka, kb) = (a.kernel_name(), b.kernel_name());
     if ka != kb {
         warnings.push(format!("kernel names differ: A ran `{ka}`, B ran `{kb}`"));
-    }
-    if ha.grid_dim != hb.grid_dim || ha.block_dim != hb.block_dim {
+    } else if ha.kernel_name_hash != hb.kernel_name_hash {
+        // The header keeps 63 bytes of the name but hashes all of it: two
+        // kernels whose long (mangled) names share those bytes, or a trace
+        // written by another tool.
         warnings.push(format!(
-            "launch shapes differ: A is grid {:?} x block {:?}, B is grid {:?} x block {:?}",
+            "kernel name hashes differ under the same name `{ka}` (A {:#018x}, B {:#018x}): \
+             the full names differ past the 63 bytes a trace keeps, so these may be different kernels",
+            ha.kernel_name_hash, hb.kernel_name_hash
+        ));
+    }
+    let reshaped = ha.grid_dim != hb.grid_dim || ha.block_dim != hb.block_dim;
+    if reshaped && pairing == WarpPairing::BySlot {
+        warnings.push(format!(
+            "launch shapes differ: A is grid {:?} x block {:?}, B is grid {:?} x block {:?}; \
+             warps are paired by slot (--remap pairs them by thread)",
+            ha.grid_dim, ha.block_dim, hb.grid_dim, hb.block_dim
+        ));
+    } else if reshaped {
+        warnings.push(format!(
+            "launch shapes differ: A is grid {:?} x block {:?}, B is grid {:?} x block {:?}; \
+             warps are paired by global thread id",
             ha.grid_dim, ha.block_dim, hb.grid_dim, hb.block_dim
         ));
     }
     let (na, nb) = (a.num_warps(), b.num_warps());
-    if na != nb {
+    if na != nb && pairing == WarpPairing::BySlot {
         warnings.push(format!(
             "warp counts differ: A has {na} warp slots, B has {nb}; only the first {} are compared",
             na.min(nb)
@@ -158,4 +339,51 @@ fn launch_mismatches(a: &TraceFile, b: &TraceFile) -> Vec<String> {
         ));
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry(grid: u32, block: u32, warps_per_block: u32) -> Geometry {
+        let mut h: prlx_trace::TraceFileHeader = bytemuck::Zeroable::zeroed();
+        h.grid_dim = [grid, 1, 1];
+        h.block_dim = [block, 1, 1];
+        h.warps_per_block = warps_per_block;
+        Geometry::of_header(&h)
+    }
+
+    #[test]
+    fn warps_pair_by_their_first_thread() {
+        // 4 blocks of 48 threads (2 warps, the second half full) against
+        // 2 blocks of 96 (3 warps): the same 192 threads.
+        let (a, b) = (geometry(4, 48, 2), geometry(2, 96, 3));
+        let p = thread_pairs(&a, &b);
+        assert_eq!(
+            p.pairs,
+            vec![
+                (0, 0),
+                (1, 1),
+                (2, 1),
+                (3, 2),
+                (4, 3),
+                (5, 4),
+                (6, 4),
+                (7, 5)
+            ]
+        );
+        assert_eq!(p.unpaired, 0);
+    }
+
+    #[test]
+    fn narrow_warps_pair_with_the_wide_warp_holding_their_threads() {
+        // 32-wide warps against 64-wide wavefronts, one block of 128 threads.
+        let (a, b) = (geometry(1, 128, 2), geometry(1, 128, 4));
+        assert_eq!((a.warp_size, b.warp_size), (64, 32));
+        let p = thread_pairs(&a, &b);
+        assert_eq!(p.pairs, vec![(0, 0), (0, 1), (1, 2), (1, 3)]);
+        // A grid B lacks: its warps are counted, not paired.
+        let p = thread_pairs(&geometry(2, 64, 2), &geometry(1, 64, 2));
+        assert_eq!((p.pairs.len(), p.unpaired), (2, 2));
+    }
 }

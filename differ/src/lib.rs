@@ -9,13 +9,20 @@
 //!   parallel; overflowed warps are aligned over what both runs recorded
 //!   ([`align::align_warp_cut`]) and the rest is reported as unknown.
 //! - [`report::DiffReport`] ranks and annotates the result (site map,
-//!   snapshot lanes, history); [`render`] prints it for people, `to_json` for
-//!   CI, [`chrome`] for Perfetto.
+//!   snapshot lanes, history); [`report::ReportOptions`] adds a [`filter`],
+//!   the values recorded before each divergence and a heuristic cause
+//!   ([`classify`]). [`render`] prints it for people, `to_json` for CI,
+//!   [`csv`] for spreadsheets, [`chrome`] for Perfetto.
+//! - [`diff::WarpPairing::ByThread`] pairs warps by global thread id, for
+//!   launches of different shapes or warp sizes.
 
 pub mod align;
 pub mod chrome;
+pub mod classify;
 pub mod context;
+pub mod csv;
 pub mod diff;
+pub mod filter;
 pub mod myers;
 pub mod render;
 pub mod report;
@@ -23,5 +30,7 @@ pub mod report;
 pub use align::{
     AlignOptions, Cut, DivergenceKind, EventDivergence, UnknownTail, align_warp, align_warp_cut,
 };
-pub use diff::{DiffOptions, TraceDiff, diff_traces};
-pub use report::{DiffReport, EVENTS_PER_WARP_SETTING, OverflowSummary};
+pub use classify::{Cause, CauseKind};
+pub use diff::{DiffOptions, TraceDiff, WarpPairing, diff_traces, diff_traces_paired};
+pub use filter::{BlockSel, DivergenceFilter};
+pub use report::{DiffReport, EVENTS_PER_WARP_SETTING, OverflowSummary, ReportOptions};

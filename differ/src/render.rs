@@ -18,6 +18,13 @@ pub fn render_text(report: &DiffReport, listed: usize) -> String {
     for warning in &report.warnings {
         let _ = writeln!(w, "warning: {warning}");
     }
+    if let Some(filter) = &report.filter {
+        let _ = writeln!(
+            w,
+            "filter: {filter} ({} of {} divergences match)",
+            report.total_divergences, report.unfiltered_divergences
+        );
+    }
     let _ = writeln!(
         w,
         "{} divergences across {} warps at {} sites ({} warps compared, {} overflowed)",
@@ -46,10 +53,26 @@ pub fn render_text(report: &DiffReport, listed: usize) -> String {
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
     let _ = writeln!(w, "breakdown: {}", kinds.join(", "));
+    if !report.causes.is_empty() {
+        let causes: Vec<String> = report
+            .causes
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        let _ = writeln!(w, "causes (heuristic): {}", causes.join(", "));
+    }
     if let Some(first) = &report.first_divergence {
         let _ = writeln!(w, "\nFirst divergence (root-cause candidate):");
         let _ = writeln!(w, "  {}", describe(first));
         let _ = writeln!(w, "  {}", detail(first));
+        if let Some(cause) = &first.cause {
+            let _ = writeln!(
+                w,
+                "  likely cause: {}: {}",
+                cause.kind.name(),
+                cause.evidence
+            );
+        }
     }
     sites_table(w, report);
     if let Some(snapshot) = &report.snapshot {
@@ -306,24 +329,67 @@ fn history_values(w: &mut String, h: &HistoryContext) {
     let _ = writeln!(w, "  B: {}", list(&h.b));
 }
 
+/// "T/N" for two runs' branch directions (taken / not taken), "-" where a
+/// run has no single event there.
+fn directions(d: &DivergenceRecord) -> String {
+    let one = |dir: Option<u8>| match dir {
+        Some(0) => "N",
+        Some(_) => "T",
+        None => "-",
+    };
+    if d.branch_dir_a.is_none() && d.branch_dir_b.is_none() {
+        return "-".into();
+    }
+    format!("{}/{}", one(d.branch_dir_a), one(d.branch_dir_b))
+}
+
+/// Active masks of both runs, and the taken masks when recorded.
+fn masks(d: &DivergenceRecord) -> String {
+    let short = |v: Option<u32>| v.map_or("-".into(), |v| format!("{v:08x}"));
+    if d.active_mask_a.is_none() && d.active_mask_b.is_none() {
+        return "-".into();
+    }
+    let mut s = format!("{}/{}", short(d.active_mask_a), short(d.active_mask_b));
+    if d.taken_mask_a.is_some() || d.taken_mask_b.is_some() {
+        let _ = write!(
+            s,
+            " taken {}/{}",
+            short(d.taken_mask_a),
+            short(d.taken_mask_b)
+        );
+    }
+    s
+}
+
 fn divergence_list(w: &mut String, report: &DiffReport, listed: usize) {
     let shown = report.divergences.len().min(listed);
     let _ = writeln!(
         w,
-        "\nDivergences (showing {shown} of {}):",
+        "\nDivergences (showing {shown} of {}; dir T = taken, N = not taken, A/B; masks A/B):",
         report.total_divergences
     );
+    let remapped = report
+        .divergences
+        .iter()
+        .any(|d| d.warp_idx != d.warp_idx_b);
     let rows: Vec<Vec<String>> = report.divergences[..shown]
         .iter()
         .map(|d| {
+            let warp = if remapped {
+                format!("{}>{}", d.warp_idx, d.warp_idx_b)
+            } else {
+                d.warp_idx.to_string()
+            };
             vec![
-                d.warp_idx.to_string(),
+                warp,
                 format!("({},{},{})", d.block[0], d.block[1], d.block[2]),
                 d.warp_in_block.to_string(),
                 d.event_idx.to_string(),
                 d.event_idx_b.to_string(),
                 d.kind.name().to_string(),
                 format!("{:#010x}", d.site_id),
+                directions(d),
+                masks(d),
                 if d.kind == DivergenceKind::ExtraEvents {
                     format!("{} ({})", d.extra_events, d.side.unwrap_or("-"))
                 } else {
@@ -336,8 +402,38 @@ fn divergence_list(w: &mut String, report: &DiffReport, listed: usize) {
     table(
         w,
         &[
-            "warp", "block", "w", "event", "event_b", "kind", "site", "extra", "location",
+            "warp", "block", "w", "event", "event_b", "kind", "site", "dir", "masks", "extra",
+            "location",
         ],
         &rows,
     );
+    let annotated = report.divergences[..shown]
+        .iter()
+        .filter(|d| d.cause.is_some() || d.history_before.is_some());
+    for d in annotated {
+        let _ = writeln!(
+            w,
+            "  warp {} event {} ({} at {:#010x}):",
+            d.warp_idx,
+            d.event_idx,
+            d.kind.name(),
+            d.site_id
+        );
+        if let Some(cause) = &d.cause {
+            let _ = writeln!(w, "    cause: {}: {}", cause.kind.name(), cause.evidence);
+        }
+        if let Some(h) = &d.history_before {
+            let values = |v: &[crate::context::RecordedValue]| -> String {
+                if v.is_empty() {
+                    return "(none kept)".into();
+                }
+                v.iter()
+                    .map(|r| format!("{}@{:#x}", r.value, r.site_id))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let _ = writeln!(w, "    recorded before, A: {}", values(&h.a));
+            let _ = writeln!(w, "    recorded before, B: {}", values(&h.b));
+        }
+    }
 }

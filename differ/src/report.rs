@@ -3,8 +3,10 @@
 //! the evidence at that site. Serialises to PRLX's JSON field names.
 
 use crate::align::{DivergenceKind, EventDivergence};
-use crate::context::{self, HistoryContext, SnapshotContext};
-use crate::diff::{OverflowedWarp, TraceDiff};
+use crate::classify::{self, Cause};
+use crate::context::{self, HistoryBefore, HistoryContext, SnapshotContext};
+use crate::diff::{OverflowedWarp, TraceDiff, WarpDiff};
+use crate::filter::DivergenceFilter;
 use prlx_trace::{SiteMap, TraceEvent, TraceFile};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,8 +25,10 @@ fn opt_hex32<S: Serializer>(v: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
 /// One divergence, located and annotated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DivergenceRecord {
-    /// Global warp slot.
+    /// Global warp slot (in A).
     pub warp_idx: usize,
+    /// B's warp slot paired with it: the same unless warps were remapped.
+    pub warp_idx_b: usize,
     pub block: [u32; 3],
     pub warp_in_block: u32,
     /// Index in A's event stream.
@@ -57,8 +61,25 @@ pub struct DivergenceRecord {
     /// `file:line:col` from the site map, when one was given and knows the site.
     pub source_location: Option<String>,
     pub function: Option<String>,
+    /// Values each run recorded just before this divergence (`--history`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history_before: Option<HistoryBefore>,
+    /// Heuristic cause and its evidence (`--classify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     #[serde(skip)]
     pub block_linear: u32,
+}
+
+/// What [`DiffReport::build_with`] adds to or keeps of the plain report.
+#[derive(Clone, Debug, Default)]
+pub struct ReportOptions {
+    /// Keep only the divergences it matches (counts follow the filter).
+    pub filter: DivergenceFilter,
+    /// Attach the last N history values recorded before each divergence.
+    pub history: Option<usize>,
+    /// Attach a heuristic cause to each divergence.
+    pub classify: bool,
 }
 
 /// One divergent site and how often it diverged.
@@ -167,6 +188,14 @@ pub struct DiffReport {
     /// Values recorded at the first divergence's site, when traces carry history.
     pub history: Option<HistoryContext>,
     pub warnings: Vec<String>,
+    /// The filter applied, described; None when every divergence is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// Divergences before the filter.
+    pub unfiltered_divergences: usize,
+    /// Divergences per heuristic cause (`--classify`), by cause name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub causes: BTreeMap<&'static str, usize>,
 }
 
 impl DiffReport {
@@ -177,13 +206,55 @@ impl DiffReport {
         diff: &TraceDiff,
         map: Option<&SiteMap>,
     ) -> DiffReport {
-        let annotate = |warp_idx: usize, d: &EventDivergence| record(a, b, map, warp_idx, d);
-        let divergences: Vec<DivergenceRecord> = diff
+        Self::build_with(a, b, diff, map, &ReportOptions::default())
+    }
+
+    /// [`DiffReport::build`] with a filter, history values and causes.
+    pub fn build_with(
+        a: &TraceFile,
+        b: &TraceFile,
+        diff: &TraceDiff,
+        map: Option<&SiteMap>,
+        options: &ReportOptions,
+    ) -> DiffReport {
+        let annotate = |w: &WarpDiff, d: &EventDivergence| record(a, b, map, w, d);
+        let all: Vec<DivergenceRecord> = diff
             .diverged
             .iter()
-            .flat_map(|w| w.divergences.iter().map(move |d| (w.warp_idx, d)))
+            .flat_map(|w| w.divergences.iter().map(move |d| (w, d)))
             .map(|(w, d)| annotate(w, d))
             .collect();
+        let unfiltered_divergences = all.len();
+        let mut divergences: Vec<DivergenceRecord> = if options.filter.is_empty() {
+            all
+        } else {
+            all.into_iter()
+                .filter(|d| options.filter.matches(d))
+                .collect()
+        };
+        let mut causes = BTreeMap::new();
+        for d in &mut divergences {
+            if let Some(n) = options.history {
+                d.history_before = Some(HistoryBefore {
+                    a: context::history_before(a, d.warp_idx, d.event_idx, n),
+                    b: context::history_before(b, d.warp_idx_b, d.event_idx_b, n),
+                });
+            }
+            if options.classify {
+                let cause = classify::classify(a, b, d);
+                *causes.entry(cause.kind.name()).or_default() += 1;
+                d.cause = Some(cause);
+            }
+        }
+        let warps_diverged = if options.filter.is_empty() {
+            diff.diverged.len()
+        } else {
+            divergences
+                .iter()
+                .map(|d| d.warp_idx)
+                .collect::<BTreeSet<_>>()
+                .len()
+        };
         let first_divergence = divergences
             .iter()
             .min_by_key(|d| (d.event_idx, d.block_linear, d.warp_in_block, d.warp_idx))
@@ -196,15 +267,15 @@ impl DiffReport {
         let sites = rank_sites(&divergences);
         let (snapshot, history) = match &first_divergence {
             Some(f) => (
-                context::snapshot_context(
+                context::snapshot_context_paired(
                     a,
                     b,
-                    f.warp_idx,
+                    (f.warp_idx, f.warp_idx_b),
                     f.site_id,
                     f.event_idx as usize,
                     f.event_idx_b as usize,
                 ),
-                context::history_context(a, b, f.warp_idx, f.site_id),
+                context::history_context_paired(a, b, (f.warp_idx, f.warp_idx_b), f.site_id),
             ),
             None => (None, None),
         };
@@ -231,7 +302,7 @@ impl DiffReport {
             kernel: a.kernel_name(),
             total_divergences: divergences.len(),
             warps_compared: diff.warps_compared,
-            warps_diverged: diff.diverged.len(),
+            warps_diverged,
             warps_overflowed: diff.overflowed.len(),
             divergent_sites: sites.len(),
             divergence_breakdown: breakdown,
@@ -244,6 +315,9 @@ impl DiffReport {
             snapshot,
             history,
             warnings,
+            filter: (!options.filter.is_empty()).then(|| options.filter.describe()),
+            unfiltered_divergences,
+            causes,
         }
     }
 
@@ -326,18 +400,21 @@ fn record(
     a: &TraceFile,
     b: &TraceFile,
     map: Option<&SiteMap>,
-    warp_idx: usize,
+    warp: &WarpDiff,
     d: &EventDivergence,
 ) -> DivergenceRecord {
+    let (warp_idx, warp_idx_b) = (warp.warp_idx, warp.warp_idx_b);
     let loc = a.warp_location(warp_idx);
-    let event = |t: &TraceFile, i: u32| -> Option<TraceEvent> {
-        t.warp(warp_idx)
-            .and_then(|w| w.events.get(i as usize).copied())
+    let event = |t: &TraceFile, w: usize, i: u32| -> Option<TraceEvent> {
+        t.warp(w).and_then(|w| w.events.get(i as usize).copied())
     };
     // Region kinds describe a span, not one event pair: no per-event fields.
     let paired = !matches!(d.kind, DivergenceKind::ExtraEvents | DivergenceKind::Path);
     let (ea, eb) = if paired {
-        (event(a, d.event_idx), event(b, d.event_idx_b))
+        (
+            event(a, warp_idx, d.event_idx),
+            event(b, warp_idx_b, d.event_idx_b),
+        )
     } else {
         (None, None)
     };
@@ -349,6 +426,7 @@ fn record(
     let info = map.and_then(|m| m.get(d.site_id));
     DivergenceRecord {
         warp_idx,
+        warp_idx_b,
         block: loc.block,
         warp_in_block: loc.warp_in_block,
         block_linear: loc.block_linear,
@@ -374,6 +452,8 @@ fn record(
         value_b: eb.map(|e| e.value_a),
         source_location: info.map(|i| i.location()),
         function: info.map(|i| i.function.clone()).filter(|f| !f.is_empty()),
+        history_before: None,
+        cause: None,
     }
 }
 
