@@ -2,6 +2,7 @@
 //! helpers to make valid traces and talk to it.
 #![allow(dead_code)]
 
+pub mod acked;
 pub mod users;
 
 use prlx_proto::frame::{FrameKind, read_frame, write_frame};
