@@ -6,6 +6,7 @@ mod daemon_cmd;
 mod diff_cmd;
 mod emu_cmd;
 mod progress;
+mod views_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +44,12 @@ enum Command {
     /// Capture sessions stored by the daemon.
     #[command(subcommand)]
     Session(daemon_cmd::SessionCommand),
+    /// Browse two traces or sessions in the terminal: launches, divergences,
+    /// aligned event streams, source and lanes.
+    Tui(views_cmd::TuiArgs),
+    /// Write a self-contained HTML report of two traces or sessions (and
+    /// folded stacks for flame graphs).
+    Report(views_cmd::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +64,8 @@ fn main() -> ExitCode {
         Command::Daemon(args) => daemon_cmd::daemon(args),
         Command::Status(args) => daemon_cmd::status(args),
         Command::Session(cmd) => daemon_cmd::session(cmd),
+        Command::Tui(args) => views_cmd::tui(args),
+        Command::Report(args) => views_cmd::report(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

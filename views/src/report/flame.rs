@@ -1,0 +1,87 @@
+//! Folded stacks joining where the host launched a kernel to where the
+//! kernel diverged: CPU call stack (outermost first) → kernel launch →
+//! diverging site → kind, counted in divergences. The format is
+//! flamegraph.pl's (and speedscope's): `frame;frame;… count`. The report
+//! draws them with inferno.
+
+use crate::model::{Comparison, Launch};
+use std::collections::BTreeMap;
+
+/// One frame name, safe for the folded format: `;` separates frames and the
+/// last space separates the count, so `;` and line breaks are replaced.
+fn frame(name: &str) -> String {
+    name.replace(';', ",")
+        .replace(['\n', '\r'], " ")
+        .trim()
+        .to_owned()
+}
+
+/// The frames above the divergences of `launch`: its CPU stack and itself.
+fn launch_frames(launch: &Launch) -> Vec<String> {
+    let mut frames: Vec<String> = launch
+        .cpu_stack
+        .iter()
+        .rev()
+        .map(|f| frame(&f.describe()))
+        .collect();
+    frames.push(frame(&launch.title()));
+    frames
+}
+
+/// The diverging site's frame: its source location (and the function when
+/// it is not the kernel itself), or its id when unmapped.
+fn site_frame(launch: &Launch, site_id: u32) -> String {
+    match launch.site(site_id) {
+        Some(s) if !s.function.is_empty() && s.function != launch.kernel => {
+            frame(&format!("{} in {}", s.location(), s.function))
+        }
+        Some(s) => frame(&s.location()),
+        None => format!("site {site_id:#010x}"),
+    }
+}
+
+/// Every distinct stack with its divergence count, in stack order.
+pub fn folded_stacks(cmp: &Comparison) -> BTreeMap<String, usize> {
+    let mut stacks = BTreeMap::new();
+    for launch in &cmp.launches {
+        let divergences = launch.divergences();
+        if divergences.is_empty() {
+            continue;
+        }
+        let base = launch_frames(launch).join(";");
+        for d in divergences {
+            let stack = format!("{base};{};{}", site_frame(launch, d.site_id), d.kind.name());
+            *stacks.entry(stack).or_default() += 1;
+        }
+    }
+    stacks
+}
+
+/// The folded stacks as text, one `stack count` per line.
+pub fn folded(cmp: &Comparison) -> String {
+    folded_stacks(cmp)
+        .iter()
+        .map(|(stack, count)| format!("{stack} {count}\n"))
+        .collect()
+}
+
+/// The flame graph as an SVG document (inferno), `None` without divergences.
+pub fn flame_svg(cmp: &Comparison) -> std::io::Result<Option<String>> {
+    let text = folded(cmp);
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = "Divergences by launching call stack, kernel and site".into();
+    options.subtitle = Some(
+        "CPU stack at launch → kernel [launch] → diverging site → kind; width = divergences".into(),
+    );
+    options.count_name = "divergences".into();
+    options.name_type = "Frame:".into();
+    options.deterministic = true;
+    options.hash = true;
+    options.min_width = 0.0;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)?;
+    Ok(Some(String::from_utf8_lossy(&svg).into_owned()))
+}

@@ -1,0 +1,115 @@
+//! The HTML report and the folded stacks over the planted sessions.
+
+use prlx_differ::DiffOptions;
+use prlx_views::planted;
+use prlx_views::report::{ReportOptions, folded, render};
+use prlx_views::{Comparison, Inputs, SourceFinder};
+
+fn planted_comparison(root: &std::path::Path) -> Comparison {
+    let (a, b) = planted::write_sessions(root);
+    let inputs = Inputs::detect(&a, &b, None).unwrap();
+    Comparison::load(&inputs, &DiffOptions::default()).unwrap()
+}
+
+#[test]
+fn folded_stacks_join_the_cpu_stack_the_launch_and_the_site() {
+    let root = tempfile::tempdir().unwrap();
+    let cmp = planted_comparison(root.path());
+    let text = folded(&cmp);
+    let stack = "main (app.c:102);process (app.c:77);launch_hist (app.c:41)";
+    let expected = [
+        format!(
+            "{stack};bin_energies [launch 1];kernels.cu:{}:13;Branch 3",
+            planted::BRANCH_LINE
+        ),
+        format!(
+            "{stack};bin_energies [launch 1];kernels.cu:{}:21;ExtraEvents 3",
+            planted::BRANCH_LINE + 1
+        ),
+        format!(
+            "{stack};scan [launch 0];kernels.cu:{}:5;ExtraEvents 1",
+            planted::LOOP_LINE
+        ),
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines, expected, "{text}");
+    // Every count is the number of divergences.
+    let total: usize = lines
+        .iter()
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(total, cmp.total_divergences());
+}
+
+#[test]
+fn the_page_is_self_contained_and_shows_line_heat_map_lanes_and_flame_graph() {
+    let root = tempfile::tempdir().unwrap();
+    let cmp = planted_comparison(root.path());
+    let mut sources = SourceFinder::new(vec![root.path().join("src")]);
+    let page = render(&cmp, &mut sources, &ReportOptions::default());
+    // Nothing is fetched: no external scripts, styles, images or links.
+    for needle in [
+        "src=\"http",
+        "href=\"http",
+        "url(http",
+        "@import",
+        "<link",
+        "<!DOCTYPE svg",
+        "<?xml",
+    ] {
+        assert!(!page.contains(needle), "{needle} in the page");
+    }
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    // Summary, ranking, overflow.
+    assert!(page.contains(
+        "<span class=\"status-diverged\">diverged</span>. 2 of 5 launches diverged, 7 divergences"
+    ));
+    assert!(
+        page.contains("<td><code>bin_energies</code></td><td>1/2</td><td>6</td>"),
+        "{page}"
+    );
+    assert!(page.contains("raise PRLX_EVENTS_PER_WARP to at least 6"));
+    assert!(page.contains("unknown (overflowed)"));
+    // The diverging line, highlighted and annotated.
+    let hit = format!(
+        "<div class=\"line hit\"><span class=\"no\">{}</span>        if (bin &gt; limit) {{",
+        planted::BRANCH_LINE
+    );
+    assert!(page.contains(&hit), "{page}");
+    assert!(page.contains("3 divergences (Branch 3) in warps 1, 2"));
+    // Heat map: warp 1 of block 0 holds 4 divergences, warp 0 of block 1 two.
+    assert!(
+        page.contains("<title>block 0, warp 1: 4 divergence(s)</title>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<title>block 1, warp 0: 2 divergence(s)</title>"),
+        "{page}"
+    );
+    assert!(page.contains("overflowed (events past the cut unknown)"));
+    // Lanes: lane 8 differs, its operands 9 and 27.
+    assert!(
+        page.contains("lanes <b>8</b> differ (compare: <code>icmp sgt</code>)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td class=\"diff\">9</td>") && page.contains("<td class=\"diff\">27</td>")
+    );
+    // The flame graph, inline, with the CPU frames.
+    assert!(page.contains("<svg version=\"1.1\""));
+    assert!(page.contains("main (app.c:102)"));
+    assert!(page.contains("launch_hist (app.c:41)"));
+}
+
+#[test]
+fn a_missing_source_file_is_named_in_the_page() {
+    let root = tempfile::tempdir().unwrap();
+    let cmp = planted_comparison(root.path());
+    let mut sources = SourceFinder::new(vec![root.path().join("nowhere")]);
+    let page = render(&cmp, &mut sources, &ReportOptions::default());
+    assert!(
+        page.contains("source file kernels.cu not found (looked for "),
+        "{page}"
+    );
+    assert!(page.contains("(source not available)"));
+}
