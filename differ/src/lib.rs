@@ -24,6 +24,7 @@ pub mod csv;
 pub mod diff;
 pub mod filter;
 pub mod myers;
+pub mod open;
 pub mod render;
 pub mod report;
 
@@ -33,4 +34,5 @@ pub use align::{
 pub use classify::{Cause, CauseKind};
 pub use diff::{DiffOptions, TraceDiff, WarpPairing, diff_traces, diff_traces_paired};
 pub use filter::{BlockSel, DivergenceFilter};
+pub use open::open_pair;
 pub use report::{DiffReport, EVENTS_PER_WARP_SETTING, OverflowSummary, ReportOptions};

@@ -354,3 +354,177 @@ fn overflow_is_never_identical_and_fails_assert() {
         "{text}"
     );
 }
+
+#[test]
+fn diff_filters_classify_history_and_csv() {
+    let (a, b, map) = (
+        demo("run_a.prlx"),
+        demo("run_b.prlx"),
+        demo("prlx-sites.json"),
+    );
+    let out = prlxctl(&[
+        "diff",
+        &a,
+        &b,
+        "--map",
+        &map,
+        "--classify",
+        "--history",
+        "4",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("causes (heuristic):"), "{text}");
+    assert!(text.contains("likely cause:"), "{text}");
+    // The listing shows directions and masks.
+    assert!(text.contains(" dir ") && text.contains(" masks "), "{text}");
+
+    let out = prlxctl(&[
+        "diff", &a, &b, "--kind", "branch", "--warp", "10-15", "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["total_divergences"], 1);
+    assert_eq!(json["unfiltered_divergences"], 4);
+    assert_eq!(json["divergences"][0]["warp_idx"], 13);
+    assert_eq!(json["filter"], "warp 10-15, kind Branch");
+
+    let out = prlxctl(&["diff", &a, &b, "--map", &map, "--classify", "--csv", "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let csv = stdout(&out);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5, "{csv}");
+    assert!(lines[0].starts_with("warp_idx,warp_idx_b,"), "{csv}");
+    assert!(csv.contains("reduce.cu:16:15"), "{csv}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("d.csv");
+    let out = prlxctl(&[
+        "diff",
+        &a,
+        &b,
+        "--csv",
+        file.to_str().unwrap(),
+        "--site",
+        "0x0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(written.lines().count(), 1, "only the header: {written}");
+
+    for bad in [
+        vec!["--kind", "Sideways"],
+        vec!["--warp", "9-3"],
+        vec!["--block", "1,2,3,4"],
+        vec!["--function", "reduce*"],
+    ] {
+        let mut args = vec!["diff", a.as_str(), b.as_str()];
+        args.extend(bad.iter().copied());
+        let out = prlxctl(&args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!stderr(&out).is_empty());
+    }
+}
+
+#[test]
+fn assert_session_and_golden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = write_pair(tmp.path(), 3);
+    let run_a = write_session(tmp.path(), "run-a", &a, [2, 1, 1]);
+    let again = write_session(tmp.path(), "run-a2", &a, [2, 1, 1]);
+    let run_b = write_session(tmp.path(), "run-b", &b, [2, 1, 1]);
+    let code = |args: &[&str]| prlxctl(args).status.code();
+    assert_eq!(code(&["assert", "--session", &run_a, &again]), Some(0));
+    let out = prlxctl(&["assert", "--session", &run_a, &run_b]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("FAIL: 3 divergences in 1 of 2 launches, threshold 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kern launch 0: 3 divergences, first ActiveMask"),
+        "{text}"
+    );
+    assert_eq!(
+        code(&[
+            "assert",
+            "--session",
+            &run_a,
+            &run_b,
+            "--max-divergences",
+            "3"
+        ]),
+        Some(0)
+    );
+    assert_eq!(
+        code(&[
+            "assert",
+            "--session",
+            &run_a,
+            &run_b,
+            "--ignore-active-mask"
+        ]),
+        Some(0)
+    );
+
+    let golden = tmp.path().join("golden");
+    let golden = golden.to_str().unwrap();
+    let out = prlxctl(&["assert", "--golden", golden, &run_b]);
+    assert_eq!(out.status.code(), Some(2), "no golden yet");
+    assert!(stderr(&out).contains("--update-golden"), "{}", stderr(&out));
+    let out = prlxctl(&["assert", "--golden", golden, &run_a, "--update-golden"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("stored golden session"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(code(&["assert", "--golden", golden, &again]), Some(0));
+    let out = prlxctl(&["assert", "--golden", golden, &run_b, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            json["passed"].as_bool(),
+            json["counted_divergences"].as_u64()
+        ),
+        (Some(false), Some(3))
+    );
+
+    // A launch that ran in one session only fails the gate too.
+    let extra = tmp.path().join("run-extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    std::fs::copy(&a, extra.join("kern_0.prlx")).unwrap();
+    let mut manifest = prlx_session::Manifest::load(Path::new(&run_a)).unwrap();
+    let mut more = manifest.launches[0].clone();
+    more.launch_index = 1;
+    more.seq = 9;
+    manifest.launches.push(more);
+    manifest.store(&extra).unwrap();
+    let out = prlxctl(&["assert", "--session", &run_a, extra.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("kern launch 1 ran in B only"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Overflowed sessions fail unless allowed.
+    let over = tmp.path().join("over");
+    std::fs::create_dir_all(&over).unwrap();
+    let (oa, ob) = write_overflowed_pair(&over);
+    let over_a = write_session(&over, "a", &oa, [2, 1, 1]);
+    let over_b = write_session(&over, "b", &ob, [2, 1, 1]);
+    let out = prlxctl(&["assert", "--session", &over_a, &over_b]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("PRLX_EVENTS_PER_WARP"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        code(&["assert", "--session", &over_a, &over_b, "--allow-overflow"]),
+        Some(0)
+    );
+}
