@@ -13,7 +13,9 @@ sudo_if_needed() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-apt_packages=(systemd util-linux clang-19 libclang-rt-19-dev llvm-19-dev llvm-19-tools lld-19 llvm-22 llvm-22-dev llvm-22-tools clang-22 cmake ninja-build zstd)
+# tmux runs `prlxctl tui` in a real terminal and chromium renders `prlxctl
+# report` headless, in the tests.
+apt_packages=(systemd util-linux clang-19 libclang-rt-19-dev llvm-19-dev llvm-19-tools lld-19 llvm-22 llvm-22-dev llvm-22-tools clang-22 cmake ninja-build zstd tmux chromium)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

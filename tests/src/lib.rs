@@ -8,12 +8,17 @@
 //! `prlxctl` into the running test's own target directory); [`TestApp`]
 //! compiles a test application and its kernels against them. [`cuda12_sdk`]
 //! assembles a CUDA 12 SDK from the PyPI wheels for `--cuda-path`.
+//! [`browser::Chromium`] loads HTML in headless Chromium (DOM, console,
+//! screenshots); [`terminal::Tmux`] runs a terminal program under tmux.
 //!
 //! The tests: `e2e/capture.rs` (an unmodified driver-API program under the
 //! shim, twice, then `prlxctl diff`), `e2e/by_hand.rs` (the descriptor filled
 //! by the test on the emulator, the trace checked field by field);
 //! `examples/overhead.rs` measures the instrumentation's cost
 //! (docs/instrumentation-overhead.md).
+
+pub mod browser;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

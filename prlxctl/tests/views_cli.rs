@@ -1,0 +1,196 @@
+//! `prlxctl report` and `prlxctl tui` over the planted sessions, as the built
+//! binary: the report in headless Chromium, the TUI in a real terminal
+//! (tmux), the folded stacks, and the errors.
+
+use prlx_e2e::browser::Chromium;
+use prlx_e2e::terminal::Tmux;
+use prlx_views::planted;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn prlxctl(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prlxctl"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run prlxctl")
+}
+
+struct Planted {
+    root: tempfile::TempDir,
+    a: PathBuf,
+    b: PathBuf,
+}
+
+impl Planted {
+    fn new() -> Planted {
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = planted::write_sessions(root.path());
+        Planted { root, a, b }
+    }
+
+    fn src(&self) -> PathBuf {
+        self.root.path().join("src")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    fn report(&self, extra: &[&Path]) -> Output {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "report".as_ref(),
+            self.a.as_os_str(),
+            self.b.as_os_str(),
+            "--source-dir".as_ref(),
+        ];
+        let src = self.src();
+        args.push(src.as_os_str());
+        args.extend(extra.iter().map(|p| p.as_os_str()));
+        let out = prlxctl(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+}
+
+#[test]
+fn the_report_renders_offline_in_chromium_without_console_errors() {
+    let p = Planted::new();
+    let html = p.path("report.html");
+    let out = p.report(&[Path::new("-o"), &html]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("wrote the report to {}", html.display())),
+        "{stderr}"
+    );
+    let Some(chromium) =
+        Chromium::find("the_report_renders_offline_in_chromium_without_console_errors")
+    else {
+        return;
+    };
+    let page = chromium.load(&html);
+    assert!(
+        page.console.is_empty(),
+        "console messages: {:#?}\n{}",
+        page.console,
+        page.log
+    );
+    // The diverging line, highlighted, as the browser parsed it.
+    let hit = format!(
+        "<div class=\"line hit\"><span class=\"no\">{}</span>        if (bin &gt; limit) {{",
+        planted::BRANCH_LINE
+    );
+    assert!(page.dom.contains(&hit), "{}", page.dom);
+    assert!(page.dom.contains("3 divergences (Branch 3) in warps 1, 2"));
+    // The flame graph's script ran: it makes the drawing fluid by dropping
+    // the fixed width that the file carries.
+    let svg_tag = |text: &str| -> String {
+        let start = text.find("<svg version=\"1.1\"").expect("the flame graph");
+        text[start..start + text[start..].find('>').unwrap()].to_owned()
+    };
+    let written = std::fs::read_to_string(&html).unwrap();
+    assert!(svg_tag(&written).contains(" width=\"1200\""));
+    assert!(
+        !svg_tag(&page.dom).contains(" width=\"1200\""),
+        "{}",
+        svg_tag(&page.dom)
+    );
+    let png = p.path("report.png");
+    chromium.screenshot(&html, &png, 1280, 1600);
+    assert!(
+        std::fs::metadata(&png).unwrap().len() > 20_000,
+        "a blank screenshot"
+    );
+}
+
+#[test]
+fn folded_stacks_go_to_stdout_or_a_file() {
+    let p = Planted::new();
+    let out = p.report(&[Path::new("--folded"), Path::new("-")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with(
+            "main (app.c:102);process (app.c:77);launch_hist (app.c:41);bin_energies [launch 1];"
+        ) && l.ends_with(";Branch 3")),
+        "{text}"
+    );
+    let file = p.path("out.folded");
+    p.report(&[Path::new("--folded"), &file]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn mixed_or_missing_inputs_are_one_line_errors() {
+    let p = Planted::new();
+    let trace = p.a.join("scan_0.prlx");
+    let out = prlxctl(&[
+        "report".as_ref(),
+        p.a.as_os_str(),
+        trace.as_os_str(),
+        "-o".as_ref(),
+        p.path("r.html").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("is a session but"), "{stderr}");
+    let gone = p.path("gone");
+    let out = prlxctl(&["tui".as_ref(), p.a.as_os_str(), gone.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("gone: no such file or directory"),
+        "{stderr}"
+    );
+    // Without a terminal the TUI says so instead of drawing into a pipe.
+    let out = prlxctl(&["tui".as_ref(), p.a.as_os_str(), p.b.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the TUI needs a terminal"), "{stderr}");
+}
+
+#[test]
+fn the_tui_runs_in_a_real_terminal() {
+    let p = Planted::new();
+    let src = p.src();
+    let args = [
+        "tui".as_ref(),
+        p.a.as_os_str(),
+        p.b.as_os_str(),
+        "--source-dir".as_ref(),
+        src.as_os_str(),
+    ];
+    let program = Path::new(env!("CARGO_BIN_EXE_prlxctl"));
+    let Some(term) = Tmux::start("the_tui_runs_in_a_real_terminal", program, &args, 140, 44) else {
+        return;
+    };
+    let screen = term.wait_for("Lanes: 8 differ");
+    assert!(screen.contains("≠ bin_energies [launch 1]"), "{screen}");
+    let marked = screen
+        .lines()
+        .find(|l| l.contains("if (bin > limit)"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        marked.contains(&format!("│> {} ", planted::BRANCH_LINE)),
+        "{screen}"
+    );
+    // n: the next divergence, B's extra store on the next line.
+    term.send_keys(&["n"]);
+    term.wait_for(&format!(
+        "Source: kernels.cu:{}:21",
+        planted::BRANCH_LINE + 1
+    ));
+    term.send_keys(&["?"]);
+    term.wait_for("prlx tui: keys");
+    term.send_keys(&["Escape"]);
+    term.send_keys(&["/", "warp:2", "Enter"]);
+    let screen = term.wait_for("Divergences 2/6");
+    assert!(screen.contains("Branch      w2"), "{screen}");
+    term.send_keys(&["q"]);
+    assert_eq!(term.wait_exit(), 0, "{}", term.screen());
+}
