@@ -2528,9 +2528,13 @@ fn decode_bar(
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
     if inst.opcode == "bar" && mods.take(".warp") {
-        mods.take(".sync");
-        let _ = operands(inst, 1)?;
-        return Ok(Op::Nop);
+        if !mods.take(".sync") {
+            return Err(unsupported(inst));
+        }
+        let o = operands(inst, 1)?;
+        return Ok(Op::WarpSync {
+            mask: src(m, fc, &o[0], ScalarType::B32)?,
+        });
     }
     mods.take(".aligned");
     let kind = match mods.take_any(&[".sync", ".arrive", ".red"]) {

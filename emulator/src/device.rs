@@ -82,6 +82,27 @@ pub struct Device {
     pub(crate) printf_capture: Option<String>,
     /// Warp-instructions a launch may execute before it fails with `Timeout`.
     pub(crate) watchdog: Option<u64>,
+    /// Warp-instructions a CTA may execute without progress before the
+    /// launch fails with `Timeout` (see [`Device::set_stall_watchdog`]).
+    pub(crate) stall_watchdog: Option<u64>,
+}
+
+/// The default stall watchdog, in warp-instructions without progress: a
+/// hung kernel ends within seconds (a spinning warp issues tens of millions
+/// of warp-instructions per second here; see docs/emulator-benchmark.md),
+/// while kernels that work never go this long without writing memory,
+/// exiting a thread or passing a barrier.
+pub const DEFAULT_STALL_WATCHDOG: u64 = 1 << 28;
+
+/// `PRLX_EMU_STALL_WATCHDOG`: a warp-instruction count, or `off`/`0`.
+fn stall_watchdog_from_env() -> Option<u64> {
+    match std::env::var("PRLX_EMU_STALL_WATCHDOG") {
+        Ok(v) => match v.trim() {
+            "off" | "0" => None,
+            n => Some(n.parse().unwrap_or(DEFAULT_STALL_WATCHDOG)),
+        },
+        Err(_) => Some(DEFAULT_STALL_WATCHDOG),
+    }
 }
 
 impl Device {
@@ -96,6 +117,7 @@ impl Device {
             watchdog: std::env::var("PRLX_EMU_WATCHDOG")
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
+            stall_watchdog: stall_watchdog_from_env(),
         }
     }
 
@@ -116,6 +138,18 @@ impl Device {
     /// `PRLX_EMU_WATCHDOG=<n>` from the environment) means no limit.
     pub fn set_watchdog(&mut self, max_warp_instructions: Option<u64>) {
         self.watchdog = max_warp_instructions;
+    }
+
+    /// Ends a launch that stops making progress: when a CTA executes
+    /// `max_idle_warp_instructions` warp-instructions in which no thread
+    /// writes global or shared memory (an atomic counts when it changes the
+    /// value), exits or passes a barrier, the launch fails with
+    /// [`LaunchError::Timeout`] naming the kernel, the block and every
+    /// unfinished warp's lanes and PCs. The default is
+    /// [`DEFAULT_STALL_WATCHDOG`]; `PRLX_EMU_STALL_WATCHDOG=<n>` (or `off`)
+    /// sets it from the environment; `None` disables it.
+    pub fn set_stall_watchdog(&mut self, max_idle_warp_instructions: Option<u64>) {
+        self.stall_watchdog = max_idle_warp_instructions;
     }
 
     /// The captured `printf` output so far (empty when not capturing).

@@ -451,8 +451,31 @@ pub enum Op {
         d: Row,
         which: TimeSource,
     },
+    /// `bar.warp.sync membermask` (`__syncwarp`): no effect of its own; the
+    /// scheduler makes lanes wait here for the lanes of the mask it had set
+    /// aside (independent thread scheduling, see `Warp::next_group`).
+    WarpSync {
+        mask: Row,
+    },
     /// Fences, `membar`, hints: no effect in a one-warp-at-a-time machine.
     Nop,
+}
+
+impl Op {
+    /// The member-mask operand of a warp-synchronous instruction
+    /// (`shfl/vote/match/redux.sync`, `bar.warp.sync`): the lanes that must
+    /// execute it together.
+    #[inline]
+    pub fn warp_sync_mask(&self) -> Option<Row> {
+        match self {
+            Op::Shfl { mask, .. }
+            | Op::Vote { mask, .. }
+            | Op::Match { mask, .. }
+            | Op::Redux { mask, .. }
+            | Op::WarpSync { mask } => Some(*mask),
+            _ => None,
+        }
+    }
 }
 
 /// One decoded instruction with its source position.

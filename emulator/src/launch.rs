@@ -136,6 +136,7 @@ pub(crate) fn launch<H: StepHook>(
     let seed = device.config().schedule_seed;
     let nsmid = device.config().multiprocessor_count.max(1);
     let watchdog = device.watchdog.unwrap_or(u64::MAX);
+    let stall_limit = device.stall_watchdog.unwrap_or(u64::MAX);
     let module = &device.modules[&f.module];
     let prog = &module.program;
     let memory = &mut device.memory;
@@ -193,6 +194,8 @@ pub(crate) fn launch<H: StepHook>(
                 stats: &mut stats,
                 printf: &mut printf,
                 watchdog,
+                stall_limit,
+                idle: 0,
             };
             cta_run.run(memory, &mut shared, kparams, rng.as_mut(), hook)?;
             stats.ctas += 1;
@@ -223,6 +226,12 @@ struct CtaRun<'a> {
     stats: &'a mut LaunchStats,
     printf: &'a mut String,
     watchdog: u64,
+    /// The stall watchdog: warp-instructions allowed without progress.
+    stall_limit: u64,
+    /// Warp-instructions since the CTA last made progress: a thread wrote
+    /// global or shared memory (an atomic that changed it), exited, or a
+    /// barrier completed.
+    idle: u64,
 }
 
 impl CtaRun<'_> {
@@ -282,7 +291,7 @@ impl CtaRun<'_> {
         let prog = self.prog;
         for _ in 0..quantum {
             let w = &mut self.warps[wi];
-            let Some((pc, active)) = w.next_group() else {
+            let Some((pc, active)) = w.next_group(&prog.code) else {
                 return Ok(());
             };
             if H::ENABLED
@@ -322,6 +331,10 @@ impl CtaRun<'_> {
                     prog.code.get(pc as usize).map_or(0, |i| i.line)
                 )));
             }
+            self.idle += 1;
+            if self.idle > self.stall_limit {
+                return Err(self.stalled());
+            }
             self.stats.thread_instructions += active.count_ones() as u64;
             let mut env = Env {
                 prog,
@@ -332,16 +345,24 @@ impl CtaRun<'_> {
                 live_threads: &mut self.live_threads,
                 launch_clock: self.stats.warp_instructions,
                 printf: self.printf,
+                wrote: false,
             };
-            match machine::execute(w, &mut env, pc, active) {
+            let result = machine::execute(w, &mut env, pc, active);
+            if env.wrote {
+                self.idle = 0;
+            }
+            match result {
                 Ok(StepResult::Continue) => {}
                 Ok(StepResult::Arrived(id)) => {
-                    self.check_barrier(id as usize);
+                    if self.check_barrier(id as usize) {
+                        self.idle = 0;
+                    }
                     if self.warps[wi].runnable() == 0 {
                         return Ok(());
                     }
                 }
                 Ok(StepResult::Exited) => {
+                    self.idle = 0;
                     for id in 0..16 {
                         self.check_barrier(id);
                     }
@@ -355,15 +376,16 @@ impl CtaRun<'_> {
         Ok(())
     }
 
-    /// Releases barrier `id` if every expected thread has arrived.
-    fn check_barrier(&mut self, id: usize) {
+    /// Releases barrier `id` if every expected thread has arrived; returns
+    /// whether it did.
+    fn check_barrier(&mut self, id: usize) -> bool {
         let b = &self.barriers[id];
         if b.arrived == 0 {
-            return;
+            return false;
         }
         let expected = b.expected.unwrap_or(self.live_threads);
         if b.arrived < expected {
-            return;
+            return false;
         }
         let b = std::mem::take(&mut self.barriers[id]);
         for (w, lanes) in &b.waiters {
@@ -396,6 +418,47 @@ impl CtaRun<'_> {
                 }
             }
         }
+        true
+    }
+
+    /// The stall watchdog fired: name the kernel, the block and where every
+    /// unfinished warp stands.
+    fn stalled(&self) -> LaunchError {
+        const SHOWN: usize = 8;
+        let prog = self.prog;
+        let [x, y, z] = self.shape.ctaid;
+        let unfinished: Vec<(usize, &Warp)> = self
+            .warps
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.exited != u32::MAX)
+            .collect();
+        let mut warps = Vec::new();
+        for (wi, w) in unfinished.iter().take(SHOWN) {
+            let groups: Vec<String> = w
+                .groups()
+                .iter()
+                .map(|&(pc, lanes, blocked)| {
+                    let line = prog.code.get(pc as usize).map_or(0, |i| i.line);
+                    let text = prog.text.get(pc as usize).map_or("", String::as_str);
+                    format!(
+                        "lanes {lanes:#010x} {} pc {pc} ({}:{line} `{text}`)",
+                        if blocked { "blocked at" } else { "at" },
+                        prog.file
+                    )
+                })
+                .collect();
+            warps.push(format!("warp {wi}: {}", groups.join(", ")));
+        }
+        if unfinished.len() > SHOWN {
+            warps.push(format!("and {} more warps", unfinished.len() - SHOWN));
+        }
+        LaunchError::Timeout(format!(
+            "kernel {} made no progress in {} warp-instructions (no thread wrote memory, exited or passed a barrier): it hangs; block ({x},{y},{z}): {} (limit: PRLX_EMU_STALL_WATCHDOG)",
+            self.kernel_name,
+            self.stall_limit,
+            warps.join("; ")
+        ))
     }
 
     fn deadlock(&self) -> LaunchError {

@@ -104,6 +104,9 @@ pub mod semantics;
 mod text;
 
 pub use config::{DeviceAttribute, DeviceConfig};
-pub use device::{Device, FunctionId, KernelInfo, LaunchConfig, LaunchStats, ModuleId, ParamInfo};
+pub use device::{
+    DEFAULT_STALL_WATCHDOG, Device, FunctionId, KernelInfo, LaunchConfig, LaunchStats, ModuleId,
+    ParamInfo,
+};
 pub use error::{EmuError, Fault, LaunchError, LoadDiagnostic, LoadError};
 pub use observer::{Control, Observer, RegValue, WarpStep};

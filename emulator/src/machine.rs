@@ -13,6 +13,13 @@ use crate::semantics::CmpOp;
 
 pub const WARP: usize = 32;
 
+/// Warp-instructions a diverged group may issue in a row before the other
+/// groups of its warp get a turn (independent thread scheduling). Large
+/// enough that ordinary divergent code never reaches it between changes of
+/// the running group; small enough that a lane spinning on a lock held by
+/// another lane of its warp costs little before the holder runs.
+pub const ITS_QUANTUM: u32 = 4096;
+
 /// Why execution of a warp-instruction stopped the launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultKind {
@@ -62,6 +69,14 @@ pub struct Warp {
     group_pc: u32,
     group_mask: u32,
     others_min: u32,
+    /// Independent thread scheduling (see [`Warp::next_group`]): lanes set
+    /// aside after spinning, lanes waiting at a warp-synchronous instruction
+    /// for set-aside lanes, the group that ran last and how many
+    /// warp-instructions it has issued in a row.
+    deprio: u32,
+    sync_wait: u32,
+    its_mask: u32,
+    its_steps: u32,
     /// Lanes that exist (the last warp of a CTA may be partial).
     pub valid: u32,
     pub exited: u32,
@@ -125,6 +140,9 @@ pub struct Env<'a> {
     pub launch_clock: u64,
     /// Device `printf` output of the launch so far.
     pub printf: &'a mut String,
+    /// Set when the instruction wrote global or shared memory (an atomic
+    /// only if it changed the value): progress, for the stall watchdog.
+    pub wrote: bool,
 }
 
 /// What a warp-instruction did to the warp's schedulability.
@@ -356,6 +374,10 @@ impl Warp {
             group_pc: 0,
             group_mask: 0,
             others_min: 0,
+            deprio: 0,
+            sync_wait: 0,
+            its_mask: 0,
+            its_steps: 0,
             valid: 0,
             exited: 0,
             blocked: 0,
@@ -380,9 +402,7 @@ impl Warp {
         self.valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
         self.exited = !self.valid;
         self.blocked = 0;
-        self.pc = f.entry_pc;
-        self.converged = true;
-        self.group_valid = false;
+        self.set_converged(f.entry_pc);
         self.executed = 0;
         self.index = index;
         let window = r(prog.window_base)..r(prog.const_base);
@@ -460,8 +480,19 @@ impl Warp {
     }
 
     /// The next PC and the lanes that execute it, if any lane can run.
+    ///
+    /// Independent thread scheduling: the group at the lowest PC runs, but
+    /// once a diverged group has issued [`ITS_QUANTUM`] warp-instructions in
+    /// a row (a lane spinning on a lock another lane of the warp holds, or a
+    /// long divergent loop) it is set aside (`deprio`) and the other groups
+    /// run, so every lane of a diverged warp makes progress. A group that
+    /// reaches a warp-synchronous instruction (`shfl/vote/match/redux.sync`,
+    /// `bar.warp.sync`) whose member mask names set-aside lanes waits there
+    /// (`sync_wait`) until they arrive. Converged warps and ordinary
+    /// divergence never set anything aside, so they run exactly as under the
+    /// plain lowest-PC policy.
     #[inline]
-    pub fn next_group(&mut self) -> Option<(u32, u32)> {
+    pub fn next_group(&mut self, code: &[Inst]) -> Option<(u32, u32)> {
         let live = self.runnable();
         if live == 0 {
             return None;
@@ -469,40 +500,127 @@ impl Warp {
         if self.converged {
             return Some((self.pc, live));
         }
+        self.its_steps += 1;
+        if self.its_steps > ITS_QUANTUM {
+            self.its_steps = 0;
+            self.sync_group();
+            // Set the running group aside if anyone else could run.
+            let others = live & !self.its_mask & !self.sync_wait;
+            if others != 0 {
+                self.deprio |= self.its_mask & live;
+                self.group_valid = false;
+            }
+        }
         if self.group_valid {
             #[cfg(debug_assertions)]
             self.check_group_cache(live);
             return Some((self.group_pc, self.group_mask));
         }
-        // Branch-free scans over all 32 lanes.
-        let mut min = u32::MAX;
-        for (l, pc) in self.pcs.iter().enumerate() {
-            let key = if live >> l & 1 != 0 { *pc } else { u32::MAX };
-            min = min.min(key);
+        Some(self.scan(live, code))
+    }
+
+    /// Finds the group to run by scanning every lane's PC.
+    fn scan(&mut self, live: u32, code: &[Inst]) -> (u32, u32) {
+        loop {
+            let mut candidates = live & !self.deprio & !self.sync_wait;
+            if candidates == 0 {
+                if self.deprio & live != 0 {
+                    // Everyone else is set aside or waiting: start over.
+                    self.deprio = 0;
+                } else {
+                    // Only waiters are left and nobody they wait for can run.
+                    self.sync_wait = 0;
+                }
+                candidates = live & !self.deprio & !self.sync_wait;
+            }
+            // Branch-free scans over all 32 lanes.
+            let mut min = u32::MAX;
+            for (l, pc) in self.pcs.iter().enumerate() {
+                let key = if candidates >> l & 1 != 0 {
+                    *pc
+                } else {
+                    u32::MAX
+                };
+                min = min.min(key);
+            }
+            let mut active = 0u32;
+            let mut others_min = u32::MAX;
+            for (l, pc) in self.pcs.iter().enumerate() {
+                let at_min = *pc == min;
+                active |= (at_min as u32) << l;
+                let key = if live >> l & 1 != 0 && !at_min {
+                    *pc
+                } else {
+                    u32::MAX
+                };
+                others_min = others_min.min(key);
+            }
+            active &= live;
+            let aside = self.deprio & live & !active;
+            if aside != 0
+                && let Some(mask_row) = code.get(min as usize).and_then(|i| i.op.warp_sync_mask())
+            {
+                let lane = active.trailing_zeros() as usize;
+                let members = self.values[r(mask_row) + lane] as u32;
+                if members & aside != 0 {
+                    self.sync_wait |= active;
+                    continue;
+                }
+            }
+            self.deprio &= !active;
+            self.sync_wait &= !active;
+            if active != self.its_mask {
+                self.its_mask = active;
+                self.its_steps = 0;
+            }
+            if active == live {
+                self.set_converged(min);
+            } else if self.deprio == 0 && self.sync_wait == 0 {
+                self.group_valid = true;
+                self.group_pc = min;
+                self.group_mask = active;
+                self.others_min = others_min;
+            }
+            return (min, active);
         }
-        let mut active = 0u32;
-        let mut others_min = u32::MAX;
-        for (l, pc) in self.pcs.iter().enumerate() {
-            let at_min = *pc == min;
-            active |= (at_min as u32) << l;
-            let key = if live >> l & 1 != 0 && !at_min {
-                *pc
+    }
+
+    /// All runnable lanes are at `pc`: drop per-lane PCs and the ITS state.
+    #[inline]
+    fn set_converged(&mut self, pc: u32) {
+        self.converged = true;
+        self.pc = pc;
+        self.group_valid = false;
+        self.deprio = 0;
+        self.sync_wait = 0;
+        self.its_steps = 0;
+        self.its_mask = 0;
+    }
+
+    /// Where each group of non-exited lanes stands: `(pc, lanes, blocked)`,
+    /// ordered by PC, for diagnostics.
+    pub fn groups(&self) -> Vec<(u32, u32, bool)> {
+        let mut out: Vec<(u32, u32, bool)> = Vec::new();
+        let live = !self.exited & self.valid;
+        for l in 0..WARP {
+            if live >> l & 1 == 0 {
+                continue;
+            }
+            let pc = if self.converged && self.blocked >> l & 1 == 0 {
+                self.pc
+            } else if self.group_valid && self.group_mask >> l & 1 != 0 {
+                self.group_pc
             } else {
-                u32::MAX
+                self.pcs[l]
             };
-            others_min = others_min.min(key);
+            let blocked = self.blocked >> l & 1 != 0;
+            match out.iter_mut().find(|g| g.0 == pc && g.2 == blocked) {
+                Some(g) => g.1 |= 1 << l,
+                None => out.push((pc, 1 << l, blocked)),
+            }
         }
-        active &= live;
-        if active == live {
-            self.converged = true;
-            self.pc = min;
-        } else {
-            self.group_valid = true;
-            self.group_pc = min;
-            self.group_mask = active;
-            self.others_min = others_min;
-        }
-        Some((min, active))
+        out.sort_unstable();
+        out
     }
 
     /// Debug builds: the cached group must be what a full scan would find.
@@ -632,8 +750,7 @@ impl Warp {
         let mut same = true;
         for_lanes(live, |l| same &= self.pcs[l] == first);
         if same {
-            self.converged = true;
-            self.pc = first;
+            self.set_converged(first);
         }
     }
 }
@@ -1271,6 +1388,7 @@ pub fn execute(
             addr,
         } => {
             let (size, n) = (*size as u32, *n as usize);
+            env.wrote |= !matches!(space, Space::Local | Space::FrameParam);
             let addrs = addresses(w, addr, *space, exec)?;
             check_aligned(&addrs, exec, size as u64 * n as u64)?;
             let mut m = exec;
@@ -1309,6 +1427,7 @@ pub fn execute(
                 } else {
                     crate::semantics::atomic_apply(*op, *ty, old, bv, 0)
                 };
+                env.wrote |= new != old;
                 store(env, w, *space, a, size, new, l)?;
                 if let Some(d) = d {
                     w.values[r(*d) + l] = old;
@@ -1517,6 +1636,7 @@ pub fn execute(
             // Copies complete immediately: earlier than `cp.async.wait_*`
             // requires, which every correct kernel tolerates.
             let size = *size as u64;
+            env.wrote = true;
             let dsts = addresses(w, dst, Space::Shared, exec)?;
             let srcs = addresses(w, src, Space::Global, exec)?;
             check_aligned(&dsts, exec, size)?;
@@ -1883,7 +2003,7 @@ pub fn execute(
             let d = r(*d);
             for_lanes(exec, |l| v[d + l] = t);
         }
-        Op::Nop => {}
+        Op::Nop | Op::WarpSync { .. } => {}
     }
     // Straight-line instruction: every active lane moves on.
     w.advance(active, next);

@@ -96,6 +96,8 @@ corpus_tests! {
     ptx_calls_and_control => ptx::calls_and_control;
     ptx_triton_style_add => ptx::triton_style_add;
     ptx_dp4a => ptx::dp4a_ops;
+    ptx_its_lock => ptx::its_lock;
+    ptx_its_flag_then_shfl => ptx::its_flag_then_shfl;
 
     // CUDA C via nvcc 13
     nvcc_vector_add => nvcc::nv_vector_add;

@@ -171,3 +171,53 @@ __global__ void det(float *x, int n) {
     }
     assert_eq!(outs[0], outs[1]);
 }
+
+/// A kernel that waits for a flag nobody sets ends with the stall
+/// watchdog's diagnostic: the kernel, the block, every warp and its PC.
+#[test]
+fn stall_watchdog_ends_a_hang_naming_warps_and_pcs() {
+    let ptx = format!(
+        "{HEADER}.visible .entry hang(.param .u64 flag_ptr)\n{{\n.reg .pred p;\n.reg .b32 v;\n.reg .u64 flag;\n\
+         ld.param.u64 flag, [flag_ptr];\n$wait:\nld.volatile.global.u32 v, [flag];\nsetp.eq.u32 p, v, 0;\n\
+         @p bra $wait;\nret;\n}}\n"
+    );
+    let mut dev = device();
+    dev.set_stall_watchdog(Some(200_000));
+    let f = kernel(&mut dev, &ptx, "hang");
+    let flag = dev.mem_alloc(4).unwrap();
+    let start = std::time::Instant::now();
+    let err = run_err(&mut dev, f, cfg(2, 64), &Params::new().u64(flag));
+    let LaunchError::Timeout(msg) = &err else {
+        panic!("expected a timeout, got {err}")
+    };
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    for part in [
+        "kernel hang made no progress in 200000 warp-instructions",
+        "block (0,0,0)",
+        "warp 0: lanes 0xffffffff at pc",
+        "warp 1: lanes 0xffffffff at pc",
+        "test.ptx:",
+        "PRLX_EMU_STALL_WATCHDOG",
+    ] {
+        assert!(msg.contains(part), "missing `{part}` in: {msg}");
+    }
+}
+
+/// The stall watchdog counts only warp-instructions without progress: a
+/// kernel that runs far longer than the limit but keeps writing memory
+/// completes.
+#[test]
+fn stall_watchdog_spares_kernels_that_make_progress() {
+    let ptx = format!(
+        "{HEADER}.visible .entry busy(.param .u64 out)\n{{\n.reg .pred p;\n.reg .b32 i;\n.reg .u64 o;\n\
+         ld.param.u64 o, [out];\nmov.u32 i, 0;\n$loop:\nst.global.u32 [o], i;\nadd.u32 i, i, 1;\n\
+         setp.lt.u32 p, i, 20000;\n@p bra $loop;\nret;\n}}\n"
+    );
+    let mut dev = device();
+    dev.set_stall_watchdog(Some(1_000));
+    let f = kernel(&mut dev, &ptx, "busy");
+    let out = dev.mem_alloc(4).unwrap();
+    let stats = run(&mut dev, f, cfg(1, 32), &Params::new().u64(out));
+    assert!(stats.warp_instructions > 50_000);
+    assert_eq!(download_u32(&dev, out, 1), [19_999]);
+}

@@ -1002,3 +1002,44 @@ pub fn triton_style_add() -> Case {
         .scalar(0u64)
         .check(move |o| expect_f32_bits("z", &o.get::<f32>(2), &want))
 }
+
+/// A per-thread spin lock contended by lanes of the same warp: terminates
+/// only with independent thread scheduling.
+pub fn its_lock() -> Case {
+    let (grid, block) = (2u32, 96u32);
+    let want_sum: u32 = (0..block).sum::<u32>() * grid;
+    Case::ptx("its.ptx", "its_lock")
+        .grid([grid, 1, 1])
+        .block([block, 1, 1])
+        .zeros::<u32>(1)
+        .zeros::<u32>(1)
+        .zeros::<u32>(1)
+        .check(move |o| {
+            expect_eq("lock (released)", &o.get::<u32>(0), &[0])?;
+            expect_eq("sum of thread indices", &o.get::<u32>(1), &[want_sum])?;
+            expect_eq(
+                "threads in the critical section",
+                &o.get::<u32>(2),
+                &[grid * block],
+            )
+        })
+}
+
+/// Lanes spin on a flag another lane of their warp sets, then the warp
+/// meets at a full-mask `shfl.sync`, which must wait for every lane.
+pub fn its_flag_then_shfl() -> Case {
+    let data: Vec<u32> = (0..64u32).map(|i| i * 7 + 3).collect();
+    let want: Vec<u32> = (0..64usize)
+        .map(|t| data[t] + data[(t & !31) + 31])
+        .collect();
+    Case::ptx("its.ptx", "its_flag_then_shfl")
+        .block([64, 1, 1])
+        .zeros::<u32>(2)
+        .zeros::<u32>(64)
+        .zeros::<u32>(64)
+        .check(move |o| {
+            expect_eq("flags", &o.get::<u32>(0), &[1, 1])?;
+            expect_eq("data (lane 0's writes)", &o.get::<u32>(1), &data)?;
+            expect_eq("out = data + lane 31's data", &o.get::<u32>(2), &want)
+        })
+}
