@@ -7,7 +7,8 @@
 #      channel — on the PTX emulator (libcuda.so.1) under LD_PRELOAD=libprlx.so,
 #      which hands every launch to prlxd,
 #   5. ask prlxd for the session diff: which kernel, which launch, which
-#      source line; then one launch in detail: which lane, which operands.
+#      source line; then one launch in detail: which lane, which operands;
+#   6. write both sessions as one HTML report (prlxctl report) and say where.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -77,3 +78,10 @@ la, lb = launch(a), launch(b)
 print(os.path.join(a, la["file"]), os.path.join(b, lb["file"]), os.path.join(a, la["site_map"]))
 ' "$work/export/clean" "$work/export/glitch")
 "$prlxctl" diff "$trace_a" "$trace_b" --map "$sites" -n 6
+
+echo
+echo "== prlxctl report: both sessions as one self-contained HTML page"
+report=${PRLX_DEMO_REPORT:-$root/target/prlx-demo-report.html}
+mkdir -p "$(dirname "$report")"
+"$prlxctl" report "$work/export/clean" "$work/export/glitch" --source-dir "$root" -o "$report"
+echo "the HTML report is at $report (opens offline in any browser)"

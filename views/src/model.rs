@@ -151,7 +151,10 @@ impl Launch {
     /// Opens both traces (for event streams and lane operands).
     pub fn open_traces(&self) -> Result<(TraceFile, TraceFile), LoadError> {
         match (&self.trace_a, &self.trace_b) {
-            (Some(a), Some(b)) => Ok((TraceFile::open(a)?, TraceFile::open(b)?)),
+            (Some(a), Some(b)) => {
+                let (a, b) = prlx_differ::open::open_pair(a, b);
+                Ok((a?, b?))
+            }
             _ => Err(LoadError::Inputs(format!(
                 "{}: traced in {} only",
                 self.title(),
@@ -248,8 +251,8 @@ fn load_traces(
     map: Option<&Path>,
     options: &DiffOptions,
 ) -> Result<Comparison, LoadError> {
-    let trace_a = TraceFile::open(a)?;
-    let trace_b = TraceFile::open(b)?;
+    let (trace_a, trace_b) = prlx_differ::open::open_pair(a, b);
+    let (trace_a, trace_b) = (trace_a?, trace_b?);
     // A trace inside a session directory brings its launch record: the CPU
     // stack and, without --map, the site map.
     let record = launch_record_of(a);

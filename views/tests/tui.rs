@@ -58,6 +58,16 @@ impl Screen {
         }
     }
 
+    /// `/`, the old query erased, `query`, Enter.
+    fn filter(&mut self, query: &str) {
+        self.key(KeyCode::Char('/'));
+        while self.app.filter_input().is_some_and(|i| !i.is_empty()) {
+            self.key(KeyCode::Backspace);
+        }
+        self.keys(query);
+        self.key(KeyCode::Enter);
+    }
+
     /// The row of the screen holding `needle`.
     fn line_with(&mut self, needle: &str) -> String {
         let text = self.text();
@@ -187,12 +197,8 @@ fn the_query_filter_takes_warps_sites_and_text() {
     s.key(KeyCode::Enter);
     let text = s.text();
     assert!(text.contains("no divergences match the filter"), "{text}");
-    s.key(KeyCode::Char('/'));
-    for _ in 0.."warp:0".len() {
-        s.key(KeyCode::Backspace);
-    }
-    s.keys(&format!("site:{:#x} kernels.cu", planted::SITE_IF));
-    s.key(KeyCode::Enter);
+    let site_query = format!("site:{:#x} kernels.cu", planted::SITE_IF);
+    s.filter(&site_query);
     let text = s.text();
     assert!(
         text.contains("Divergences 3/6 filter: \"site:0x10000002"),
@@ -203,14 +209,23 @@ fn the_query_filter_takes_warps_sites_and_text() {
         .current()
         .expect("the compare's divergences are listed");
     assert_eq!(d.site_id, planted::SITE_IF);
+    // The differ's filter terms: a warp range, a block by coordinates, a kind.
+    s.filter("warp:1-2 block:1,0,0 kind:extraevents");
+    let text = s.text();
+    assert!(text.contains("Divergences 1/6"), "{text}");
+    assert!(
+        s.line_with("ExtraEvents w2").contains("kernels.cu:7"),
+        "{text}"
+    );
+    // A term that cannot be read is named.
+    s.filter("kind:branch warp:x");
+    assert!(s.text().contains("cannot read filter term `warp:x`"));
+    s.filter(&site_query);
     // Esc while typing keeps the applied filter.
     s.key(KeyCode::Char('/'));
     s.keys("zzz");
     s.key(KeyCode::Esc);
-    assert_eq!(
-        s.app.filter().query,
-        format!("site:{:#x} kernels.cu", planted::SITE_IF)
-    );
+    assert_eq!(s.app.filter().query, site_query);
 }
 
 #[test]

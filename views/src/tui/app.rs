@@ -5,6 +5,7 @@ use crate::model::{Comparison, Launch};
 use crate::source::SourceFinder;
 use crate::stream::{Row, Span, align_rows};
 use prlx_differ::DivergenceKind;
+use prlx_differ::filter::{BlockSel, DivergenceFilter};
 use prlx_differ::report::DivergenceRecord;
 use prlx_trace::TraceFile;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -31,18 +32,48 @@ pub struct Filter {
     pub query: String,
 }
 
+/// A query split into the differ's filter (the `prlxctl diff --warp …`
+/// semantics) and free words.
+struct Query {
+    filter: DivergenceFilter,
+    words: Vec<String>,
+    /// A term that could not be read, e.g. `warp:x`.
+    bad: Option<String>,
+}
+
 impl Filter {
-    /// Every whitespace-separated term must match: `warp:N` (global warp
-    /// slot), `block:N` (linear) or `block:X,Y,Z`, `site:0xID`, `kind:NAME`,
-    /// `fn:NAME`; any other word is looked for, case-insensitively, in the
-    /// source location, function and kind.
+    /// Every whitespace-separated term must match: `warp:N` or `warp:N-M`,
+    /// `block:N` (linear) or `block:X,Y,Z`, `kind:NAME`, `site:0xID`,
+    /// `fn:GLOB` (the same as `prlxctl diff --warp/--block/--kind/--site/
+    /// --function`; commas list alternatives except in block coordinates);
+    /// any other word is looked for, case-insensitively, in the source
+    /// location, function and kind.
     pub fn matches(&self, d: &DivergenceRecord, launch: &Launch) -> bool {
         if self.kind.is_some_and(|k| k != d.kind) {
             return false;
         }
-        self.query
-            .split_whitespace()
-            .all(|term| term_matches(term, d, launch))
+        let query = parse_query(&self.query);
+        if query.bad.is_some() {
+            return false;
+        }
+        query.filter.matches(d)
+            && query.words.iter().all(|w| {
+                format!(
+                    "{} {} {}",
+                    launch.site_label(d.site_id),
+                    d.function.as_deref().unwrap_or(""),
+                    d.kind.name()
+                )
+                .to_lowercase()
+                .contains(w)
+            })
+    }
+
+    /// Why the query cannot be used, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        parse_query(&self.query)
+            .bad
+            .map(|t| format!("cannot read filter term `{t}`"))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -69,41 +100,70 @@ fn parse_number(text: &str) -> Option<u64> {
     }
 }
 
-fn term_matches(term: &str, d: &DivergenceRecord, launch: &Launch) -> bool {
-    let lower = term.to_lowercase();
-    if let Some((key, value)) = lower.split_once(':') {
-        let number = parse_number(value);
-        match key {
-            "warp" | "w" => return number == Some(d.warp_idx as u64),
-            "block" | "b" => {
-                let dims: Vec<Option<u64>> = value.split(',').map(parse_number).collect();
-                return match dims[..] {
-                    [Some(linear)] => linear == u64::from(d.block_linear),
-                    [Some(x), Some(y), Some(z)] => [x, y, z] == d.block.map(u64::from),
-                    _ => false,
-                };
+fn parse_query(query: &str) -> Query {
+    let mut q = Query {
+        filter: DivergenceFilter::default(),
+        words: Vec::new(),
+        bad: None,
+    };
+    for term in query.split_whitespace() {
+        let ok = match term.split_once(':') {
+            Some((key, value)) => match key.to_lowercase().as_str() {
+                "warp" | "w" => value
+                    .split(',')
+                    .map(|r| {
+                        let (lo, hi) = r.split_once('-').unwrap_or((r, r));
+                        Some((parse_number(lo)? as usize, parse_number(hi)? as usize))
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .map(|w| q.filter.warps.extend(w))
+                    .is_some(),
+                "block" | "b" => {
+                    let dims: Option<Vec<u32>> = value
+                        .split(',')
+                        .map(|x| parse_number(x).and_then(|n| u32::try_from(n).ok()))
+                        .collect();
+                    match dims.as_deref() {
+                        Some([linear]) => q.filter.blocks.push(BlockSel::Linear(*linear)),
+                        Some([x, y, z]) => q.filter.blocks.push(BlockSel::Coords([*x, *y, *z])),
+                        _ => q.bad = Some(term.to_owned()),
+                    }
+                    q.bad.is_none()
+                }
+                "kind" | "k" => value
+                    .split(',')
+                    .map(DivergenceKind::parse)
+                    .collect::<Option<Vec<_>>>()
+                    .map(|k| q.filter.kinds.extend(k))
+                    .is_some(),
+                "site" => value
+                    .split(',')
+                    .map(|s| parse_number(s).and_then(|n| u32::try_from(n).ok()))
+                    .collect::<Option<Vec<_>>>()
+                    .map(|s| q.filter.sites.extend(s))
+                    .is_some(),
+                "fn" | "function" => {
+                    q.filter
+                        .functions
+                        .extend(value.split(',').map(str::to_owned));
+                    true
+                }
+                // "kernels.cu:20" is a location, not a key.
+                _ => {
+                    q.words.push(term.to_lowercase());
+                    true
+                }
+            },
+            None => {
+                q.words.push(term.to_lowercase());
+                true
             }
-            "site" => return number == Some(u64::from(d.site_id)),
-            "kind" | "k" => return d.kind.name().to_lowercase().starts_with(value),
-            "fn" | "function" => {
-                return launch
-                    .site(d.site_id)
-                    .is_some_and(|s| s.function.to_lowercase().contains(value))
-                    || d.function
-                        .as_ref()
-                        .is_some_and(|f| f.to_lowercase().contains(value));
-            }
-            _ => {} // "kernels.cu:20" is a location, not a key
+        };
+        if !ok && q.bad.is_none() {
+            q.bad = Some(term.to_owned());
         }
     }
-    let haystack = format!(
-        "{} {} {}",
-        launch.site_label(d.site_id),
-        d.function.as_deref().unwrap_or(""),
-        d.kind.name()
-    )
-    .to_lowercase();
-    haystack.contains(&lower)
+    q
 }
 
 /// The traces of the launch on screen, opened once when it is selected.
@@ -172,6 +232,11 @@ impl App {
 
     pub fn filter(&self) -> &Filter {
         &self.filter
+    }
+
+    /// The query being typed after `/`, if any.
+    pub fn filter_input(&self) -> Option<&str> {
+        self.input.as_deref()
     }
 
     fn select_launch(&mut self, index: usize) {
@@ -252,6 +317,7 @@ impl App {
             match key.code {
                 KeyCode::Enter => {
                     self.filter.query = self.input.take().unwrap_or_default();
+                    self.message = self.filter.problem();
                     self.refilter();
                 }
                 KeyCode::Esc => self.input = None,

@@ -470,7 +470,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
             Span::styled("filter: ", Style::new().fg(Color::Cyan)),
             Span::raw(format!("{input}_")),
             Span::styled(
-                "   Enter apply, Esc cancel (warp:N block:N site:0x.. kind:K fn:F text)",
+                "   Enter apply, Esc cancel (warp:N-M block:N|X,Y,Z kind:K site:0xID fn:GLOB words)",
                 DIM,
             ),
         ])
