@@ -711,3 +711,111 @@ fn disk_full_bob() {
     }
     println!("ACKED={}", acked.join(","));
 }
+
+// ---------------------------------------------------- the shim's fallback
+
+const PLANTED: &str = "a_fallback_directory_planted_by_another_user_is_refused";
+
+/// Bob creates Alice's fallback directory first (`/tmp/prlx-<alice>`, mode
+/// 0777, its `sessions` a link into a directory he reads). Alice runs an
+/// application under the shim with no daemon: it exits 0, the shim says
+/// once that it refuses the directory, and Bob's directory stays empty.
+/// Without the plant, the same run writes a session whose every level is
+/// Alice's and 0700.
+#[test]
+fn a_fallback_directory_planted_by_another_user_is_refused() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Some(users) = Users::new(PLANTED) else {
+        return;
+    };
+    drop(users);
+    let Some(fx) = prlx_e2e::TestApp::build("preload/tests/app", "capture_app.c", &["-pthread"])
+    else {
+        return;
+    };
+    // What Alice runs, where she can reach it.
+    let share = tempfile::tempdir().unwrap();
+    let copy = |from: &Path, name: &str| {
+        let to = share.path().join(name);
+        std::fs::copy(from, &to).unwrap();
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o755)).unwrap();
+        to
+    };
+    let app = copy(&fx.app, "app");
+    let ptx = copy(&fx.ptx, "kernels.ptx");
+    let libprlx = copy(&fx.built.libprlx, "libprlx.so");
+    copy(&fx.built.lib_dir.join("libcuda.so"), "libcuda.so");
+    prlx_e2e::link_libcuda_soname(share.path());
+    std::fs::set_permissions(share.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run_as_alice = || {
+        std::process::Command::new("setpriv")
+            .arg(format!("--reuid={ALICE}"))
+            .arg(format!("--regid={ALICE}"))
+            .arg("--clear-groups")
+            .arg(&app)
+            .arg(&ptx)
+            .args(["1", "2", "3"])
+            .env_clear()
+            .env("LD_PRELOAD", &libprlx)
+            .env("LD_LIBRARY_PATH", share.path())
+            .env("PRLX_SOCKET", "/nonexistent/prlxd.sock")
+            .env("PRLX_SESSION", "alice-run")
+            .output()
+            .expect("run the app as Alice")
+    };
+    let fallback = PathBuf::from(format!("/tmp/prlx-{ALICE}"));
+    let _ = std::fs::remove_dir_all(&fallback);
+    struct Cleanup(PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(fallback.clone());
+    // Bob's plant.
+    let loot = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(loot.path(), Some(BOB), Some(BOB)).unwrap();
+    std::fs::set_permissions(loot.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::create_dir(&fallback).unwrap();
+    std::os::unix::fs::chown(&fallback, Some(BOB), Some(BOB)).unwrap();
+    std::fs::set_permissions(&fallback, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::os::unix::fs::symlink(loot.path(), fallback.join("sessions")).unwrap();
+    std::os::unix::fs::lchown(fallback.join("sessions"), Some(BOB), Some(BOB)).unwrap();
+
+    let out = run_as_alice();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the application failed:\n{stderr}");
+    assert!(
+        stderr.contains("refusing") && stderr.contains(&fallback.display().to_string()),
+        "the shim did not say it refused {}:\n{stderr}",
+        fallback.display()
+    );
+    assert_eq!(
+        stderr.matches("refusing").count(),
+        1,
+        "said more than once:\n{stderr}"
+    );
+    let leaked: Vec<_> = std::fs::read_dir(loot.path()).unwrap().collect();
+    assert!(leaked.is_empty(), "Bob got {leaked:?}");
+
+    // Without the plant: a private session of Alice's.
+    std::fs::remove_dir_all(&fallback).unwrap();
+    let out = run_as_alice();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = fallback.join("sessions/alice-run");
+    assert!(session.join("session.json").is_file(), "no session written");
+    for level in [fallback.clone(), fallback.join("sessions"), session] {
+        let meta = std::fs::symlink_metadata(&level).unwrap();
+        assert!(meta.is_dir(), "{}", level.display());
+        assert_eq!(
+            (meta.uid(), meta.mode() & 0o777),
+            (ALICE, 0o700),
+            "{}",
+            level.display()
+        );
+    }
+}
