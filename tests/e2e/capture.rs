@@ -280,6 +280,53 @@ fn diff_of_two_runs_names_the_line_the_kind_and_the_lanes() {
     assert_eq!(kernels, ["classify", "steps"]);
 }
 
+/// `prlxctl report` of two real runs, opened in headless Chromium: the page
+/// renders with no console message and shows the diverging line of
+/// `kernels.cu`, highlighted.
+#[test]
+fn report_of_two_runs_renders_in_chromium_with_the_diverging_line() {
+    let Some(fx) = fixture() else { return };
+    let test = "report_of_two_runs_renders_in_chromium_with_the_diverging_line";
+    let Some(chromium) = prlx_e2e::browser::Chromium::find(test) else {
+        return;
+    };
+    let traces = tempfile::tempdir().unwrap();
+    fx.captured(&fx.instrumented, "1", traces.path(), "run-a");
+    fx.captured(&fx.instrumented, "2", traces.path(), "run-b");
+    let html = traces.path().join("report.html");
+    run_ok(
+        fx.built
+            .prlxctl()
+            .arg("report")
+            .arg(traces.path().join("run-a"))
+            .arg(traces.path().join("run-b"))
+            .arg("--source-dir")
+            .arg(app_dir())
+            .arg("-o")
+            .arg(&html),
+    );
+    let page = chromium.load(&html);
+    assert!(
+        page.console.is_empty(),
+        "console messages: {:#?}\n{}",
+        page.console,
+        page.log
+    );
+    let line = marked_line("CLASSIFY_BRANCH");
+    let source = std::fs::read_to_string(app_dir().join("kernels.cu")).unwrap();
+    let text = source.lines().nth(line as usize - 1).unwrap();
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let hit = format!("<div class=\"line hit\"><span class=\"no\">{line}</span>{escaped}</div>");
+    assert!(
+        page.dom.contains(&hit),
+        "{hit} not in the page:\n{}",
+        page.dom
+    );
+}
+
 #[test]
 fn instrumented_and_plain_builds_compute_the_same() {
     let Some(fx) = fixture() else { return };
