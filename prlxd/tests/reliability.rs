@@ -415,6 +415,104 @@ fn stalled_clients_are_cut_off_and_others_carry_on() {
     );
 }
 
+/// Slow but live clients — an upload trickling in well inside the stall
+/// deadline, and a reader that takes a large file a little at a time —
+/// hold up no one: a bystander is served meanwhile, and the trickled
+/// launch is stored whole.
+#[test]
+fn slow_clients_hold_up_no_one() {
+    let daemon = Daemon::start("stall_timeout_ms = 1000\n");
+    let mut client = daemon.client();
+    let session = create(&mut client, "slow", None);
+    let bystander = create(&mut client, "bystander", None);
+    // Noise, so the stored (compressed) file stays large.
+    let mut rng = Rng::seeded_quiet(5);
+    let mut builder = prlx_trace::TraceBuilder::new("g", [4, 1, 1], [64, 1, 1])
+        .unwrap()
+        .events_per_warp(4096);
+    for warp in 0..builder.num_warps() {
+        for _ in 0..4096 {
+            let event = prlx_trace::TraceEvent {
+                site_id: rng.next() as u32,
+                active_mask: rng.next() as u32,
+                value_a: rng.next() as u32,
+                ..Default::default()
+            };
+            builder.push_event(warp, event).unwrap();
+        }
+    }
+    let big = builder.to_bytes();
+    client.disable_memfd();
+    let (_, stored) = client
+        .put_launch(&session, &record("g", 0), &big, None)
+        .unwrap();
+    assert!(stored > 0);
+    let (_, manifest) = show(&mut client, &session);
+    let file = manifest.launches[0].file.clone().unwrap();
+
+    // The trickler: 16 KiB, one 512-byte piece of a chunk every 20 ms.
+    let trickled = trace("g", 9);
+    let socket = daemon.socket.clone();
+    let (trickle_session, trickle_trace) = (session.clone(), trickled.clone());
+    let trickler = std::thread::spawn(move || {
+        let mut s = UnixStream::connect(&socket).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        hello(&mut s);
+        let request = Request::PutLaunch {
+            session: trickle_session,
+            record: Box::new(record("g", 1)),
+            trace_bytes: trickle_trace.len() as u64,
+            site_table_bytes: 0,
+            site_table_image: None,
+            transfer: Transfer::Chunks,
+        };
+        message(&mut s, &request);
+        s.write_all(&header(FrameKind::Chunk, trickle_trace.len() as u32))
+            .unwrap();
+        for piece in trickle_trace.chunks(512) {
+            s.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let frame = read_frame(&mut s).unwrap();
+        Response::from_payload(&frame.payload).unwrap()
+    });
+    // The slow reader: asks for the large file, reads 4 KiB every 50 ms.
+    let mut reader = raw(&daemon);
+    hello(&mut reader);
+    reader
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    message(
+        &mut reader,
+        &Request::FetchFile {
+            session: session.clone(),
+            file,
+        },
+    );
+    let started = Instant::now();
+    let mut buf = [0u8; 4096];
+    let mut i = 0;
+    while started.elapsed() < Duration::from_millis(800) {
+        let _ = reader.read(&mut buf);
+        if i % 4 == 0 {
+            bystander_works(&daemon, &bystander, i);
+        }
+        i += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    match trickler.join().unwrap() {
+        Response::LaunchStored { .. } => {}
+        other => panic!("the trickled launch: {other:?}"),
+    }
+    let (_, manifest) = show(&mut client, &session);
+    let launch = manifest
+        .launches
+        .iter()
+        .find(|l| l.launch_index == 1)
+        .unwrap();
+    assert!(!launch.incomplete && launch.file.is_some(), "{launch:?}");
+}
+
 /// Announced sizes that overflow u64 when added, a site table far over its
 /// own limit, and a trace over `max_trace_bytes` are refused without the
 /// daemon reserving anything: with no bytes following the announcement,
