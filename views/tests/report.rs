@@ -113,3 +113,49 @@ fn a_missing_source_file_is_named_in_the_page() {
     );
     assert!(page.contains("(source not available)"));
 }
+
+#[test]
+fn the_heat_map_groups_the_blocks_of_large_grids() {
+    use prlx_trace::{Compression, EventType, TraceBuilder, TraceEvent};
+    let dir = tempfile::tempdir().unwrap();
+    // 1000 blocks of 64 threads: 2000 warps; B flips warp 1 of blocks 0, 1
+    // and 999.
+    let write = |name: &str, flipped: &[usize]| {
+        let mut t = TraceBuilder::new("wide", [1000, 1, 1], [64, 1, 1])
+            .unwrap()
+            .events_per_warp(2);
+        for w in 0..t.num_warps() {
+            let event = TraceEvent {
+                site_id: 7,
+                event_type: EventType::Branch as u8,
+                branch_dir: u8::from(flipped.contains(&w)),
+                active_mask: u32::MAX,
+                ..TraceEvent::default()
+            };
+            t.push_event(w, event).unwrap();
+        }
+        let path = dir.path().join(name);
+        t.write_file(&path, Compression::None).unwrap();
+        path
+    };
+    let a = write("a.prlx", &[]);
+    let b = write("b.prlx", &[1, 3, 1999]);
+    let inputs = Inputs::detect(&a, &b, None).unwrap();
+    let cmp = Comparison::load(&inputs, &DiffOptions::default()).unwrap();
+    let svg = prlx_views::report::heatmap::heat_map(&cmp.launches[0]).unwrap();
+    // 1000 blocks in at most 256 rows: 4 blocks a row.
+    assert!(svg.contains("blocks ×4 ↓"), "{svg}");
+    assert!(
+        svg.contains("<title>blocks 0–3, warp 1: 2 divergence(s)</title>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>blocks 996–999, warp 1: 1 divergence(s)</title>"),
+        "{svg}"
+    );
+    assert_eq!(
+        svg.matches("data-count=").count(),
+        2,
+        "only cells with divergences are drawn"
+    );
+}

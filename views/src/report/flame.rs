@@ -48,10 +48,16 @@ pub fn folded_stacks(cmp: &Comparison) -> BTreeMap<String, usize> {
         if divergences.is_empty() {
             continue;
         }
-        let base = launch_frames(launch).join(";");
+        // Counted per (site, kind) first: one string per distinct stack,
+        // not per divergence.
+        let mut by_site: BTreeMap<(u32, &'static str), usize> = BTreeMap::new();
         for d in divergences {
-            let stack = format!("{base};{};{}", site_frame(launch, d.site_id), d.kind.name());
-            *stacks.entry(stack).or_default() += 1;
+            *by_site.entry((d.site_id, d.kind.name())).or_default() += 1;
+        }
+        let base = launch_frames(launch).join(";");
+        for ((site_id, kind), count) in by_site {
+            let stack = format!("{base};{};{kind}", site_frame(launch, site_id));
+            *stacks.entry(stack).or_default() += count;
         }
     }
     stacks

@@ -49,24 +49,28 @@ impl Filter {
     /// any other word is looked for, case-insensitively, in the source
     /// location, function and kind.
     pub fn matches(&self, d: &DivergenceRecord, launch: &Launch) -> bool {
-        if self.kind.is_some_and(|k| k != d.kind) {
-            return false;
-        }
+        self.matcher()(d, launch)
+    }
+
+    /// [`Filter::matches`] with the query parsed once, for whole lists.
+    fn matcher(&self) -> impl Fn(&DivergenceRecord, &Launch) -> bool + '_ {
         let query = parse_query(&self.query);
-        if query.bad.is_some() {
-            return false;
+        move |d, launch| {
+            if self.kind.is_some_and(|k| k != d.kind) || query.bad.is_some() {
+                return false;
+            }
+            query.filter.matches(d)
+                && (query.words.is_empty() || {
+                    let text = format!(
+                        "{} {} {}",
+                        launch.site_label(d.site_id),
+                        d.function.as_deref().unwrap_or(""),
+                        d.kind.name()
+                    )
+                    .to_lowercase();
+                    query.words.iter().all(|w| text.contains(w))
+                })
         }
-        query.filter.matches(d)
-            && query.words.iter().all(|w| {
-                format!(
-                    "{} {} {}",
-                    launch.site_label(d.site_id),
-                    d.function.as_deref().unwrap_or(""),
-                    d.kind.name()
-                )
-                .to_lowercase()
-                .contains(w)
-            })
     }
 
     /// Why the query cannot be used, if it cannot.
@@ -266,12 +270,13 @@ impl App {
         let keep = self
             .current()
             .map(|d| (d.warp_idx, d.event_idx, d.event_idx_b));
+        let matches = self.filter.matcher();
         self.visible = match self.current_launch() {
             Some(launch) => launch
                 .divergences()
                 .iter()
                 .enumerate()
-                .filter(|(_, d)| self.filter.matches(d, launch))
+                .filter(|(_, d)| matches(d, launch))
                 .map(|(i, _)| i)
                 .collect(),
             None => Vec::new(),

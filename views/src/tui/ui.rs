@@ -96,8 +96,8 @@ fn status_mark(status: LaunchStatus) -> (&'static str, Style) {
 
 fn draw_launches(frame: &mut Frame, area: Rect, app: &App) {
     let cmp = app.comparison();
-    let items: Vec<ListItem> = cmp
-        .launches
+    let (start, end) = window(cmp.launches.len(), app.launch, area.height);
+    let items: Vec<ListItem> = cmp.launches[start..end]
         .iter()
         .map(|l| {
             let (mark, style) = status_mark(l.status);
@@ -132,7 +132,7 @@ fn draw_launches(frame: &mut Frame, area: Rect, app: &App) {
     let list = List::new(items)
         .block(pane(title, app.focus == Focus::Launches))
         .highlight_style(SELECTED);
-    let mut state = ListState::default().with_selected(Some(app.launch));
+    let mut state = ListState::default().with_selected(Some(app.launch - start));
     frame.render_stateful_widget(list, area, &mut state);
 }
 
@@ -145,8 +145,8 @@ fn draw_divergences(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let all = launch.divergences();
-    let items: Vec<ListItem> = app
-        .visible
+    let (start, end) = window(app.visible.len(), app.selected, area.height);
+    let items: Vec<ListItem> = app.visible[start..end]
         .iter()
         .map(|&i| {
             let d = &all[i];
@@ -195,8 +195,19 @@ fn draw_divergences(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let list = List::new(items).block(block).highlight_style(SELECTED);
-    let mut state = ListState::default().with_selected(Some(app.selected));
+    let mut state = ListState::default().with_selected(Some(app.selected - start));
     frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// The rows `[start, end)` of a list of `len` to draw in a pane `height`
+/// tall (borders included) so that `selected` is on screen: only those are
+/// built, however long the list.
+fn window(len: usize, selected: usize, height: u16) -> (usize, usize) {
+    let rows = usize::from(height.saturating_sub(2)).max(1);
+    let start = selected
+        .saturating_sub(rows / 2)
+        .min(len.saturating_sub(rows));
+    (start, (start + rows).min(len))
 }
 
 fn kind_style(kind: prlx_differ::DivergenceKind) -> Style {
