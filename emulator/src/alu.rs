@@ -416,15 +416,16 @@ pub fn testp(c: &AluCtx, a: u64, _: u64) -> bool {
     sem::float::testp(c.ty, op, a)
 }
 
-/// `set.cmp.dtype.stype`: all ones (integer) or 1.0 (f32) when true.
-pub fn set_cmp(c: &AluCtx, a: u64, b: u64) -> u64 {
-    let t = sem::compare_ftz(c.cmp, c.ty2, c.mode.ftz, a, b);
-    sem::compare::set_value(c.ty, t)
-}
-
 /// `cvt.dty.sty`: `ty` is the destination, `ty2` the source.
+/// `aux`, when set, is the width of a destination register wider than the
+/// destination type: the result is sign- or zero-extended into it.
 pub fn cvt(c: &AluCtx, a: u64) -> u64 {
-    sem::cvt(c.ty, c.ty2, c.cvt, a)
+    let r = sem::cvt(c.ty, c.ty2, c.cvt, a);
+    if c.aux != 0 {
+        sem::cvt::widen_to_register(c.ty, r, c.aux)
+    } else {
+        r
+    }
 }
 
 /// `cvt.rn.f16x2.f32 d, a, b`: `a` goes to the upper half.
@@ -436,8 +437,15 @@ pub fn prmt(c: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
     sem::bits::prmt(a, b, sel, c.prmt)
 }
 
+/// `aux`, when set, is the width of a destination register wider than the
+/// instruction type (see [`cvt`]).
 pub fn slct(c: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
-    sem::compare::slct(c.ty2, c.mode.ftz, a, b, sel)
+    let r = sem::compare::slct(c.ty2, c.mode.ftz, a, b, sel);
+    if c.aux != 0 {
+        sem::cvt::widen_to_register(c.ty, r & c.ty.mask(), c.aux)
+    } else {
+        r
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,10 @@
 //! rejects anything the machine cannot execute faithfully, naming the
 //! instruction and its line.
 
+mod bitfield;
+mod compare;
+mod convert;
+
 use std::collections::HashMap;
 
 use prlx_ptx::ast::{self, Operand, StateSpace, Statement};
@@ -44,6 +48,9 @@ enum Sym {
 enum RegKind {
     Value(Row, ScalarType),
     Pred(PredIx),
+    /// `.reg .v4 .f32 v;`: `n` consecutive rows, read and written by
+    /// component (`v.x`, `v.a`) or whole in vector operands.
+    Vector(Row, ScalarType, u8),
 }
 
 struct ModuleCtx<'a> {
@@ -51,6 +58,9 @@ struct ModuleCtx<'a> {
     syms: HashMap<String, Sym>,
     /// `.shared` variables declared inside function bodies: `(function, name)`.
     body_shared: HashMap<(String, String), u32>,
+    /// `.global`/`.const` variables declared inside function bodies, by
+    /// `(function, name)`: their device addresses.
+    body_globals: HashMap<(String, String), u64>,
     window_base: u32,
     /// A predicate no instruction reads: the target of `_` predicate results.
     pred_sink: PredIx,
@@ -95,7 +105,7 @@ fn count_regs(body: &[Statement], rows: &mut u32, preds: &mut u32) {
         match s {
             Statement::Reg(r) => {
                 for n in &r.names {
-                    let k = n.range.unwrap_or(1);
+                    let k = n.range.unwrap_or(1) * r.vector.unwrap_or(1);
                     if r.ty == ast::ScalarType::Pred {
                         *preds += k;
                     } else {
@@ -109,10 +119,20 @@ fn count_regs(body: &[Statement], rows: &mut u32, preds: &mut u32) {
     }
 }
 
+/// `.shared`, `.global` and `.const` variables declared inside a body: they
+/// live for the whole launch (shared) or module (global, const), like
+/// module-level ones, but only the function sees them.
 fn collect_body_shared<'b>(body: &'b [Statement], out: &mut Vec<&'b ast::VarDecl>) {
     for s in body {
         match s {
-            Statement::Var(v) if v.space == StateSpace::Shared => out.push(v),
+            Statement::Var(v)
+                if matches!(
+                    v.space,
+                    StateSpace::Shared | StateSpace::Global | StateSpace::Const
+                ) =>
+            {
+                out.push(v)
+            }
             Statement::Scope(sc) => collect_body_shared(&sc.body, out),
             _ => {}
         }
@@ -130,6 +150,7 @@ pub fn decode_module(
         file,
         syms: HashMap::new(),
         body_shared: HashMap::new(),
+        body_globals: HashMap::new(),
         window_base: sreg::COUNT,
         pred_sink: 0,
         const_base: 0,
@@ -177,6 +198,13 @@ pub fn decode_module(
         m.syms.insert(f.name.clone(), Sym::Func(i as u32));
         let (mut rows, mut preds) = (0, 0);
         count_regs(f.body.as_deref().unwrap_or(&[]), &mut rows, &mut preds);
+        // `.reg` parameters and return values are registers of the function.
+        rows += f
+            .params
+            .iter()
+            .chain(&f.returns)
+            .filter(|p| p.space == ast::ParamSpace::Reg)
+            .count() as u32;
         max_rows = u32::max(max_rows, rows);
         max_preds = u32::max(max_preds, preds);
         let mut frame = 0u64;
@@ -209,6 +237,8 @@ pub fn decode_module(
             local_frame: 0,
             params,
             returns,
+            reg_params: Vec::new(),
+            reg_returns: Vec::new(),
             slots: Vec::new(),
         });
     }
@@ -291,6 +321,34 @@ pub fn decode_module(
         for v in vars {
             let size = var_size(v.ty, v.vector, &v.array_dims);
             let align = var_align(v.ty, v.vector, v.align) as u64;
+            if v.space != StateSpace::Shared {
+                if v.linkage == ast::Linkage::Extern {
+                    m.diags.push(diag(
+                        file,
+                        v.span,
+                        format!(
+                            "unsupported: external variable `{}` (modules are not linked)",
+                            v.name
+                        ),
+                    ));
+                    continue;
+                }
+                let Some(addr) = memory.alloc(size.max(1)) else {
+                    m.diags.push(diag(
+                        file,
+                        v.span,
+                        format!("out of device memory for `{}`", v.name),
+                    ));
+                    continue;
+                };
+                allocations.push(addr);
+                m.body_globals
+                    .insert((f.name.clone(), v.name.clone()), addr);
+                if v.init.is_some() {
+                    inits.push((v, addr));
+                }
+                continue;
+            }
             if v.linkage == ast::Linkage::Extern {
                 dyn_align = dyn_align.max(align);
                 extern_shared.push(format!("{}\u{0}{}", f.name, v.name));
@@ -545,17 +603,14 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         }
     } else {
         for (p, (off, _)) in f.returns.iter().zip(&info.returns) {
-            params.insert(p.name.clone(), Sym::FrameParam(*off));
+            if p.space == ast::ParamSpace::Param {
+                params.insert(p.name.clone(), Sym::FrameParam(*off));
+            }
         }
         for (p, (off, _)) in f.params.iter().zip(&info.params) {
-            if p.space == ast::ParamSpace::Reg {
-                m.diags.push(diag(
-                    m.file,
-                    p.span,
-                    "unsupported: .reg function parameters",
-                ));
+            if p.space == ast::ParamSpace::Param {
+                params.insert(p.name.clone(), Sym::FrameParam(*off));
             }
-            params.insert(p.name.clone(), Sym::FrameParam(*off));
         }
     }
     let mut fc = FnCtx {
@@ -572,6 +627,48 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         param_frame: info.param_frame as u64,
         local_frame: 0,
         slots: Vec::new(),
+    };
+    // `.reg` parameters and return values: registers the call fills and reads.
+    let mut reg_rows = |ps: &[ast::Param], fc: &mut FnCtx<'_>| -> Vec<Option<u32>> {
+        ps.iter()
+            .map(|p| {
+                if p.space != ast::ParamSpace::Reg {
+                    return None;
+                }
+                let ty = ast_ty(p.ty).filter(|t| {
+                    p.vector.is_none() && p.array_dims.is_empty() && *t != ScalarType::Pred
+                });
+                let Some(ty) = ty else {
+                    m.diags.push(diag(
+                        m.file,
+                        p.span,
+                        format!("unsupported: .reg parameter `{}` of this type", p.name),
+                    ));
+                    return None;
+                };
+                let row = fc.next_row;
+                fc.next_row += 1;
+                fc.slots.push(RegSlot {
+                    name: p.name.clone(),
+                    ty,
+                    index: row,
+                });
+                if let Some(scope) = fc.scopes.last_mut() {
+                    scope.insert(p.name.clone(), RegKind::Value(row, ty));
+                }
+                Some(row)
+            })
+            .collect()
+    };
+    let reg_returns = if info.is_kernel {
+        Vec::new()
+    } else {
+        reg_rows(&f.returns, &mut fc)
+    };
+    let reg_params = if info.is_kernel {
+        Vec::new()
+    } else {
+        reg_rows(&f.params, &mut fc)
     };
     decode_body(m, &mut fc, body);
     // Falling off the end of a body returns (ptxas does the same); a label
@@ -604,6 +701,8 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
     fi.param_frame = align_up(fc.param_frame, 16) as u32;
     fi.local_frame = align_up(fc.local_frame, 16) as u32;
     fi.slots = fc.slots;
+    fi.reg_params = reg_params;
+    fi.reg_returns = reg_returns;
 }
 
 fn decode_body(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, body: &[Statement]) {
@@ -665,11 +764,15 @@ fn declare_regs(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, r: &ast::RegDecl) {
         ));
         return;
     };
-    if ty == ScalarType::B128 || r.vector.is_some() {
+    let lanes = r.vector.unwrap_or(1);
+    if ty == ScalarType::B128
+        || !matches!(lanes, 1 | 2 | 4)
+        || (lanes > 1 && ty == ScalarType::Pred)
+    {
         m.diags.push(diag(
             m.file,
             r.span,
-            "unsupported: 128-bit or vector registers",
+            "unsupported: 128-bit registers or this vector register type",
         ));
         return;
     }
@@ -679,6 +782,21 @@ fn declare_regs(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, r: &ast::RegDecl) {
             None => vec![n.name.clone()],
         };
         for name in names {
+            if lanes > 1 {
+                let base = fc.next_row;
+                fc.next_row += lanes;
+                for (i, c) in ["x", "y", "z", "w"].iter().take(lanes as usize).enumerate() {
+                    fc.slots.push(RegSlot {
+                        name: format!("{name}.{c}"),
+                        ty,
+                        index: base + i as u32,
+                    });
+                }
+                if let Some(scope) = fc.scopes.last_mut() {
+                    scope.insert(name, RegKind::Vector(base, ty, lanes as u8));
+                }
+                continue;
+            }
             let kind = if ty == ScalarType::Pred {
                 fc.next_pred += 1;
                 RegKind::Pred(fc.next_pred - 1)
@@ -688,7 +806,7 @@ fn declare_regs(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, r: &ast::RegDecl) {
             };
             let index = match kind {
                 RegKind::Pred(i) => i,
-                RegKind::Value(r, _) => r,
+                RegKind::Value(r, _) | RegKind::Vector(r, _, _) => r,
             };
             fc.slots.push(RegSlot {
                 name: name.clone(),
@@ -722,6 +840,12 @@ fn declare_var(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, v: &ast::VarDecl) {
             Some(off) => Sym::Shared(*off),
             None => return,
         },
+        StateSpace::Global | StateSpace::Const => {
+            match m.body_globals.get(&(fc.name.to_string(), v.name.clone())) {
+                Some(addr) => Sym::Global(*addr),
+                None => return,
+            }
+        }
         _ => {
             m.diags.push(diag(
                 m.file,
@@ -734,7 +858,12 @@ fn declare_var(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, v: &ast::VarDecl) {
             return;
         }
     };
-    if v.init.is_some() && v.space != StateSpace::Shared {
+    if v.init.is_some()
+        && !matches!(
+            v.space,
+            StateSpace::Shared | StateSpace::Global | StateSpace::Const
+        )
+    {
         m.diags.push(diag(
             m.file,
             v.span,
@@ -880,6 +1009,46 @@ fn lookup_reg(fc: &FnCtx<'_>, name: &str) -> Option<RegKind> {
     fc.scopes.iter().rev().find_map(|s| s.get(name).copied())
 }
 
+/// A value register's row and type: a scalar register, or one component of
+/// a vector register (`v.y`).
+fn value_reg(fc: &FnCtx<'_>, r: &ast::Register) -> Option<(Row, ScalarType)> {
+    match (lookup_reg(fc, &r.name)?, r.component) {
+        (RegKind::Value(row, ty), None) => Some((row, ty)),
+        (RegKind::Vector(base, ty, n), Some(c)) if c.index() < n as usize => {
+            Some((base + c.index() as u32, ty))
+        }
+        _ => None,
+    }
+}
+
+/// A whole vector register used as a vector operand (`ld.v4.f32 v, [a]`),
+/// as the list of its components.
+fn vector_components(fc: &FnCtx<'_>, op: &Operand) -> Option<Vec<Operand>> {
+    let Operand::Register(r) = op else {
+        return None;
+    };
+    match (lookup_reg(fc, &r.name)?, r.component) {
+        (RegKind::Vector(_, _, n), None) => Some(
+            [
+                ast::Component::X,
+                ast::Component::Y,
+                ast::Component::Z,
+                ast::Component::W,
+            ]
+            .iter()
+            .take(n as usize)
+            .map(|c| {
+                Operand::Register(ast::Register {
+                    name: r.name.clone(),
+                    component: Some(*c),
+                })
+            })
+            .collect(),
+        ),
+        _ => None,
+    }
+}
+
 fn lookup_sym(m: &ModuleCtx<'_>, fc: &FnCtx<'_>, name: &str) -> Option<Sym> {
     if let Some(s) = fc
         .sym_scopes
@@ -946,11 +1115,19 @@ fn timer_of(reg: &ast::Register) -> Option<TimeSource> {
 fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> Result<Row, String> {
     match op {
         Operand::Register(r) => match lookup_reg(fc, &r.name) {
-            Some(RegKind::Value(row, _)) if r.component.is_none() => Ok(row),
+            _ if value_reg(fc, r).is_some() => Ok(value_reg(fc, r).map_or(0, |(row, _)| row)),
             Some(RegKind::Pred(_)) => Err(format!("predicate `{}` used as a value", r.name)),
+            Some(RegKind::Vector(..)) => Err(format!(
+                "vector register `{}` needs a component (.x .y .z .w) here",
+                r.name
+            )),
             _ => special_row(r).ok_or_else(|| format!("unknown register `{}`", r.name)),
         },
         Operand::Immediate(imm) => Ok(const_row(m, imm_bits(*imm, ty))),
+        Operand::Symbol(name) if name == "WARP_SZ" && lookup_sym(m, fc, name).is_none() => {
+            // The predefined constant of the PTX ISA (warp size, 32).
+            Ok(const_row(m, 32))
+        }
         Operand::Symbol(name) => {
             let bits = match lookup_sym(m, fc, name) {
                 Some(Sym::Global(a)) => a,
@@ -970,7 +1147,12 @@ fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> R
 fn dst(fc: &FnCtx<'_>, op: &Operand) -> Result<Row, String> {
     match op {
         Operand::Register(r) => match lookup_reg(fc, &r.name) {
-            Some(RegKind::Value(row, _)) => Ok(row),
+            _ if value_reg(fc, r).is_some() => Ok(value_reg(fc, r).map_or(0, |(row, _)| row)),
+            Some(RegKind::Vector(..)) => Err(format!(
+                "vector register `{}` needs a component (.x .y .z .w) here",
+                r.name
+            )),
+            Some(RegKind::Value(..)) => Err(format!("`{}` has no components", r.name)),
             Some(RegKind::Pred(_)) => Err(format!(
                 "predicate `{}` used as a value destination",
                 r.name
@@ -985,7 +1167,7 @@ fn dst(fc: &FnCtx<'_>, op: &Operand) -> Result<Row, String> {
 fn reg_width(fc: &FnCtx<'_>, op: &Operand) -> Option<u32> {
     match op {
         Operand::Register(r) => match lookup_reg(fc, &r.name)? {
-            RegKind::Value(_, ty) => Some(ty.bits()),
+            RegKind::Value(_, ty) | RegKind::Vector(_, ty, _) => Some(ty.bits()),
             RegKind::Pred(_) => Some(1),
         },
         _ => None,
@@ -1089,8 +1271,8 @@ fn address(
     };
     let addr = match &a.base {
         ast::AddressBase::Register(r) => {
-            let row = match lookup_reg(fc, &r.name) {
-                Some(RegKind::Value(row, _)) => row,
+            let row = match value_reg(fc, r) {
+                Some((row, _)) => row,
                 _ => {
                     return Err(format!(
                         "address register `{}` is not a value register",
@@ -1704,107 +1886,12 @@ fn decode_op(
                 combine: None,
             })
         }
-        "setp" => {
-            let cmp = mods.take_cmp().ok_or_else(un)?;
-            let bool_op = match mods.take_any(&[".and", ".or", ".xor"]) {
-                Some(".and") => Some(BoolOp::And),
-                Some(".or") => Some(BoolOp::Or),
-                Some(".xor") => Some(BoolOp::Xor),
-                _ => None,
-            };
-            let ftz = mods.take(".ftz");
-            let ty = need_type(mods, inst)?;
-            let f: alu::CmpFn = if ty.is_float() && !ty.is_packed() && ty != ScalarType::Tf32 {
-                alu::cmp_float
-            } else if !ty.is_float() && !cmp.is_float_only() && ty != ScalarType::Pred {
-                alu::cmp_int
-            } else {
-                return Err(un());
-            };
-            let n = if bool_op.is_some() { 4 } else { 3 };
-            let o = operands(inst, n)?;
-            let (d, dn) = match &o[0] {
-                Operand::PredicatePair(p, q) => (
-                    pred_dst(fc, &Operand::Register(p.clone()))?,
-                    pred_dst(fc, &Operand::Register(q.clone()))?,
-                ),
-                other => (pred_dst(fc, other)?, None),
-            };
-            let combine = match bool_op {
-                Some(b) => Some((b, pred_src(fc, &o[3])?)),
-                None => None,
-            };
-            let mut ctx = AluCtx::new(ty);
-            ctx.cmp = cmp;
-            ctx.mode.ftz = ftz;
-            Ok(Op::Setp {
-                f,
-                ctx,
-                d,
-                dn,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                combine,
-            })
-        }
-        "set" => {
-            let cmp = mods.take_cmp().ok_or_else(un)?;
-            let ftz = mods.take(".ftz");
-            let dty = need_type(mods, inst)?;
-            let sty = need_type(mods, inst)?;
-            if !matches!(
-                dty,
-                ScalarType::U32 | ScalarType::S32 | ScalarType::F32 | ScalarType::B32
-            ) || sty.is_packed()
-                || (cmp.is_float_only() && !sty.is_float())
-            {
-                return Err(un());
-            }
-            let o = operands(inst, 3)?;
-            let mut ctx = AluCtx::new(dty);
-            ctx.ty2 = sty;
-            ctx.cmp = cmp;
-            ctx.mode.ftz = ftz;
-            Ok(Op::Alu2 {
-                f: alu::set_cmp,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], sty)?,
-                b: src(m, fc, &o[2], sty)?,
-            })
-        }
-        "selp" => {
-            let ty = need_type(mods, inst)?;
-            let o = operands(inst, 4)?;
-            Ok(Op::Selp {
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                p: pred_src(fc, &o[3])?,
-            })
-        }
-        "slct" => {
-            let ftz = mods.take(".ftz");
-            let dty = need_type(mods, inst)?;
-            let sty = need_type(mods, inst)?;
-            if !matches!(sty, ScalarType::S32 | ScalarType::F32) {
-                return Err(un());
-            }
-            let f: Alu3Fn = alu::slct;
-            let o = operands(inst, 4)?;
-            let mut ctx = AluCtx::new(dty);
-            ctx.ty2 = sty;
-            ctx.mode.ftz = ftz;
-            Ok(Op::Alu3 {
-                f,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], dty)?,
-                b: src(m, fc, &o[2], dty)?,
-                c: src(m, fc, &o[3], sty)?,
-            })
-        }
-        "cvt" => decode_cvt(m, fc, inst, mods),
+        "setp" => compare::decode_setp(m, fc, inst, mods),
+        "set" => compare::decode_set(m, fc, inst, mods),
+        "selp" => compare::decode_selp(m, fc, inst, mods),
+        "slct" => compare::decode_slct(m, fc, inst, mods),
+        "bmsk" | "szext" => bitfield::decode(m, fc, inst, mods),
+        "cvt" => convert::decode_cvt(m, fc, inst, mods),
         "cvta" => {
             let to = mods.take(".to");
             let space = match space_of(mods)? {
@@ -1890,7 +1977,8 @@ fn decode_op(
                 return Err(format!("{}: the {} space is read-only", un(), sp.name()));
             }
             let mut rows = [sreg::ZERO; 4];
-            match &o[1] {
+            let whole = vector_components(fc, &o[1]).map(Operand::Vector);
+            match whole.as_ref().unwrap_or(&o[1]) {
                 Operand::Vector(items) if items.len() == n as usize => {
                     for (i, it) in items.iter().enumerate() {
                         rows[i] = src(m, fc, it, ty)?;
@@ -2123,7 +2211,8 @@ fn vector_rows(
     f: impl Fn(&FnCtx<'_>, &Operand) -> Result<Row, String>,
 ) -> Result<[Row; 4], String> {
     let mut rows = [sreg::SINK; 4];
-    match op {
+    let whole = vector_components(fc, op).map(Operand::Vector);
+    match whole.as_ref().unwrap_or(op) {
         Operand::Vector(items) if items.len() == n as usize => {
             for (i, it) in items.iter().enumerate() {
                 rows[i] = f(fc, it)?;
@@ -2335,58 +2424,6 @@ fn bits_type(bits: u32) -> ScalarType {
     }
 }
 
-fn decode_cvt(
-    m: &mut ModuleCtx<'_>,
-    fc: &mut FnCtx<'_>,
-    inst: &ast::Instruction,
-    mods: &mut Mods<'_>,
-) -> Result<Op, String> {
-    use crate::semantics::{CvtMode, IntRounding};
-    let int_rounding = mods
-        .take_where(|m| IntRounding::parse(m).is_some() && m.starts_with('.'))
-        .and_then(IntRounding::parse);
-    let float_rounding = mods.take_rounding();
-    let cvt_mode = CvtMode {
-        int_rounding,
-        float_rounding,
-        ftz: mods.take(".ftz"),
-        sat: mods.take(".sat"),
-        relu: mods.take(".relu"),
-        satfinite: mods.take(".satfinite"),
-    };
-    let dty = need_type(mods, inst)?;
-    let sty = need_type(mods, inst)?;
-    let un = || unsupported(inst);
-    let mut ctx = AluCtx::new(dty);
-    ctx.ty2 = sty;
-    ctx.cvt = cvt_mode;
-    if dty.is_packed() {
-        // cvt.rn.f16x2.f32 d, a, b
-        if sty != ScalarType::F32 || float_rounding.is_none() || int_rounding.is_some() {
-            return Err(un());
-        }
-        let o = operands(inst, 3)?;
-        return Ok(Op::Alu2 {
-            f: alu::cvt_pack_half2,
-            ctx,
-            d: dst(fc, &o[0])?,
-            a: src(m, fc, &o[1], sty)?,
-            b: src(m, fc, &o[2], sty)?,
-        });
-    }
-    crate::semantics::cvt::validate(dty, sty, cvt_mode).map_err(|e| format!("{} ({e})", un()))?;
-    let o = operands(inst, 2)?;
-    if is_pred_operand(fc, &o[1]) {
-        return Err(un());
-    }
-    Ok(Op::Alu1 {
-        f: alu::cvt,
-        ctx,
-        d: dst(fc, &o[0])?,
-        a: src(m, fc, &o[1], sty)?,
-    })
-}
-
 fn decode_atom(
     m: &mut ModuleCtx<'_>,
     fc: &mut FnCtx<'_>,
@@ -2450,30 +2487,75 @@ fn decode_call(
 ) -> Result<Op, String> {
     mods.take(".uni");
     let call = inst.as_call().ok_or("malformed call")?;
-    let frame_slot = |op: &Operand| -> Result<u32, String> {
+    // Immediate arguments take the width of the callee's parameter.
+    let callee_params: Vec<(u32, u32)> = match call.target {
+        Operand::Symbol(name) => match m.syms.get(name) {
+            Some(Sym::Func(i)) if *i != u32::MAX => m.funcs[*i as usize].params.clone(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let mut slot = |op: &Operand, k: usize, is_ret: bool| -> Result<CallSlot, String> {
         match op {
             Operand::Symbol(s) => match lookup_sym(m, fc, s) {
-                Some(Sym::FrameParam(off)) => Ok(off),
-                _ => Err(format!("call argument `{s}` is not a .param variable")),
+                Some(Sym::FrameParam(off)) => Ok(CallSlot::Frame(off)),
+                _ => Err(format!(
+                    "call argument `{s}` is not a .param variable or register"
+                )),
             },
-            _ => Err("unsupported: call arguments must be .param variables".into()),
+            Operand::Register(r) if is_ret => {
+                dst(fc, &Operand::Register(r.clone())).map(CallSlot::Reg)
+            }
+            Operand::Register(_) => src(m, fc, op, ScalarType::B64).map(CallSlot::Reg),
+            Operand::Immediate(imm) if !is_ret => {
+                let bytes = callee_params.get(k).map_or(8, |p| p.1);
+                Ok(CallSlot::Reg(const_row(
+                    m,
+                    imm_bits(*imm, bits_type(bytes * 8)),
+                )))
+            }
+            _ => Err("unsupported call argument".into()),
         }
     };
     let args = call
         .args
         .iter()
-        .map(frame_slot)
+        .enumerate()
+        .map(|(k, op)| slot(op, k, false))
         .collect::<Result<Vec<_>, _>>()?;
     let rets = call
         .returns
         .iter()
-        .map(frame_slot)
+        .enumerate()
+        .map(|(k, op)| slot(op, k, true))
         .collect::<Result<Vec<_>, _>>()?;
+    if rets
+        .iter()
+        .filter(|s| matches!(s, CallSlot::Reg(_)))
+        .count()
+        > 8
+    {
+        return Err("unsupported: more than 8 register return values".into());
+    }
+    let frame_only = |slots: &[CallSlot]| -> Option<Vec<u32>> {
+        slots
+            .iter()
+            .map(|s| match s {
+                CallSlot::Frame(o) => Some(*o),
+                CallSlot::Reg(_) => None,
+            })
+            .collect()
+    };
     let target = match call.target {
         Operand::Symbol(name) => {
             let callee = match m.syms.get(name) {
                 Some(Sym::Func(i)) if *i != u32::MAX => *i,
                 Some(Sym::Func(_)) => {
+                    let (Some(args), Some(rets)) = (frame_only(&args), frame_only(&rets)) else {
+                        return Err(format!(
+                            "unsupported: register arguments to external function `{name}`"
+                        ));
+                    };
                     return match (name.as_str(), args.as_slice(), rets.as_slice()) {
                         ("vprintf", [fmt, a], r) if r.len() <= 1 => Ok(Op::Vprintf {
                             fmt: *fmt,
@@ -2503,8 +2585,8 @@ fn decode_call(
             }
             CallTarget::Direct(callee)
         }
-        Operand::Register(r) => match lookup_reg(fc, &r.name) {
-            Some(RegKind::Value(row, _)) => CallTarget::Indirect {
+        Operand::Register(r) => match value_reg(fc, r) {
+            Some((row, _)) => CallTarget::Indirect {
                 row,
                 params: args.len() as u32,
                 returns: rets.len() as u32,

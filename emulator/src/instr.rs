@@ -125,10 +125,19 @@ pub enum TimeSource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallInfo {
     pub target: CallTarget,
-    /// Caller frame offset of each argument, in callee parameter order.
-    pub args: Vec<u32>,
-    /// Caller frame offset of each return value.
-    pub rets: Vec<u32>,
+    /// Each argument, in callee parameter order.
+    pub args: Vec<CallSlot>,
+    /// Where each return value goes.
+    pub rets: Vec<CallSlot>,
+}
+
+/// A call argument or return value on the caller's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallSlot {
+    /// A `.param` variable at this offset of the caller's frame.
+    Frame(u32),
+    /// A register (or an immediate's constant row): `call (%r1), f, (%r2, 5);`.
+    Reg(Row),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -451,6 +460,10 @@ pub enum Op {
         d: Row,
         which: TimeSource,
     },
+    /// An instruction executed by its family module (`decode/*.rs`) on
+    /// registers and predicates only: how instruction families are added
+    /// without growing the machine's `execute`.
+    Family(Box<FamilyOp>),
     /// `bar.warp.sync membermask` (`__syncwarp`): no effect of its own; the
     /// scheduler makes lanes wait here for the lanes of the mask it had set
     /// aside (independent thread scheduling, see `Warp::next_group`).
@@ -459,6 +472,61 @@ pub enum Op {
     },
     /// Fences, `membar`, hints: no effect in a one-warp-at-a-time machine.
     Nop,
+}
+
+/// Runs a [`FamilyOp`] for the lanes in `exec`: `values[row * 32 + lane]`,
+/// one predicate word (bit per lane) per predicate.
+pub type FamilyFn = fn(op: &FamilyOp, values: &mut [u64], preds: &mut [u32], exec: u32);
+
+/// Operands of an [`Op::Family`] instruction; each family documents what
+/// its rows and predicates mean.
+#[derive(Debug, Clone)]
+pub struct FamilyOp {
+    pub run: FamilyFn,
+    pub ctx: AluCtx,
+    /// Destination first, then sources.
+    pub rows: [Row; 4],
+    /// Predicate destinations (`PredIx::MAX`: none).
+    pub pd: [PredIx; 2],
+    /// A predicate source (`selp`'s selector, a `BoolOp` operand).
+    pub ps: PredSrc,
+}
+
+impl FamilyOp {
+    /// The value of `row` in `lane`.
+    #[inline]
+    pub fn get(values: &[u64], row: Row, lane: usize) -> u64 {
+        values[row as usize * 32 + lane]
+    }
+
+    /// Sets `row` in `lane`.
+    #[inline]
+    pub fn set(values: &mut [u64], row: Row, lane: usize, x: u64) {
+        values[row as usize * 32 + lane] = x;
+    }
+
+    /// The lanes whose predicate source is true.
+    #[inline]
+    pub fn pred_bits(&self, preds: &[u32]) -> u32 {
+        match self.ps {
+            PredSrc::Reg(i, negated) => {
+                let p = preds[i as usize];
+                if negated { !p } else { p }
+            }
+            PredSrc::Const(true) => u32::MAX,
+            PredSrc::Const(false) => 0,
+        }
+    }
+
+    /// Writes predicate destination `k` for the lanes in `exec`.
+    #[inline]
+    pub fn set_pred(&self, preds: &mut [u32], k: usize, bits: u32, exec: u32) {
+        let i = self.pd[k];
+        if i != PredIx::MAX {
+            let p = &mut preds[i as usize];
+            *p = (*p & !exec) | (bits & exec);
+        }
+    }
 }
 
 impl Op {

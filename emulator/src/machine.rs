@@ -2003,6 +2003,7 @@ pub fn execute(
             let d = r(*d);
             for_lanes(exec, |l| v[d + l] = t);
         }
+        Op::Family(f) => (f.run)(f, v, &mut w.preds, exec),
         Op::Nop | Op::WarpSync { .. } => {}
     }
     // Straight-line instruction: every active lane moves on.
@@ -2078,9 +2079,32 @@ fn do_call(
             w.param[l].bytes.resize(need, 0);
         }
         for (from, (to, size)) in info.args.iter().zip(&callee.params) {
-            let src = (w.param_fp[l] + from) as usize;
-            let dst = (new_param_fp + to) as usize;
-            w.param[l].bytes.copy_within(src..src + *size as usize, dst);
+            let size = *size as usize;
+            let value = match from {
+                CallSlot::Frame(from) => {
+                    let src = (w.param_fp[l] + from) as usize;
+                    let dst = (new_param_fp + to) as usize;
+                    w.param[l].bytes.copy_within(src..src + size, dst);
+                    None
+                }
+                // Read before any `.reg` parameter is written: they share the window.
+                CallSlot::Reg(row) => Some(w.values[r(*row) + l]),
+            };
+            if let Some(v) = value {
+                let dst = (new_param_fp + to) as usize;
+                let bytes = v.to_le_bytes();
+                w.param[l].bytes[dst..dst + size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
+            }
+        }
+        // `.reg` parameters: the callee's registers, filled from its frame slots.
+        for (row, (off, size)) in callee.reg_params.iter().zip(&callee.params) {
+            if let Some(row) = row {
+                let at = (new_param_fp + off) as usize;
+                let mut bytes = [0u8; 8];
+                let n = (*size as usize).min(8);
+                bytes[..n].copy_from_slice(&w.param[l].bytes[at..at + n]);
+                w.values[r(*row) + l] = u64::from_le_bytes(bytes);
+            }
         }
         let new_local_fp = w.local_fp[l] + caller.local_frame;
         let need = (new_local_fp + callee.local_frame) as usize;
@@ -2106,12 +2130,41 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
             w.exited |= 1 << l;
             continue;
         };
+        // Return values: `.reg` returns are the callee's registers; register
+        // destinations are written after the caller's registers are restored.
+        let mut into_regs: [(Row, u64); 8] = [(0, 0); 8];
+        let mut n_into = 0;
         if let Op::Call(info) = &prog.code[frame.ret_pc as usize - 1].op {
             let callee = &prog.funcs[w.func[l] as usize];
-            for (to, (from, size)) in info.rets.iter().zip(&callee.returns) {
+            for (k, (to, (from, size))) in info.rets.iter().zip(&callee.returns).enumerate() {
+                let size = *size as usize;
                 let src = (w.param_fp[l] + from) as usize;
-                let dst = (frame.param_fp + to) as usize;
-                w.param[l].bytes.copy_within(src..src + *size as usize, dst);
+                let value = match callee.reg_returns.get(k).copied().flatten() {
+                    Some(row) => w.values[r(row) + l],
+                    None => {
+                        let mut bytes = [0u8; 8];
+                        let n = size.min(8);
+                        bytes[..n].copy_from_slice(&w.param[l].bytes[src..src + n]);
+                        u64::from_le_bytes(bytes)
+                    }
+                };
+                match to {
+                    CallSlot::Frame(to) => {
+                        let dst = (frame.param_fp + to) as usize;
+                        if callee.reg_returns.get(k).copied().flatten().is_some() {
+                            let n = size.min(8);
+                            w.param[l].bytes[dst..dst + n]
+                                .copy_from_slice(&value.to_le_bytes()[..n]);
+                        } else {
+                            w.param[l].bytes.copy_within(src..src + size, dst);
+                        }
+                    }
+                    CallSlot::Reg(row) if n_into < into_regs.len() => {
+                        into_regs[n_into] = (*row, value);
+                        n_into += 1;
+                    }
+                    CallSlot::Reg(_) => {}
+                }
             }
         }
         let caller = &prog.funcs[frame.caller as usize];
@@ -2124,6 +2177,9 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
             let bit = w.saves[l][k] as u32;
             w.preds[p] = (w.preds[p] & !(1 << l)) | (bit << l);
             k += 1;
+        }
+        for (row, value) in &into_regs[..n_into] {
+            w.values[r(*row) + l] = *value;
         }
         w.saves[l].truncate(frame.save_at);
         w.local_fp[l] = frame.local_fp;

@@ -56,6 +56,10 @@ pub struct FuncInfo {
     /// `(frame offset, bytes)` of each parameter and return value (`.func`).
     pub params: Vec<(u32, u32)>,
     pub returns: Vec<(u32, u32)>,
+    /// The register row of each `.reg` parameter and return value (`None`
+    /// for `.param` ones), in declaration order.
+    pub reg_params: Vec<Option<u32>>,
+    pub reg_returns: Vec<Option<u32>>,
     /// Declared registers, for observers.
     pub slots: Vec<RegSlot>,
 }

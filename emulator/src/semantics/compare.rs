@@ -57,8 +57,9 @@ pub fn compare_ftz(op: CmpOp, ty: ScalarType, ftz: bool, a: u64, b: u64) -> bool
     }
 }
 
-/// `setp.op.f16x2`/`.bf16x2`: `(upper-half result, lower-half result)`,
-/// matching `setp ... p|q` where `p` takes the upper half.
+/// `setp.op.f16x2`/`.bf16x2`: `(upper-half result, lower-half result)`.
+/// `setp ... p|q` writes the lower halves' result to `p` and the upper
+/// halves' to `q` (PTX ISA: `p = t[0]` from `a[0:15]`, `q = t[1]`).
 #[inline]
 pub fn compare_packed(op: CmpOp, ty: ScalarType, ftz: bool, a: u64, b: u64) -> (bool, bool) {
     let element = ty.element();

@@ -39,6 +39,7 @@ pub mod bits;
 pub mod compare;
 pub mod cvt;
 pub mod float;
+pub mod fp8;
 pub mod int;
 pub mod softfloat;
 mod types;
