@@ -85,6 +85,28 @@ struct Sizes {
     snapshot: u64,
 }
 
+/// Sections start on this boundary inside the pool allocation.
+const SECTION_ALIGN: u64 = 256;
+
+impl Sizes {
+    /// Offsets of the trace, history and snapshot sections (None: absent).
+    fn offsets(&self) -> [Option<u64>; 3] {
+        let align = |n: u64| n.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+        let history = align(self.trace);
+        let snapshot = history + align(self.history);
+        [
+            Some(0),
+            (self.history > 0).then_some(history),
+            (self.snapshot > 0).then_some(snapshot),
+        ]
+    }
+
+    fn total(&self) -> u64 {
+        let align = |n: u64| n.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+        align(self.trace) + align(self.history) + self.snapshot
+    }
+}
+
 fn sizes(geometry: Geometry, config: &Config) -> Result<Sizes, String> {
     let slots = geometry.warp_slots();
     let slots32 = u32::try_from(slots).map_err(|_| format!("{slots} warp slots is too many"))?;
@@ -133,54 +155,63 @@ macro_rules! real {
     };
 }
 
-/// Device allocations freed on drop, whatever path the capture takes.
-struct DeviceBuffers<'a> {
-    cuda: &'a Cuda,
-    ptrs: Vec<u64>,
+/// Driver operations queued on the launch's stream (the synchronous
+/// variants only when the driver lacks the asynchronous ones).
+#[derive(Clone, Copy)]
+pub(crate) struct OnStream<'a> {
+    pub cuda: &'a Cuda,
+    pub stream: CUstream,
 }
 
-impl DeviceBuffers<'_> {
-    fn alloc(&mut self, bytes: u64) -> Result<u64, String> {
+impl OnStream<'_> {
+    fn memset(&self, dst: u64, bytes: u64) -> Result<(), String> {
         if bytes == 0 {
-            return Ok(0);
+            return Ok(());
         }
-        let alloc = real!(self.cuda, cuMemAlloc_v2);
-        let memset = real!(self.cuda, cuMemsetD8_v2);
-        let mut ptr = 0u64;
-        // SAFETY: out-pointer to a local.
-        check("cuMemAlloc", unsafe { alloc(&mut ptr, bytes as usize) })?;
-        self.ptrs.push(ptr);
-        // SAFETY: ptr is a fresh allocation of `bytes`.
-        check("cuMemsetD8", unsafe { memset(ptr, 0, bytes as usize) })?;
-        Ok(ptr)
+        // SAFETY: dst..dst+bytes lies in a pool allocation of this capture.
+        let r = match self.cuda.cuMemsetD8Async {
+            Some(f) => unsafe { f(dst, 0, bytes as usize, self.stream) },
+            None => unsafe { real!(self.cuda, cuMemsetD8_v2)(dst, 0, bytes as usize) },
+        };
+        check("cuMemsetD8Async", r)
     }
-}
 
-impl Drop for DeviceBuffers<'_> {
-    fn drop(&mut self) {
-        if let Some(free) = self.cuda.cuMemFree_v2 {
-            for &ptr in &self.ptrs {
-                // SAFETY: each pointer came from cuMemAlloc and is freed once.
-                unsafe { free(ptr) };
-            }
-        }
+    fn htod(&self, dst: u64, bytes: &[u8]) -> Result<(), String> {
+        // SAFETY: `bytes` is a live host slice (a pageable source is staged
+        // before the call returns); dst was allocated with at least its length.
+        let r = match self.cuda.cuMemcpyHtoDAsync_v2 {
+            Some(f) => unsafe {
+                f(
+                    dst,
+                    bytes.as_ptr() as *const c_void,
+                    bytes.len(),
+                    self.stream,
+                )
+            },
+            None => unsafe {
+                real!(self.cuda, cuMemcpyHtoD_v2)(dst, bytes.as_ptr() as *const c_void, bytes.len())
+            },
+        };
+        check("cuMemcpyHtoDAsync", r)
     }
-}
 
-fn htod(cuda: &Cuda, dst: u64, bytes: &[u8]) -> Result<(), String> {
-    let copy = real!(cuda, cuMemcpyHtoD_v2);
-    // SAFETY: `bytes` is a live host slice; dst was allocated with at least its length.
-    check("cuMemcpyHtoD", unsafe {
-        copy(dst, bytes.as_ptr() as *const c_void, bytes.len())
-    })
-}
+    /// Into pageable memory: returns once the copy is done.
+    fn dtoh(&self, out: &mut [u8], src: u64) -> Result<(), String> {
+        // SAFETY: `out` is a live host slice of the copied length.
+        let r = match self.cuda.cuMemcpyDtoHAsync_v2 {
+            Some(f) => unsafe { f(out.as_mut_ptr() as *mut c_void, src, out.len(), self.stream) },
+            None => unsafe {
+                real!(self.cuda, cuMemcpyDtoH_v2)(out.as_mut_ptr() as *mut c_void, src, out.len())
+            },
+        };
+        check("cuMemcpyDtoHAsync", r)
+    }
 
-fn dtoh(cuda: &Cuda, out: &mut [u8], src: u64) -> Result<(), String> {
-    let copy = real!(cuda, cuMemcpyDtoH_v2);
-    // SAFETY: `out` is a live host slice of the copied length.
-    check("cuMemcpyDtoH", unsafe {
-        copy(out.as_mut_ptr() as *mut c_void, src, out.len())
-    })
+    fn synchronize(&self) -> Result<(), String> {
+        let sync = real!(self.cuda, cuStreamSynchronize);
+        // SAFETY: the application's own stream handle, just launched on.
+        check("cuStreamSynchronize", unsafe { sync(self.stream) })
+    }
 }
 
 /// `height` rows of `width` bytes, `src_pitch` apart on the device, packed
@@ -188,7 +219,7 @@ fn dtoh(cuda: &Cuda, out: &mut [u8], src: u64) -> Result<(), String> {
 /// The pitch is one warp buffer, at most 16 MiB (`PRLX_EVENTS_PER_WARP` ≤
 /// 2^20), far under the drivers' maximum pitch. Returns the driver calls made.
 fn dtoh_rows(
-    cuda: &Cuda,
+    on: OnStream<'_>,
     out: &mut [u8],
     src: u64,
     src_pitch: u64,
@@ -199,12 +230,12 @@ fn dtoh_rows(
     if width == 0 || height == 0 {
         return Ok(0);
     }
-    let Some(copy_2d) = cuda.cuMemcpy2D_v2 else {
+    if on.cuda.cuMemcpy2DAsync_v2.is_none() && on.cuda.cuMemcpy2D_v2.is_none() {
         for (row, chunk) in out.chunks_exact_mut(width).enumerate() {
-            dtoh(cuda, chunk, src + row as u64 * src_pitch)?;
+            on.dtoh(chunk, src + row as u64 * src_pitch)?;
         }
         return Ok(height as u32);
-    };
+    }
     let params = CUDA_MEMCPY2D {
         src_x_in_bytes: 0,
         src_y: 0,
@@ -225,7 +256,15 @@ fn dtoh_rows(
     };
     // SAFETY: `out` holds width × height bytes; the device rows lie inside
     // the trace allocation (pitch = one warp buffer, width ≤ its size).
-    check("cuMemcpy2D", unsafe { copy_2d(&params) })?;
+    // Into pageable memory the asynchronous copy returns once it is done.
+    let r = unsafe {
+        match (on.cuda.cuMemcpy2DAsync_v2, on.cuda.cuMemcpy2D_v2) {
+            (Some(copy), _) => copy(&params, on.stream),
+            (None, Some(copy)) => copy(&params),
+            (None, None) => CUDA_ERROR_NOT_FOUND,
+        }
+    };
+    check("cuMemcpy2DAsync", r)?;
     Ok(1)
 }
 
@@ -276,16 +315,18 @@ fn device_arch(cuda: &Cuda) -> u32 {
     (major * 10 + minor).max(0) as u32
 }
 
-/// Zeroes the descriptor on drop, so later launches of the module record nothing.
+/// Zeroes the descriptor on drop, so later launches of the module record
+/// nothing, and waits for the stream, so the pool's memory is idle again.
 struct DescriptorGuard<'a> {
-    cuda: &'a Cuda,
+    on: OnStream<'a>,
     address: u64,
 }
 
 impl Drop for DescriptorGuard<'_> {
     fn drop(&mut self) {
         let zero = Descriptor::default();
-        let _ = htod(self.cuda, self.address, bytemuck::bytes_of(&zero));
+        let _ = self.on.htod(self.address, bytemuck::bytes_of(&zero));
+        let _ = self.on.synchronize();
     }
 }
 
@@ -303,12 +344,17 @@ pub fn capture(
 ) -> (CUresult, Result<CapturedTrace, String>) {
     // Prepare everything that can fail before launching; on failure the
     // launch still runs, uncaptured.
-    let mut buffers = DeviceBuffers {
-        cuda,
-        ptrs: Vec::new(),
+    let on = OnStream { cuda, stream };
+    let sizes = match sizes(geometry, config) {
+        Ok(sizes) => sizes,
+        Err(e) => return (launch(), Err(e)),
     };
-    let prepared = prepare(cuda, config, descriptor, kernel, geometry, &mut buffers);
-    let (header, sizes, addresses, guard) = match prepared {
+    let lease = match crate::device_pool::take(cuda, sizes.total()) {
+        Ok(lease) => lease,
+        Err(e) => return (launch(), Err(e)),
+    };
+    let prepared = prepare(on, config, descriptor, kernel, geometry, &sizes, lease.ptr);
+    let (header, addresses, guard) = match prepared {
         Ok(p) => p,
         Err(e) => return (launch(), Err(e)),
     };
@@ -319,40 +365,41 @@ pub fn capture(
             Err(format!("the launch itself failed with CUresult {result}")),
         );
     }
-    let copied = collect(cuda, header, &sizes, addresses, stream);
+    let copied = collect(on, header, &sizes, addresses);
     drop(guard);
-    drop(buffers);
+    drop(lease);
     (result, copied)
 }
 
-type Prepared<'a> = (TraceFileHeader, Sizes, [u64; 3], DescriptorGuard<'a>);
+type Prepared<'a> = (TraceFileHeader, [u64; 3], DescriptorGuard<'a>);
 
+/// Lays the trace, history and snapshot sections out in the pool memory at
+/// `base` and initialises them and the descriptor, all on the stream.
 fn prepare<'a>(
-    cuda: &'a Cuda,
+    on: OnStream<'a>,
     config: &Config,
     descriptor: u64,
     kernel: &str,
     geometry: Geometry,
-    buffers: &mut DeviceBuffers<'a>,
+    sizes: &Sizes,
+    base: u64,
 ) -> Result<Prepared<'a>, String> {
-    let sizes = sizes(geometry, config)?;
-    let header = header_for(kernel, geometry, config, sizes.slots, device_arch(cuda));
-    let trace = buffers.alloc(sizes.trace)?;
-    htod(cuda, trace, bytemuck::bytes_of(&header))?;
-    let history = buffers.alloc(sizes.history)?;
+    let header = header_for(kernel, geometry, config, sizes.slots, device_arch(on.cuda));
+    let [trace, history, snapshot] = sizes.offsets().map(|o| o.map_or(0, |o| base + o));
+    on.memset(trace, sizes.trace)?;
+    on.htod(trace, bytemuck::bytes_of(&header))?;
     if history != 0 {
         init_rings(
-            cuda,
+            on,
             history,
             sizes.slots,
             sizes.history_ring,
             config.history_depth,
         )?;
     }
-    let snapshot = buffers.alloc(sizes.snapshot)?;
     if snapshot != 0 {
         init_rings(
-            cuda,
+            on,
             snapshot,
             sizes.slots,
             sizes.snapshot_ring,
@@ -378,17 +425,17 @@ fn prepare<'a>(
         sample_rate: config.sample_rate,
         reserved: [0; 5],
     };
-    htod(cuda, descriptor, bytemuck::bytes_of(&desc))?;
+    on.htod(descriptor, bytemuck::bytes_of(&desc))?;
     let guard = DescriptorGuard {
-        cuda,
+        on,
         address: descriptor,
     };
-    Ok((header, sizes, [trace, history, snapshot], guard))
+    Ok((header, [trace, history, snapshot], guard))
 }
 
 /// Ring headers carry their depth, as PRLX's host runtime writes them.
 fn init_rings(
-    cuda: &Cuda,
+    on: OnStream<'_>,
     base: u64,
     slots: u32,
     ring_bytes: u64,
@@ -403,7 +450,7 @@ fn init_rings(
         };
         image[at..at + 16].copy_from_slice(bytemuck::bytes_of(&header));
     }
-    htod(cuda, base, &image)
+    on.htod(base, &image)
 }
 
 pub fn header_for(
@@ -444,22 +491,21 @@ pub fn header_for(
 }
 
 fn collect(
-    cuda: &Cuda,
+    on: OnStream<'_>,
     header: TraceFileHeader,
     sizes: &Sizes,
     [trace, history, snapshot]: [u64; 3],
-    stream: CUstream,
 ) -> Result<CapturedTrace, String> {
-    let sync = real!(cuda, cuStreamSynchronize);
-    // SAFETY: the application's own stream handle, just launched on.
-    check("cuStreamSynchronize", unsafe { sync(stream) })?;
+    // The copies below are queued after the kernel on its stream; waiting
+    // for that stream (not the device) first lets a failed kernel surface here.
+    on.synchronize()?;
     let started = std::time::Instant::now();
     let epw = header.events_per_warp;
     let slots = sizes.slots as usize;
     let first_warp = trace + HEADER_SIZE as u64;
     let mut warp_headers = vec![WarpBufferHeader::default(); slots];
     let mut copy_calls = dtoh_rows(
-        cuda,
+        on,
         bytemuck::cast_slice_mut(&mut warp_headers),
         first_warp,
         sizes.warp_buffer,
@@ -479,7 +525,7 @@ fn collect(
         EventCopy::Gather { events } => {
             let mut all = vec![TraceEvent::default(); slots * events as usize];
             copy_calls += dtoh_rows(
-                cuda,
+                on,
                 bytemuck::cast_slice_mut(&mut all),
                 first_events,
                 sizes.warp_buffer,
@@ -498,7 +544,7 @@ fn collect(
                 let mut events = vec![TraceEvent::default(); h.num_events as usize];
                 if !events.is_empty() {
                     let src = first_events + slot as u64 * sizes.warp_buffer;
-                    dtoh(cuda, bytemuck::cast_slice_mut(&mut events), src)?;
+                    on.dtoh(bytemuck::cast_slice_mut(&mut events), src)?;
                     copy_calls += 1;
                 }
                 warps.push((h, events));
@@ -507,12 +553,12 @@ fn collect(
     }
     let mut history_bytes = vec![0u8; sizes.history as usize];
     if history != 0 {
-        dtoh(cuda, &mut history_bytes, history)?;
+        on.dtoh(&mut history_bytes, history)?;
         copy_calls += 1;
     }
     let mut snapshot_bytes = vec![0u8; sizes.snapshot as usize];
     if snapshot != 0 {
-        dtoh(cuda, &mut snapshot_bytes, snapshot)?;
+        on.dtoh(&mut snapshot_bytes, snapshot)?;
         copy_calls += 1;
     }
     Ok(CapturedTrace {

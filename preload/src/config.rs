@@ -2,7 +2,7 @@
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `PRLX_SESSION` | session name | `<program>-<pid>-<unix time>` |
+//! | `PRLX_SESSION` | session name (in a multi-process job, each rank's is `<name>.rank<N>`) | `<program>-<pid>-<unix time>`; per rank `<program>-<job id>.rank<N>` |
 //! | `PRLX_SOCKET` | the daemon's socket | the user socket, else the system socket |
 //! | `PRLX_TRACE_DIR` | write sessions as directories here instead of sending them to a daemon | `$XDG_RUNTIME_DIR/prlx/sessions`, else `/tmp/prlx-<uid>/sessions` |
 //! | `PRLX_FILTER` | comma-separated kernel-name globs (`*`, `?`); only matching kernels are recorded | all |
@@ -33,6 +33,10 @@ pub enum LogLevel {
 pub struct Config {
     pub disabled: bool,
     pub session: String,
+    /// This process's rank in a multi-process job (then `session` is
+    /// `<job>.rank<N>`) and the job's name.
+    pub rank: Option<u32>,
+    pub job: Option<String>,
     pub socket: Option<PathBuf>,
     /// Set explicitly by `PRLX_TRACE_DIR`.
     pub trace_dir: Option<PathBuf>,
@@ -127,6 +131,18 @@ impl Config {
             }
             None => default_session_name(),
         };
+        // One session per rank of a multi-process job: `<job>.rank<N>`.
+        let rank = crate::rank::rank(&lookup, &mut warnings);
+        let (session, job) = match rank {
+            None => (session, None),
+            Some((rank, _)) => {
+                let job = match non_empty("PRLX_SESSION") {
+                    Some(_) => session,
+                    None => crate::rank::default_job_name(&lookup, &program_name()),
+                };
+                (crate::rank::session_for(&job, rank), Some(job))
+            }
+        };
         let disabled = match lookup("PRLX_DISABLE") {
             None => false,
             Some(text) => parse_flag(&text).unwrap_or_else(|| {
@@ -139,6 +155,8 @@ impl Config {
         Config {
             disabled,
             session,
+            rank: rank.map(|(r, _)| r),
+            job,
             socket: non_empty("PRLX_SOCKET").map(PathBuf::from),
             trace_dir: non_empty("PRLX_TRACE_DIR").map(PathBuf::from),
             filter,
@@ -167,11 +185,15 @@ fn parse_flag(text: &str) -> Option<bool> {
     }
 }
 
-fn default_session_name() -> String {
-    let program = std::env::current_exe()
+fn program_name() -> String {
+    std::env::current_exe()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "app".to_owned());
+        .unwrap_or_else(|| "app".to_owned())
+}
+
+fn default_session_name() -> String {
+    let program = program_name();
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -333,5 +355,16 @@ mod tests {
         // Non-ASCII names: `?` is one character, not one byte.
         assert!(glob_match("k?rnel*", "kérnel_f"));
         assert!(!glob_match("k??rnel*", "kérnel_f"));
+    }
+
+    #[test]
+    fn each_rank_of_a_job_gets_its_own_session_named_alike() {
+        let c = config(&[("PRLX_SESSION", "train"), ("OMPI_COMM_WORLD_RANK", "3")]);
+        assert_eq!(c.session, "train.rank3");
+        assert_eq!((c.rank, c.job.as_deref()), (Some(3), Some("train")));
+        let c = config(&[("SLURM_PROCID", "0"), ("SLURM_JOB_ID", "77")]);
+        assert!(c.session.ends_with("-77.rank0"), "{}", c.session);
+        let c = config(&[("PRLX_SESSION", "solo")]);
+        assert_eq!((c.session.as_str(), c.rank), ("solo", None));
     }
 }

@@ -33,6 +33,11 @@ fn resolve(library: &CStr, name: &CStr) -> *mut c_void {
     }
 }
 
+/// The driver's exported `name` (null when it has none).
+pub fn symbol(name: &CStr) -> *mut c_void {
+    resolve(c"libcuda.so.1", name)
+}
+
 macro_rules! driver_table {
     ($table:ident, $library:literal, { $($field:ident: $ty:ty = $sym:literal,)* }) => {
         #[allow(non_snake_case)]
@@ -67,6 +72,8 @@ driver_table!(Cuda, c"libcuda.so.1", {
     cuLaunchKernel_ptsz: FnLaunchKernel = c"cuLaunchKernel_ptsz",
     cuLaunchKernelEx: FnLaunchKernelEx = c"cuLaunchKernelEx",
     cuLaunchKernelEx_ptsz: FnLaunchKernelEx = c"cuLaunchKernelEx_ptsz",
+    cuLaunchCooperativeKernel: FnLaunchCooperativeKernel = c"cuLaunchCooperativeKernel",
+    cuLaunchCooperativeKernel_ptsz: FnLaunchCooperativeKernel = c"cuLaunchCooperativeKernel_ptsz",
     cuModuleLoad: FnModuleLoad = c"cuModuleLoad",
     cuModuleLoadData: FnModuleLoadData = c"cuModuleLoadData",
     cuModuleLoadDataEx: FnModuleLoadDataEx = c"cuModuleLoadDataEx",
@@ -86,11 +93,24 @@ driver_table!(Cuda, c"libcuda.so.1", {
     cuMemcpyHtoD_v2: FnMemcpyHtoD = c"cuMemcpyHtoD_v2",
     cuMemcpyDtoH_v2: FnMemcpyDtoH = c"cuMemcpyDtoH_v2",
     cuMemcpy2D_v2: FnMemcpy2D = c"cuMemcpy2D_v2",
+    cuMemsetD8Async: FnMemsetD8Async = c"cuMemsetD8Async",
+    cuMemcpyHtoDAsync_v2: FnMemcpyHtoDAsync = c"cuMemcpyHtoDAsync_v2",
+    cuMemcpyDtoHAsync_v2: FnMemcpyDtoHAsync = c"cuMemcpyDtoHAsync_v2",
+    cuMemcpy2DAsync_v2: FnMemcpy2DAsync = c"cuMemcpy2DAsync_v2",
+    cuMemFreeAsync: FnMemFreeAsync = c"cuMemFreeAsync",
     cuStreamSynchronize: FnStreamSynchronize = c"cuStreamSynchronize",
     cuFuncGetParamInfo: FnFuncGetParamInfo = c"cuFuncGetParamInfo",
     cuFuncGetName: FnFuncGetName = c"cuFuncGetName",
     cuCtxGetDevice: FnCtxGetDevice = c"cuCtxGetDevice",
     cuDeviceGetAttribute: FnDeviceGetAttribute = c"cuDeviceGetAttribute",
+    cuCtxGetCurrent: FnCtxGetCurrent = c"cuCtxGetCurrent",
+    cuStreamGetCtx: FnStreamGetCtx = c"cuStreamGetCtx",
+    cuStreamIsCapturing: FnStreamIsCapturing = c"cuStreamIsCapturing",
+    cuGraphGetNodes: FnGraphGetNodes = c"cuGraphGetNodes",
+    cuGraphNodeGetType: FnGraphNodeGetType = c"cuGraphNodeGetType",
+    cuGraphKernelNodeGetParams_v2: FnGraphKernelNodeGetParams = c"cuGraphKernelNodeGetParams_v2",
+    cuGraphKernelNodeGetParams: FnGraphKernelNodeGetParams = c"cuGraphKernelNodeGetParams",
+    cuGraphChildGraphNodeGetGraph: FnGraphChildGraphNodeGetGraph = c"cuGraphChildGraphNodeGetGraph",
 });
 
 driver_table!(Hip, c"libamdhip64.so", {

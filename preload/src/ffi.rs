@@ -24,6 +24,18 @@ pub type FnLaunchKernel = unsafe extern "C" fn(
     *mut *mut c_void,
     *mut *mut c_void,
 ) -> CUresult;
+pub type FnLaunchCooperativeKernel = unsafe extern "C" fn(
+    CUfunction,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+    CUstream,
+    *mut *mut c_void,
+) -> CUresult;
 pub type FnLaunchKernelEx = unsafe extern "C" fn(
     *const CUlaunchConfig,
     CUfunction,
@@ -71,12 +83,30 @@ pub type FnMemsetD8 = unsafe extern "C" fn(CUdeviceptr, u8, usize) -> CUresult;
 pub type FnMemcpyHtoD = unsafe extern "C" fn(CUdeviceptr, *const c_void, usize) -> CUresult;
 pub type FnMemcpyDtoH = unsafe extern "C" fn(*mut c_void, CUdeviceptr, usize) -> CUresult;
 pub type FnMemcpy2D = unsafe extern "C" fn(*const CUDA_MEMCPY2D) -> CUresult;
+pub type FnMemsetD8Async = unsafe extern "C" fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
+pub type FnMemcpyHtoDAsync =
+    unsafe extern "C" fn(CUdeviceptr, *const c_void, usize, CUstream) -> CUresult;
+pub type FnMemcpyDtoHAsync =
+    unsafe extern "C" fn(*mut c_void, CUdeviceptr, usize, CUstream) -> CUresult;
+pub type FnMemcpy2DAsync = unsafe extern "C" fn(*const CUDA_MEMCPY2D, CUstream) -> CUresult;
+pub type FnMemFreeAsync = unsafe extern "C" fn(CUdeviceptr, CUstream) -> CUresult;
 pub type FnStreamSynchronize = unsafe extern "C" fn(CUstream) -> CUresult;
 pub type FnFuncGetParamInfo =
     unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult;
 pub type FnFuncGetName = unsafe extern "C" fn(*mut *const c_char, CUfunction) -> CUresult;
 pub type FnDeviceGetAttribute = unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CUresult;
 pub type FnCtxGetDevice = unsafe extern "C" fn(*mut c_int) -> CUresult;
+
+pub type FnCtxGetCurrent = unsafe extern "C" fn(*mut *mut c_void) -> CUresult;
+pub type FnStreamGetCtx = unsafe extern "C" fn(CUstream, *mut *mut c_void) -> CUresult;
+pub type FnStreamIsCapturing = unsafe extern "C" fn(CUstream, *mut c_int) -> CUresult;
+pub type FnGraphGetNodes =
+    unsafe extern "C" fn(*mut c_void, *mut *mut c_void, *mut usize) -> CUresult;
+pub type FnGraphNodeGetType = unsafe extern "C" fn(*mut c_void, *mut c_int) -> CUresult;
+pub type FnGraphKernelNodeGetParams =
+    unsafe extern "C" fn(*mut c_void, *mut crate::graphs::KernelNodeParams) -> CUresult;
+pub type FnGraphChildGraphNodeGetGraph =
+    unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> CUresult;
 
 // HIP (libamdhip64): hipError_t is a C enum; hipSuccess = 0.
 pub type hipError_t = c_int;

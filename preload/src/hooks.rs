@@ -38,8 +38,10 @@ enum Slot {
     KernelGetFunction,
     GetProcAddress,
     GetProcAddressV2,
+    LaunchCooperativeKernel,
+    LaunchCooperativeKernelPtsz,
 }
-const SLOTS: usize = 15;
+const SLOTS: usize = 17;
 static PROC_ADDRESSES: [AtomicPtr<c_void>; SLOTS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
@@ -65,9 +67,24 @@ unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
 
 // ---- launches -----------------------------------------------------------
 
+/// `CU_STREAM_PER_THREAD`: what stream 0 means to a `_ptsz` entry point.
+const STREAM_PER_THREAD: usize = 0x2;
+
+/// The stream a launch runs on, as the shim must name it for its own
+/// stream-ordered work: a `_ptsz` entry point's null stream is the calling
+/// thread's default stream, not the legacy one.
+fn launch_stream(stream: CUstream, per_thread: bool) -> CUstream {
+    if per_thread && stream.is_null() {
+        STREAM_PER_THREAD as CUstream
+    } else {
+        stream
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch_kernel(
     real: Option<FnLaunchKernel>,
+    per_thread: bool,
     f: CUfunction,
     gx: c_uint,
     gy: c_uint,
@@ -92,7 +109,7 @@ unsafe fn launch_kernel(
             block: [bx, by, bz],
         },
         shared_bytes: shared,
-        stream,
+        stream: launch_stream(stream, per_thread),
         params,
         extra,
         hip: false,
@@ -103,7 +120,7 @@ unsafe fn launch_kernel(
 /// `cuLaunchKernel` and its per-thread-default-stream twin: one signature,
 /// each with its own real function.
 macro_rules! launch_kernel_export {
-    ($name:ident, $slot:ident) => {
+    ($name:ident, $slot:ident, $per_thread:expr) => {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             f: CUfunction,
@@ -122,17 +139,75 @@ macro_rules! launch_kernel_export {
             // SAFETY: same contract as the real function.
             unsafe {
                 launch_kernel(
-                    real, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra,
+                    real,
+                    $per_thread,
+                    f,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    shared,
+                    stream,
+                    params,
+                    extra,
                 )
             }
         }
     };
 }
-launch_kernel_export!(cuLaunchKernel, LaunchKernel);
-launch_kernel_export!(cuLaunchKernel_ptsz, LaunchKernelPtsz);
+launch_kernel_export!(cuLaunchKernel, LaunchKernel, false);
+launch_kernel_export!(cuLaunchKernel_ptsz, LaunchKernelPtsz, true);
+
+/// `cuLaunchCooperativeKernel` and its per-thread twin: `cuLaunchKernel`
+/// without `extra`.
+macro_rules! launch_cooperative_export {
+    ($name:ident, $slot:ident, $per_thread:expr) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            f: CUfunction,
+            gx: c_uint,
+            gy: c_uint,
+            gz: c_uint,
+            bx: c_uint,
+            by: c_uint,
+            bz: c_uint,
+            shared: c_uint,
+            stream: CUstream,
+            params: *mut *mut c_void,
+        ) -> CUresult {
+            let Some(real) = real_fn!($slot, $name, FnLaunchCooperativeKernel) else {
+                return CUDA_ERROR_NOT_INITIALIZED;
+            };
+            // SAFETY: forwarding the caller's arguments unchanged.
+            let forward = || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params) };
+            let call = LaunchCall {
+                function: f,
+                geometry: Geometry {
+                    grid: [gx, gy, gz],
+                    block: [bx, by, bz],
+                },
+                shared_bytes: shared,
+                stream: launch_stream(stream, $per_thread),
+                params,
+                extra: std::ptr::null_mut(),
+                hip: false,
+            };
+            state::on_launch(call, forward)
+        }
+    };
+}
+launch_cooperative_export!(cuLaunchCooperativeKernel, LaunchCooperativeKernel, false);
+launch_cooperative_export!(
+    cuLaunchCooperativeKernel_ptsz,
+    LaunchCooperativeKernelPtsz,
+    true
+);
 
 unsafe fn launch_kernel_ex(
     real: Option<FnLaunchKernelEx>,
+    per_thread: bool,
     config: *const CUlaunchConfig,
     f: CUfunction,
     params: *mut *mut c_void,
@@ -155,7 +230,7 @@ unsafe fn launch_kernel_ex(
             block: c.block_dim,
         },
         shared_bytes: c.shared_mem_bytes,
-        stream: c.h_stream,
+        stream: launch_stream(c.h_stream, per_thread),
         params,
         extra,
         hip: false,
@@ -172,7 +247,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
 ) -> CUresult {
     let real = real_fn!(LaunchKernelEx, cuLaunchKernelEx, FnLaunchKernelEx);
     // SAFETY: same contract as the real function.
-    unsafe { launch_kernel_ex(real, config, f, params, extra) }
+    unsafe { launch_kernel_ex(real, false, config, f, params, extra) }
 }
 
 #[unsafe(no_mangle)]
@@ -184,7 +259,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
 ) -> CUresult {
     let real = real_fn!(LaunchKernelExPtsz, cuLaunchKernelEx_ptsz, FnLaunchKernelEx);
     // SAFETY: same contract as the real function.
-    unsafe { launch_kernel_ex(real, config, f, params, extra) }
+    unsafe { launch_kernel_ex(real, true, config, f, params, extra) }
 }
 
 // ---- modules and libraries ---------------------------------------------
@@ -448,6 +523,14 @@ fn wrapper_for(symbol: &[u8], cuda_version: c_int, flags: u64) -> Option<(Slot, 
         b"cuLibraryLoadData" => (Slot::LibraryLoadData, cuLibraryLoadData as *mut c_void),
         b"cuLibraryGetKernel" => (Slot::LibraryGetKernel, cuLibraryGetKernel as *mut c_void),
         b"cuKernelGetFunction" => (Slot::KernelGetFunction, cuKernelGetFunction as *mut c_void),
+        b"cuLaunchCooperativeKernel" if ptsz => (
+            Slot::LaunchCooperativeKernelPtsz,
+            cuLaunchCooperativeKernel_ptsz as *mut c_void,
+        ),
+        b"cuLaunchCooperativeKernel" => (
+            Slot::LaunchCooperativeKernel,
+            cuLaunchCooperativeKernel as *mut c_void,
+        ),
         // From CUDA 12.0 the name resolves to the five-argument _v2.
         b"cuGetProcAddress" if cuda_version >= 12000 => {
             (Slot::GetProcAddressV2, cuGetProcAddress_v2 as *mut c_void)
@@ -455,6 +538,26 @@ fn wrapper_for(symbol: &[u8], cuda_version: c_int, flags: u64) -> Option<(Slot, 
         b"cuGetProcAddress" => (Slot::GetProcAddress, cuGetProcAddress as *mut c_void),
         _ => return None,
     })
+}
+
+/// The wrapper exported as `symbol` (a library symbol name, with its
+/// `_ptsz`/`_v2` suffix) and the cell its real function is remembered in:
+/// for `dlsym` lookups through a handle of the driver (`dl`).
+pub(crate) fn export_wrapper(symbol: &[u8]) -> Option<(&'static AtomicPtr<c_void>, *mut c_void)> {
+    let found = match symbol {
+        b"cuLaunchKernel_ptsz" => wrapper_for(b"cuLaunchKernel", 0, PER_THREAD_DEFAULT_STREAM),
+        b"cuLaunchKernelEx_ptsz" => wrapper_for(b"cuLaunchKernelEx", 0, PER_THREAD_DEFAULT_STREAM),
+        b"cuLaunchCooperativeKernel_ptsz" => {
+            wrapper_for(b"cuLaunchCooperativeKernel", 0, PER_THREAD_DEFAULT_STREAM)
+        }
+        b"cuGetProcAddress_v2" => wrapper_for(b"cuGetProcAddress", 12000, 0),
+        b"cuGetProcAddress" => wrapper_for(b"cuGetProcAddress", 11000, 0),
+        other => wrapper_for(other, 12000, 0),
+    };
+    match found {
+        Some((slot, wrapper)) => Some((&PROC_ADDRESSES[slot as usize], wrapper)),
+        None => crate::graphs::export_wrapper(symbol),
+    }
 }
 
 /// After the real lookup: hand out our wrapper, remembering the real function.
@@ -471,11 +574,15 @@ fn substitute(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int,
     if found.is_null() || !state::active() {
         return;
     }
-    if let Some((slot, wrapper)) = wrapper_for(name.to_bytes(), cuda_version, flags) {
+    let picked = match wrapper_for(name.to_bytes(), cuda_version, flags) {
+        Some((slot, wrapper)) => Some((&PROC_ADDRESSES[slot as usize], wrapper)),
+        None => crate::graphs::proc_wrapper(name.to_bytes(), cuda_version, flags),
+    };
+    if let Some((cell, wrapper)) = picked {
         // A driver whose own references are interposed (no -Bsymbolic) hands
         // back our wrapper itself; then the exported symbol is the real one.
         if found != wrapper {
-            PROC_ADDRESSES[slot as usize].store(found, Ordering::Relaxed);
+            cell.store(found, Ordering::Relaxed);
         }
         // SAFETY: writing the caller's out-pointer.
         unsafe { *pfn = wrapper };
@@ -656,6 +763,14 @@ mod tests {
             Slot::GetProcAddress
         );
         assert!(wrapper_for(b"cuMemAlloc", 12000, 0).is_none());
-        assert_eq!(SLOTS, Slot::GetProcAddressV2 as usize + 1);
+        assert_eq!(SLOTS, Slot::LaunchCooperativeKernelPtsz as usize + 1);
+        // dlsym names carry the variant in the symbol.
+        let (_, ptsz) = export_wrapper(b"cuLaunchKernel_ptsz").unwrap();
+        assert_eq!(ptsz, cuLaunchKernel_ptsz as *mut c_void);
+        let (_, v2) = export_wrapper(b"cuGetProcAddress_v2").unwrap();
+        assert_eq!(v2, cuGetProcAddress_v2 as *mut c_void);
+        let (_, v1) = export_wrapper(b"cuGetProcAddress").unwrap();
+        assert_eq!(v1, cuGetProcAddress as *mut c_void);
+        assert!(export_wrapper(b"cuMemAlloc_v2").is_none());
     }
 }

@@ -52,12 +52,19 @@ pub struct Registry {
     /// Launches recorded so far per kernel name: the next launch index.
     pub launch_counts: HashMap<String, u32>,
     pub launches_recorded: u64,
+    /// `cuFuncGetParamInfo` answers per function handle (None: the driver
+    /// could not say), so it is asked once per function, not per launch.
+    pub param_layouts: HashMap<usize, Option<Vec<ParamSlot>>>,
 }
 
 impl Registry {
     pub fn forget_code(&mut self, code: CodeHandle) {
         self.code.remove(&code);
-        self.functions.retain(|_, f| f.code != code);
+        let functions = &mut self.functions;
+        // Handles may be reused by the driver for the next module's functions.
+        self.param_layouts
+            .retain(|handle, _| functions.get(handle).is_none_or(|f| f.code != code));
+        functions.retain(|_, f| f.code != code);
     }
 
     /// The next launch index of `kernel`, counting this launch.

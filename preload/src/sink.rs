@@ -18,7 +18,7 @@ use crate::config::{Config, LogLevel};
 use crate::daemon_sink::{ConnectError, DaemonSink, SendError};
 use crate::log;
 use crate::session_dir::SessionDir;
-use crate::stack::Symbolizer;
+use crate::stack::Resolver;
 use prlx_session::{LaunchRecord, Manifest};
 use std::collections::HashSet;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
@@ -64,7 +64,7 @@ impl Sink {
             connect,
             fallback: config.clone(),
             site_tables: HashSet::new(),
-            symbolizer: Symbolizer::default(),
+            stacks: Resolver::default(),
         };
         std::thread::Builder::new()
             .name("prlx-writer".into())
@@ -138,6 +138,8 @@ impl Target {
         let dir = SessionDir::create(config, &config.session)?;
         let mut manifest = Manifest::new(dir.name());
         manifest.pid = std::process::id();
+        manifest.rank = config.rank;
+        manifest.job = config.job.clone();
         manifest.command = std::env::args().collect();
         store_manifest(&dir, &manifest)?;
         Ok(Target::Directory {
@@ -167,7 +169,7 @@ struct Writer {
     /// For the directory that replaces a daemon lost mid-run.
     fallback: Config,
     site_tables: HashSet<u64>,
-    symbolizer: Symbolizer,
+    stacks: Resolver,
 }
 
 impl Writer {
@@ -321,7 +323,7 @@ impl Writer {
             return;
         }
         if let Some(stack) = stack {
-            record.cpu_stack = self.symbolizer.resolve(&stack);
+            record.cpu_stack = self.stacks.resolve(&stack);
         }
         let mut encoded = Vec::new();
         if let Some(trace) = &trace {

@@ -269,30 +269,27 @@ fn record_launch<F: FnOnce() -> CUresult>(
         run();
         return;
     };
-    let timestamp_ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
     let (name, code) = match function {
         Some(f) => (f.name, Some(f.code)),
-        None => {
-            let name = if call.hip {
-                symbol_name(call.function)
-            } else {
-                function_name(call.function)
-            };
-            (name.unwrap_or_else(|| "<unknown kernel>".into()), None)
-        }
+        None => identify(call.function, call.hip),
     };
     if !config.wants(&name) {
         run();
         return;
     }
+    if !call.hip && crate::graphs::stream_is_capturing(call.stream) {
+        // Not run now: a node of the graph being captured, recorded when
+        // that graph is launched. Nothing else may touch the driver here.
+        crate::graphs::note_captured_launch(&name);
+        run();
+        return;
+    }
+    let timestamp_ns = now_ns();
     let Some(sink) = sink() else {
         run();
         return;
     };
-    let (seq, launch_index, instrumented, params, image_id, site_table) = {
+    let (seq, launch_index, instrumented, image_id, site_table) = {
         let mut registry = registry();
         if config
             .max_launches
@@ -308,31 +305,24 @@ fn record_launch<F: FnOnce() -> CUresult>(
         let launch_index = registry.next_launch_index(&name);
         let code_info = code.and_then(|c| registry.code.get(&c));
         let instrumented = code_info.and_then(|c| c.instrumented.clone());
-        let params = code_info.and_then(|c| c.ptx_params.get(&name).cloned());
         let image_id = code_info.map_or(0, |c| c.image_id);
         let site_table = instrumented.as_ref().and_then(|i| i.site_table.clone());
-        (
-            seq,
-            launch_index,
-            instrumented,
-            params,
-            image_id,
-            site_table,
-        )
+        (seq, launch_index, instrumented, image_id, site_table)
     };
-    let params = params.or_else(|| {
-        if call.hip {
-            None
-        } else {
-            driver_param_layout(call.function)
-        }
-    });
-    let args_hash = params
-        .as_deref()
-        .and_then(|slots| unsafe { args_hash(slots, call.params, call.extra) })
-        .or_else(|| unsafe { extra_buffer(call.extra) }.map(prlx_session::fnv1a64))
-        .map(|h| format!("{h:#018x}"));
-    let stack = crate::stack::capture();
+    let args_hash = if call.hip {
+        // SAFETY: the launch's own argument list.
+        unsafe { extra_buffer(call.extra) }
+            .map(prlx_session::fnv1a64)
+            .map(|h| format!("{h:#018x}"))
+    } else {
+        args_hash_for(call.function, &name, code, call.params, call.extra)
+    };
+    let (device, context) = if call.hip {
+        (None, None)
+    } else {
+        device_and_context(call.stream)
+    };
+    let stack = crate::stack::capture_for(launch_index);
 
     let mut record = LaunchRecord {
         seq,
@@ -345,9 +335,24 @@ fn record_launch<F: FnOnce() -> CUresult>(
         stream: call.stream as u64,
         args_hash,
         timestamp_ns,
+        device,
+        context,
         ..LaunchRecord::default()
     };
     let trace = match instrumented {
+        Some(_) if crate::graphs::any_capture_in_progress() => {
+            // Allocations and copies would be illegal (global capture mode)
+            // and could invalidate the application's capture.
+            log::once(
+                LogLevel::Warn,
+                "capture-during-graph-capture",
+                "a stream is being captured into a CUDA graph: launches meanwhile are recorded as metadata only",
+            );
+            record.capture_error =
+                Some("not captured: a stream was being captured into a CUDA graph".into());
+            record.result = run() as i32;
+            None
+        }
         Some(inst) => {
             let _serialised = inst.capture_lock.lock().unwrap_or_else(|p| p.into_inner());
             let (launched, captured) = capture::capture(
@@ -383,8 +388,161 @@ fn record_launch<F: FnOnce() -> CUresult>(
         record,
         trace,
         site_table,
-        stack: Some(stack),
+        stack,
     });
+}
+
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// The kernel's name and code for a launch handle the registry may not
+/// know (then the driver names it: `cuFuncGetName`, or the HIP stub's symbol).
+pub(crate) fn identify(function: *mut c_void, hip: bool) -> (String, Option<CodeHandle>) {
+    if let Some(f) = registry().functions.get(&(function as usize)) {
+        return (f.name.clone(), Some(f.code));
+    }
+    let name = if hip {
+        symbol_name(function)
+    } else {
+        function_name(function)
+    };
+    (name.unwrap_or_else(|| "<unknown kernel>".into()), None)
+}
+
+/// The launch's argument hash ("0x…"): the packed bytes per the kernel's
+/// parameter layout (from the PTX image, else `cuFuncGetParamInfo`,
+/// looked up once per function), else the `extra` buffer.
+pub(crate) fn args_hash_for(
+    function: CUfunction,
+    name: &str,
+    code: Option<CodeHandle>,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Option<String> {
+    let layout = {
+        let registry = registry();
+        let from_ptx = code
+            .and_then(|c| registry.code.get(&c))
+            .and_then(|c| c.ptx_params.get(name).cloned());
+        match from_ptx {
+            Some(layout) => Some(Some(layout)),
+            None => registry.param_layouts.get(&(function as usize)).cloned(),
+        }
+    };
+    let layout = match layout {
+        Some(known) => known,
+        None => {
+            let asked = driver_param_layout(function);
+            registry()
+                .param_layouts
+                .insert(function as usize, asked.clone());
+            asked
+        }
+    };
+    layout
+        .as_deref()
+        // SAFETY: the launch's own parameter list, laid out per `layout`.
+        .and_then(|slots| unsafe { args_hash(slots, params, extra) })
+        // SAFETY: the launch's own `extra` list.
+        .or_else(|| unsafe { extra_buffer(extra) }.map(prlx_session::fnv1a64))
+        .map(|h| format!("{h:#018x}"))
+}
+
+/// The device ordinal and context a launch on `stream` runs in: the
+/// stream's context, else the current one.
+fn device_and_context(stream: CUstream) -> (Option<i32>, Option<u64>) {
+    let cuda = driver::cuda();
+    let mut context: *mut c_void = std::ptr::null_mut();
+    // SAFETY: out-pointers to locals; the application's stream handle.
+    let found = unsafe {
+        (!stream.is_null()
+            && cuda
+                .cuStreamGetCtx
+                .is_some_and(|f| f(stream, &mut context) == CUDA_SUCCESS))
+            || cuda
+                .cuCtxGetCurrent
+                .is_some_and(|f| f(&mut context) == CUDA_SUCCESS)
+    };
+    let context = (found && !context.is_null()).then_some(context as u64);
+    let mut device = 0;
+    // SAFETY: an out-pointer to a local.
+    let device = cuda
+        .cuCtxGetDevice
+        .filter(|_| context.is_some())
+        .and_then(|f| (unsafe { f(&mut device) } == CUDA_SUCCESS).then_some(device));
+    (device, context)
+}
+
+/// One metadata record per kernel node of a graph launch the driver accepted.
+pub(crate) fn record_graph_launch(
+    exec: u64,
+    stream: CUstream,
+    nodes: &[crate::graphs::KernelNode],
+) {
+    let config = config();
+    if !nodes.iter().any(|n| config.wants(&n.name)) {
+        return;
+    }
+    let Some(sink) = sink() else {
+        return;
+    };
+    let timestamp_ns = now_ns();
+    let (device, current_context) = device_and_context(stream);
+    let mut stack = None;
+    for (index, node) in nodes.iter().enumerate() {
+        if !config.wants(&node.name) {
+            continue;
+        }
+        let (seq, launch_index) = {
+            let mut registry = registry();
+            if config
+                .max_launches
+                .is_some_and(|max| registry.launches_recorded >= max)
+            {
+                drop(registry);
+                sink.count_dropped();
+                continue;
+            }
+            let seq = registry.launches_recorded;
+            registry.launches_recorded += 1;
+            (seq, registry.next_launch_index(&node.name))
+        };
+        if stack.is_none() {
+            stack = Some(crate::stack::capture_for(launch_index));
+        }
+        let site_table = None;
+        let record = LaunchRecord {
+            seq,
+            kernel: node.name.clone(),
+            demangled: demangle(&node.name),
+            launch_index,
+            grid: node.grid,
+            block: node.block,
+            shared_bytes: node.shared_bytes,
+            stream: stream as u64,
+            args_hash: node.args_hash.clone(),
+            timestamp_ns,
+            device,
+            context: if node.context != 0 {
+                Some(node.context)
+            } else {
+                current_context
+            },
+            graph_exec: Some(exec),
+            graph_node: Some(index as u32),
+            ..LaunchRecord::default()
+        };
+        sink.submit(Launch {
+            record,
+            trace: None,
+            site_table,
+            stack: stack.clone().flatten(),
+        });
+    }
 }
 
 fn function_name(function: CUfunction) -> Option<String> {

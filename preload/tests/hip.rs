@@ -107,7 +107,8 @@ fn hip_launches_are_forwarded_exactly_and_recorded() {
     let stderr = String::from_utf8_lossy(&shimmed.stderr);
     assert!(stderr.contains("recording session \"hip\""), "{stderr}");
 
-    let manifest = Manifest::load(traces.path().join("hip")).unwrap();
+    let mut manifest = Manifest::load(traces.path().join("hip")).unwrap();
+    prlx_symbolize::Symbolizer::default().manifest(&mut manifest);
     let seen: Vec<_> = manifest
         .launches
         .iter()

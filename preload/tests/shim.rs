@@ -69,8 +69,17 @@ fn uninstrumented_kernels_record_metadata_and_compute_the_same() {
     let stderr = String::from_utf8_lossy(&shimmed.stderr);
     assert!(stderr.contains("recording session \"run-a\""), "{stderr}");
 
-    let manifest = session(traces.path(), "run-a");
+    let mut manifest = session(traces.path(), "run-a");
     assert_eq!(manifest.launches.len(), 2, "{manifest:#?}");
+    assert!(
+        manifest.launches.iter().all(|l| l
+            .cpu_stack
+            .iter()
+            .all(|f| f.file.is_none() && f.line.is_none())),
+        "the application never loads debug info: stacks are module + address"
+    );
+    let mut symbolizer = prlx_symbolize::Symbolizer::default();
+    symbolizer.manifest(&mut manifest);
     for (i, launch) in manifest.launches.iter().enumerate() {
         assert_eq!(launch.kernel, "clamp_count");
         assert_eq!(launch.launch_index, i as u32);
@@ -94,8 +103,9 @@ fn uninstrumented_kernels_record_metadata_and_compute_the_same() {
                         .as_deref()
                         .is_some_and(|p| p.ends_with("capture_app.c"))
                     && f.line.is_some()),
-            "the launching frame, symbolised to file:line: {:#?}",
-            launch.cpu_stack
+            "the launching frame, symbolised to file:line afterwards: {:#?} {:?}",
+            launch.cpu_stack,
+            symbolizer.warnings
         );
     }
     // Launch 1 went through the cuLaunchKernel that cuGetProcAddress returned.

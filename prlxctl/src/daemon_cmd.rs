@@ -326,12 +326,14 @@ fn session_row(s: &SessionInfo, show_uid: bool) -> [String; 6] {
 
 fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
     let mut client = connect.client()?;
-    let Response::Session { info, manifest } = client.request(&Request::ShowSession {
+    let Response::Session { info, mut manifest } = client.request(&Request::ShowSession {
         session: session.into(),
     })?
     else {
         bail!("prlxd answered show with something else");
     };
+    // The shim stores stacks as module + file address: name them here.
+    prlx_symbolize::Symbolizer::default().manifest(&mut manifest);
     if connect.json {
         println!(
             "{}",

@@ -159,8 +159,13 @@ pub fn diff_sessions(
     options: &DiffOptions,
     progress: &DiffProgress,
 ) -> Result<SessionDiffReport, SessionDiffError> {
-    let manifest_a = Manifest::load(a)?;
-    let manifest_b = Manifest::load(b)?;
+    let mut manifest_a = Manifest::load(a)?;
+    let mut manifest_b = Manifest::load(b)?;
+    // The shim records stacks unsymbolised (module + file address); name
+    // the frames here, outside the application.
+    let mut symbolizer = prlx_symbolize::Symbolizer::default();
+    symbolizer.manifest(&mut manifest_a);
+    symbolizer.manifest(&mut manifest_b);
     Ok(diff_manifests(
         a,
         &manifest_a,
@@ -180,29 +185,24 @@ pub fn diff_manifests(
     options: &DiffOptions,
     progress: &DiffProgress,
 ) -> SessionDiffReport {
-    let index_b: HashMap<(&str, u32), &LaunchRecord> = manifest_b
-        .launches
-        .iter()
-        .map(|l| ((l.kernel.as_str(), l.launch_index), l))
-        .collect();
+    let keys_b = pairing_keys(manifest_b);
+    let index_b: HashMap<PairKey, &LaunchRecord> =
+        keys_b.iter().copied().zip(&manifest_b.launches).collect();
+    let keys_a = pairing_keys(manifest_a);
     let mut pairs = Vec::new();
     let mut only_in_a = Vec::new();
-    for launch in &manifest_a.launches {
-        match index_b.get(&(launch.kernel.as_str(), launch.launch_index)) {
+    for (key, launch) in keys_a.iter().zip(&manifest_a.launches) {
+        match index_b.get(key) {
             Some(other) => pairs.push((launch, *other)),
             None => only_in_a.push(unmatched(launch)),
         }
     }
-    let index_a: HashMap<(&str, u32), ()> = manifest_a
-        .launches
+    let index_a: std::collections::HashSet<PairKey> = keys_a.iter().copied().collect();
+    let only_in_b = keys_b
         .iter()
-        .map(|l| ((l.kernel.as_str(), l.launch_index), ()))
-        .collect();
-    let only_in_b = manifest_b
-        .launches
-        .iter()
-        .filter(|l| !index_a.contains_key(&(l.kernel.as_str(), l.launch_index)))
-        .map(unmatched)
+        .zip(&manifest_b.launches)
+        .filter(|(key, _)| !index_a.contains(key))
+        .map(|(_, l)| unmatched(l))
         .collect();
     let dims_mismatches = pairs
         .iter()
@@ -257,6 +257,40 @@ pub fn diff_manifests(
         kernels,
         launches,
     }
+}
+
+/// (kernel, device, n-th launch of the kernel on that device): launches
+/// pair per device, so the runs of a multi-GPU job line up device by device.
+type PairKey<'a> = (&'a str, i32, u32);
+
+/// The pairing key of each launch of `manifest`, in its order. A session
+/// on one device (or from before devices were recorded, read as device 0)
+/// keys by launch index; one spanning devices counts each kernel's launches
+/// per device, in launch order.
+fn pairing_keys(manifest: &Manifest) -> Vec<PairKey<'_>> {
+    let device = |l: &LaunchRecord| l.device.unwrap_or(0);
+    let one_device = manifest
+        .launches
+        .windows(2)
+        .all(|w| device(&w[0]) == device(&w[1]));
+    if one_device {
+        return manifest
+            .launches
+            .iter()
+            .map(|l| (l.kernel.as_str(), device(l), l.launch_index))
+            .collect();
+    }
+    let mut order: Vec<usize> = (0..manifest.launches.len()).collect();
+    order.sort_by_key(|&i| (manifest.launches[i].seq, manifest.launches[i].launch_index));
+    let mut counts: HashMap<(&str, i32), u32> = HashMap::new();
+    let mut keys = vec![("", 0, 0); manifest.launches.len()];
+    for i in order {
+        let l = &manifest.launches[i];
+        let n = counts.entry((l.kernel.as_str(), device(l))).or_insert(0);
+        keys[i] = (l.kernel.as_str(), device(l), *n);
+        *n += 1;
+    }
+    keys
 }
 
 fn unmatched(launch: &LaunchRecord) -> UnmatchedLaunch {
@@ -604,6 +638,62 @@ mod tests {
             file,
             ..LaunchRecord::default()
         }
+    }
+
+    #[test]
+    fn launches_pair_per_device() {
+        // Two GPUs: run A launched k on device 0 then 1; run B the other
+        // way round. Launch indices differ, devices pair them.
+        let on = |index: u32, seq: u64, device: i32, grid: u32| LaunchRecord {
+            device: Some(device),
+            grid: [grid, 1, 1],
+            ..launch("k", index, seq, None)
+        };
+        let a = Manifest {
+            launches: vec![on(0, 0, 0, 10), on(1, 1, 1, 11), on(2, 2, 0, 12)],
+            ..Manifest::new("a")
+        };
+        let b = Manifest {
+            launches: vec![on(0, 0, 1, 11), on(1, 1, 0, 10), on(2, 2, 0, 12)],
+            ..Manifest::new("b")
+        };
+        let report = diff_manifests(
+            Path::new("a"),
+            &a,
+            Path::new("b"),
+            &b,
+            &DiffOptions::default(),
+            &DiffProgress::default(),
+        );
+        assert_eq!(report.launches_compared, 3);
+        assert!(
+            report.dims_mismatches.is_empty(),
+            "{:?}",
+            report.dims_mismatches
+        );
+        assert!(report.only_in_a.is_empty() && report.only_in_b.is_empty());
+        // Old manifests (no device): paired by launch index as before.
+        let old = |m: &Manifest| Manifest {
+            launches: m
+                .launches
+                .iter()
+                .map(|l| LaunchRecord {
+                    device: None,
+                    ..l.clone()
+                })
+                .collect(),
+            ..Manifest::new("old")
+        };
+        let report = diff_manifests(
+            Path::new("a"),
+            &old(&a),
+            Path::new("b"),
+            &old(&b),
+            &DiffOptions::default(),
+            &DiffProgress::default(),
+        );
+        assert_eq!(report.launches_compared, 3);
+        assert_eq!(report.dims_mismatches.len(), 2);
     }
 
     #[test]

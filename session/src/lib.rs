@@ -88,6 +88,20 @@ pub struct LaunchRecord {
     /// Set when the trace was cut off mid-write (recovered sessions).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// The device ordinal the launch ran on (absent in older sessions:
+    /// read as device 0 where launches are paired).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<i32>,
+    /// The launch's context, as an opaque number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<u64>,
+    /// For a kernel run by a CUDA graph launch: the executable graph, as
+    /// an opaque number …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_exec: Option<u64>,
+    /// … and the kernel node's index among the graph's kernel nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_node: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,6 +114,16 @@ pub struct StackFrame {
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The object the address lies in, as loaded (path) …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// … its GNU build-id (hex), to find the same file or its debug info later …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// … and the address as the object's ELF file has it (the load bias
+    /// subtracted): what a symboliser looks up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
 }
 
 impl StackFrame {
@@ -109,7 +133,13 @@ impl StackFrame {
         match (&self.file, self.line) {
             (Some(file), Some(line)) => format!("{func} ({file}:{line})"),
             (Some(file), None) => format!("{func} ({file})"),
-            _ => format!("{func} [{}]", self.ip),
+            _ => match (&self.module, self.offset) {
+                (Some(module), Some(offset)) => {
+                    let name = module.rsplit('/').next().unwrap_or(module);
+                    format!("{func} [{name}+{offset:#x}]")
+                }
+                _ => format!("{func} [{}]", self.ip),
+            },
         }
     }
 }
@@ -132,6 +162,15 @@ pub struct Manifest {
     /// The session each launch is diffed against as it arrives (`PRLX_BASELINE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// For one process of a multi-process job: its rank, from the
+    /// launcher's variables (`OMPI_COMM_WORLD_RANK`, `PMI_RANK`,
+    /// `SLURM_PROCID`, `RANK`, `LOCAL_RANK`) …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// … and the session name every rank of the job shares (each rank's
+    /// session is `<job>.rank<N>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
     pub launches: Vec<LaunchRecord>,
 }
 
@@ -432,6 +471,7 @@ mod tests {
                 function: Some("main".into()),
                 file: Some("app.c".into()),
                 line: Some(42),
+                ..StackFrame::default()
             }],
             args_hash: Some("0x1234".into()),
             ..launch("saxpy", 1)

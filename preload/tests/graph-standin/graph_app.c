@@ -1,0 +1,113 @@
+/* A CUDA-graph program for the shim's tests, against the stand-in driver
+ * (standin.c): kernels launched directly, captured from a stream into a
+ * graph, added to a graph explicitly (with a child graph), instantiated,
+ * re-parameterised, updated and launched; and a kernel of an instrumented
+ * module launched on another stream while the capture runs, then after it.
+ * Each step's result code is printed; the stand-in prints each kernel it
+ * runs. */
+#include <stdio.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void *CUstream;
+typedef struct {
+  void *func;
+  unsigned grid[3], block[3], shared;
+  void **params;
+  void **extra;
+  void *kern;
+  void *ctx;
+} kernel_params;
+
+CUresult cuInit(unsigned);
+CUresult cuCtxCreate_v2(void **, unsigned, int);
+CUresult cuModuleLoadData(void **, const void *);
+CUresult cuModuleGetFunction(void **, void *, const char *);
+CUresult cuStreamCreate(CUstream *, unsigned);
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream, void **, void **);
+CUresult cuStreamBeginCapture_v2(CUstream, int);
+CUresult cuStreamEndCapture(CUstream, void **);
+CUresult cuStreamSynchronize(CUstream);
+CUresult cuGraphCreate(void **, unsigned);
+CUresult cuGraphAddKernelNode_v2(void **, void *, void *, size_t, const kernel_params *);
+CUresult cuGraphAddChildGraphNode(void **, void *, void *, size_t, void *);
+CUresult cuGraphGetNodes(void *, void **, size_t *);
+CUresult cuGraphInstantiateWithFlags(void **, void *, unsigned long long);
+CUresult cuGraphExecKernelNodeSetParams_v2(void *, void *, const kernel_params *);
+CUresult cuGraphExecUpdate_v2(void *, void *, void *);
+CUresult cuGraphLaunch(void *, CUstream);
+
+static void *scale, *shift, *probe;
+
+static CUresult launch(void *f, int arg, CUstream s) {
+  void *params[] = {&arg};
+  return cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL);
+}
+
+static void *kernel_graph(int scale_arg, int shift_arg) {
+  void *g, *node;
+  cuGraphCreate(&g, 0);
+  int args[2] = {scale_arg, shift_arg};
+  void *p0[] = {&args[0]}, *p1[] = {&args[1]};
+  kernel_params kp = {scale, {2, 1, 1}, {32, 1, 1}, 0, p0, NULL, NULL, NULL};
+  printf("add scale: %d\n", cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp));
+  kp.func = shift;
+  kp.params = p1;
+  printf("add shift: %d\n", cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp));
+  return g;
+}
+
+int main(void) {
+  void *ctx, *plain, *instrumented;
+  CUstream s1, s2;
+  cuInit(0);
+  cuCtxCreate_v2(&ctx, 0, 0);
+  cuModuleLoadData(&plain, "plain module");
+  cuModuleLoadData(&instrumented, "instrumented module");
+  cuModuleGetFunction(&scale, plain, "scale");
+  cuModuleGetFunction(&shift, plain, "shift");
+  cuModuleGetFunction(&probe, instrumented, "probe");
+  cuStreamCreate(&s1, 0);
+  cuStreamCreate(&s2, 0);
+
+  printf("direct: %d\n", launch(scale, 1, s1));
+
+  /* Capture two launches on s1 (global mode); meanwhile s2 runs probe. */
+  printf("begin capture: %d\n", cuStreamBeginCapture_v2(s1, 0));
+  printf("captured scale: %d\n", launch(scale, 2, s1));
+  printf("captured shift: %d\n", launch(shift, 3, s1));
+  printf("probe during capture: %d\n", launch(probe, 4, s2));
+  void *captured;
+  printf("end capture: %d\n", cuStreamEndCapture(s1, &captured));
+
+  void *e1;
+  printf("instantiate: %d\n", cuGraphInstantiateWithFlags(&e1, captured, 0));
+  printf("graph launch: %d\n", cuGraphLaunch(e1, s1));
+  printf("graph launch: %d\n", cuGraphLaunch(e1, s1));
+
+  /* New arguments for the shift node of the instantiated graph. */
+  void *nodes[2];
+  size_t count = 2;
+  cuGraphGetNodes(captured, nodes, &count);
+  int thirty = 30;
+  void *p[] = {&thirty};
+  kernel_params kp = {shift, {2, 1, 1}, {32, 1, 1}, 0, p, NULL, NULL, NULL};
+  printf("set params: %d\n", cuGraphExecKernelNodeSetParams_v2(e1, nodes[1], &kp));
+  printf("graph launch: %d\n", cuGraphLaunch(e1, s1));
+
+  /* An explicit graph: one kernel node and the captured graph as a child. */
+  void *g2 = kernel_graph(5, 6), *child, *e2;
+  printf("add child: %d\n", cuGraphAddChildGraphNode(&child, g2, NULL, 0, captured));
+  printf("instantiate: %d\n", cuGraphInstantiateWithFlags(&e2, g2, 0));
+  printf("graph launch: %d\n", cuGraphLaunch(e2, s2));
+
+  /* Update e1 from a graph of the same shape with other arguments. */
+  void *g3 = kernel_graph(7, 8);
+  printf("update: %d\n", cuGraphExecUpdate_v2(e1, g3, NULL));
+  printf("graph launch: %d\n", cuGraphLaunch(e1, s1));
+
+  printf("probe after capture: %d\n", launch(probe, 9, s2));
+  printf("sync: %d\n", cuStreamSynchronize(s2));
+  return 0;
+}
