@@ -80,8 +80,8 @@ print(os.path.join(a, la["file"]), os.path.join(b, lb["file"]), os.path.join(a, 
 "$prlxctl" diff "$trace_a" "$trace_b" --map "$sites" -n 6
 
 echo
-echo "== prlxctl report: both sessions as one self-contained HTML page"
+echo "== prlxctl report clean glitch: both sessions, fetched from prlxd, as one self-contained HTML page"
 report=${PRLX_DEMO_REPORT:-$root/target/prlx-demo-report.html}
 mkdir -p "$(dirname "$report")"
-"$prlxctl" report "$work/export/clean" "$work/export/glitch" --source-dir "$root" -o "$report"
+"$prlxctl" report clean glitch --source-dir "$root" -o "$report"
 echo "the HTML report is at $report (opens offline in any browser)"

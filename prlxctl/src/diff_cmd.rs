@@ -3,7 +3,7 @@
 //! `assert` 0 within the threshold and 1 beyond it; errors are returned and
 //! exit 2 with one line naming the file.
 
-mod assert_cmd;
+pub(crate) mod assert_cmd;
 mod inspect;
 
 use crate::progress::CountBar;

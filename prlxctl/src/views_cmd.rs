@@ -1,17 +1,21 @@
 //! `tui` and `report`: argument handling around prlx-views. Both take two
-//! traces or two session directories (told apart by what they are on disk).
+//! traces or two session directories (told apart by what they are on disk),
+//! or two sessions stored by prlxd (a name that is no path), fetched into a
+//! private temporary directory for as long as the command runs.
 
+use crate::diff_cmd::assert_cmd::{Resolved, Spec};
 use anyhow::Context;
 use clap::Args;
 use prlx_differ::DiffOptions;
 use prlx_views::report::ReportOptions;
 use prlx_views::{Comparison, Inputs, SourceFinder};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The two runs and where their sources are.
 #[derive(Args)]
 pub struct ViewInputs {
-    /// The reference run: a .prlx trace or a session directory.
+    /// The reference run: a .prlx trace, a session directory, or the name
+    /// of a session stored by prlxd.
     a: PathBuf,
     /// The run to compare against it (the same kind as A).
     b: PathBuf,
@@ -26,17 +30,50 @@ pub struct ViewInputs {
     /// Also report operand differences at matching events (Value).
     #[arg(long)]
     values: bool,
+    /// The daemon's socket, for sessions given by name (default: PRLX_SOCKET,
+    /// the user socket, the system socket).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+/// Session directories fetched from prlxd, removed when dropped.
+type Fetched = Vec<Resolved>;
+
+/// `path` as given, or, when it does not exist and names no path, the
+/// daemon session of that name fetched into a temporary directory.
+fn locate(path: &Path, socket: Option<&Path>, fetched: &mut Fetched) -> anyhow::Result<PathBuf> {
+    if path.exists() {
+        return Ok(path.to_path_buf());
+    }
+    let Some(text) = path.to_str() else {
+        return Ok(path.to_path_buf());
+    };
+    match Spec::parse(text) {
+        Spec::Dir(dir) => Ok(dir),
+        daemon => {
+            let resolved = daemon.resolve(socket)?;
+            let dir = resolved.dir().to_path_buf();
+            fetched.push(resolved);
+            Ok(dir)
+        }
+    }
 }
 
 impl ViewInputs {
-    fn load(&self) -> anyhow::Result<(Comparison, SourceFinder)> {
-        let inputs = Inputs::detect(&self.a, &self.b, self.map.clone())
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    /// The comparison, a source finder, and the fetched sessions it reads
+    /// (keep them until done).
+    fn load(&self) -> anyhow::Result<(Comparison, SourceFinder, Fetched)> {
+        let mut fetched = Fetched::new();
+        let socket = self.socket.as_deref();
+        let a = locate(&self.a, socket, &mut fetched)?;
+        let b = locate(&self.b, socket, &mut fetched)?;
+        let inputs =
+            Inputs::detect(&a, &b, self.map.clone()).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut options = DiffOptions::default();
         options.align.compare_values = self.values;
         let cmp = Comparison::load(&inputs, &options).map_err(|e| anyhow::anyhow!("{e}"))?;
         let sources = SourceFinder::with_defaults(&self.source_dirs, &cmp.dir_a);
-        Ok((cmp, sources))
+        Ok((cmp, sources, fetched))
     }
 }
 
@@ -47,7 +84,7 @@ pub struct TuiArgs {
 }
 
 pub fn tui(args: TuiArgs) -> anyhow::Result<u8> {
-    let (cmp, sources) = args.inputs.load()?;
+    let (cmp, sources, _fetched) = args.inputs.load()?;
     prlx_views::tui::run(prlx_views::tui::App::new(cmp, sources)).context("tui")?;
     Ok(0)
 }
@@ -74,7 +111,7 @@ pub struct ReportArgs {
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<u8> {
-    let (cmp, mut sources) = args.inputs.load()?;
+    let (cmp, mut sources, _fetched) = args.inputs.load()?;
     if let Some(path) = &args.folded {
         let text = prlx_views::report::folded(&cmp);
         if path.as_os_str() == "-" {

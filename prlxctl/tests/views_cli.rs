@@ -147,6 +147,23 @@ fn mixed_or_missing_inputs_are_one_line_errors() {
         stderr.contains("gone: no such file or directory"),
         "{stderr}"
     );
+    // A name that is no path is a daemon session; with no daemon, that is said.
+    let socket = p.path("no-daemon.sock");
+    let out = prlxctl(&[
+        "report".as_ref(),
+        "clean".as_ref(),
+        "glitch".as_ref(),
+        "--socket".as_ref(),
+        socket.as_os_str(),
+        "-o".as_ref(),
+        p.path("r.html").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`clean` is not a session directory, and prlxd at"),
+        "{stderr}"
+    );
     // Without a terminal the TUI says so instead of drawing into a pipe.
     let out = prlxctl(&["tui".as_ref(), p.a.as_os_str(), p.b.as_os_str()]);
     assert_eq!(out.status.code(), Some(2));

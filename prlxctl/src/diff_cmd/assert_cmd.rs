@@ -175,8 +175,8 @@ impl Verdict {
     }
 }
 
-/// A session as given on the command line.
-enum Spec {
+/// A session as given on the command line (also `tui` and `report`'s).
+pub(crate) enum Spec {
     Dir(PathBuf),
     Daemon(String),
 }
@@ -184,7 +184,7 @@ enum Spec {
 impl Spec {
     /// An existing directory is a session directory; anything else names a
     /// daemon session.
-    fn parse(text: &str) -> Spec {
+    pub(crate) fn parse(text: &str) -> Spec {
         let path = Path::new(text);
         if path.is_dir() || text.contains('/') {
             Spec::Dir(path.to_owned())
@@ -193,7 +193,7 @@ impl Spec {
         }
     }
 
-    fn resolve(self, socket: Option<&Path>) -> anyhow::Result<Resolved> {
+    pub(crate) fn resolve(self, socket: Option<&Path>) -> anyhow::Result<Resolved> {
         match self {
             Spec::Dir(dir) => Ok(Resolved::Dir(dir)),
             Spec::Daemon(name) => fetch(&name, socket),
@@ -202,13 +202,13 @@ impl Spec {
 }
 
 /// A session directory to read; a fetched one is removed when dropped.
-enum Resolved {
+pub(crate) enum Resolved {
     Dir(PathBuf),
     Fetched(PathBuf),
 }
 
 impl Resolved {
-    fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         match self {
             Resolved::Dir(d) | Resolved::Fetched(d) => d,
         }
