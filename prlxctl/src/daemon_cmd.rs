@@ -17,7 +17,15 @@ pub struct Connect {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
+    /// Give up on any one request (and the connection's hello) after this
+    /// many seconds.
+    #[arg(long, default_value_t = 120)]
+    request_timeout: u64,
 }
+
+/// A daemon that accepts but does not answer hello within this is taken
+/// as not running.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Connect {
     fn client(&self) -> anyhow::Result<Client> {
@@ -25,9 +33,10 @@ impl Connect {
             .socket
             .clone()
             .unwrap_or_else(prlx_proto::discover_socket);
-        let client = Client::connect(&path, "prlxctl")
+        let hello = HELLO_TIMEOUT.min(Duration::from_secs(self.request_timeout.max(1)));
+        let client = Client::connect_timeout(&path, "prlxctl", Some(hello))
             .with_context(|| "is prlxd running? start one with `prlxctl daemon --detach`")?;
-        client.set_timeout(Some(Duration::from_secs(120)))?;
+        client.set_timeout(Some(Duration::from_secs(self.request_timeout.max(1))))?;
         Ok(client)
     }
 }
@@ -165,7 +174,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("cannot start {}", prlxd_binary().display()))?;
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        if Client::connect(&socket, "prlxctl").is_ok() {
+        if Client::connect_timeout(&socket, "prlxctl", Some(Duration::from_secs(2))).is_ok() {
             println!(
                 "prlxd {} listening on {} (log: {})",
                 child.id(),

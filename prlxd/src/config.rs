@@ -33,6 +33,18 @@ pub struct Config {
     /// Once a frame or an upload has started, each next piece of it must
     /// arrive within this (a stalled client is cut off).
     pub stall_timeout_ms: u64,
+    /// A new connection must say hello within this.
+    pub hello_timeout_ms: u64,
+    /// A connection waiting for its next request is closed after this…
+    pub idle_timeout_ms: u64,
+    /// …unless it created or wrote to a session (a capturing application
+    /// between launches): then after this.
+    pub capture_idle_timeout_ms: u64,
+    /// Open connections one uid may hold.
+    pub max_connections_per_user: u64,
+    /// Open connections for everyone (0 = from the descriptor limit:
+    /// half of RLIMIT_NOFILE less a reserve, see [`Config::connection_limit`]).
+    pub max_connections: u64,
 }
 
 impl Default for Config {
@@ -50,6 +62,11 @@ impl Default for Config {
             max_inflight_bytes_per_user: 4 << 30,
             max_inflight_bytes: 0,
             stall_timeout_ms: 10_000,
+            hello_timeout_ms: 5_000,
+            idle_timeout_ms: 300_000,
+            capture_idle_timeout_ms: 24 * 3600 * 1000,
+            max_connections_per_user: 128,
+            max_connections: 0,
         }
     }
 }
@@ -77,6 +94,16 @@ impl Config {
         std::time::Duration::from_millis(self.stall_timeout_ms.max(1))
     }
 
+    /// `max_connections`, or when 0 what the descriptor limit allows: each
+    /// connection may briefly hold a memfd besides its socket, and 64
+    /// descriptors stay for files, the listener and the worker pool.
+    pub fn connection_limit(&self) -> u64 {
+        if self.max_connections > 0 {
+            return self.max_connections;
+        }
+        (open_file_limit().saturating_sub(64) / 2).max(16)
+    }
+
     /// `max_inflight_bytes`, or when 0 half the memory the daemon may use
     /// (its cgroup's `memory.max` or the machine's, whichever is smaller),
     /// at least 256 MiB.
@@ -94,6 +121,37 @@ impl Config {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         }
     }
+}
+
+/// This process's RLIMIT_NOFILE (soft).
+pub fn open_file_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    limit.rlim_cur
+}
+
+/// Raises RLIMIT_NOFILE's soft limit to the hard one (systemd and shells
+/// start services at 1024); returns the limit in force.
+pub fn raise_open_file_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+    open_file_limit()
 }
 
 /// The memory this process may use: `MemTotal`, or less under a cgroup v2

@@ -1,8 +1,9 @@
 //! Budgets the daemon holds every client to, so one user cannot take what
-//! the others need: bytes of uploads in flight (memory), per uid and for
-//! everyone together. A reservation is taken when an upload is announced —
-//! before any byte of it is read or any buffer allocated — and given back
-//! when its guard drops (stored, refused or cut off).
+//! the others need: bytes of uploads in flight (memory) and open
+//! connections (file descriptors), each per uid and for everyone together.
+//! An upload's reservation is taken when it is announced — before any byte
+//! of it is read or any buffer allocated — and given back when its guard
+//! drops (stored, refused or cut off); a connection's slot when it closes.
 
 use crate::storage::StoreError;
 use std::collections::HashMap;
@@ -86,6 +87,70 @@ impl Drop for InFlightGuard {
             *held -= self.bytes;
             if *held == 0 {
                 state.per_uid.remove(&self.uid);
+            }
+        }
+    }
+}
+
+/// Open connections, per uid and in total.
+#[derive(Default)]
+pub struct Connections {
+    state: Mutex<(u64, HashMap<u32, u64>)>,
+}
+
+/// One open connection's slot; freed on drop.
+pub struct ConnectionSlot {
+    owner: Arc<Connections>,
+    uid: u32,
+}
+
+impl Connections {
+    fn lock(&self) -> MutexGuard<'_, (u64, HashMap<u32, u64>)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A slot for a connection of `uid`, or which limit it would pass.
+    pub fn admit(
+        self: &Arc<Self>,
+        uid: u32,
+        per_user_limit: u64,
+        limit: u64,
+    ) -> Result<ConnectionSlot, StoreError> {
+        let mut state = self.lock();
+        let held = state.1.get(&uid).copied().unwrap_or(0);
+        if held >= per_user_limit {
+            return Err(StoreError::Quota(format!(
+                "uid {uid} already has {held} connections open \
+                 (max_connections_per_user = {per_user_limit})"
+            )));
+        }
+        if state.0 >= limit {
+            return Err(StoreError::Busy(format!(
+                "prlxd has {} connections open (max_connections = {limit}); try again shortly",
+                state.0
+            )));
+        }
+        state.0 += 1;
+        *state.1.entry(uid).or_default() += 1;
+        Ok(ConnectionSlot {
+            owner: self.clone(),
+            uid,
+        })
+    }
+
+    pub fn open(&self) -> u64 {
+        self.lock().0
+    }
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        let mut state = self.owner.lock();
+        state.0 -= 1;
+        if let Some(held) = state.1.get_mut(&self.uid) {
+            *held -= 1;
+            if *held == 0 {
+                state.1.remove(&self.uid);
             }
         }
     }

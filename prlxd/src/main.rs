@@ -89,6 +89,15 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: Args) -> anyhow::Result<()> {
     let config = load_config(args.config.as_ref())?;
+    let open_files = prlxd::config::raise_open_file_limit();
+    if config.max_connections > 0 && config.max_connections * 2 + 64 > open_files {
+        tracing::warn!(
+            open_files,
+            max_connections = config.max_connections,
+            "max_connections exceeds what RLIMIT_NOFILE allows; connections beyond it \
+             are refused as busy"
+        );
+    }
     let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
     let socket = args.socket.clone().unwrap_or_else(default_socket);
     // Before any thread exists: socket activation edits the environment.

@@ -5,11 +5,12 @@
 use crate::connection::{Connection, Incoming};
 use crate::ingest::{Received, map_memfd};
 use crate::jobs::Jobs;
+use crate::limits::{ConnectionSlot, Connections};
 use crate::storage::{LaunchSize, LaunchTicket, Store, StoreError};
 use prlx_proto::frame::FrameError;
 use prlx_proto::{ErrorCode, Request, Response, StatusInfo, Transfer};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::UnixListener;
 use tokio::sync::{Semaphore, watch};
@@ -17,7 +18,6 @@ use tokio::task::JoinSet;
 
 #[derive(Default)]
 pub struct Stats {
-    pub connections: AtomicU64,
     pub launches: AtomicU64,
     pub bytes: AtomicU64,
 }
@@ -28,6 +28,8 @@ pub struct Daemon {
     pub workers: Arc<Semaphore>,
     pub worker_count: usize,
     pub stats: Stats,
+    /// Open connections per uid (their file descriptors).
+    pub connections: Arc<Connections>,
     pub socket: String,
     pub started: Instant,
 }
@@ -43,6 +45,7 @@ impl Daemon {
             workers,
             worker_count,
             stats: Stats::default(),
+            connections: Arc::default(),
             socket,
             started: Instant::now(),
         })
@@ -58,21 +61,54 @@ impl Daemon {
         let mut connections = JoinSet::new();
         let mut manifests = tokio::time::interval(crate::storage::MANIFEST_INTERVAL);
         manifests.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let flushing = Arc::new(AtomicBool::new(false));
+        // Kept to accept-and-refuse with when the descriptors run out.
+        let mut reserve = reserve_fd();
+        let mut exhausted = RateLimitedLog::default();
         loop {
             tokio::select! {
                 _ = shutdown.changed() => break,
                 _ = manifests.tick() => {
-                    let store = self.store.clone();
-                    let _ = tokio::task::spawn_blocking(move || store.flush_all()).await;
+                    // Off the accept loop: a slow disk delays manifests, not clients.
+                    if !flushing.swap(true, Ordering::AcqRel) {
+                        let store = self.store.clone();
+                        let flushing = flushing.clone();
+                        tokio::task::spawn_blocking(move || {
+                            store.flush_all();
+                            flushing.store(false, Ordering::Release);
+                        });
+                    }
                 }
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        let daemon = self.clone();
-                        let shutdown = shutdown.clone();
-                        connections.spawn(async move { daemon.connection(stream, shutdown).await });
+                    Ok((stream, _)) => self.admit(stream, &mut connections, &shutdown),
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                        let limit = crate::config::open_file_limit();
+                        exhausted.note(|n| tracing::warn!(
+                            "out of file descriptors (RLIMIT_NOFILE = {limit}): refusing new \
+                             connections as busy ({n} since the last report)"
+                        ));
+                        match reserve.take() {
+                            Some(fd) => {
+                                drop(fd);
+                                let pending = tokio::time::timeout(
+                                    Duration::from_millis(10),
+                                    listener.accept(),
+                                );
+                                if let Ok(Ok((stream, _))) = pending.await {
+                                    let message = format!(
+                                        "prlxd is out of file descriptors (RLIMIT_NOFILE = {limit}); \
+                                         try again shortly"
+                                    );
+                                    refuse(stream, ErrorCode::Busy, message);
+                                }
+                            }
+                            // The reserve is in use: back off instead of spinning.
+                            None => tokio::time::sleep(Duration::from_millis(50)).await,
+                        }
+                        reserve = reserve.or_else(reserve_fd);
                     }
                     Err(e) => {
-                        tracing::error!("accept: {e}");
+                        exhausted.note(|n| tracing::error!("accept: {e} ({n} since the last report)"));
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
@@ -91,13 +127,17 @@ impl Daemon {
         {
             tracing::warn!("connections still busy after 30 s; stopping anyway");
         }
-        self.store.flush_all();
+        let store = self.store.clone();
+        let _ = tokio::task::spawn_blocking(move || store.flush_all()).await;
     }
 
-    async fn connection(
-        self: Arc<Self>,
+    /// Gives an accepted connection its task, or refuses it when its uid
+    /// or the daemon is at the connection limit.
+    fn admit(
+        self: &Arc<Self>,
         stream: tokio::net::UnixStream,
-        mut shutdown: watch::Receiver<bool>,
+        connections: &mut JoinSet<()>,
+        shutdown: &watch::Receiver<bool>,
     ) {
         let uid = match stream.peer_cred() {
             Ok(cred) => cred.uid(),
@@ -106,17 +146,63 @@ impl Daemon {
                 return;
             }
         };
-        self.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let config = self.store.config();
+        match self.connections.admit(
+            uid,
+            config.max_connections_per_user,
+            config.connection_limit(),
+        ) {
+            Ok(slot) => {
+                let daemon = self.clone();
+                let shutdown = shutdown.clone();
+                connections
+                    .spawn(async move { daemon.connection(stream, uid, slot, shutdown).await });
+            }
+            Err(e) => {
+                tracing::debug!(uid, "connection refused: {e}");
+                refuse(stream, e.code(), e.to_string());
+            }
+        }
+    }
+
+    async fn connection(
+        self: Arc<Self>,
+        stream: tokio::net::UnixStream,
+        uid: u32,
+        _slot: ConnectionSlot,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
         let mut conn = Connection::new(stream, self.store.config().stall_timeout());
         let mut greeted = false;
+        // Whether this connection created or wrote to a session: a capturing
+        // application, which may be quiet for long between launches.
+        let mut capturing = false;
         loop {
+            let config = self.store.config();
+            let (wait, key) = if !greeted {
+                (config.hello_timeout_ms, "hello_timeout_ms")
+            } else if capturing {
+                (config.capture_idle_timeout_ms, "capture_idle_timeout_ms")
+            } else {
+                (config.idle_timeout_ms, "idle_timeout_ms")
+            };
+            let wait = Duration::from_millis(wait);
             let incoming = tokio::select! {
                 biased;
                 _ = shutdown.changed() => {
                     let _ = conn.send(&Response::error(ErrorCode::ShuttingDown, "prlxd is shutting down")).await;
                     break;
                 }
-                incoming = conn.read_request() => incoming,
+                incoming = tokio::time::timeout(wait, conn.read_request()) => match incoming {
+                    Ok(incoming) => incoming,
+                    Err(_) => {
+                        let what = if greeted { "no request" } else { "no hello" };
+                        let message = format!("{what} within {wait:?} ({key}): closing the connection");
+                        tracing::debug!(uid, "{message}");
+                        let _ = conn.send(&Response::error(ErrorCode::Protocol, message)).await;
+                        break;
+                    }
+                },
             };
             let request = match incoming {
                 Ok(Incoming::Request(request)) => request,
@@ -180,6 +266,12 @@ impl Daemon {
                     }
                 }
             }
+            capturing |= matches!(
+                request,
+                Request::CreateSession { .. }
+                    | Request::PutLaunch { .. }
+                    | Request::CountDropped { .. }
+            );
             let keep_going = match request {
                 Request::PutLaunch {
                     session,
@@ -210,7 +302,6 @@ impl Daemon {
                 break;
             }
         }
-        self.stats.connections.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Requests answered with one message and no bulk data.
@@ -306,7 +397,7 @@ impl Daemon {
             uptime_s: self.started.elapsed().as_secs(),
             socket: self.socket.clone(),
             state_dir: self.store.root().display().to_string(),
-            connections: self.stats.connections.load(Ordering::Relaxed),
+            connections: self.connections.open(),
             workers: self.worker_count,
             jobs_queued: queued,
             jobs_running: running,
@@ -507,4 +598,41 @@ fn abandon(store: &Store, ticket: LaunchTicket, got: u64, total: u64, e: &FrameE
     let reason = format!("the client stopped after {got} of {total} bytes: {e}");
     tracing::warn!(session = %ticket.session.name, seq = ticket.seq, "{reason}");
     store.abandon_launch(ticket, &reason);
+}
+
+/// A descriptor held in reserve: closed to make room to accept (and refuse)
+/// a connection when the process is out of descriptors.
+fn reserve_fd() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/null").ok()
+}
+
+/// Tells a client why it is not served, then closes — after its hello has
+/// arrived (bounded), so the answer is not lost to a reset.
+fn refuse(stream: tokio::net::UnixStream, code: ErrorCode, message: String) {
+    tokio::spawn(async move {
+        let mut conn = Connection::new(stream, Duration::from_millis(500));
+        let _ = conn.send(&Response::error(code, message)).await;
+        let _ = tokio::time::timeout(Duration::from_millis(500), conn.read_request()).await;
+    });
+}
+
+/// A condition logged at most every 10 s, with a count of occurrences.
+#[derive(Default)]
+struct RateLimitedLog {
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl RateLimitedLog {
+    fn note(&mut self, log: impl FnOnce(u64)) {
+        self.since += 1;
+        if self
+            .last
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(10))
+        {
+            log(self.since);
+            self.since = 0;
+            self.last = Some(Instant::now());
+        }
+    }
 }

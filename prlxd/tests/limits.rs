@@ -166,3 +166,175 @@ fn a_memfd_larger_than_announced_is_refused() {
     let (info, _) = show(&mut client, &session);
     assert_eq!(info.captured, 0);
 }
+
+/// Reads what the daemon says before hanging up on an idle connection.
+fn closing_error(conn: &mut UnixStream) -> String {
+    let (code, message) = read_error(conn);
+    assert_eq!(code, ErrorCode::Protocol, "{message}");
+    assert!(matches!(
+        read_frame(conn),
+        Err(prlx_proto::FrameError::Closed)
+    ));
+    message
+}
+
+/// One deadline policy for every connection state: no hello, no request
+/// (idle), and a capturing application's connection, which is kept longer.
+#[test]
+fn connections_that_say_nothing_are_closed() {
+    let daemon = Daemon::start("hello_timeout_ms = 300\nidle_timeout_ms = 400\n");
+    let mut silent = UnixStream::connect(&daemon.socket).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let message = closing_error(&mut silent);
+    assert!(message.contains("hello_timeout_ms"), "{message}");
+
+    let mut idle = raw(&daemon);
+    let mut capturing = daemon.client();
+    create(&mut capturing, "capturing", None);
+    let message = closing_error(&mut idle);
+    assert!(message.contains("idle_timeout_ms"), "{message}");
+    std::thread::sleep(Duration::from_millis(400));
+    // The application that opened a session is still connected.
+    status(&mut capturing);
+}
+
+/// A raw connection past hello, retried while the daemon still counts
+/// connections that just closed (the start-up probe's).
+fn raw_admitted(daemon: &Daemon) -> UnixStream {
+    let mut admitted = None;
+    wait_for("a connection slot", Duration::from_secs(5), || {
+        let mut conn = UnixStream::connect(&daemon.socket).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let hello = Request::Hello {
+            client: "raw".into(),
+            version: prlx_proto::PROTOCOL_VERSION,
+        };
+        write_frame(&mut conn, FrameKind::Message, &hello.to_payload()).unwrap();
+        let frame = read_frame(&mut conn).unwrap();
+        if matches!(
+            Response::from_payload(&frame.payload).unwrap(),
+            Response::Hello { .. }
+        ) {
+            admitted = Some(conn);
+        }
+        admitted.is_some()
+    });
+    admitted.unwrap()
+}
+
+/// Connections are capped per uid (quota_exceeded) and for everyone
+/// (busy); a refused client is told why, and a slot freed is usable again.
+#[test]
+fn connections_are_capped_per_user_and_in_total() {
+    let daemon = Daemon::start("max_connections_per_user = 4\n");
+    let held: Vec<UnixStream> = (0..4).map(|_| raw_admitted(&daemon)).collect();
+    let err = prlx_proto::Client::connect(&daemon.socket, "fifth")
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), Some(ErrorCode::QuotaExceeded), "{err}");
+    assert!(
+        err.to_string().contains("max_connections_per_user = 4"),
+        "{err}"
+    );
+    drop(held);
+    wait_for("a free slot", Duration::from_secs(5), || {
+        prlx_proto::Client::connect(&daemon.socket, "again").is_ok()
+    });
+
+    let daemon = Daemon::start("max_connections = 3\n");
+    let held: Vec<UnixStream> = (0..3).map(|_| raw_admitted(&daemon)).collect();
+    let err = prlx_proto::Client::connect(&daemon.socket, "fourth")
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), Some(ErrorCode::Busy), "{err}");
+    assert!(err.to_string().contains("max_connections = 3"), "{err}");
+    drop(held);
+}
+
+/// Out of file descriptors, the daemon accepts and refuses with a reserve
+/// descriptor (the client hears `busy` instead of hanging), logs it once
+/// rather than every few milliseconds, and serves again when fds free up.
+#[test]
+fn running_out_of_file_descriptors_refuses_clearly_and_recovers() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("prlxd.sock");
+    let config = dir.path().join("prlxd.toml");
+    // Above what the descriptor limit allows, so the limit is what bites.
+    std::fs::write(
+        &config,
+        "max_connections = 1000\nmax_connections_per_user = 1000\n",
+    )
+    .unwrap();
+    let log = dir.path().join("prlxd.log");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_prlxd"));
+    command
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--config")
+        .arg(&config)
+        .env("PRLX_LOG", "warn")
+        .stderr(std::fs::File::create(&log).unwrap());
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 40,
+                rlim_max: 40,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = KillOnDrop(command.spawn().unwrap());
+    let connect =
+        || prlx_proto::Client::connect_timeout(&socket, "fd", Some(Duration::from_secs(5)));
+    wait_for("prlxd", Duration::from_secs(20), || connect().is_ok());
+    let mut held = Vec::new();
+    let mut refused = None;
+    for _ in 0..60 {
+        match connect() {
+            Ok(client) => held.push(client),
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let err = refused.expect("the descriptor limit is reached");
+    assert_eq!(err.code(), Some(ErrorCode::Busy), "{err}");
+    assert!(err.to_string().contains("file descriptors"), "{err}");
+    // Each further client hears busy, or is served when a descriptor was
+    // free at that moment (the previous refusal's); none hangs or is cut off.
+    let mut busy = 0;
+    for _ in 0..20 {
+        match connect() {
+            Ok(_) => {}
+            Err(e) if e.code() == Some(ErrorCode::Busy) => busy += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(busy >= 5, "{busy} of 20 refused");
+    held.clear();
+    wait_for("service again", Duration::from_secs(5), || {
+        connect().is_ok()
+    });
+    drop(child);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines = text.lines().filter(|l| l.contains("descriptor")).count();
+    assert!((1..=2).contains(&lines), "{lines} log lines:\n{text}");
+}

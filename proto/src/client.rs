@@ -46,14 +46,20 @@ pub struct Client {
     memfd: bool,
 }
 
+/// How long [`Client::connect`] lets one read or write take: a daemon that
+/// stops answering fails the request instead of hanging the caller.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Payloads smaller than this go as chunks: creating and sealing a memfd
 /// costs more than copying them through the socket.
 pub const MEMFD_MIN_BYTES: usize = 256 << 10;
 
 impl Client {
     /// Connects and says hello; `who` names the client in the daemon's logs.
+    /// Every read and write is bounded by [`DEFAULT_TIMEOUT`] (change it
+    /// with [`Client::set_timeout`]).
     pub fn connect(path: &Path, who: &str) -> Result<Client, ClientError> {
-        Client::connect_timeout(path, who, None)
+        Client::connect_timeout(path, who, Some(DEFAULT_TIMEOUT))
     }
 
     /// Like [`Client::connect`], with every read and write bounded by
