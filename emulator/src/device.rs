@@ -326,6 +326,32 @@ impl Device {
         crate::launch::launch(self, f, config, params, &mut crate::launch::NoObserver)
     }
 
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): the kernel may
+    /// synchronise the whole grid (`cooperative_groups::this_grid().sync()`),
+    /// which needs every block resident at once. Blocks run one after another
+    /// here, so a grid-wide barrier would spin forever: a cooperative launch
+    /// of more than one block is refused with [`LaunchError::Unsupported`]
+    /// before anything runs; a single block runs as [`Device::launch`].
+    #[allow(clippy::result_large_err)] // see `launch`
+    pub fn launch_cooperative(
+        &mut self,
+        f: FunctionId,
+        config: &LaunchConfig,
+        params: &[u8],
+    ) -> Result<LaunchStats, LaunchError> {
+        let [x, y, z] = config.grid;
+        let blocks = x as u64 * y as u64 * z as u64;
+        if blocks > 1 {
+            let name = self
+                .kernel_info(f)
+                .map_or_else(|| "?".to_string(), |k| k.name.clone());
+            return Err(LaunchError::Unsupported(format!(
+                "cooperative launch of kernel {name} with {blocks} blocks ({x},{y},{z}): grid-wide synchronization needs every block resident at once, and the emulator runs blocks one after another; launch one block, or launch without grid sync"
+            )));
+        }
+        self.launch(f, config, params)
+    }
+
     /// Runs a kernel to completion, calling `observer` before every warp-instruction.
     #[allow(clippy::result_large_err)] // see `launch`
     pub fn launch_observed(

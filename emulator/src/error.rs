@@ -157,6 +157,9 @@ pub enum LaunchError {
     /// The launch exceeded the watchdog's instruction budget
     /// ([`crate::Device::set_watchdog`]; CUDA_ERROR_LAUNCH_TIMEOUT).
     Timeout(String),
+    /// A launch the emulator refuses before running anything (a cooperative
+    /// launch of several blocks; CUDA_ERROR_NOT_SUPPORTED).
+    Unsupported(String),
 }
 
 impl fmt::Display for LaunchError {
@@ -173,6 +176,7 @@ impl fmt::Display for LaunchError {
             LaunchError::Deadlock(m) => write!(f, "deadlock: {m}"),
             LaunchError::Aborted(m) => write!(f, "launch aborted: {m}"),
             LaunchError::Timeout(m) => write!(f, "launch timed out: {m}"),
+            LaunchError::Unsupported(m) => write!(f, "launch not supported: {m}"),
         }
     }
 }

@@ -98,6 +98,11 @@ corpus_tests! {
     ptx_dp4a => ptx::dp4a_ops;
     ptx_its_lock => ptx::its_lock;
     ptx_its_flag_then_shfl => ptx::its_flag_then_shfl;
+    ptx_conf_regs => ptx::conf_regs;
+    ptx_conf_calls => ptx::conf_calls;
+    ptx_conf_cvt => ptx::conf_cvt;
+    ptx_conf_cmp => ptx::conf_cmp;
+    ptx_conf_bits => ptx::conf_bits;
 
     // CUDA C via nvcc 13
     nvcc_vector_add => nvcc::nv_vector_add;

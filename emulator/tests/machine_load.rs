@@ -184,3 +184,39 @@ fn modules_for_a_newer_gpu_are_rejected() {
     });
     assert!(newer.load_module(ptx, "new.ptx").is_ok());
 }
+
+/// Conversion and comparison forms the machine does not emulate are refused
+/// at load, each naming the instruction and its line, never run wrongly.
+#[test]
+fn unemulated_conformance_forms_are_refused_with_their_lines() {
+    let ptx = format!(
+        "{HEADER}.visible .entry k()\n{{\n.reg .b32 r<4>;\n.reg .b16 h;\n.reg .f32 f;\n.reg .pred p, q;\n\
+         cvt.rn.satfinite.e2m1x2.f32 h, f, f;\n\
+         cvt.rz.satfinite.e4m3x2.f32 h, f, f;\n\
+         cvt.rn.e5m2x2.f32 h, f, f;\n\
+         setp.lo.f16x2 p|q, r1, r2;\n\
+         set.lt.f16.f16x2 r0, r1, r2;\n\
+         bmsk.b32 r0, r1, r2;\n\
+         szext.clamp.s64 r0, r1, r2;\n\
+         ret;\n}}\n"
+    );
+    let err = device().load_module(&ptx, "conf.ptx").unwrap_err();
+    let text = err.to_string();
+    for (line, what) in [
+        (10, "cvt.rn.satfinite.e2m1x2.f32"),
+        (11, "cvt.rz.satfinite.e4m3x2.f32"),
+        (12, "cvt.rn.e5m2x2.f32"),
+        (13, "setp.lo.f16x2"),
+        (14, "set.lt.f16.f16x2"),
+        (15, "bmsk.b32"),
+        (16, "szext.clamp.s64"),
+    ] {
+        assert!(
+            text.contains(&format!(
+                "conf.ptx:{line}:1: unsupported instruction `{what}`"
+            )),
+            "line {line} `{what}` not reported in:\n{text}"
+        );
+    }
+    assert_eq!(text.lines().count(), 7, "{text}");
+}

@@ -221,3 +221,31 @@ fn stall_watchdog_spares_kernels_that_make_progress() {
     assert!(stats.warp_instructions > 50_000);
     assert_eq!(download_u32(&dev, out, 1), [19_999]);
 }
+
+/// A cooperative launch of several blocks is refused before it runs (grid
+/// sync would spin forever with blocks run one after another); one block
+/// runs normally.
+#[test]
+fn cooperative_launches_of_several_blocks_are_refused() {
+    let ptx = format!(
+        "{HEADER}.visible .entry coop(.param .u64 out)\n{{\n.reg .u64 o;\nld.param.u64 o, [out];\n\
+         red.global.add.u32 [o], 1;\nret;\n}}\n"
+    );
+    let mut dev = device();
+    let f = kernel(&mut dev, &ptx, "coop");
+    let out = dev.mem_alloc(4).unwrap();
+    let params = Params::new().u64(out);
+    let err = dev
+        .launch_cooperative(f, &cfg(4, 32), &params.0)
+        .unwrap_err();
+    let LaunchError::Unsupported(msg) = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        msg.contains("cooperative launch of kernel coop with 4 blocks"),
+        "{msg}"
+    );
+    assert_eq!(download_u32(&dev, out, 1), [0], "nothing ran");
+    dev.launch_cooperative(f, &cfg(1, 32), &params.0).unwrap();
+    assert_eq!(download_u32(&dev, out, 1), [32]);
+}

@@ -63,6 +63,9 @@ pub(super) fn decode_setp(
     let bop = bool_op(mods);
     let ftz = mods.take(".ftz");
     let ty = need_type(mods, inst)?;
+    if ty.is_packed() && (int_only(cmp) || (ftz && ty == ScalarType::BF16x2)) {
+        return Err(un());
+    }
     let n = if bop != 0 { 4 } else { 3 };
     let o = operands(inst, n)?;
     let (d, dn) = match &o[0] {
@@ -80,9 +83,6 @@ pub(super) fn decode_setp(
     if ty.is_packed() {
         // setp.f16x2 p|q: p from the lower halves, q from the upper halves,
         // each combined with `c` (not the negation of each other).
-        if int_only(cmp) || (ftz && ty == ScalarType::BF16x2) {
-            return Err(un());
-        }
         let mut ctx = AluCtx::new(ty);
         ctx.cmp = cmp;
         ctx.mode.ftz = ftz;

@@ -1043,3 +1043,366 @@ pub fn its_flag_then_shfl() -> Case {
             expect_eq("out = data + lane 31's data", &o.get::<u32>(2), &want)
         })
 }
+
+// ---- PTX ISA conformance (`kernels/ptx/conformance.ptx`) --------------------
+
+/// `%`-less and vector registers with components, WARP_SZ, a `.global`
+/// declared inside the kernel.
+pub fn conf_regs() -> Case {
+    let v = Rng::new(60).vec_u32(4 * 64);
+    let want: Vec<u32> = v
+        .chunks(4)
+        .flat_map(|c| {
+            let (x, y, z, w) = (c[0], c[1], c[2], c[3]);
+            [w, z + (z < x) as u32, y ^ w, x.wrapping_add(32), 64]
+        })
+        .collect();
+    Case::ptx("conformance.ptx", "conf_regs")
+        .block([64, 1, 1])
+        .buf(&v)
+        .zeros::<u32>(5 * 64)
+        .check(move |o| expect_eq("{w, z', y', x', visits}", &o.get::<u32>(1), &want))
+}
+
+/// `.reg` parameters, multiple returns, register and immediate arguments.
+pub fn conf_calls() -> Case {
+    let mut rng = Rng::new(61);
+    let x = rng.vec_u32(64);
+    let mut y = rng.vec_u32(64);
+    y[0] = 0;
+    y[1] = 6;
+    let want: Vec<u32> = x
+        .iter()
+        .zip(&y)
+        .flat_map(|(&x, &y)| {
+            [
+                x / 7,
+                x % 7,
+                x / (y | 1),
+                x % (y | 1),
+                x.wrapping_add(y),
+                x.wrapping_sub(y),
+            ]
+        })
+        .collect();
+    Case::ptx("conformance.ptx", "conf_calls")
+        .block([64, 1, 1])
+        .buf(&x)
+        .buf(&y)
+        .zeros::<u32>(6 * 64)
+        .check(move |o| expect_eq("{x/7, x%7, x/y', x%y', x+y, x-y}", &o.get::<u32>(2), &want))
+}
+
+/// The value of an FP8 code (`e4m3`: 4 exponent bits; `e5m2`: 5).
+fn fp8_value(e4m3: bool, code: u8) -> f64 {
+    let (man_bits, bias) = if e4m3 { (3, 7) } else { (2, 15) };
+    let exp = ((code & 0x7f) >> man_bits) as i32;
+    let man = (code & ((1 << man_bits) - 1)) as f64;
+    let top = (1 << (7 - man_bits)) - 1;
+    let v = if e4m3 && exp == top && man == 7.0 {
+        f64::NAN
+    } else if !e4m3 && exp == top {
+        if man == 0.0 { f64::INFINITY } else { f64::NAN }
+    } else if exp == 0 {
+        man * 2f64.powi(1 - bias - man_bits)
+    } else {
+        (man + 2f64.powi(man_bits)) * 2f64.powi(exp - bias - man_bits)
+    };
+    if code & 0x80 != 0 { -v } else { v }
+}
+
+/// `cvt.rn.satfinite{.relu}` to FP8, by searching every code for the
+/// nearest (ties to the even code) and saturating to the largest finite.
+fn fp8_ref(e4m3: bool, x: f64, relu: bool) -> u32 {
+    if x.is_nan() {
+        return 0x7f;
+    }
+    if relu && x.is_sign_negative() {
+        return 0;
+    }
+    let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+    // `.satfinite`: infinity becomes the largest finite value.
+    let a = x.abs().min(if e4m3 { 448.0 } else { 57344.0 });
+    let mut best = 0u8;
+    for code in 0..0x80u8 {
+        let v = fp8_value(e4m3, code);
+        if !v.is_finite() {
+            continue;
+        }
+        let (d, db) = ((v - a).abs(), (fp8_value(e4m3, best) - a).abs());
+        if d < db || (d == db && code % 2 == 0) {
+            best = code;
+        }
+    }
+    // Past the largest finite value the nearest finite is the largest one.
+    (sign | best) as u32
+}
+
+fn f16_bits_of(v: f64) -> u32 {
+    if v.is_nan() {
+        0x7fff
+    } else {
+        half::f16::from_f64(v).to_bits() as u32
+    }
+}
+
+/// Conversions into wider registers, FP8 pairs, bf16x2, tf32.
+pub fn conf_cvt() -> Case {
+    let mut rng = Rng::new(62);
+    let mut f = vec![
+        0.0f32,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        448.0,
+        449.0,
+        464.0,
+        480.0,
+        1e6,
+        57344.0,
+        61440.0,
+        2f32.powi(-9),
+        2f32.powi(-10),
+        1.0625,
+        -1.0625,
+        -3.3,
+        1.5e-5,
+        -200.5,
+        32767.5,
+        -40000.0,
+        0.3,
+    ];
+    while f.len() < 64 {
+        f.push(rng.wide_f32(-12, 17));
+    }
+    let mut k = vec![
+        0i32,
+        -1,
+        127,
+        128,
+        -128,
+        -129,
+        255,
+        256,
+        i32::MIN,
+        i32::MAX,
+        0x1ff80,
+    ];
+    while k.len() < 64 {
+        k.push(rng.range_i32(-100_000, 100_000));
+    }
+    let mut want = Vec::new();
+    for (&x, &k) in f.iter().zip(&k) {
+        let g = x * 0.375;
+        let (xd, gd) = (x as f64, g as f64);
+        let e4 = fp8_ref(true, xd, false) << 8 | fp8_ref(true, gd, false);
+        let back = |code: u32| f16_bits_of(fp8_value(true, code as u8));
+        let bf = |v: f32| {
+            if v.is_nan() {
+                0x7fff
+            } else {
+                half::bf16::from_f32(v).to_bits() as u32
+            }
+        };
+        let tf32 = if x.is_nan() {
+            0x7fff_ffff
+        } else if x.is_infinite() {
+            x.to_bits()
+        } else {
+            (x.to_bits() + 0x1000) & !0x1fff
+        };
+        let h = |v: f32| half::f16::from_f32(v).to_f64();
+        let rni = if x.is_nan() {
+            0
+        } else {
+            x.round_ties_even().clamp(-32768.0, 32767.0) as i32 as u32
+        };
+        want.extend([
+            k as i8 as i32 as u32,
+            k as u8 as u32,
+            k.clamp(-128, 127) as u32,
+            rni,
+            e4,
+            back(e4 >> 8) << 16 | back(e4 & 0xff),
+            fp8_ref(false, xd, false) << 8 | fp8_ref(false, gd, false),
+            fp8_ref(true, xd, true) << 8 | fp8_ref(true, gd, true),
+            bf(x) << 16 | bf(g),
+            tf32,
+            fp8_ref(true, h(x), false) << 8 | fp8_ref(true, h(g), false),
+            k as i8 as i32 as u32,
+        ]);
+    }
+    Case::ptx("conformance.ptx", "conf_cvt")
+        .block([64, 1, 1])
+        .buf(&f)
+        .buf(&k)
+        .zeros::<u32>(12 * 64)
+        .check(move |o| {
+            let got = o.get::<u32>(2);
+            let names = [
+                "cvt.s8.s32",
+                "cvt.u8.s32",
+                "cvt.sat.s8.s32",
+                "cvt.rni.s16.f32",
+                "e4m3x2.f32",
+                "f16x2.e4m3x2",
+                "e5m2x2.f32",
+                "relu e4m3x2.f32",
+                "bf16x2.f32",
+                "rna.tf32.f32",
+                "e4m3x2.f16x2",
+                "cvt.s64.s8",
+            ];
+            for (i, name) in names.iter().enumerate() {
+                let pick =
+                    |v: &[u32]| -> Vec<u32> { v.iter().skip(i).step_by(12).copied().collect() };
+                expect_eq(name, &pick(&got), &pick(&want))?;
+            }
+            Ok(())
+        })
+}
+
+/// Comparisons and selection in their less common forms, and mad.cc/madc.
+pub fn conf_cmp() -> Case {
+    let halves: [u16; 10] = [
+        0x0000, 0x8000, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x4200, 0x3555,
+    ];
+    let mut rng = Rng::new(63);
+    let mut pick = || halves[(rng.u32() % 10) as usize] as u32;
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for i in 0..64 {
+        let (al, ah, bl, bh) = (pick(), pick(), pick(), pick());
+        a.push(ah << 16 | al);
+        b.push(if i % 8 == 0 {
+            ah << 16 | al
+        } else {
+            bh << 16 | bl
+        });
+    }
+    let f16 = |x: u32| half::f16::from_bits(x as u16).to_f32();
+    let bf16 = |x: u32| half::bf16::from_bits(x as u16).to_f32();
+    let mut want = Vec::new();
+    for t in 0..64 {
+        let (x, y, c) = (a[t], b[t], t % 2 == 1);
+        let lt = |s: u32| f16(x >> s) < f16(y >> s);
+        let gt = |s: u32| f16(x >> s) > f16(y >> s);
+        let ge = |s: u32| f16(x >> s) >= f16(y >> s);
+        let chosen = if (x as i32) < (y as i32) { x } else { y };
+        let slct = if (y as i32) >= 0 { x } else { y };
+        let full = (x as u64)
+            .wrapping_mul(y as u64)
+            .wrapping_add((y as u64) << 32 | x as u64);
+        want.extend([
+            lt(0) as u32 | (lt(16) as u32) << 1,
+            (gt(0) && c) as u32 | ((gt(16) && c) as u32) << 1,
+            if lt(0) { 0xffff } else { 0 } | if lt(16) { 0xffff_0000 } else { 0 },
+            if ge(0) { 0x3c00 } else { 0 } | if ge(16) { 0x3c00_0000 } else { 0 },
+            if x == y || c { u32::MAX } else { 0 },
+            if (x as i16) < (y as i16) {
+                1.0f32.to_bits()
+            } else {
+                0
+            },
+            if lt(0) { u32::MAX } else { 0 },
+            chosen as i16 as i32 as u32,
+            slct as u16 as u32,
+            (bf16(x) < bf16(y)) as u32,
+            if x != y { 0x3f80 } else { 0 },
+            full as u32 ^ (full >> 32) as u32,
+        ]);
+    }
+    Case::ptx("conformance.ptx", "conf_cmp")
+        .block([64, 1, 1])
+        .buf(&a)
+        .buf(&b)
+        .zeros::<u32>(12 * 64)
+        .check(move |o| {
+            let got = o.get::<u32>(2);
+            let names = [
+                "setp.lt.f16x2 p|q",
+                "setp.gt.and.f16x2 p|q",
+                "set.lt.u32.f16x2",
+                "set.ge.f16x2.f16x2",
+                "set.eq.or.s32.s32",
+                "set.lt.f32.s16",
+                "set.lt.s16.f16 (into .b32)",
+                "selp.s16 (into .b32)",
+                "slct.u16.s32 (into .b32)",
+                "setp.lt.bf16",
+                "set.ne.bf16.u32",
+                "mad.lo.cc/madc.hi",
+            ];
+            for (i, name) in names.iter().enumerate() {
+                let pick =
+                    |v: &[u32]| -> Vec<u32> { v.iter().skip(i).step_by(12).copied().collect() };
+                expect_eq(name, &pick(&got), &pick(&want))?;
+            }
+            Ok(())
+        })
+}
+
+/// `bmsk` and `szext`, from the PTX ISA's pseudocode.
+pub fn conf_bits() -> Case {
+    let mut rng = Rng::new(64);
+    let x = rng.vec_u32(64);
+    let mut y = rng.vec_u32(64);
+    for (i, v) in y.iter_mut().enumerate().take(40) {
+        *v = [0, 1, 31, 32, 33, 63][i % 6] + (i as u32 / 6) * 64;
+    }
+    let bmsk = |a: u32, b: u32, clamp: bool| -> u32 {
+        let a1 = a & 31;
+        let mut mask0 = u32::MAX << a1;
+        let b1 = b & 31;
+        let sum = a1 + b1;
+        let mut mask1 = if sum >= 32 { 0 } else { u32::MAX << sum };
+        let (mut pos_ovf, mut width_ovf) = (false, false);
+        if clamp {
+            if a >= 32 {
+                pos_ovf = true;
+                mask0 = 0;
+            }
+            width_ovf = b >= 32;
+        }
+        if sum >= 32 || pos_ovf || width_ovf {
+            mask1 = 0;
+        } else if b1 == 0 {
+            mask1 = u32::MAX;
+        }
+        mask0 & !mask1
+    };
+    let szext = |a: u32, b: u32, clamp: bool, signed: bool| -> u32 {
+        let b1 = b & 31;
+        let too_large = b >= 32 && clamp;
+        let mask = if too_large { 0 } else { u32::MAX << b1 };
+        let sign_pos = b1.wrapping_sub(1) & 31;
+        let sign = !(b1 == 0 || too_large || !signed) && (a >> sign_pos) & 1 == 1;
+        (a & !mask) | if sign { mask } else { 0 }
+    };
+    let want: Vec<u32> = x
+        .iter()
+        .zip(&y)
+        .flat_map(|(&x, &y)| {
+            let (a, b) = (x & 63, y & 63);
+            [
+                bmsk(a, b, true),
+                bmsk(a, b, false),
+                szext(x, b, true, true),
+                szext(x, b, false, false),
+            ]
+        })
+        .collect();
+    Case::ptx("conformance.ptx", "conf_bits")
+        .block([64, 1, 1])
+        .buf(&x)
+        .buf(&y)
+        .zeros::<u32>(4 * 64)
+        .check(move |o| {
+            expect_eq(
+                "{bmsk.clamp, bmsk.wrap, szext.clamp.s32, szext.wrap.u32}",
+                &o.get::<u32>(2),
+                &want,
+            )
+        })
+}
