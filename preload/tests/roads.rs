@@ -84,3 +84,55 @@ fn each_rank_of_a_job_writes_its_own_session_named_with_the_rank() {
     }
     assert!(!traces.path().join("job").exists());
 }
+
+/// A runtime-API program built by nvcc 13 against static and against
+/// shared cudart: cudart opens the driver itself and fetches every entry
+/// point with `dlsym` and `cuGetProcAddress`; both launches are recorded.
+#[test]
+fn runtime_api_programs_with_static_and_shared_cudart_are_recorded() {
+    let Some(nvcc) = prlx_e2e::Nvcc13::find() else {
+        return;
+    };
+    let built = prlx_e2e::Built::get();
+    let scratch = tempfile::tempdir().unwrap();
+    let source = prlx_e2e::repo_root().join("preload/tests/app/runtime_app.cu");
+    for shared in [false, true] {
+        let app = scratch
+            .path()
+            .join(if shared { "rt_shared" } else { "rt_static" });
+        nvcc.compile_runtime_app(&source, &app, shared, scratch.path());
+        let library_path = format!("{}:{}", built.lib_dir.display(), nvcc.lib_dir.display());
+        let bare = run_ok(built.app(&app).env("LD_LIBRARY_PATH", &library_path));
+        let session = if shared { "shared" } else { "static" };
+        let shimmed = run_ok(
+            built
+                .captured_app(&app, scratch.path(), session)
+                .env("LD_LIBRARY_PATH", &library_path),
+        );
+        let text = String::from_utf8_lossy(&bare.stdout);
+        assert!(text.starts_with("sum "), "{text}");
+        assert_eq!(bare.stdout, shimmed.stdout, "{session} cudart");
+        let manifest = Manifest::load(scratch.path().join(session)).unwrap();
+        let kernels: Vec<(&str, [u32; 3], bool)> = manifest
+            .launches
+            .iter()
+            .map(|l| (l.kernel.as_str(), l.block, l.args_hash.is_some()))
+            .collect();
+        assert_eq!(
+            kernels,
+            vec![
+                ("_Z5clampPfif", [128, 1, 1], true),
+                ("_Z5clampPfif", [64, 1, 1], true)
+            ],
+            "{session} cudart: {manifest:#?}"
+        );
+        assert_eq!(
+            manifest.launches[0].demangled.as_deref(),
+            Some("clamp(float*, int, float)")
+        );
+        assert_ne!(
+            manifest.launches[1].stream, 0,
+            "the second launch's own stream"
+        );
+    }
+}

@@ -273,6 +273,59 @@ pub fn run_ok(command: &mut Command) -> Output {
     output
 }
 
+/// nvcc 13 and its runtime, from the CUDA 13 wheels `scripts/setup.sh`
+/// installs into `.tools/cuda13`; `None` (after [`missing`]) without them.
+#[derive(Clone, Debug)]
+pub struct Nvcc13 {
+    pub nvcc: PathBuf,
+    /// Holds `libcudart.so.13` (and `libcudart_static.a`): the runtime
+    /// directory a shared-cudart program needs on `LD_LIBRARY_PATH`.
+    pub lib_dir: PathBuf,
+}
+
+impl Nvcc13 {
+    pub fn find() -> Option<Nvcc13> {
+        let root = repo_root().join(".tools/cuda13/nvidia/cu13");
+        let nvcc = root.join("bin/nvcc");
+        if !nvcc.is_file() || !root.join("lib/libcudart.so.13").is_file() {
+            missing("nvcc 13 and libcudart.so.13 (.tools/cuda13)");
+            return None;
+        }
+        Some(Nvcc13 {
+            nvcc,
+            lib_dir: root.join("lib"),
+        })
+    }
+
+    /// Compiles a runtime-API program with PTX only (`compute_75`, which
+    /// the emulator JIT-compiles), against static cudart (nvcc's default)
+    /// or, with `shared_cudart`, `libcudart.so.13` (linked through a
+    /// `libcudart.so` made in `scratch`: the wheel ships none).
+    pub fn compile_runtime_app(
+        &self,
+        source: &Path,
+        out: &Path,
+        shared_cudart: bool,
+        scratch: &Path,
+    ) {
+        let mut command = Command::new(&self.nvcc);
+        command.args(["-g", "-gencode", "arch=compute_75,code=compute_75"]);
+        if shared_cudart {
+            let link_dir = scratch.join("cudart-link");
+            std::fs::create_dir_all(&link_dir).expect("create the cudart link dir");
+            let link = link_dir.join("libcudart.so");
+            if !link.exists() {
+                std::os::unix::fs::symlink(self.lib_dir.join("libcudart.so.13"), &link)
+                    .expect("link libcudart.so");
+            }
+            command
+                .args(["-cudart", "shared"])
+                .arg(format!("-L{}", link_dir.display()));
+        }
+        run_ok(command.arg(source).arg("-o").arg(out));
+    }
+}
+
 /// A CUDA 12 SDK for clang-19's `--cuda-path`, assembled under `into` from
 /// the PyPI wheels: `nvidia-cuda-runtime-cu12` (`.tools/cuda12`) and
 /// `nvidia-cuda-nvcc-cu12` (`$PRLX_CUDA12_NVCC`, `.tools/cuda12/nvidia/cuda_nvcc`
