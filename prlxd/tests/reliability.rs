@@ -663,6 +663,7 @@ fn metadata_counts_against_the_quota() {
                 function: Some("f".repeat(200)),
                 file: Some("/src/a.cu".into()),
                 line: Some(f),
+                ..Default::default()
             })
             .collect();
         match client.put_launch(&session, &rec, &[], None) {
