@@ -45,6 +45,11 @@ pub struct Config {
     /// Open connections for everyone (0 = from the descriptor limit:
     /// half of RLIMIT_NOFILE less a reserve, see [`Config::connection_limit`]).
     pub max_connections: u64,
+    /// Workers for session diffs, apart from ingest's (0 = half of
+    /// `workers`, at least one): diffs never hold an upload.
+    pub diff_workers: usize,
+    /// Diff jobs one uid may have waiting; diffs run in turn across uids.
+    pub max_queued_diffs_per_user: u64,
 }
 
 impl Default for Config {
@@ -67,6 +72,8 @@ impl Default for Config {
             capture_idle_timeout_ms: 24 * 3600 * 1000,
             max_connections_per_user: 128,
             max_connections: 0,
+            diff_workers: 0,
+            max_queued_diffs_per_user: 32,
         }
     }
 }
@@ -112,6 +119,14 @@ impl Config {
             return self.max_inflight_bytes;
         }
         (available_memory() / 2).max(256 << 20)
+    }
+
+    pub fn diff_worker_count(&self) -> usize {
+        if self.diff_workers > 0 {
+            self.diff_workers
+        } else {
+            (self.worker_count() / 2).max(1)
+        }
     }
 
     pub fn worker_count(&self) -> usize {

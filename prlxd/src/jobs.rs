@@ -1,6 +1,9 @@
 //! Background diffs: a job table, a cache keyed by (A, B, options) at the
-//! sessions' current generations, and a bounded worker pool shared with
-//! trace compression. A session created with a baseline gets a diff against
+//! sessions' current generations, and a worker pool of their own (ingest
+//! has another, so diffs never hold an upload) that takes waiting jobs in
+//! turn across uids ([`FairPool`]): one user's queue of diffs does not
+//! delay another's, and each uid may have `max_queued_diffs_per_user`
+//! waiting. A session created with a baseline gets a diff against
 //! it queued after each launch — at most one waiting per session, so a burst
 //! of launches costs one diff, and the report is current shortly after the
 //! run ends.
@@ -8,11 +11,11 @@
 use crate::storage::{Store, StoreError};
 use prlx_proto::{DiffOptions, JobInfo, JobState};
 use prlx_session_diff::DiffProgress;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::oneshot;
 
 type CacheKey = (PathBuf, u64, PathBuf, u64, DiffOptions);
 /// A finished diff: the report as JSON and as text.
@@ -37,7 +40,7 @@ struct Table {
 
 pub struct Jobs {
     store: Arc<Store>,
-    workers: Arc<Semaphore>,
+    workers: Arc<FairPool>,
     table: Mutex<Table>,
 }
 
@@ -51,10 +54,10 @@ const BASELINE_DELAY: Duration = Duration::from_millis(250);
 const MAX_JOBS: usize = 4096;
 
 impl Jobs {
-    pub fn new(store: Arc<Store>, workers: Arc<Semaphore>) -> Jobs {
+    pub fn new(store: Arc<Store>, workers: usize) -> Jobs {
         Jobs {
             store,
-            workers,
+            workers: Arc::new(FairPool::new(workers)),
             table: Mutex::new(Table {
                 next: 1,
                 ..Table::default()
@@ -105,6 +108,20 @@ impl Jobs {
                 }
             }
         }
+        let limit = self.store.config().max_queued_diffs_per_user;
+        let queued = table
+            .jobs
+            .values()
+            .filter(|j| {
+                j.uid == caller && matches!(j.info.state, JobState::Queued | JobState::Running)
+            })
+            .count() as u64;
+        if queued >= limit {
+            return Err(StoreError::Quota(format!(
+                "uid {caller} already has {queued} diffs queued or running \
+                 (max_queued_diffs_per_user = {limit})"
+            )));
+        }
         let id = table.next;
         table.next += 1;
         let progress = Arc::new(DiffProgress::default());
@@ -133,9 +150,7 @@ impl Jobs {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let Ok(_permit) = jobs.workers.clone().acquire_owned().await else {
-                return;
-            };
+            let _permit = jobs.workers.acquire(caller).await;
             // Diff the sessions as they are now, not as they were when the
             // job was queued: a waiting baseline diff covers later launches.
             let (manifest_a, gen_a) = session_a.snapshot();
@@ -297,5 +312,133 @@ fn evict_old(table: &mut Table) {
         let Some(id) = oldest else { break };
         table.jobs.remove(&id);
         table.cache.retain(|_, v| *v != id);
+    }
+}
+
+/// A pool of `size` workers handed out in turn across uids: when one frees
+/// up, the next uid after the last one served that has a job waiting gets
+/// it, so a uid with 40 jobs queued takes every other turn at most.
+pub struct FairPool {
+    state: Mutex<FairState>,
+}
+
+struct FairState {
+    size: usize,
+    running: usize,
+    waiting: BTreeMap<u32, VecDeque<oneshot::Sender<()>>>,
+    last_served: u32,
+}
+
+/// A worker of the pool, handed on when dropped.
+pub struct FairPermit {
+    pool: Arc<FairPool>,
+}
+
+impl FairPool {
+    pub fn new(size: usize) -> FairPool {
+        FairPool {
+            state: Mutex::new(FairState {
+                size: size.max(1),
+                running: 0,
+                waiting: BTreeMap::new(),
+                last_served: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, FairState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits for `uid`'s turn at a worker.
+    pub async fn acquire(self: &Arc<Self>, uid: u32) -> FairPermit {
+        let turn = {
+            let mut state = self.lock();
+            if state.running < state.size && state.waiting.is_empty() {
+                state.running += 1;
+                state.last_served = uid;
+                None
+            } else {
+                let (tx, rx) = oneshot::channel();
+                state.waiting.entry(uid).or_default().push_back(tx);
+                Some(rx)
+            }
+        };
+        if let Some(rx) = turn {
+            // The sender is only dropped unsent with the pool itself.
+            let _ = rx.await;
+        }
+        FairPermit { pool: self.clone() }
+    }
+
+    /// Hands a freed worker to the next uid in turn, or lets it go idle.
+    fn release(&self) {
+        let mut state = self.lock();
+        loop {
+            let after = state.last_served;
+            let next = state
+                .waiting
+                .range(after.saturating_add(1)..)
+                .next()
+                .or_else(|| state.waiting.iter().next())
+                .map(|(&uid, _)| uid);
+            let Some(uid) = next else {
+                state.running -= 1;
+                return;
+            };
+            let queue = state.waiting.get_mut(&uid).expect("listed");
+            let waiter = queue.pop_front().expect("queues are never left empty");
+            if queue.is_empty() {
+                state.waiting.remove(&uid);
+            }
+            state.last_served = uid;
+            // A waiter that gave up (its task was dropped) passes its turn on.
+            if waiter.send(()).is_ok() {
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for FairPermit {
+    fn drop(&mut self) {
+        self.pool.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One worker; uid 1 queues five jobs, then uid 2 one: uid 2 runs
+    /// second, not sixth.
+    #[test]
+    fn workers_go_round_the_uids_in_turn() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let order = runtime.block_on(async {
+            let pool = Arc::new(FairPool::new(1));
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let first = pool.acquire(1).await;
+            let mut tasks = Vec::new();
+            for (n, uid) in [1, 1, 1, 1, 1, 2].into_iter().enumerate() {
+                let (pool, order) = (pool.clone(), order.clone());
+                tasks.push(tokio::spawn(async move {
+                    let _permit = pool.acquire(uid).await;
+                    order.lock().unwrap().push((uid, n));
+                    tokio::task::yield_now().await;
+                }));
+                tokio::task::yield_now().await;
+            }
+            drop(first);
+            for task in tasks {
+                task.await.unwrap();
+            }
+            order.lock().unwrap().clone()
+        });
+        let uids: Vec<u32> = order.iter().map(|&(uid, _)| uid).collect();
+        assert_eq!(uids, [2, 1, 1, 1, 1, 1], "{order:?}");
     }
 }

@@ -37,10 +37,13 @@ pub struct Daemon {
 impl Daemon {
     pub fn new(store: Store, socket: String) -> Arc<Daemon> {
         let worker_count = store.config().worker_count();
+        let diff_workers = store.config().diff_worker_count();
         let store = Arc::new(store);
+        // Ingest's own workers: diffs have theirs (`Jobs`), so a queue of
+        // diffs never holds an upload.
         let workers = Arc::new(Semaphore::new(worker_count));
         Arc::new(Daemon {
-            jobs: Arc::new(Jobs::new(store.clone(), workers.clone())),
+            jobs: Arc::new(Jobs::new(store.clone(), diff_workers)),
             store,
             workers,
             worker_count,
@@ -294,7 +297,14 @@ impl Daemon {
                     self.fetch_file(&mut conn, uid, &session, &file).await
                 }
                 other => {
-                    let response = self.respond(uid, other);
+                    // Answers touch the disk (sessions, manifests): never on
+                    // the runtime's threads.
+                    let daemon = self.clone();
+                    let response = tokio::task::spawn_blocking(move || daemon.respond(uid, other))
+                        .await
+                        .unwrap_or_else(|e| {
+                            Response::error(ErrorCode::Internal, format!("request failed: {e}"))
+                        });
                     conn.send(&response).await.is_ok()
                 }
             };
@@ -422,7 +432,19 @@ impl Daemon {
     ) -> bool {
         let size = upload.size();
         let total = upload.total();
-        let ticket = match self.store.begin_launch(uid, session, record, size) {
+        let store = self.store.clone();
+        let name = session.to_owned();
+        // Writes the launch's intent: off the runtime's threads.
+        let begun =
+            tokio::task::spawn_blocking(move || store.begin_launch(uid, &name, record, size))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(StoreError::Io {
+                        path: session.to_owned(),
+                        message: format!("storage worker failed: {e}"),
+                    })
+                });
+        let ticket = match begun {
             Ok(ticket) => ticket,
             Err(e) => {
                 // Refused: consume what the client is sending so the stream
@@ -447,11 +469,16 @@ impl Daemon {
             Receive::Complete(trace, sites) => (trace, sites),
             Receive::Refused(code, message) => {
                 tracing::warn!(uid, session, "launch payload refused: {message}");
-                self.store.abandon_launch(ticket, &message);
+                let store = self.store.clone();
+                let reason = message.clone();
+                let _ = tokio::task::spawn_blocking(move || store.abandon_launch(ticket, &reason))
+                    .await;
                 return conn.send(&Response::error(code, message)).await.is_ok();
             }
             Receive::Broken(got, e) => {
-                abandon(&self.store, ticket, got, total, &e);
+                let store = self.store.clone();
+                let reason = format!("the client stopped after {got} of {total} bytes: {e}");
+                let _ = tokio::task::spawn_blocking(move || abandon(&store, ticket, &reason)).await;
                 if !matches!(e, FrameError::Closed) {
                     let _ = conn
                         .send(&Response::error(ErrorCode::Protocol, e.to_string()))
@@ -594,10 +621,9 @@ async fn receive(conn: &mut Connection, upload: &Upload) -> Receive {
     }
 }
 
-fn abandon(store: &Store, ticket: LaunchTicket, got: u64, total: u64, e: &FrameError) {
-    let reason = format!("the client stopped after {got} of {total} bytes: {e}");
+fn abandon(store: &Store, ticket: LaunchTicket, reason: &str) {
     tracing::warn!(session = %ticket.session.name, seq = ticket.seq, "{reason}");
-    store.abandon_launch(ticket, &reason);
+    store.abandon_launch(ticket, reason);
 }
 
 /// A descriptor held in reserve: closed to make room to accept (and refuse)

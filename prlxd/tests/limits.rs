@@ -338,3 +338,80 @@ fn running_out_of_file_descriptors_refuses_clearly_and_recovers() {
     let lines = text.lines().filter(|l| l.contains("descriptor")).count();
     assert!((1..=2).contains(&lines), "{lines} log lines:\n{text}");
 }
+
+/// A trace big enough that diffing it takes a worker a while.
+fn heavy_trace(salt: u32) -> Vec<u8> {
+    let mut builder = prlx_trace::TraceBuilder::new("k", [16, 1, 1], [256, 1, 1])
+        .unwrap()
+        .events_per_warp(256);
+    for warp in 0..builder.num_warps() {
+        for i in 0..256u32 {
+            let event = prlx_trace::TraceEvent {
+                site_id: i % 13,
+                branch_dir: ((i ^ salt ^ warp as u32) & 1) as u8,
+                active_mask: u32::MAX,
+                value_a: i,
+                ..prlx_trace::TraceEvent::default()
+            };
+            builder.push_event(warp, event).unwrap();
+        }
+    }
+    builder.to_bytes()
+}
+
+/// Diffs and ingest are admitted separately: one user's 40 queued diffs do
+/// not hold another upload, and a 41st is refused.
+#[test]
+fn queued_diffs_do_not_delay_ingest() {
+    let daemon = Daemon::start("workers = 1\ndiff_workers = 1\nmax_queued_diffs_per_user = 40\n");
+    let mut client = daemon.client();
+    let a = create(&mut client, "a", None);
+    let b = create(&mut client, "b", None);
+    for i in 0..6 {
+        for (session, salt) in [(&a, 1), (&b, 2)] {
+            client
+                .put_launch(session, &record("k", i), &heavy_trace(salt), None)
+                .unwrap();
+        }
+    }
+    for max_edits in 1..=40 {
+        let options = prlx_proto::DiffOptions {
+            max_edits,
+            ..Default::default()
+        };
+        let diff = Request::Diff {
+            a: a.clone(),
+            b: b.clone(),
+            options,
+        };
+        assert!(matches!(
+            client.request(&diff).unwrap(),
+            Response::JobQueued { cached: false, .. }
+        ));
+    }
+    let diff = Request::Diff {
+        a: a.clone(),
+        b: b.clone(),
+        options: prlx_proto::DiffOptions {
+            max_edits: 41,
+            ..Default::default()
+        },
+    };
+    let err = client.request(&diff).unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::QuotaExceeded), "{err}");
+    assert!(
+        err.to_string().contains("max_queued_diffs_per_user = 40"),
+        "{err}"
+    );
+    // Another upload is stored while the diffs are still waiting.
+    let mut other = daemon.client();
+    let session = create(&mut other, "upload", None);
+    other
+        .put_launch(&session, &record("k", 0), &trace("k", 1), None)
+        .unwrap();
+    let info = status(&mut other);
+    assert!(
+        info.jobs_queued > 0,
+        "the upload waited for the diffs: {info:?}"
+    );
+}
