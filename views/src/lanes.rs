@@ -2,7 +2,7 @@
 //! branch in each run, and the compare operands each lane saw (snapshot
 //! ring), with the lanes that differ picked out.
 
-use prlx_differ::context::{SnapshotContext, format_operand, snapshot_context};
+use prlx_differ::context::{SnapshotContext, format_operand, snapshot_context_paired};
 use prlx_differ::report::DivergenceRecord;
 use prlx_trace::TraceFile;
 
@@ -60,10 +60,10 @@ impl LaneEvidence {
             }
         }
         let snapshot = traces.and_then(|(a, b)| {
-            snapshot_context(
+            snapshot_context_paired(
                 a,
                 b,
-                d.warp_idx,
+                (d.warp_idx, d.warp_idx_b),
                 d.site_id,
                 d.event_idx as usize,
                 d.event_idx_b as usize,

@@ -10,7 +10,8 @@
 //!   folded stacks behind its flame graph.
 //! - Shared pieces: [`source`] finds source files, [`stream`] aligns one
 //!   warp's two event streams for display, [`lanes`] lays out the 32 lanes'
-//!   masks and operands at a divergence.
+//!   masks and operands at a divergence, [`why`] adds the differ's likely
+//!   cause and the values recorded before it.
 
 pub mod lanes;
 pub mod model;
@@ -20,6 +21,7 @@ pub mod report;
 pub mod source;
 pub mod stream;
 pub mod tui;
+pub mod why;
 
 pub use model::{Comparison, Inputs, Launch, LoadError};
 pub use source::SourceFinder;

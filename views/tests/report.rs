@@ -95,6 +95,11 @@ fn the_page_is_self_contained_and_shows_line_heat_map_lanes_and_flame_graph() {
     assert!(
         page.contains("<td class=\"diff\">9</td>") && page.contains("<td class=\"diff\">27</td>")
     );
+    // The differ's likely cause, with its evidence, for the first divergence.
+    assert!(
+        page.contains("Likely cause: <b>data-dependent control flow</b>: the compare deciding the branch saw other operands"),
+        "{page}"
+    );
     // The flame graph, inline, with the CPU frames.
     assert!(page.contains("<svg version=\"1.1\""));
     assert!(page.contains("main (app.c:102)"));

@@ -129,6 +129,11 @@ fn opens_on_the_first_divergence_with_its_line_lanes_and_streams() {
     assert_eq!(lanes.chars().position(|c| c == '█'), Some(8), "{taken_b}");
     assert_eq!(lanes.chars().filter(|c| *c == '█').count(), 1, "{taken_b}");
     assert!(text.contains("operands (icmp sgt):"), "{text}");
+    // The differ's classifier: the compare saw other operands.
+    assert!(
+        text.contains("likely cause: data-dependent control flow"),
+        "{text}"
+    );
     assert!(
         s.line_with("lane  8").contains("A: 9 vs 20   B: 27 vs 20"),
         "{text}"

@@ -5,8 +5,11 @@ use super::{flame, heatmap};
 use crate::lanes::{LANES, LaneCells, LaneEvidence};
 use crate::model::{Comparison, Launch};
 use crate::source::SourceFinder;
+use crate::why::Why;
+use prlx_differ::classify::classify;
 use prlx_differ::report::DivergenceRecord;
 use prlx_session_diff::LaunchStatus;
+use prlx_trace::TraceFile;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -384,8 +387,10 @@ fn launch_section(
         page.push_str(&svg);
         page.push('\n');
     }
-    lanes_view(page, launch, options);
-    divergence_table(page, launch, options);
+    let traces = launch.open_traces().ok();
+    let traces = traces.as_ref().map(|(a, b)| (a, b));
+    lanes_view(page, launch, traces, options);
+    divergence_table(page, launch, traces, options);
     page.push_str("</section>\n");
 }
 
@@ -519,7 +524,10 @@ fn annotation(kinds: &BTreeMap<&'static str, usize>, warps: &BTreeSet<usize>) ->
     )
 }
 
-fn lanes_view(page: &mut String, launch: &Launch, options: &ReportOptions) {
+/// Both runs' traces of a launch, when they could be opened.
+type Traces<'t> = Option<(&'t TraceFile, &'t TraceFile)>;
+
+fn lanes_view(page: &mut String, launch: &Launch, traces: Traces, options: &ReportOptions) {
     let Some(report) = &launch.report else { return };
     // The first divergence of each of the top sites.
     let mut seen = BTreeSet::new();
@@ -532,10 +540,9 @@ fn lanes_view(page: &mut String, launch: &Launch, options: &ReportOptions) {
     if picks.is_empty() {
         return;
     }
-    let traces = launch.open_traces().ok();
-    page.push_str("<h3>Lanes: masks and operands</h3>\n");
+    page.push_str("<h3>Lanes, operands and likely cause</h3>\n");
     for d in picks {
-        let evidence = LaneEvidence::of(d, traces.as_ref().map(|(a, b)| (a, b)));
+        let evidence = LaneEvidence::of(d, traces);
         let _ = write!(
             page,
             "<p>{} at <code>{}</code>, warp {}, event {}",
@@ -551,6 +558,22 @@ fn lanes_view(page: &mut String, launch: &Launch, options: &ReportOptions) {
             let _ = write!(page, " (compare: <code>{p}</code>)");
         }
         page.push_str(".</p>\n");
+        if let Some((a, b)) = traces {
+            let why = Why::of(d, a, b);
+            let _ = writeln!(
+                page,
+                "<p class=\"why\">Likely cause: <b>{}</b>: {}</p>",
+                escape(why.cause.kind.name()),
+                escape(&why.cause.evidence)
+            );
+            if let Some(history) = why.history_line() {
+                let _ = writeln!(
+                    page,
+                    "<p>Values recorded before it (history, oldest first): <code>{}</code></p>",
+                    escape(&history)
+                );
+            }
+        }
         if evidence.rows.is_empty() {
             if let Some(note) = &evidence.note {
                 let _ = writeln!(page, "<p class=\"note\">{}</p>", escape(note));
@@ -597,12 +620,12 @@ fn lane_table(page: &mut String, evidence: &LaneEvidence) {
     page.push_str("</table>\n");
 }
 
-fn divergence_table(page: &mut String, launch: &Launch, options: &ReportOptions) {
+fn divergence_table(page: &mut String, launch: &Launch, traces: Traces, options: &ReportOptions) {
     let divergences = launch.divergences();
     if divergences.is_empty() {
         return;
     }
-    page.push_str("<h3>Divergences, program order</h3>\n<table><tr><th>kind</th><th>warp</th><th>block</th><th>event A / B</th><th>where</th><th>directions A / B</th><th>active A / B</th><th>taken A / B</th><th>events A / B</th></tr>\n");
+    page.push_str("<h3>Divergences, program order</h3>\n<table><tr><th>kind</th><th>warp</th><th>block</th><th>event A / B</th><th>where</th><th>directions A / B</th><th>active A / B</th><th>taken A / B</th><th>events A / B</th><th>likely cause</th></tr>\n");
     let hex = |m: Option<u32>| m.map_or_else(|| "–".to_owned(), |m| format!("{m:08x}"));
     let dir = |d: Option<u8>| match d {
         Some(0) => "not taken",
@@ -610,9 +633,17 @@ fn divergence_table(page: &mut String, launch: &Launch, options: &ReportOptions)
         None => "–",
     };
     for d in divergences.iter().take(options.max_listed) {
+        let cause = traces.map_or_else(String::new, |(a, b)| {
+            let c = classify(a, b, d);
+            format!(
+                "<span title=\"{}\">{}</span>",
+                escape(&c.evidence),
+                escape(c.kind.name())
+            )
+        });
         let _ = writeln!(
             page,
-            "<tr><td>{}</td><td>{}</td><td>{:?}.{}</td><td>{} / {}</td><td><code>{}</code></td><td>{} / {}</td><td class=\"mono\">{} / {}</td><td class=\"mono\">{} / {}</td><td>{} / {}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{:?}.{}</td><td>{} / {}</td><td><code>{}</code></td><td>{} / {}</td><td class=\"mono\">{} / {}</td><td class=\"mono\">{} / {}</td><td>{} / {}</td><td>{cause}</td></tr>",
             d.kind.name(),
             d.warp_idx,
             d.block,

@@ -4,6 +4,7 @@ use crate::lanes::LaneEvidence;
 use crate::model::{Comparison, Launch};
 use crate::source::SourceFinder;
 use crate::stream::{Row, Span, align_rows};
+use crate::why::Why;
 use prlx_differ::DivergenceKind;
 use prlx_differ::filter::{BlockSel, DivergenceFilter};
 use prlx_differ::report::DivergenceRecord;
@@ -416,8 +417,9 @@ impl App {
                 .filter(|x| x.warp_idx == d.warp_idx)
                 .map(Span::from)
                 .collect();
-            let len = |t: &TraceFile| t.warp(d.warp_idx).map_or(0, |w| w.events.len() as u32);
-            opened.rows = Some((d.warp_idx, align_rows(len(a), len(b), &spans)));
+            let len = |t: &TraceFile, w: usize| t.warp(w).map_or(0, |w| w.events.len() as u32);
+            let (len_a, len_b) = (len(a, d.warp_idx), len(b, d.warp_idx_b));
+            opened.rows = Some((d.warp_idx, align_rows(len_a, len_b, &spans)));
         }
     }
 
@@ -431,6 +433,14 @@ impl App {
             Some((w, rows)) if *w == d.warp_idx => Ok((rows, a, b)),
             _ => Err("events not aligned yet".into()),
         }
+    }
+
+    /// The likely cause and the values recorded before the selected
+    /// divergence, when its traces are open.
+    pub(crate) fn why(&self) -> Option<Why> {
+        let d = self.current()?;
+        let (a, b) = self.opened.as_ref()?.traces.as_ref().ok()?;
+        Some(Why::of(d, a, b))
     }
 
     /// Masks and operands at the selected divergence.

@@ -303,7 +303,7 @@ fn draw_events(frame: &mut Frame, area: Rect, app: &mut App) {
                 .take(inner_height as usize)
             {
                 let left = event_cell(launch, a, d.warp_idx, row.a);
-                let right = event_cell(launch, b, d.warp_idx, row.b);
+                let right = event_cell(launch, b, d.warp_idx_b, row.b);
                 let mid = match row.kind {
                     Some(k) if row.starts => format!(" {} ", &k.name()[..1]),
                     Some(_) => " | ".to_owned(),
@@ -437,15 +437,31 @@ fn draw_lanes(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let title = match evidence.differing {
-        0 => " Lanes ".to_owned(),
+        0 => " Lanes and cause ".to_owned(),
         _ => format!(" Lanes: {} differ ", evidence.differing_lanes()),
     };
-    let mut lines = vec![Line::styled(
+    let mut lines = Vec::new();
+    if let Some(why) = app.why() {
+        lines.push(Line::from(vec![
+            Span::styled("likely cause: ", Style::new().add_modifier(Modifier::BOLD)),
+            Span::styled(why.cause.kind.name(), DIVERGED),
+            Span::styled(format!(" ({})", why.cause.evidence), DIM),
+        ]));
+        if let Some(history) = why.history_line() {
+            lines.push(Line::raw(format!("recorded before: {history}")));
+        }
+    }
+    lines.push(Line::styled(
         format!("{:<9}0    5    10   15   20   25   30", "lane"),
         DIM,
-    )];
+    ));
     lines.extend(lane_lines(&evidence));
-    frame.render_widget(Paragraph::new(lines).block(pane(title, false)), area);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(pane(title, false)),
+        area,
+    );
 }
 
 fn lane_lines(evidence: &LaneEvidence) -> Vec<Line<'static>> {
