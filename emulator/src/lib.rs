@@ -19,8 +19,12 @@
 //!   integers and `f32`) are inlined whole-warp loops.
 //! - `memory`: device allocations and the generic-address windows.
 //! - `semantics`: pure scalar instruction semantics (rounding modes, `.ftz`,
-//!   half types, conversions, atomics' read-modify-write), used for the long
-//!   tail of instructions.
+//!   half types, FP8, conversions, atomics' read-modify-write), used for the
+//!   long tail of instructions.
+//! - `decode/{compare,convert,bitfield}.rs`: instruction families decoded
+//!   outside `decode_op` (`setp/set/selp/slct`, `cvt`, `bmsk/szext`); new
+//!   instructions go into such family modules and run through
+//!   `Op::Family`, not into the machine's `execute`.
 //! - `observer`: [`Observer`] sees every warp-instruction before it runs
 //!   (`--trace`/`--step`); without one the hook compiles away.
 //!
@@ -31,8 +35,16 @@
 //!   structured (convergent) code this reconverges where the hardware does,
 //!   so `activemask`, `vote`, `shfl`, `match` and `redux` see the lanes they
 //!   would on a GPU. Warp-level instructions combine the executing lanes
-//!   intersected with `membermask`; lanes of the mask that are elsewhere
-//!   (diverged) are not waited for.
+//!   intersected with `membermask`.
+//! - **Independent thread scheduling** (Volta and later): once a diverged
+//!   group of lanes has issued 4096 warp-instructions in a row (a lane
+//!   spinning on a lock another lane of its warp holds), it is set aside and
+//!   the warp's other lanes run, so every lane makes progress and the
+//!   per-thread `while (atomicCAS(&lock, 0, 1) != 0);` critical section
+//!   terminates. Warp-synchronous instructions (`*.sync`, `bar.warp.sync`)
+//!   then wait for the set-aside lanes of their member mask. Converged code
+//!   and ordinary divergence never reach the threshold and run exactly as
+//!   under the lowest-PC policy, at the same speed.
 //! - **Barriers**: `bar.sync`/`barrier.sync`/`bar.red` block the arriving
 //!   threads until the expected count arrives (the operand, or every
 //!   non-exited thread of the CTA); `bar.arrive` counts without blocking.
@@ -59,14 +71,32 @@
 //!   PTX ISA specifies (a Triton 3.x matmul runs unchanged); products are
 //!   accumulated in `k` order in `f32`, which may differ from the hardware in
 //!   the last bit. `cp.async` copies immediately.
-//! - **Watchdog**: [`Device::set_watchdog`] (or `PRLX_EMU_WATCHDOG=<n>`)
-//!   bounds the warp-instructions of a launch; a kernel that never ends then
-//!   fails with [`LaunchError::Timeout`] instead of hanging the host.
+//! - **Watchdogs**: a launch that stops making progress — a CTA executes
+//!   [`DEFAULT_STALL_WATCHDOG`] (2^27) warp-instructions in which no thread
+//!   writes global or shared memory (atomics count when they change it),
+//!   exits or passes a barrier — fails with [`LaunchError::Timeout`] naming
+//!   the kernel, the block, and every unfinished warp's lanes, PCs and PTX
+//!   lines; never a silent hang ([`Device::set_stall_watchdog`],
+//!   `PRLX_EMU_STALL_WATCHDOG=<n>|off`). Separately, [`Device::set_watchdog`]
+//!   (or `PRLX_EMU_WATCHDOG=<n>`) bounds all warp-instructions of a launch.
+//! - **Cooperative launches** ([`Device::launch_cooperative`]) of more than
+//!   one block are refused ([`LaunchError::Unsupported`]): blocks run one
+//!   after another, so a grid-wide barrier could never complete.
+//!
+//! PTX accepted beyond what clang and nvcc emit: registers declared without
+//! `%`, vector registers (`.reg .v4 .f32 v;`, `v.x`/`v.r`, whole in vector
+//! operands), `.reg` function parameters and return values with register
+//! or immediate call arguments, `WARP_SZ`, `.global`/`.const` variables
+//! inside functions, every `set/setp/selp/slct` form, `cvt` with FP8 pairs,
+//! TF32 and packed halves, `bmsk`, `szext`, all `prmt` modes, the carry
+//! chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`). Results narrower than
+//! their destination register are sign- or zero-extended into it.
 //!
 //! Not emulated (rejected at load): textures and surfaces, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
 //! clusters and distributed shared memory, `.address_size 32`, calls to
-//! external functions other than `vprintf`/`__assertfail`.
+//! external functions other than `vprintf`/`__assertfail`, stochastic
+//! rounding and FP4/FP6 conversions.
 //!
 //! # Determinism
 //!

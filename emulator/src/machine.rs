@@ -4,7 +4,9 @@
 //! Reconvergence policy: a warp always executes the lowest PC among its
 //! runnable (non-exited, non-blocked) threads; the threads at that PC form
 //! the active mask. While all runnable threads share one PC the warp is
-//! "converged" and per-thread PCs are not maintained.
+//! "converged" and per-thread PCs are not maintained. A diverged group that
+//! runs [`ITS_QUANTUM`] warp-instructions in a row yields to the warp's
+//! other groups (independent thread scheduling; see [`Warp::next_group`]).
 
 use crate::instr::*;
 use crate::memory::{self, FlatMemory, GlobalMemory, OutOfBounds, Window};
