@@ -282,7 +282,7 @@ fn diff_of_two_runs_names_the_line_the_kind_and_the_lanes() {
 
 /// `prlxctl report` of two real runs, opened in headless Chromium: the page
 /// renders with no console message and shows the diverging line of
-/// `kernels.cu`, highlighted.
+/// `kernels.cu`, highlighted, and the host line that launched the kernel.
 #[test]
 fn report_of_two_runs_renders_in_chromium_with_the_diverging_line() {
     let Some(fx) = fixture() else { return };
@@ -325,6 +325,8 @@ fn report_of_two_runs_renders_in_chromium_with_the_diverging_line() {
         "{hit} not in the page:\n{}",
         page.dom
     );
+    // The flame graph and the ranking name the host line that launched it.
+    assert!(page.dom.contains("e2e_app.c:"), "{}", page.dom);
 }
 
 #[test]

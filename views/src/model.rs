@@ -319,10 +319,14 @@ fn launch_record_of(trace: &Path) -> Option<(PathBuf, LaunchRecord)> {
     let dir = trace.parent()?;
     let name = trace.file_name()?.to_str()?;
     let manifest = Manifest::load(dir).ok()?;
-    let record = manifest
+    let mut record = manifest
         .launches
         .into_iter()
         .find(|l| l.file.as_deref() == Some(name))?;
+    let mut symbolizer = prlx_symbolize::Symbolizer::default();
+    for frame in &mut record.cpu_stack {
+        symbolizer.frame(frame);
+    }
     Some((dir.to_path_buf(), record))
 }
 
@@ -344,8 +348,11 @@ fn ranking_of_one(launch: &Launch) -> Vec<KernelSummary> {
 }
 
 fn load_sessions(a: &Path, b: &Path, options: &DiffOptions) -> Result<Comparison, LoadError> {
-    let manifest_a = Manifest::load(a)?;
+    let mut manifest_a = Manifest::load(a)?;
     let manifest_b = Manifest::load(b)?;
+    // The shim records stacks unsymbolised (module and file address); run
+    // A's are named here, outside the application.
+    prlx_symbolize::Symbolizer::default().manifest(&mut manifest_a);
     let progress = DiffProgress::default();
     let mut session =
         prlx_session_diff::diff_manifests(a, &manifest_a, b, &manifest_b, options, &progress);
