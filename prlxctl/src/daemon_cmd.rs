@@ -335,12 +335,7 @@ fn session_row(s: &SessionInfo, show_uid: bool) -> [String; 6] {
 
 fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
     let mut client = connect.client()?;
-    let Response::Session { info, mut manifest } = client.request(&Request::ShowSession {
-        session: session.into(),
-    })?
-    else {
-        bail!("prlxd answered show with something else");
-    };
+    let (info, mut manifest) = client.show_session(session)?;
     // The shim stores stacks as module + file address: name them here.
     prlx_symbolize::Symbolizer::default().manifest(&mut manifest);
     if connect.json {
@@ -476,9 +471,7 @@ fn diff(
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(bar);
-    let Response::DiffReport { json, text } = client.request(&Request::JobResult { job })? else {
-        bail!("prlxd answered job result with something else");
-    };
+    let (json, text) = client.job_result(job)?;
     if connect.json {
         println!("{json}");
     } else {
@@ -491,12 +484,7 @@ fn diff(
 
 fn export(connect: &Connect, session: &str, dir: &Path) -> anyhow::Result<u8> {
     let mut client = connect.client()?;
-    let Response::Session { manifest, .. } = client.request(&Request::ShowSession {
-        session: session.into(),
-    })?
-    else {
-        bail!("prlxd answered show with something else");
-    };
+    let (_, manifest) = client.show_session(session)?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut files: Vec<&str> = manifest
         .launches

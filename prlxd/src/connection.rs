@@ -220,8 +220,21 @@ impl Connection {
     }
 
     pub async fn send(&mut self, response: &Response) -> Result<(), FrameError> {
-        self.send_frame(FrameKind::Message, &response.to_payload())
-            .await?;
+        let mut payload = response.to_payload();
+        let max = prlx_proto::frame::MAX_FRAME_PAYLOAD as usize;
+        if payload.len() > max {
+            // Said, logged, and the connection kept: never a silent hang-up.
+            let message = format!(
+                "the reply is {} bytes, over the {max}-byte frame limit; a client that \
+                 pages (prlx-proto's \"{}\" feature: show_session_page, \
+                 job_result_stream) can fetch it",
+                payload.len(),
+                prlx_proto::FEATURE_PAGED
+            );
+            tracing::error!("cannot send a reply: {message}");
+            payload = Response::error(prlx_proto::ErrorCode::Internal, message).to_payload();
+        }
+        self.send_frame(FrameKind::Message, &payload).await?;
         self.writer.flush().await?;
         Ok(())
     }

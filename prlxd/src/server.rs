@@ -243,7 +243,10 @@ impl Daemon {
                             server: format!("prlxd {}", env!("CARGO_PKG_VERSION")),
                             version: prlx_proto::PROTOCOL_VERSION,
                             uid,
-                            features: vec![prlx_proto::FEATURE_MEMFD.to_owned()],
+                            features: vec![
+                                prlx_proto::FEATURE_MEMFD.to_owned(),
+                                prlx_proto::FEATURE_PAGED.to_owned(),
+                            ],
                         };
                         if conn.send(&hello).await.is_err() {
                             break;
@@ -296,6 +299,7 @@ impl Daemon {
                 Request::FetchFile { session, file } => {
                     self.fetch_file(&mut conn, uid, &session, &file).await
                 }
+                Request::JobResultStream { job } => self.stream_report(&mut conn, uid, job).await,
                 other => {
                     // Answers touch the disk (sessions, manifests): never on
                     // the runtime's threads.
@@ -390,7 +394,19 @@ impl Daemon {
             Request::Status => Ok(Response::Status {
                 info: self.status(uid),
             }),
-            Request::PutLaunch { .. } | Request::FetchFile { .. } => Ok(Response::error(
+            Request::ShowSessionPage { session, offset } => {
+                self.store.resolve(uid, &session).map(|s| {
+                    let (info, manifest, next) = s.page(offset, PAGE_BYTES);
+                    Response::SessionPage {
+                        info,
+                        manifest: Box::new(manifest),
+                        next,
+                    }
+                })
+            }
+            Request::PutLaunch { .. }
+            | Request::FetchFile { .. }
+            | Request::JobResultStream { .. } => Ok(Response::error(
                 ErrorCode::Internal,
                 "bulk request routed wrongly",
             )),
@@ -512,6 +528,28 @@ impl Daemon {
         conn.send(&response).await.is_ok()
     }
 
+    /// A finished report of any size: `ReportFollows`, then chunks.
+    async fn stream_report(self: &Arc<Self>, conn: &mut Connection, uid: u32, job: u64) -> bool {
+        let response = match self.jobs.result(uid, job) {
+            Ok((_, Some(result))) => {
+                let (json, text) = (&result.0, &result.1);
+                let follows = Response::ReportFollows {
+                    json_len: json.len() as u64,
+                    text_len: text.len() as u64,
+                };
+                return conn.send(&follows).await.is_ok()
+                    && conn.send_bulk(json.as_bytes()).await.is_ok()
+                    && conn.send_bulk(text.as_bytes()).await.is_ok();
+            }
+            Ok((info, None)) => Response::error(
+                ErrorCode::NotReady,
+                format!("job {job} is not done: {:?}", info.state),
+            ),
+            Err(e) => Response::error(e.code(), e.to_string()),
+        };
+        conn.send(&response).await.is_ok()
+    }
+
     async fn fetch_file(
         self: &Arc<Self>,
         conn: &mut Connection,
@@ -557,6 +595,10 @@ impl Daemon {
         }
     }
 }
+
+/// What one page of a session may take of a frame (the rest is headroom
+/// for the info and the JSON around it).
+const PAGE_BYTES: usize = prlx_proto::frame::MAX_FRAME_PAYLOAD as usize - (256 << 10);
 
 /// How a launch's bytes follow its `PutLaunch`.
 #[derive(Clone, Copy)]

@@ -121,6 +121,33 @@ impl Session {
         (state.manifest.clone(), state.manifest.launches.len() as u64)
     }
 
+    /// A page of the manifest for a reply of at most `budget` bytes: the
+    /// launches from `offset` that fit (at least one), and the offset of
+    /// the next page when launches remain.
+    pub fn page(&self, offset: u64, budget: usize) -> (SessionInfo, Manifest, Option<u64>) {
+        let state = self.lock();
+        let info = info_of(self, &state);
+        let all = &state.manifest.launches;
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(all.len());
+        let mut page = Manifest {
+            launches: Vec::new(),
+            ..state.manifest.clone()
+        };
+        let mut used = serde_json::to_vec(&page).map_or(0, |v| v.len()) + 1024;
+        let mut end = start;
+        for launch in &all[start..] {
+            let size = serde_json::to_vec(launch).map_or(0, |v| v.len()) + 1;
+            if end > start && used + size > budget {
+                break;
+            }
+            used += size;
+            end += 1;
+        }
+        page.launches = all[start..end].to_vec();
+        let next = (end < all.len()).then_some(end as u64);
+        (info, page, next)
+    }
+
     pub fn baseline(&self) -> Option<String> {
         self.lock().manifest.baseline.clone()
     }

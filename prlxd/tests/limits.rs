@@ -415,3 +415,79 @@ fn queued_diffs_do_not_delay_ingest() {
         "the upload waited for the diffs: {info:?}"
     );
 }
+
+/// Sessions whose manifest and diff report exceed one 4 MiB frame are
+/// served in pages and streams; a client that asks for one frame hears why
+/// it cannot have it and keeps its connection.
+#[test]
+fn sessions_past_one_frame_are_paged_and_reports_streamed() {
+    let mut daemon = Daemon::start("");
+    daemon.kill9();
+    let launches = 3000;
+    let kernel = |i: u32| format!("kernel_{}_{}", i % 7, "x".repeat(1500));
+    for name in ["big-a", "big-b"] {
+        let dir = daemon.session_dir(0, name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut manifest = prlx_session::Manifest::new(name);
+        // Recent, or retention removes it.
+        manifest.created_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        for i in 0..launches {
+            let mut launch = record(&kernel(i), i / 7);
+            launch.seq = u64::from(i);
+            manifest.launches.push(launch);
+        }
+        manifest.store(&dir).unwrap();
+    }
+    daemon.spawn();
+    let mut client = daemon.client();
+    let (info, manifest) = client.show_session("big-a").unwrap();
+    assert_eq!(info.launches, u64::from(launches));
+    assert_eq!(manifest.launches.len(), launches as usize);
+    assert!(
+        manifest
+            .launches
+            .iter()
+            .enumerate()
+            .all(|(i, l)| l.seq == i as u64 && l.kernel == kernel(i as u32))
+    );
+    let err = client
+        .request(&Request::ShowSession {
+            session: "big-a".into(),
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::Internal), "{err}");
+    assert!(err.to_string().contains("frame limit"), "{err}");
+    status(&mut client);
+
+    let Response::JobQueued { job, .. } = client
+        .request(&Request::Diff {
+            a: "big-a".into(),
+            b: "big-b".into(),
+            options: Default::default(),
+        })
+        .unwrap()
+    else {
+        panic!()
+    };
+    wait_for("the diff", Duration::from_secs(30), || {
+        matches!(
+            client.request(&Request::JobStatus { job }).unwrap(),
+            Response::Job { info } if matches!(info.state, prlx_proto::JobState::Done { .. })
+        )
+    });
+    let (json, text) = client.job_result(job).unwrap();
+    assert!(
+        json.len() + text.len() > 4 << 20,
+        "{} + {}",
+        json.len(),
+        text.len()
+    );
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["launches_compared"], launches);
+    let err = client.request(&Request::JobResult { job }).unwrap_err();
+    assert!(err.to_string().contains("frame limit"), "{err}");
+    status(&mut client);
+}

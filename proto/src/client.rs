@@ -4,7 +4,9 @@
 
 use crate::frame::{CHUNK_SIZE, FrameError, FrameKind, read_frame, write_frame};
 use crate::memfd;
-use crate::message::{ErrorCode, FEATURE_MEMFD, Request, Response, Transfer};
+use crate::message::{
+    ErrorCode, FEATURE_MEMFD, FEATURE_PAGED, Request, Response, SessionInfo, Transfer,
+};
 use prlx_session::LaunchRecord;
 use std::io::{BufWriter, Write};
 use std::os::fd::AsFd;
@@ -44,6 +46,8 @@ pub struct Client {
     pub server: String,
     /// The daemon offers [`FEATURE_MEMFD`] and the caller has not turned it off.
     memfd: bool,
+    /// The daemon offers [`FEATURE_PAGED`].
+    paged: bool,
 }
 
 /// How long [`Client::connect`] lets one read or write take: a daemon that
@@ -85,6 +89,7 @@ impl Client {
             uid: 0,
             server: String::new(),
             memfd: false,
+            paged: false,
         };
         match client.request(&Request::Hello {
             client: who.to_owned(),
@@ -99,6 +104,7 @@ impl Client {
                 client.uid = uid;
                 client.server = server;
                 client.memfd = features.iter().any(|f| f == FEATURE_MEMFD);
+                client.paged = features.iter().any(|f| f == FEATURE_PAGED);
                 Ok(client)
             }
             other => Err(unexpected(&other)),
@@ -197,6 +203,97 @@ impl Client {
         }
     }
 
+    /// A session's info and whole manifest: page by page from a daemon that
+    /// pages, else in one reply.
+    pub fn show_session(
+        &mut self,
+        session: &str,
+    ) -> Result<(SessionInfo, prlx_session::Manifest), ClientError> {
+        if !self.paged {
+            return match self.request(&Request::ShowSession {
+                session: session.to_owned(),
+            })? {
+                Response::Session { info, manifest } => Ok((info, *manifest)),
+                other => Err(unexpected(&other)),
+            };
+        }
+        let mut offset = 0;
+        let mut whole: Option<(SessionInfo, prlx_session::Manifest)> = None;
+        loop {
+            let (info, manifest, next) = match self.request(&Request::ShowSessionPage {
+                session: session.to_owned(),
+                offset,
+            })? {
+                Response::SessionPage {
+                    info,
+                    manifest,
+                    next,
+                } => (info, *manifest, next),
+                other => return Err(unexpected(&other)),
+            };
+            match &mut whole {
+                None => whole = Some((info, manifest)),
+                Some((_, kept)) => kept.launches.extend(manifest.launches),
+            }
+            match next {
+                Some(next) if next > offset => offset = next,
+                Some(_) => {
+                    return Err(ClientError::BadResponse(format!(
+                        "session {session}: a page at {offset} made no progress"
+                    )));
+                }
+                None => break,
+            }
+        }
+        let (info, manifest) = whole.expect("at least one page");
+        Ok((info, manifest))
+    }
+
+    /// A finished diff's report (JSON, text), streamed from a daemon that
+    /// pages, else in one reply.
+    pub fn job_result(&mut self, job: u64) -> Result<(String, String), ClientError> {
+        if !self.paged {
+            return match self.request(&Request::JobResult { job })? {
+                Response::DiffReport { json, text } => Ok((json, text)),
+                other => Err(unexpected(&other)),
+            };
+        }
+        let (json_len, text_len) = match self.request(&Request::JobResultStream { job })? {
+            Response::ReportFollows { json_len, text_len } => (json_len, text_len),
+            other => return Err(unexpected(&other)),
+        };
+        let mut text = |len: u64, what: &str| -> Result<String, ClientError> {
+            let mut bytes = Vec::new();
+            self.read_chunks(len, &mut bytes, what)?;
+            String::from_utf8(bytes)
+                .map_err(|e| ClientError::BadResponse(format!("job {job}: {what}: {e}")))
+        };
+        let json = text(json_len, "report JSON")?;
+        let rendered = text(text_len, "report text")?;
+        Ok((json, rendered))
+    }
+
+    /// Reads `len` bytes of chunks into `out`.
+    fn read_chunks(
+        &mut self,
+        len: u64,
+        out: &mut impl Write,
+        what: &str,
+    ) -> Result<(), ClientError> {
+        let mut got = 0u64;
+        while got < len {
+            let frame = read_frame(self.stream.get_mut())?;
+            if frame.kind != FrameKind::Chunk || got + frame.payload.len() as u64 > len {
+                return Err(ClientError::BadResponse(format!(
+                    "{what}: bad chunk after {got} of {len} bytes"
+                )));
+            }
+            out.write_all(&frame.payload).map_err(FrameError::Io)?;
+            got += frame.payload.len() as u64;
+        }
+        Ok(())
+    }
+
     /// Fetches one file of a session into `out`.
     pub fn fetch_file(
         &mut self,
@@ -211,17 +308,7 @@ impl Client {
             Response::File { len } => len,
             other => return Err(unexpected(&other)),
         };
-        let mut got = 0u64;
-        while got < len {
-            let frame = read_frame(self.stream.get_mut())?;
-            if frame.kind != FrameKind::Chunk || got + frame.payload.len() as u64 > len {
-                return Err(ClientError::BadResponse(format!(
-                    "file {file}: bad chunk after {got} of {len} bytes"
-                )));
-            }
-            out.write_all(&frame.payload).map_err(FrameError::Io)?;
-            got += frame.payload.len() as u64;
-        }
+        self.read_chunks(len, out, &format!("file {file}"))?;
         Ok(len)
     }
 }

@@ -20,8 +20,8 @@ pub mod socket;
 pub use client::{Client, ClientError};
 pub use frame::{Frame, FrameError, FrameHeader, FrameKind};
 pub use message::{
-    DiffOptions, ErrorCode, FEATURE_MEMFD, JobInfo, JobState, Request, Response, SessionInfo,
-    StatusInfo, Transfer,
+    DiffOptions, ErrorCode, FEATURE_MEMFD, FEATURE_PAGED, JobInfo, JobState, Request, Response,
+    SessionInfo, StatusInfo, Transfer,
 };
 pub use socket::discover_socket;
 

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 
 /// The daemon accepts bulk payloads as sealed memfds (`Transfer::Memfd`).
 pub const FEATURE_MEMFD: &str = "memfd";
+/// The daemon answers `ShowSessionPage` and `JobResultStream`: replies of
+/// any size, in pages or as chunks, where `ShowSession` and `JobResult`
+/// must fit one frame.
+pub const FEATURE_PAGED: &str = "paged";
 
 /// How a request's bulk payload follows it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +89,17 @@ pub enum Request {
         job: u64,
     },
     Status,
+    /// Part of a session's manifest: launches from index `offset`, as many
+    /// as fit one frame ([`FEATURE_PAGED`]). Answered by `SessionPage`.
+    ShowSessionPage {
+        session: String,
+        offset: u64,
+    },
+    /// A finished diff's report of any size ([`FEATURE_PAGED`]): answered
+    /// by `ReportFollows`, then the JSON and the text as chunks.
+    JobResultStream {
+        job: u64,
+    },
 }
 
 impl Request {
@@ -103,6 +118,8 @@ impl Request {
             Request::JobStatus { .. } => "job_status",
             Request::JobResult { .. } => "job_result",
             Request::Status => "status",
+            Request::ShowSessionPage { .. } => "show_session_page",
+            Request::JobResultStream { .. } => "job_result_stream",
         }
     }
 }
@@ -159,6 +176,19 @@ pub enum Response {
     Error {
         code: ErrorCode,
         message: String,
+    },
+    /// One page of a session: `manifest.launches` holds the launches from
+    /// the requested offset; `next` is the offset of the next page, if any.
+    SessionPage {
+        info: SessionInfo,
+        manifest: Box<Manifest>,
+        next: Option<u64>,
+    },
+    /// `json_len` bytes of the report's JSON then `text_len` of its text
+    /// follow as chunks.
+    ReportFollows {
+        json_len: u64,
+        text_len: u64,
     },
 }
 
