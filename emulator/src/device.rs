@@ -88,12 +88,12 @@ pub struct Device {
 }
 
 /// The default stall watchdog, in warp-instructions without progress
-/// (2^27, about 134 M): a hung kernel ends within seconds to a minute (a
+/// (2^26, about 67 M): a hung kernel ends within seconds to a minute (a
 /// spinning warp issues roughly 2–15 M warp-instructions per second here,
 /// atomics being the slowest; `examples/stall_watchdog.rs`,
 /// docs/emulator-benchmark.md), while a CTA that works does not go this
 /// long without writing memory, retiring a thread or passing a barrier.
-pub const DEFAULT_STALL_WATCHDOG: u64 = 1 << 27;
+pub const DEFAULT_STALL_WATCHDOG: u64 = 1 << 26;
 
 /// `PRLX_EMU_STALL_WATCHDOG`: a warp-instruction count, or `off`/`0`.
 fn stall_watchdog_from_env() -> Option<u64> {

@@ -72,7 +72,7 @@
 //!   accumulated in `k` order in `f32`, which may differ from the hardware in
 //!   the last bit. `cp.async` copies immediately.
 //! - **Watchdogs**: a launch that stops making progress — a CTA executes
-//!   [`DEFAULT_STALL_WATCHDOG`] (2^27) warp-instructions in which no thread
+//!   [`DEFAULT_STALL_WATCHDOG`] (2^26) warp-instructions in which no thread
 //!   writes global or shared memory (atomics count when they change it),
 //!   exits or passes a barrier — fails with [`LaunchError::Timeout`] naming
 //!   the kernel, the block, and every unfinished warp's lanes, PCs and PTX
