@@ -73,7 +73,30 @@ fn the_report_renders_offline_in_chromium_without_console_errors() {
     else {
         return;
     };
-    let page = chromium.load(&html);
+    // The page as written, plus a click on a flame graph frame after load:
+    // the zoom must work and log nothing.
+    let written = std::fs::read_to_string(&html).unwrap();
+    let click = r##"<script>setTimeout(function () {
+  var g = document.querySelectorAll("#frames > g")[2];
+  g.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  g.dispatchEvent(new MouseEvent("mouseover", {bubbles: true}));
+  document.body.setAttribute("data-details", document.getElementById("details").textContent);
+  document.body.setAttribute("data-unzoom", document.getElementById("unzoom").getAttribute("class"));
+}, 200);</script></body>"##;
+    let clicked = p.path("clicked.html");
+    std::fs::write(&clicked, written.replace("</body>", click)).unwrap();
+    let page = chromium.load(&clicked);
+    assert!(
+        page.dom
+            .contains(r#"data-details="Frame: bin_energies [launch 1] (6 divergences, 85.71%)""#),
+        "{}",
+        page.dom
+    );
+    assert!(
+        page.dom.contains(r#"data-unzoom="""#),
+        "not zoomed: {}",
+        page.dom
+    );
     assert!(
         page.console.is_empty(),
         "console messages: {:#?}\n{}",
@@ -93,7 +116,6 @@ fn the_report_renders_offline_in_chromium_without_console_errors() {
         let start = text.find("<svg version=\"1.1\"").expect("the flame graph");
         text[start..start + text[start..].find('>').unwrap()].to_owned()
     };
-    let written = std::fs::read_to_string(&html).unwrap();
     assert!(svg_tag(&written).contains(" width=\"1200\""));
     assert!(
         !svg_tag(&page.dom).contains(" width=\"1200\""),
