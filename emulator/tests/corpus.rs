@@ -47,6 +47,7 @@ corpus_tests! {
     clang_atomic_cas_max_f32 => cuda::atomic_cas_max_f32;
     clang_atomics_misc => cuda::atomics_misc;
     clang_atomic_tickets => cuda::atomic_tickets;
+    clang_spin_lock_sum => cuda::spin_lock_sum;
     clang_transpose_shared => cuda::transpose_shared;
     clang_matmul_tiled => cuda::matmul_tiled;
     clang_bitonic_sort => cuda::bitonic_sort;

@@ -397,6 +397,27 @@ pub fn atomic_tickets() -> Case {
         })
 }
 
+/// `while (atomicCAS(&lock, 0, 1) != 0);` contended inside each warp:
+/// terminates only with independent thread scheduling.
+pub fn spin_lock_sum() -> Case {
+    let n = 200usize;
+    let x = Rng::new(65).vec_u32(n);
+    let sum = x.iter().fold(0u32, |a, v| a.wrapping_add(*v));
+    Case::clang("atomics.cu", "spin_lock_sum")
+        .grid([blocks(n, 64), 1, 1])
+        .block([64, 1, 1])
+        .zeros::<u32>(1)
+        .buf(&x)
+        .zeros::<u32>(1)
+        .zeros::<u32>(1)
+        .scalar(n as i32)
+        .check(move |o| {
+            expect_eq("lock (released)", &o.get::<u32>(0), &[0])?;
+            expect_eq("total", &o.get::<u32>(2), &[sum])?;
+            expect_eq("threads counted", &o.get::<u32>(3), &[n as u32])
+        })
+}
+
 // ---- matrix.cu ----
 
 pub fn transpose_shared() -> Case {

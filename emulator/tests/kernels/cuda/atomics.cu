@@ -54,3 +54,19 @@ extern "C" __global__ void atomic_tickets(uint *counter, uint *slots, int n) {
   uint t = (uint)__nvvm_atom_add_gen_i((int *)counter, 1);
   __nvvm_atom_add_gen_i((int *)&slots[t], i + 1);
 }
+
+// The classic per-thread spin lock, contended by the lanes of one warp
+// (legal since Volta's independent thread scheduling): inside the critical
+// section each thread adds its value to a plain (non-atomic) total.
+extern "C" __global__ void spin_lock_sum(uint *lock, const uint *in, uint *total, uint *count, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  while (atomic_cas(lock, 0u, 1u) != 0u) {
+  }
+  volatile uint *t = total;
+  volatile uint *c = count;
+  *t = *t + in[i];
+  *c = *c + 1;
+  __nvvm_membar_gl();
+  atomic_cas(lock, 1u, 0u);
+}
