@@ -4,7 +4,15 @@
 //!
 //! ```text
 //! cargo bench -p prlx-differ --bench diff_vs_read
+//! cargo bench -p prlx-differ --bench diff_vs_read -- --compressed
 //! ```
+//!
+//! `--compressed` instead compares diffing `run_a` and `run_b_1pct` stored as
+//! whole-file `.prlx.zst` (zstd level 3) with `zstd -dc` of both files, for
+//! the reader's sequential decode (`TraceFile::open` twice) and for the
+//! differ's (`prlx_differ::diff_files`: both decode in parallel, a chunk at a
+//! time into reused buffers, and are compared as they arrive), measured
+//! alternately in one run.
 //!
 //! The traces are written once to `$PRLX_BENCH_DIR` (default: Cargo's
 //! target tmp dir, `target/tmp/prlx-bench`) and reused; delete them when done.
@@ -14,7 +22,9 @@
 //! of the warps taking a different path from event 100 on. The bench checks
 //! the differ finds exactly the planted divergences before it reports a time.
 
-use prlx_differ::{DiffOptions, DiffReport, diff_traces, render};
+use prlx_differ::{
+    DiffOptions, DiffReport, TraceView, WarpPairing, diff_files, diff_traces, render,
+};
 use prlx_trace::{EventType, TraceBuilder, TraceEvent, TraceFile, WarpBufferHeader};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -165,12 +175,26 @@ fn read_and_diff_times(a: &Path, b: &Path) -> (Duration, Duration) {
 
 /// Open, align, build the report and render it: what `prlxctl diff` does.
 fn full_diff(a: &Path, b: &Path) -> DiffReport {
-    let ta = TraceFile::open(a).expect("open A");
-    let tb = TraceFile::open(b).expect("open B");
-    let diff = diff_traces(&ta, &tb, &DiffOptions::default());
-    let report = DiffReport::build(&ta, &tb, &diff, None);
+    let pair = diff_files(a, b, &DiffOptions::default(), WarpPairing::BySlot).expect("open");
+    report(&pair.a, &pair.b, &pair.diff)
+}
+
+fn report(a: &dyn TraceView, b: &dyn TraceView, diff: &prlx_differ::TraceDiff) -> DiffReport {
+    let report = DiffReport::build(a, b, diff, None);
     std::hint::black_box(render::render_text(&report, 20));
     report
+}
+
+/// [`full_diff`] with the reader's own open, one trace after the other.
+fn full_diff_sequential(a: &Path, b: &Path) -> DiffReport {
+    let ta = TraceFile::open(a).expect("open A");
+    let tb = TraceFile::open(b).expect("open B");
+    diff_and_report(&ta, &tb)
+}
+
+fn diff_and_report(ta: &TraceFile, tb: &TraceFile) -> DiffReport {
+    let diff = diff_traces(ta, tb, &DiffOptions::default());
+    report(ta, tb, &diff)
 }
 
 /// Best-of-3 time of each phase of [`full_diff`], to see where time goes.
@@ -178,8 +202,10 @@ fn phases(a: &Path, b: &Path) -> [Duration; 3] {
     let mut best = [Duration::MAX; 3];
     for _ in 0..3 {
         let t = Instant::now();
-        let ta = TraceFile::open(a).expect("open A");
-        let tb = TraceFile::open(b).expect("open B");
+        let (ta, tb) = (
+            TraceFile::open(a).expect("open A"),
+            TraceFile::open(b).expect("open B"),
+        );
         let opened = t.elapsed();
         let diff = diff_traces(&ta, &tb, &DiffOptions::default());
         let aligned = t.elapsed();
@@ -194,11 +220,135 @@ fn phases(a: &Path, b: &Path) -> [Duration; 3] {
     best
 }
 
+/// `plain` as one whole-file zstd frame (level 3, size declared), like
+/// `zstd -3` would write it.
+fn ensure_zst(plain: &Path) -> PathBuf {
+    let path = plain.with_extension("prlx.zst");
+    let valid = TraceFile::open(&path).is_ok_and(|t| t.num_warps() == 16384);
+    if !valid {
+        eprintln!("compressing {} ...", path.display());
+        let write = || -> std::io::Result<()> {
+            let len = std::fs::metadata(plain)?.len();
+            let tmp = path.with_extension("partial");
+            let out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+            let mut encoder = zstd::stream::write::Encoder::new(out, 3)?;
+            encoder.set_pledged_src_size(Some(len))?;
+            encoder.include_contentsize(true)?;
+            std::io::copy(&mut std::fs::File::open(plain)?, &mut encoder)?;
+            encoder
+                .finish()?
+                .into_inner()
+                .map_err(|e| e.into_error())?
+                .sync_all()?;
+            std::fs::rename(tmp, &path)
+        };
+        write().unwrap_or_else(|e| panic!("{}: cannot write: {e}", path.display()));
+    }
+    path
+}
+
+fn zstd_dc_both(a: &Path, b: &Path) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("zstd -q -dc \"$1\" \"$2\" >/dev/null")
+        .arg("sh")
+        .arg(a)
+        .arg(b)
+        .status()
+        .expect("run zstd (apt install zstd)");
+    assert!(status.success(), "zstd -dc failed");
+}
+
+/// Compressed traces: `zstd -dc` of both against the two ways to open them.
+fn compressed(dir: &Path) {
+    let a = ensure_zst(&ensure(dir, "run_a", None));
+    let b = ensure_zst(&ensure(
+        dir,
+        "run_b_1pct",
+        Some((1, Planted::FourDivergences)),
+    ));
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len() as f64 / (1u64 << 20) as f64;
+    println!(
+        "compressed traces: {} ({:.0} MiB), {} ({:.0} MiB); threads: {}",
+        a.display(),
+        size(&a),
+        b.display(),
+        size(&b),
+        rayon::current_num_threads()
+    );
+    let expected = (0..16384).filter(|&w| diverges(w, 1)).count() * PLANTED_PER_WARP;
+    assert_eq!(full_diff(&a, &b).total_divergences, expected, "divergences");
+    assert_eq!(full_diff_sequential(&a, &b).total_divergences, expected);
+    zstd_dc_both(&a, &b);
+    full_diff(&a, &b);
+    // Best of 5, alternately: on a shared machine wall time swings by 2x
+    // from run to run, so CPU time (user + sys, of zstd as a child and of
+    // this process) is printed too.
+    let mut best = [(Duration::MAX, Duration::MAX); 3];
+    for _ in 0..5 {
+        let runs: [&dyn Fn(); 3] = [
+            &|| zstd_dc_both(&a, &b),
+            &|| {
+                full_diff_sequential(&a, &b);
+            },
+            &|| {
+                full_diff(&a, &b);
+            },
+        ];
+        for (slot, run) in best.iter_mut().zip(runs) {
+            let cpu = cpu_time();
+            let wall = time(run);
+            let cpu = cpu_time() - cpu;
+            *slot = (slot.0.min(wall), slot.1.min(cpu));
+        }
+    }
+    let [
+        (unzstd, unzstd_cpu),
+        (before, before_cpu),
+        (after, after_cpu),
+    ] = best;
+    let ratio = |d: Duration, base: Duration| d.as_secs_f64() / base.as_secs_f64();
+    println!(
+        "wall (best of 5): zstd -dc both {:.3} s; diff with the reader's sequential open {:.3} s ({:.2}x); diff while decoding (diff_files) {:.3} s ({:.2}x)",
+        unzstd.as_secs_f64(),
+        before.as_secs_f64(),
+        ratio(before, unzstd),
+        after.as_secs_f64(),
+        ratio(after, unzstd)
+    );
+    println!(
+        "cpu  (best of 5): zstd -dc both {:.3} s; diff with the reader's sequential open {:.3} s ({:.2}x); diff while decoding (diff_files) {:.3} s ({:.2}x)",
+        unzstd_cpu.as_secs_f64(),
+        before_cpu.as_secs_f64(),
+        ratio(before_cpu, unzstd_cpu),
+        after_cpu.as_secs_f64(),
+        ratio(after_cpu, unzstd_cpu)
+    );
+}
+
+/// User + system time of this process and its waited-for children, from
+/// /proc/self/stat (utime, stime, cutime, cstime; clock ticks of 10 ms).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // Fields after the parenthesised command name start at field 3.
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<u64> = after
+        .split(' ')
+        .skip(11)
+        .take(4)
+        .map(|f| f.parse().expect("a tick count"))
+        .collect();
+    Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
+
 fn main() {
     let dir = std::env::var_os("PRLX_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("prlx-bench"));
     std::fs::create_dir_all(&dir).expect("create the bench dir");
+    if std::env::args().any(|arg| arg == "--compressed") {
+        return compressed(&dir);
+    }
     let a = ensure(&dir, "run_a", None);
     let size = std::fs::metadata(&a).unwrap().len();
     println!(

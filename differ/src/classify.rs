@@ -38,7 +38,8 @@
 use crate::align::DivergenceKind;
 use crate::context::{SnapshotSide, format_operand, predicate_name, snapshot_at};
 use crate::report::DivergenceRecord;
-use prlx_trace::{EventType, TraceEvent, TraceFile};
+use crate::view::TraceView;
+use prlx_trace::{EventType, TraceEvent};
 use serde::Serialize;
 
 /// Events before a divergence the rules look at.
@@ -130,7 +131,7 @@ impl Scene<'_> {
     }
 }
 
-fn events(t: &TraceFile, w: usize) -> &[TraceEvent] {
+fn events(t: &dyn TraceView, w: usize) -> &[TraceEvent] {
     t.warp(w).map_or(&[][..], |w| w.events)
 }
 
@@ -148,7 +149,7 @@ fn type_name(e: &TraceEvent) -> &'static str {
 
 /// Classifies divergence `d` between warp `d.warp_idx` of A and
 /// `d.warp_idx_b` of B.
-pub fn classify(a: &TraceFile, b: &TraceFile, d: &DivergenceRecord) -> Cause {
+pub fn classify(a: &dyn TraceView, b: &dyn TraceView, d: &DivergenceRecord) -> Cause {
     let scene = Scene {
         d,
         a: events(a, d.warp_idx),

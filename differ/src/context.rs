@@ -7,7 +7,8 @@
 //! from the newest one (the ring keeps the last records); when that one was
 //! overwritten, the nearest surviving entry in seq order is used.
 
-use prlx_trace::{SnapshotEntry, TraceEvent, TraceFile};
+use crate::view::TraceView;
+use prlx_trace::{SnapshotEntry, TraceEvent};
 use serde::Serialize;
 
 /// Lane operands of one compare, as one run recorded them.
@@ -54,8 +55,8 @@ pub struct HistoryContext {
 const HISTORY_VALUES_SHOWN: usize = 16;
 
 pub fn snapshot_context(
-    a: &TraceFile,
-    b: &TraceFile,
+    a: &dyn TraceView,
+    b: &dyn TraceView,
     warp_idx: usize,
     site_id: u32,
     event_idx: usize,
@@ -67,8 +68,8 @@ pub fn snapshot_context(
 /// [`snapshot_context`] for warps paired across slots (`--remap`): A's warp
 /// `warps.0` against B's warp `warps.1`.
 pub fn snapshot_context_paired(
-    a: &TraceFile,
-    b: &TraceFile,
+    a: &dyn TraceView,
+    b: &dyn TraceView,
     (warp_idx, warp_idx_b): (usize, usize),
     site_id: u32,
     event_idx: usize,
@@ -88,7 +89,7 @@ pub fn snapshot_context_paired(
 }
 
 fn snapshot_side(
-    trace: &TraceFile,
+    trace: &dyn TraceView,
     warp_idx: usize,
     site_id: u32,
     event_idx: usize,
@@ -132,8 +133,8 @@ fn nearest_record(events: &[TraceEvent], site_id: u32, event_idx: usize, records
 }
 
 pub fn history_context(
-    a: &TraceFile,
-    b: &TraceFile,
+    a: &dyn TraceView,
+    b: &dyn TraceView,
     warp_idx: usize,
     site_id: u32,
 ) -> Option<HistoryContext> {
@@ -142,12 +143,12 @@ pub fn history_context(
 
 /// [`history_context`] for warps paired across slots.
 pub fn history_context_paired(
-    a: &TraceFile,
-    b: &TraceFile,
+    a: &dyn TraceView,
+    b: &dyn TraceView,
     (warp_idx, warp_idx_b): (usize, usize),
     site_id: u32,
 ) -> Option<HistoryContext> {
-    let values = |t: &TraceFile, warp_idx: usize| -> Vec<HistoryValue> {
+    let values = |t: &dyn TraceView, warp_idx: usize| -> Vec<HistoryValue> {
         let Some(ring) = t.history(warp_idx) else {
             return Vec::new();
         };
@@ -194,7 +195,7 @@ pub struct HistoryBefore {
 /// The last `n` history values of warp `warp_idx` recorded before event
 /// `event_idx` (those the ring still holds; it keeps the newest entries).
 pub fn history_before(
-    trace: &TraceFile,
+    trace: &dyn TraceView,
     warp_idx: usize,
     event_idx: u32,
     n: usize,
@@ -216,7 +217,7 @@ pub fn history_before(
 
 /// Snapshot of one run at the visit of `site_id` that is event `event_idx`.
 pub fn snapshot_at(
-    trace: &TraceFile,
+    trace: &dyn TraceView,
     warp_idx: usize,
     site_id: u32,
     event_idx: usize,

@@ -72,9 +72,9 @@ pub struct TraceDiff {
 }
 
 #[derive(Default)]
-struct Outcome {
-    diverged: Option<WarpDiff>,
-    overflowed: Option<OverflowedWarp>,
+pub(crate) struct Outcome {
+    pub(crate) diverged: Option<WarpDiff>,
+    pub(crate) overflowed: Option<OverflowedWarp>,
 }
 
 /// Warps per rayon task: large enough that scheduling is noise next to a
@@ -93,7 +93,11 @@ pub fn diff_traces_paired(
     opts: &DiffOptions,
     pairing: WarpPairing,
 ) -> TraceDiff {
-    let mut warnings = launch_mismatches(a, b, pairing);
+    let mut warnings = launch_mismatches(
+        (a.header(), a.num_warps()),
+        (b.header(), b.num_warps()),
+        pairing,
+    );
     let outcomes: Vec<Outcome>;
     let compared;
     match pairing {
@@ -149,7 +153,17 @@ fn diff_warp(
     masks: bool,
     opts: &DiffOptions,
 ) -> Option<Outcome> {
-    let (wa, wb) = (a.warp(w)?, b.warp(wb_idx)?);
+    diff_warp_pair(&a.warp(w)?, &b.warp(wb_idx)?, masks, opts)
+}
+
+/// One warp pair, wherever its events live.
+pub(crate) fn diff_warp_pair(
+    wa: &prlx_trace::Warp<'_>,
+    wb: &prlx_trace::Warp<'_>,
+    masks: bool,
+    opts: &DiffOptions,
+) -> Option<Outcome> {
+    let (w, wb_idx) = (wa.index, wb.index);
     let cut = Cut {
         a: wa.overflowed(),
         b: wb.overflowed(),
@@ -164,12 +178,12 @@ fn diff_warp(
     let overflowed = cut.any().then(|| OverflowedWarp {
         warp_idx: w,
         warp_idx_b: wb_idx,
-        dropped_a: dropped(&wa),
-        dropped_b: dropped(&wb),
+        dropped_a: dropped(wa),
+        dropped_b: dropped(wb),
         recorded_a: wa.events.len() as u32,
         recorded_b: wb.events.len() as u32,
-        needed_a: needed(&wa),
-        needed_b: needed(&wb),
+        needed_a: needed(wa),
+        needed_b: needed(wb),
         unknown,
     });
     let diverged = (!divergences.is_empty()).then_some(WarpDiff {
@@ -293,11 +307,15 @@ fn needed(warp: &prlx_trace::Warp<'_>) -> u32 {
         .max(recorded.saturating_add(warp.header.overflow_count))
 }
 
-/// Differences in how the two kernels were launched: reported, not fatal.
-fn launch_mismatches(a: &TraceFile, b: &TraceFile, pairing: WarpPairing) -> Vec<String> {
-    let (ha, hb) = (a.header(), b.header());
+/// Differences in how the two kernels were launched (headers and warp
+/// slot counts): reported, not fatal.
+pub(crate) fn launch_mismatches(
+    (ha, na): (&prlx_trace::TraceFileHeader, usize),
+    (hb, nb): (&prlx_trace::TraceFileHeader, usize),
+    pairing: WarpPairing,
+) -> Vec<String> {
     let mut warnings = Vec::new();
-    let (ka, kb) = (a.kernel_name(), b.kernel_name());
+    let (ka, kb) = (ha.kernel_name(), hb.kernel_name());
     if ka != kb {
         warnings.push(format!("kernel names differ: A ran `{ka}`, B ran `{kb}`"));
     } else if ha.kernel_name_hash != hb.kernel_name_hash {
@@ -324,7 +342,6 @@ fn launch_mismatches(a: &TraceFile, b: &TraceFile, pairing: WarpPairing) -> Vec<
             ha.grid_dim, ha.block_dim, hb.grid_dim, hb.block_dim
         ));
     }
-    let (na, nb) = (a.num_warps(), b.num_warps());
     if na != nb && pairing == WarpPairing::BySlot {
         warnings.push(format!(
             "warp counts differ: A has {na} warp slots, B has {nb}; only the first {} are compared",

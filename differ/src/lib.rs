@@ -27,6 +27,8 @@ pub mod myers;
 pub mod open;
 pub mod render;
 pub mod report;
+pub mod stream;
+pub mod view;
 
 pub use align::{
     AlignOptions, Cut, DivergenceKind, EventDivergence, UnknownTail, align_warp, align_warp_cut,
@@ -36,3 +38,5 @@ pub use diff::{DiffOptions, TraceDiff, WarpPairing, diff_traces, diff_traces_pai
 pub use filter::{BlockSel, DivergenceFilter};
 pub use open::open_pair;
 pub use report::{DiffReport, EVENTS_PER_WARP_SETTING, OverflowSummary, ReportOptions};
+pub use stream::{DiffedPair, OpenedTrace, StreamedTrace, diff_files};
+pub use view::TraceView;

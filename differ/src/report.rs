@@ -7,7 +7,8 @@ use crate::classify::{self, Cause};
 use crate::context::{self, HistoryBefore, HistoryContext, SnapshotContext};
 use crate::diff::{OverflowedWarp, TraceDiff, WarpDiff};
 use crate::filter::DivergenceFilter;
-use prlx_trace::{SiteMap, TraceEvent, TraceFile};
+use crate::view::TraceView;
+use prlx_trace::{SiteMap, TraceEvent};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -201,8 +202,8 @@ pub struct DiffReport {
 impl DiffReport {
     /// Builds the report; `map` resolves source locations.
     pub fn build(
-        a: &TraceFile,
-        b: &TraceFile,
+        a: &dyn TraceView,
+        b: &dyn TraceView,
         diff: &TraceDiff,
         map: Option<&SiteMap>,
     ) -> DiffReport {
@@ -211,8 +212,8 @@ impl DiffReport {
 
     /// [`DiffReport::build`] with a filter, history values and causes.
     pub fn build_with(
-        a: &TraceFile,
-        b: &TraceFile,
+        a: &dyn TraceView,
+        b: &dyn TraceView,
         diff: &TraceDiff,
         map: Option<&SiteMap>,
         options: &ReportOptions,
@@ -354,7 +355,7 @@ impl DiffReport {
     }
 }
 
-fn overflow_record(a: &TraceFile, o: &OverflowedWarp) -> OverflowRecord {
+fn overflow_record(a: &dyn TraceView, o: &OverflowedWarp) -> OverflowRecord {
     let loc = a.warp_location(o.warp_idx);
     OverflowRecord {
         warp_idx: o.warp_idx,
@@ -372,8 +373,8 @@ fn overflow_record(a: &TraceFile, o: &OverflowedWarp) -> OverflowRecord {
 }
 
 fn overflow_summary(
-    a: &TraceFile,
-    b: &TraceFile,
+    a: &dyn TraceView,
+    b: &dyn TraceView,
     warps: &[OverflowedWarp],
 ) -> Option<OverflowSummary> {
     if warps.is_empty() {
@@ -397,15 +398,15 @@ fn overflow_summary(
 }
 
 fn record(
-    a: &TraceFile,
-    b: &TraceFile,
+    a: &dyn TraceView,
+    b: &dyn TraceView,
     map: Option<&SiteMap>,
     warp: &WarpDiff,
     d: &EventDivergence,
 ) -> DivergenceRecord {
     let (warp_idx, warp_idx_b) = (warp.warp_idx, warp.warp_idx_b);
     let loc = a.warp_location(warp_idx);
-    let event = |t: &TraceFile, w: usize, i: u32| -> Option<TraceEvent> {
+    let event = |t: &dyn TraceView, w: usize, i: u32| -> Option<TraceEvent> {
         t.warp(w).and_then(|w| w.events.get(i as usize).copied())
     };
     // Region kinds describe a span, not one event pair: no per-event fields.

@@ -1,7 +1,7 @@
 //! Properties of the alignment: a stream against itself is empty, and any two
 //! streams diff without panicking into in-bounds, ordered divergences.
 
-use prlx_differ::{AlignOptions, DivergenceKind, align_warp};
+use prlx_differ::{AlignOptions, Cut, DivergenceKind, align_warp, align_warp_cut};
 use prlx_trace::TraceEvent;
 use proptest::prelude::*;
 
@@ -70,5 +70,38 @@ proptest! {
         let opts = AlignOptions { compare_values: true, ..AlignOptions::default() };
         align_warp(&a, &b, &opts, &mut out);
         prop_assert_eq!(out.is_empty(), a[i] == new);
+    }
+
+    /// A stream cut anywhere is never "diverged" from its own full run:
+    /// whatever the full run has past the cut is unknown, not extra.
+    #[test]
+    fn a_cut_prefix_of_the_same_run_has_no_divergence(a in stream(), at in any::<prop::sample::Index>()) {
+        let cut_at = at.index(a.len() + 1);
+        let mut out = Vec::new();
+        let unknown = align_warp_cut(&a[..cut_at], &a, Cut { a: true, b: false }, &AlignOptions::default(), &mut out);
+        prop_assert!(out.is_empty(), "{out:?}");
+        let unknown_b = unknown.map_or(0, |u| u.events_b as usize);
+        prop_assert_eq!(unknown_b, a.len() - cut_at);
+    }
+
+    /// Cut streams diff in bounds, and the unknown tail ends both streams.
+    #[test]
+    fn cut_diffs_stay_in_bounds(a in stream(), b in stream(), cut_a in any::<bool>(), cut_b in any::<bool>()) {
+        let mut out = Vec::new();
+        let unknown = align_warp_cut(&a, &b, Cut { a: cut_a, b: cut_b }, &AlignOptions::default(), &mut out);
+        for d in &out {
+            prop_assert!((d.event_idx + d.events_a) as usize <= a.len().max(d.event_idx as usize + 1));
+            prop_assert!((d.event_idx_b + d.events_b) as usize <= b.len().max(d.event_idx_b as usize + 1));
+        }
+        if let Some(u) = unknown {
+            prop_assert!(cut_a || cut_b);
+            prop_assert_eq!((u.event_idx + u.events_a) as usize, a.len());
+            prop_assert_eq!((u.event_idx_b + u.events_b) as usize, b.len());
+        }
+        if !cut_a && !cut_b {
+            let mut plain = Vec::new();
+            align_warp(&a, &b, &AlignOptions::default(), &mut plain);
+            prop_assert_eq!(plain, out);
+        }
     }
 }

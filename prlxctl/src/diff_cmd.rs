@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use prlx_differ::{
     AlignOptions, BlockSel, DiffOptions, DiffReport, DivergenceFilter, DivergenceKind,
-    ReportOptions, WarpPairing, chrome, diff_traces_paired, render,
+    ReportOptions, WarpPairing, chrome, render,
 };
 use prlx_trace::{SiteMap, TraceFile};
 use std::path::{Path, PathBuf};
@@ -283,15 +283,16 @@ fn compare(
         report.filter.functions.is_empty() || map.is_some(),
         "--function needs --map: function names come from the site map"
     );
-    let (a, b) = open_pair(a, b)?;
-    let diff = diff_traces_paired(&a, &b, &diff_options(args), pairing(args));
-    Ok(DiffReport::build_with(&a, &b, &diff, map.as_ref(), report))
-}
-
-/// Opens both traces at once: compressed traces decode in parallel.
-fn open_pair(a: &Path, b: &Path) -> anyhow::Result<(TraceFile, TraceFile)> {
-    let (ta, tb) = prlx_differ::open_pair(a, b);
-    Ok((ta.map_err(one_line)?, tb.map_err(one_line)?))
+    // Both open at once; two compressed traces are diffed as they decode.
+    let pair =
+        prlx_differ::diff_files(a, b, &diff_options(args), pairing(args)).map_err(one_line)?;
+    Ok(DiffReport::build_with(
+        &pair.a,
+        &pair.b,
+        &pair.diff,
+        map.as_ref(),
+        report,
+    ))
 }
 
 /// Runs a session diff, with a bar on a terminal.

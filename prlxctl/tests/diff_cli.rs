@@ -29,6 +29,15 @@ fn demo(name: &str) -> String {
 
 /// 2 blocks x 64 threads; warp 1 of B gets `mask_changes` changed masks.
 fn write_pair(dir: &Path, mask_changes: usize) -> (String, String) {
+    write_pair_as(dir, mask_changes, Compression::None, "")
+}
+
+fn write_pair_as(
+    dir: &Path,
+    mask_changes: usize,
+    compression: Compression,
+    suffix: &str,
+) -> (String, String) {
     let write = |name: &str, changes: usize| {
         let mut b = TraceBuilder::new("kern", [2, 1, 1], [64, 1, 1])
             .unwrap()
@@ -51,8 +60,8 @@ fn write_pair(dir: &Path, mask_changes: usize) -> (String, String) {
                 b.push_event(w, e).unwrap();
             }
         }
-        let path = dir.join(name);
-        b.write_file(&path, Compression::None).unwrap();
+        let path = dir.join(format!("{name}{suffix}"));
+        b.write_file(&path, compression).unwrap();
         path.to_str().unwrap().to_owned()
     };
     (write("a.prlx", 0), write("b.prlx", mask_changes))
@@ -527,4 +536,25 @@ fn assert_session_and_golden() {
         code(&["assert", "--session", &over_a, &over_b, "--allow-overflow"]),
         Some(0)
     );
+}
+
+#[test]
+fn compressed_traces_diff_like_plain_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = write_pair(tmp.path(), 3);
+    let (za, zb) = write_pair_as(tmp.path(), 3, Compression::WholeFile { level: 3 }, ".zst");
+    let (fa, fb) = write_pair_as(tmp.path(), 3, Compression::FlagCompress { level: 3 }, ".z");
+    let json = |x: &str, y: &str| {
+        let out = prlxctl(&["diff", x, y, "--json", "--classify"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["trace_a"] = serde_json::Value::Null;
+        v["trace_b"] = serde_json::Value::Null;
+        v
+    };
+    let plain = json(&a, &b);
+    assert_eq!(plain["total_divergences"], 3);
+    assert_eq!(json(&za, &zb), plain);
+    assert_eq!(json(&fa, &fb), plain);
+    assert_eq!(json(&za, &b), plain);
 }
