@@ -50,6 +50,12 @@ pub struct Config {
     pub diff_workers: usize,
     /// Diff jobs one uid may have waiting; diffs run in turn across uids.
     pub max_queued_diffs_per_user: u64,
+    /// The largest launch record (its JSON: kernel name, call stack…) or
+    /// session command line one request may carry.
+    pub max_record_bytes: u64,
+    /// Metadata one uid may hold — launch records, commands, manifests,
+    /// site tables — within `quota_bytes_per_user`, which counts it too.
+    pub metadata_quota_bytes_per_user: u64,
 }
 
 impl Default for Config {
@@ -74,6 +80,8 @@ impl Default for Config {
             max_connections: 0,
             diff_workers: 0,
             max_queued_diffs_per_user: 32,
+            max_record_bytes: 64 << 10,
+            metadata_quota_bytes_per_user: 1 << 30,
         }
     }
 }

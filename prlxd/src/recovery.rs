@@ -13,7 +13,10 @@ use std::path::Path;
 
 pub struct Recovered {
     pub manifest: Manifest,
+    /// Every file of the session, the manifest included.
     pub stored_bytes: u64,
+    /// The manifest and the site tables.
+    pub metadata_bytes: u64,
     /// Launches added or marked incomplete.
     pub repaired: usize,
 }
@@ -99,28 +102,42 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
         manifest.launches.insert(at, record);
         repaired += 1;
     }
-    if repaired > 0 {
-        manifest.store(dir).map_err(|e| StoreError::Io {
-            path: dir.display().to_string(),
-            message: e.to_string(),
-        })?;
-    }
-    for path in &intents {
-        let _ = std::fs::remove_file(path);
+    // Served from memory even when the repaired manifest cannot be stored
+    // (a full disk): its owner can still read or delete it. The intents
+    // stay until it is, so the next start repairs it again.
+    let stored = repaired == 0
+        || manifest
+            .store(dir)
+            .inspect_err(|e| {
+                tracing::warn!(
+                    session = %dir.display(),
+                    "serving a repaired session whose manifest cannot be stored yet: {e}"
+                )
+            })
+            .is_ok();
+    if stored {
+        for path in &intents {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
-    let mut stored_bytes = 0;
+    let (mut stored_bytes, mut metadata_bytes) = (0, 0);
     for entry in std::fs::read_dir(dir)
         .map_err(|e| io_error(dir, "cannot list", e))?
         .flatten()
     {
-        if entry.file_name() != prlx_session::MANIFEST_NAME {
-            stored_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        stored_bytes += len;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.ends_with(".prlx") {
+            metadata_bytes += len;
         }
     }
     Ok(Recovered {
         manifest,
         stored_bytes,
+        metadata_bytes,
         repaired,
     })
 }

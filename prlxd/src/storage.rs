@@ -87,7 +87,12 @@ struct SessionState {
     next_seq: u64,
     /// Launches announced but not yet in the manifest.
     pending: usize,
+    /// Every byte the session holds on disk: traces, site tables, records,
+    /// the manifest.
     stored_bytes: u64,
+    /// The part of `stored_bytes` that is metadata (records, the manifest,
+    /// site tables).
+    metadata_bytes: u64,
     /// Intents whose launches are in memory but not yet in the stored manifest.
     unflushed_intents: Vec<PathBuf>,
     /// The manifest changed in memory (dropped launches counted) since it
@@ -207,6 +212,12 @@ pub struct LaunchTicket {
     record: LaunchRecord,
     trace_file: Option<String>,
     reserved: u64,
+    /// The record and site table's part of `reserved`.
+    reserved_metadata: u64,
+    /// The launch record's bytes, stored in the manifest whatever happens.
+    record_bytes: u64,
+    /// Site table bytes written for this launch.
+    sites_stored: u64,
     intent: PathBuf,
     /// The upload's bytes in flight, released when the ticket is done.
     _inflight: InFlightGuard,
@@ -219,6 +230,8 @@ pub struct LaunchTicket {
 pub struct LaunchSize {
     pub trace_bytes: u64,
     pub site_table_bytes: u64,
+    /// The launch record's JSON (set by [`Store::begin_launch`]).
+    pub record_bytes: u64,
 }
 
 impl LaunchSize {
@@ -227,14 +240,28 @@ impl LaunchSize {
         self.trace_bytes.checked_add(self.site_table_bytes)
     }
 
-    /// The payload size, once each part is within its limit.
+    /// Metadata: the record and the site table.
+    fn metadata(&self) -> u64 {
+        self.record_bytes.saturating_add(self.site_table_bytes)
+    }
+
+    /// Every byte the launch may cost, once each part is within its limit.
     fn check(&self, config: &Config) -> Result<u64, StoreError> {
-        let total = self.payload().ok_or_else(|| {
-            StoreError::Quota(format!(
-                "trace_bytes {} + site_table_bytes {} overflows",
-                self.trace_bytes, self.site_table_bytes
-            ))
-        })?;
+        let total = self
+            .payload()
+            .and_then(|n| n.checked_add(self.record_bytes))
+            .ok_or_else(|| {
+                StoreError::Quota(format!(
+                    "trace_bytes {} + site_table_bytes {} overflows",
+                    self.trace_bytes, self.site_table_bytes
+                ))
+            })?;
+        if self.record_bytes > config.max_record_bytes {
+            return Err(StoreError::Quota(format!(
+                "a launch record of {} bytes exceeds max_record_bytes = {}",
+                self.record_bytes, config.max_record_bytes
+            )));
+        }
         if self.trace_bytes > config.max_trace_bytes {
             return Err(StoreError::Quota(format!(
                 "a trace of {} bytes exceeds max_trace_bytes = {}",
@@ -251,12 +278,18 @@ impl LaunchSize {
     }
 }
 
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    bytes: u64,
+    metadata: u64,
+}
+
 pub struct Store {
     root: PathBuf,
     config: RwLock<Config>,
     sessions: Mutex<HashMap<(u32, String), Arc<Session>>>,
-    /// Stored plus reserved bytes per uid.
-    user_bytes: Mutex<HashMap<u32, u64>>,
+    /// Stored plus reserved bytes per uid, and of those, metadata.
+    user_bytes: Mutex<HashMap<u32, Usage>>,
     codecs: CodecPool,
     /// Upload bytes announced and not yet stored.
     pub inflight: Arc<InFlight>,
@@ -307,7 +340,10 @@ impl Store {
                             name,
                             session.path(),
                             recovered.manifest,
-                            recovered.stored_bytes,
+                            Usage {
+                                bytes: recovered.stored_bytes,
+                                metadata: recovered.metadata_bytes,
+                            },
                         );
                     }
                     Err(e) => tracing::error!(uid, session = %name, "not served: {e}"),
@@ -317,14 +353,19 @@ impl Store {
         Ok(store)
     }
 
-    fn insert(&self, uid: u32, name: String, dir: PathBuf, manifest: Manifest, stored_bytes: u64) {
+    fn insert(&self, uid: u32, name: String, dir: PathBuf, manifest: Manifest, usage: Usage) {
         let next_seq = manifest
             .launches
             .iter()
             .map(|l| l.seq + 1)
             .max()
             .unwrap_or(0);
-        *self.user_bytes_lock().entry(uid).or_default() += stored_bytes;
+        {
+            let mut users = self.user_bytes_lock();
+            let held = users.entry(uid).or_default();
+            held.bytes += usage.bytes;
+            held.metadata += usage.metadata;
+        }
         let session = Arc::new(Session {
             uid,
             name: name.clone(),
@@ -333,7 +374,8 @@ impl Store {
                 manifest,
                 next_seq,
                 pending: 0,
-                stored_bytes,
+                stored_bytes: usage.bytes,
+                metadata_bytes: usage.metadata,
                 unflushed_intents: Vec::new(),
                 dirty: false,
                 last_store: Instant::now(),
@@ -347,7 +389,7 @@ impl Store {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn user_bytes_lock(&self) -> MutexGuard<'_, HashMap<u32, u64>> {
+    fn user_bytes_lock(&self) -> MutexGuard<'_, HashMap<u32, Usage>> {
         self.user_bytes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -392,6 +434,13 @@ impl Store {
                 config.max_sessions_per_user
             )));
         }
+        let command_bytes = serde_json::to_vec(&command).map_or(u64::MAX, |j| j.len() as u64);
+        if command_bytes > config.max_record_bytes {
+            return Err(StoreError::Quota(format!(
+                "a session command line of {command_bytes} bytes exceeds max_record_bytes = {}",
+                config.max_record_bytes
+            )));
+        }
         let user_dir = self.root.join(uid.to_string());
         create_private_dir(&user_dir)?;
         let mut sessions = self.sessions_lock();
@@ -415,9 +464,18 @@ impl Store {
             manifest.pid = pid;
             manifest.baseline = baseline;
             manifest.created_ns = now_ns();
-            manifest
-                .store(&dir)
-                .map_err(|e| io_error(&dir, "cannot write", e))?;
+            let json = manifest
+                .to_json()
+                .map_err(|e| io_error(&dir, "cannot encode", e))?;
+            let bytes = json.len() as u64;
+            let stored = self.charge(uid, bytes, bytes, &config).and_then(|()| {
+                write_atomically(&dir.join(prlx_session::MANIFEST_NAME), &json)
+                    .inspect_err(|_| self.uncharge(uid, bytes, bytes))
+            });
+            if let Err(e) = stored {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
             let session = Arc::new(Session {
                 uid,
                 name: candidate.clone(),
@@ -426,7 +484,8 @@ impl Store {
                     manifest,
                     next_seq: 0,
                     pending: 0,
-                    stored_bytes: 0,
+                    stored_bytes: bytes,
+                    metadata_bytes: bytes,
                     unflushed_intents: Vec::new(),
                     dirty: false,
                     last_store: Instant::now(),
@@ -492,7 +551,7 @@ impl Store {
     }
 
     pub fn user_bytes(&self, uid: u32) -> u64 {
-        self.user_bytes_lock().get(&uid).copied().unwrap_or(0)
+        self.user_bytes_lock().get(&uid).map_or(0, |u| u.bytes)
     }
 
     pub fn delete(&self, caller: u32, name: &str) -> Result<(String, u64), StoreError> {
@@ -502,15 +561,16 @@ impl Store {
 
     /// Removes a session from the index and the disk.
     pub fn remove(&self, session: &Arc<Session>) -> Result<(String, u64), StoreError> {
-        let freed = {
+        let (freed, metadata) = {
             let mut state = session.lock();
             state.deleted = true;
-            state.stored_bytes
+            (state.stored_bytes, state.metadata_bytes)
         };
         self.sessions_lock()
             .remove(&(session.uid, session.name.clone()));
-        if let Some(bytes) = self.user_bytes_lock().get_mut(&session.uid) {
-            *bytes = bytes.saturating_sub(freed);
+        if let Some(held) = self.user_bytes_lock().get_mut(&session.uid) {
+            held.bytes = held.bytes.saturating_sub(freed);
+            held.metadata = held.metadata.saturating_sub(metadata);
         }
         std::fs::remove_dir_all(&session.dir)
             .map_err(|e| io_error(&session.dir, "cannot remove", e))?;
@@ -539,9 +599,10 @@ impl Store {
         caller: u32,
         name: &str,
         record: LaunchRecord,
-        size: LaunchSize,
+        mut size: LaunchSize,
     ) -> Result<LaunchTicket, StoreError> {
         let session = self.resolve(caller, name)?;
+        size.record_bytes = serde_json::to_vec(&record).map_or(u64::MAX, |j| j.len() as u64);
         if session.uid != caller {
             return Err(StoreError::PermissionDenied(name.to_owned()));
         }
@@ -579,26 +640,16 @@ impl Store {
                 config.max_launches_per_session
             )));
         }
+        // In flight: the bytes that follow the request (the record has
+        // already arrived).
         let inflight = self.inflight.reserve(
             caller,
-            reserved,
+            size.payload().unwrap_or(u64::MAX),
             config.max_inflight_bytes_per_user,
             config.inflight_budget(),
         )?;
-        {
-            let mut users = self.user_bytes_lock();
-            let held = users.entry(caller).or_default();
-            if held
-                .checked_add(reserved)
-                .is_none_or(|n| n > config.quota_bytes_per_user)
-            {
-                return Err(StoreError::Quota(format!(
-                    "uid {caller} holds {held} bytes; {reserved} more would exceed quota_bytes_per_user = {}",
-                    config.quota_bytes_per_user
-                )));
-            }
-            *held += reserved;
-        }
+        let reserved_metadata = size.metadata();
+        self.charge(caller, reserved, reserved_metadata, &config)?;
         let seq = state.next_seq;
         state.next_seq += 1;
         state.pending += 1;
@@ -621,6 +672,9 @@ impl Store {
             record,
             trace_file,
             reserved,
+            reserved_metadata,
+            record_bytes: size.record_bytes,
+            sites_stored: 0,
             intent,
             _inflight: inflight,
         };
@@ -637,11 +691,55 @@ impl Store {
         Ok(ticket)
     }
 
+    /// Charges `bytes` (of which `metadata`) to `uid`, or says which quota
+    /// they would pass.
+    fn charge(
+        &self,
+        uid: u32,
+        bytes: u64,
+        metadata: u64,
+        config: &Config,
+    ) -> Result<(), StoreError> {
+        let mut users = self.user_bytes_lock();
+        let held = users.entry(uid).or_default();
+        if held
+            .bytes
+            .checked_add(bytes)
+            .is_none_or(|n| n > config.quota_bytes_per_user)
+        {
+            return Err(StoreError::Quota(format!(
+                "uid {uid} holds {} bytes; {bytes} more would exceed quota_bytes_per_user = {}",
+                held.bytes, config.quota_bytes_per_user
+            )));
+        }
+        if held
+            .metadata
+            .checked_add(metadata)
+            .is_none_or(|n| n > config.metadata_quota_bytes_per_user)
+        {
+            return Err(StoreError::Quota(format!(
+                "uid {uid} holds {} bytes of metadata; {metadata} more would exceed \
+                 metadata_quota_bytes_per_user = {}",
+                held.metadata, config.metadata_quota_bytes_per_user
+            )));
+        }
+        held.bytes += bytes;
+        held.metadata += metadata;
+        Ok(())
+    }
+
+    fn uncharge(&self, uid: u32, bytes: u64, metadata: u64) {
+        if let Some(held) = self.user_bytes_lock().get_mut(&uid) {
+            held.bytes = held.bytes.saturating_sub(bytes);
+            held.metadata = held.metadata.saturating_sub(metadata);
+        }
+    }
+
     /// Validates and stores a launch's trace and site table, then records the
     /// launch. Blocking: run it on a worker thread.
     pub fn finish_launch(
         &self,
-        ticket: LaunchTicket,
+        mut ticket: LaunchTicket,
         trace: Received,
         site_table: Option<(u64, Vec<u8>)>,
     ) -> Result<(u64, u64), StoreError> {
@@ -670,6 +768,7 @@ impl Store {
                     return Err(e);
                 }
                 stored += json.len() as u64;
+                ticket.sites_stored = json.len() as u64;
             }
             site_map = Some(name);
         }
@@ -710,7 +809,6 @@ impl Store {
                 }
             }
         }
-        let mut ticket = ticket;
         ticket.record.file = file;
         // The trace file's own size: recovery compares it with the file. (The
         // site table stored with the module's first launch counts toward
@@ -738,14 +836,19 @@ impl Store {
             ticket.record.capture_error = error;
         }
         ticket.record.incomplete = incomplete;
+        // The record is stored (in the manifest) whatever became of its trace.
+        let stored = stored + ticket.record_bytes;
+        let metadata = ticket.sites_stored + ticket.record_bytes;
         {
             let mut users = self.user_bytes_lock();
             let held = users.entry(ticket.session.uid).or_default();
-            *held = held.saturating_sub(ticket.reserved) + stored;
+            held.bytes = held.bytes.saturating_sub(ticket.reserved) + stored;
+            held.metadata = held.metadata.saturating_sub(ticket.reserved_metadata) + metadata;
         }
         let session = ticket.session.clone();
         let mut state = session.lock();
         state.stored_bytes += stored;
+        state.metadata_bytes += metadata;
         let launches = &mut state.manifest.launches;
         let at = launches.partition_point(|l| l.seq < ticket.record.seq);
         launches.insert(at, ticket.record);

@@ -491,3 +491,101 @@ fn sessions_past_one_frame_are_paged_and_reports_streamed() {
     assert!(err.to_string().contains("frame limit"), "{err}");
     status(&mut client);
 }
+
+/// A launch record with a call stack of about `bytes` bytes.
+fn heavy_record(index: u32, bytes: usize) -> prlx_session::LaunchRecord {
+    let mut launch = record("k", index);
+    launch.cpu_stack = (0..bytes / 100)
+        .map(|i| prlx_session::StackFrame {
+            ip: format!("0x{i:x}"),
+            function: Some(format!("function_{i}_{}", "f".repeat(64))),
+            ..Default::default()
+        })
+        .collect();
+    launch
+}
+
+/// Launch records, command lines and manifests count against the quota,
+/// and each has its own size limit: metadata alone cannot fill the disk.
+#[test]
+fn metadata_counts_against_the_quota() {
+    let daemon = Daemon::start("quota_bytes_per_user = 40000\nmax_record_bytes = 8192\n");
+    let mut client = daemon.client();
+    let err = client
+        .request(&Request::CreateSession {
+            name: "long-command".into(),
+            baseline: None,
+            command: vec!["x".repeat(10_000)],
+            pid: 0,
+        })
+        .unwrap_err();
+    assert_eq!(err.code(), Some(ErrorCode::QuotaExceeded), "{err}");
+    assert!(err.to_string().contains("max_record_bytes = 8192"), "{err}");
+    let session = create(&mut client, "metadata", None);
+    let err = client
+        .put_launch(&session, &heavy_record(0, 10_000), &[], None)
+        .unwrap_err();
+    assert!(err.to_string().contains("max_record_bytes = 8192"), "{err}");
+    // Metadata-only launches of about 5 KB each: the quota stops them.
+    let mut stored = 0;
+    let refused = loop {
+        match client.put_launch(&session, &heavy_record(stored, 5_000), &[], None) {
+            Ok(_) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 100, "metadata never reached the quota");
+    };
+    assert_eq!(refused.code(), Some(ErrorCode::QuotaExceeded), "{refused}");
+    assert!(
+        refused.to_string().contains("quota_bytes_per_user = 40000"),
+        "{refused}"
+    );
+    assert!((4..=8).contains(&stored), "{stored} launches stored");
+    let (info, _) = show(&mut client, &session);
+    assert!(info.stored_bytes > 20_000, "{info:?}");
+    // Deleting frees it all.
+    client.request(&Request::DeleteSession { session }).unwrap();
+    let again = create(&mut client, "again", None);
+    client
+        .put_launch(&again, &heavy_record(0, 5_000), &[], None)
+        .unwrap();
+}
+
+/// When the repaired manifest cannot be written at start (a full disk;
+/// here a directory stands where its temporary file goes), the session is
+/// still served from memory and its owner can delete it.
+#[test]
+fn a_session_whose_repair_cannot_be_stored_is_still_served() {
+    let mut daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let session = create(&mut client, "full-disk", None);
+    client
+        .put_launch(&session, &record("k", 0), &trace("k", 1), None)
+        .unwrap();
+    drop(client);
+    daemon.kill9();
+    let dir = daemon.session_dir(0, &session);
+    // A launch only its intent knows about, and no room for a new manifest.
+    let mut cut = record("k", 1);
+    cut.seq = 1;
+    let intent = serde_json::json!({"record": cut, "trace_file": null});
+    std::fs::write(dir.join(".1.intent.json"), intent.to_string()).unwrap();
+    std::fs::create_dir(dir.join("session.json.tmp")).unwrap();
+    daemon.spawn();
+    let mut client = daemon.client();
+    let (info, _) = show(&mut client, &session);
+    assert_eq!(info.launches, 2, "{info:?}");
+    assert!(
+        dir.join(".1.intent.json").exists(),
+        "kept for the next repair"
+    );
+    let Response::Deleted { .. } = client
+        .request(&Request::DeleteSession {
+            session: session.clone(),
+        })
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(!dir.exists());
+}
