@@ -122,6 +122,32 @@ fn the_report_renders_offline_in_chromium_without_console_errors() {
         "{}",
         svg_tag(&page.dom)
     );
+    // A zoomed page reloaded: the script restores the zoom from the URL.
+    let frame = written
+        .find("<g><title>bin_energies [launch 1] (")
+        .map(|at| &written[at..at + written[at..].find("/>").unwrap()])
+        .expect("the launch's frame");
+    let attr = |name: &str| -> String {
+        let at = frame.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        frame[at..at + frame[at..].find('"').unwrap()].to_owned()
+    };
+    let url = format!(
+        "{}?x={}&y={}",
+        prlx_e2e::browser::file_url(&html),
+        attr("fg:x"),
+        attr("y")
+    );
+    let reloaded = chromium.load_url(&url);
+    assert!(
+        reloaded.console.is_empty(),
+        "console messages: {:#?}",
+        reloaded.console
+    );
+    assert!(
+        reloaded.dom.contains(r#"id="unzoom" class="""#),
+        "not zoomed on reload: {}",
+        reloaded.dom
+    );
     let png = p.path("report.png");
     chromium.screenshot(&html, &png, 1280, 1600);
     assert!(
@@ -226,7 +252,10 @@ fn the_tui_runs_in_a_real_terminal() {
     ));
     term.send_keys(&["?"]);
     term.wait_for("prlx tui: keys");
-    term.send_keys(&["Escape"]);
+    // Any key closes the help (not Esc: a key right after it would read as
+    // Alt+key).
+    term.send_keys(&["x"]);
+    term.wait_until("the help closed", |s| !s.contains("prlx tui: keys"));
     term.send_keys(&["/", "warp:2", "Enter"]);
     let screen = term.wait_for("Divergences 2/6");
     assert!(screen.contains("Branch      w2"), "{screen}");

@@ -59,11 +59,16 @@ impl Chromium {
     /// Loads `page` (a local file), lets its scripts run, and returns the
     /// DOM and the console.
     pub fn load(&self, page: &Path) -> Rendered {
+        self.load_url(&file_url(page))
+    }
+
+    /// [`Chromium::load`] of a URL, e.g. a `file_url` with a query.
+    pub fn load_url(&self, url: &str) -> Rendered {
         let profile = tempfile::tempdir().expect("a browser profile directory");
         let mut command = self.command(profile.path());
         command
             .args(["--virtual-time-budget=3000", "--dump-dom"])
-            .arg(file_url(page));
+            .arg(url);
         let (stdout, log) = run(&mut command);
         let console = log
             .lines()
@@ -94,7 +99,8 @@ impl Chromium {
     }
 }
 
-fn file_url(page: &Path) -> String {
+/// `file:///absolute/path` of a local file.
+pub fn file_url(page: &Path) -> String {
     let absolute =
         std::fs::canonicalize(page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
     format!("file://{}", absolute.display())

@@ -75,15 +75,21 @@ impl Tmux {
 
     /// Waits until the screen shows `needle` (up to 30 s) and returns it.
     pub fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(&format!("{needle:?} on the screen"), |s| s.contains(needle))
+    }
+
+    /// Waits until `done(screen)` (up to 30 s) and returns the screen;
+    /// `what` names the wait in the failure.
+    pub fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if screen.contains(needle) {
+            if done(&screen) {
                 return screen;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(30),
-                "{needle:?} never appeared; the screen:\n{screen}"
+                "never saw {what}; the screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -164,3 +164,21 @@ fn the_heat_map_groups_the_blocks_of_large_grids() {
         "only cells with divergences are drawn"
     );
 }
+
+#[test]
+fn the_inline_flame_graph_keeps_inferno_script_adapted_to_html() {
+    let root = tempfile::tempdir().unwrap();
+    let cmp = planted_comparison(root.path());
+    let standalone = prlx_views::report::flame_svg(&cmp).unwrap().unwrap();
+    // The lines the adaptation rewrites are in this inferno's script; an
+    // upgrade that changes them fails here (the page would then fall back to
+    // a graph without script).
+    assert!(standalone.contains(r#"'[*|x="' + params.x"#));
+    assert!(standalone.contains("if (e.keyCode === 114 || (e.ctrlKey && e.keyCode === 70)) {"));
+    let inline = prlx_views::report::flame_svg_inline(&cmp).unwrap().unwrap();
+    assert!(inline.starts_with("<svg "));
+    assert!(!inline.contains("<!--") && !inline.contains("<!DOCTYPE"));
+    assert!(inline.contains(r#"'[fg\\:x="' + params.x"#));
+    assert!(!inline.contains("e.ctrlKey && e.keyCode === 70"));
+    assert!(inline.contains("function zoom("), "the script is kept");
+}

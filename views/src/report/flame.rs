@@ -73,6 +73,10 @@ pub fn folded(cmp: &Comparison) -> String {
 
 /// The flame graph as an SVG document (inferno), `None` without divergences.
 pub fn flame_svg(cmp: &Comparison) -> std::io::Result<Option<String>> {
+    flame_svg_with(cmp, true)
+}
+
+fn flame_svg_with(cmp: &Comparison, script: bool) -> std::io::Result<Option<String>> {
     let text = folded(cmp);
     if text.is_empty() {
         return Ok(None);
@@ -87,7 +91,60 @@ pub fn flame_svg(cmp: &Comparison) -> std::io::Result<Option<String>> {
     options.deterministic = true;
     options.hash = true;
     options.min_width = 0.0;
+    options.no_javascript = !script;
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, text.lines(), &mut svg)?;
     Ok(Some(String::from_utf8_lossy(&svg).into_owned()))
+}
+
+/// inferno's script is written for a standalone SVG document; inside an
+/// HTML page two of its lines behave differently and are adapted:
+/// - restoring a zoom from the URL (`?x=…&y=…`, which every click writes)
+///   selects `[*|x=…]`, the `fg:x` attribute in inferno's XML namespace; the
+///   HTML parser keeps `fg:x` as a plain attribute name, so the selector
+///   matched nothing and the script threw on every reload of a zoomed page;
+/// - Ctrl-F and F3 were taken over, for the whole page, by the graph's
+///   search (its Search button stays).
+const SCRIPT_PATCHES: [(&str, &str); 2] = [
+    (r#"'[*|x="' + params.x"#, r#"'[fg\\:x="' + params.x"#),
+    (
+        "if (e.keyCode === 114 || (e.ctrlKey && e.keyCode === 70)) {",
+        "if (false) {",
+    ),
+];
+
+/// The flame graph ready to sit inside an HTML page: no XML declaration,
+/// doctype or comments (not HTML, and they name URLs), the script adapted
+/// (see [`SCRIPT_PATCHES`]); a graph without script when inferno's script
+/// is not the one these adaptations were written for.
+pub fn flame_svg_inline(cmp: &Comparison) -> std::io::Result<Option<String>> {
+    let Some(svg) = flame_svg(cmp)? else {
+        return Ok(None);
+    };
+    if !SCRIPT_PATCHES.iter().all(|(from, _)| svg.contains(from)) {
+        return Ok(flame_svg_with(cmp, false)?.map(|svg| strip_prolog(&svg)));
+    }
+    let patched = SCRIPT_PATCHES
+        .iter()
+        .fold(svg, |svg, (from, to)| svg.replace(from, to));
+    Ok(Some(strip_prolog(&patched)))
+}
+
+/// `svg` from its `<svg` element on, without comments.
+fn strip_prolog(svg: &str) -> String {
+    let start = svg.find("<svg").unwrap_or(0);
+    let mut body = &svg[start..];
+    let mut out = String::with_capacity(body.len());
+    while let Some(open) = body.find("<!--") {
+        out.push_str(&body[..open]);
+        match body[open..].find("-->") {
+            Some(close) => body = &body[open + close + 3..],
+            None => {
+                body = "";
+                break;
+            }
+        }
+    }
+    out.push_str(body);
+    out
 }

@@ -294,10 +294,10 @@ fn ranking(page: &mut String, cmp: &Comparison) {
 
 fn flame_section(page: &mut String, cmp: &Comparison) {
     page.push_str("<section id=\"flame\"><h2>Flame graph: from the launching call stack to the diverging site</h2>\n");
-    match flame::flame_svg(cmp) {
+    match flame::flame_svg_inline(cmp) {
         Ok(Some(svg)) => {
-            page.push_str("<p class=\"note\">Each column is a CPU call stack captured at launch (outermost at the bottom), then the kernel launch, the diverging site and the kind; its width is the number of divergences. Click a frame to zoom, Ctrl-F to search.</p>\n<div class=\"flame\">");
-            page.push_str(&inline_svg(&svg));
+            page.push_str("<p class=\"note\">Each column is a CPU call stack captured at launch (outermost at the bottom), then the kernel launch, the diverging site and the kind; its width is the number of divergences. Click a frame to zoom in (and the reset button above to zoom out); Search, top right, highlights matching frames.</p>\n<div class=\"flame\">");
+            page.push_str(&svg);
             page.push_str("</div>\n");
         }
         Ok(None) => page.push_str("<p class=\"note\">No divergences: nothing to draw.</p>\n"),
@@ -310,26 +310,6 @@ fn flame_section(page: &mut String, cmp: &Comparison) {
         }
     }
     page.push_str("</section>\n");
-}
-
-/// An SVG document as an element of the page: without its XML declaration,
-/// doctype and comments (they are not HTML, and name URLs).
-fn inline_svg(svg: &str) -> String {
-    let start = svg.find("<svg").unwrap_or(0);
-    let mut body = &svg[start..];
-    let mut out = String::with_capacity(body.len());
-    while let Some(open) = body.find("<!--") {
-        out.push_str(&body[..open]);
-        match body[open..].find("-->") {
-            Some(close) => body = &body[open + close + 3..],
-            None => {
-                body = "";
-                break;
-            }
-        }
-    }
-    out.push_str(body);
-    out
 }
 
 fn launch_section(

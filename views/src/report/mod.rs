@@ -10,5 +10,5 @@ pub mod flame;
 pub mod heatmap;
 pub mod html;
 
-pub use flame::{flame_svg, folded};
+pub use flame::{flame_svg, flame_svg_inline, folded};
 pub use html::{ReportOptions, render};
