@@ -73,6 +73,11 @@ impl SourceFinder {
                 Err(e) => return Err(format!("{}: cannot read: {e}", candidate.display())),
             }
         }
+        if candidates.is_empty() {
+            return Err(format!(
+                "source file {file} not found (no directory to look in); pass --source-dir DIR"
+            ));
+        }
         let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
         Err(format!(
             "source file {file} not found (looked for {}); pass --source-dir DIR",

@@ -304,3 +304,43 @@ fn two_traces_without_a_map_say_the_sites_are_unmapped() {
         "{text}"
     );
 }
+
+#[test]
+fn empty_sessions_and_unreadable_traces_are_shown_not_fatal() {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = planted::write_sessions(root.path());
+    // B's trace of the diverging launch is garbage.
+    std::fs::write(b.join("bin_energies_1.prlx"), b"not a trace").unwrap();
+    let mut s = Screen::over(root, &a, &b, &[]);
+    let text = s.text();
+    assert!(
+        text.contains("! bin_energies [launch 1]  unreadable"),
+        "{text}"
+    );
+    // It opens on scan, the only launch that still diverges; one up.
+    s.key(KeyCode::Char('['));
+    let text = s.text();
+    assert!(
+        text.contains("bin_energies_1.prlx"),
+        "the error names the file: {text}"
+    );
+
+    // Two sessions without launches.
+    let root = tempfile::tempdir().unwrap();
+    for name in ["x", "y"] {
+        let dir = root.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        prlx_session::Manifest::new(name).store(&dir).unwrap();
+    }
+    let (x, y) = (root.path().join("x"), root.path().join("y"));
+    let mut s = Screen::over(root, &x, &y, &[]);
+    let text = s.text();
+    assert!(text.contains("0/0 launches diverged"), "{text}");
+    assert!(text.contains("no launches"), "{text}");
+    for key in ['n', 'p', 'f', ']', '[', 't'] {
+        s.key(KeyCode::Char(key));
+    }
+    s.key(KeyCode::Tab);
+    s.key(KeyCode::Down);
+    s.text();
+}
