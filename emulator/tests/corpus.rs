@@ -104,6 +104,7 @@ corpus_tests! {
     ptx_conf_cvt => ptx::conf_cvt;
     ptx_conf_cmp => ptx::conf_cmp;
     ptx_conf_bits => ptx::conf_bits;
+    ptx_conf_pack => ptx::conf_pack;
 
     // CUDA C via nvcc 13
     nvcc_vector_add => nvcc::nv_vector_add;

@@ -13,6 +13,10 @@
 //!   (`a` to the upper byte), `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a`,
 //!   `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a`.
 //!
+//! - Packing with saturation: `cvt.pack.sat.{u16,s16}.s32 d, a, b` and
+//!   `cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c` (`b` in the low
+//!   bits, `a` above it, then `c`).
+//!
 //! Anything else (stochastic rounding `.rs`, FP4/FP6 `.e2m1x2` …, `.ue8m0x2`)
 //! is refused at load naming the instruction.
 
@@ -48,6 +52,9 @@ pub(super) fn decode_cvt(
     }
     if let Some(i) = mods.list.iter().position(|x| Fp8::parse(x).is_some()) {
         return decode_fp8(m, fc, inst, mods, i);
+    }
+    if mods.take(".pack") {
+        return decode_pack(m, fc, inst, mods);
     }
     let rna = mods.take(".rna");
     let int_rounding = mods
@@ -245,4 +252,70 @@ fn fp8x2_to_f16x2(c: &AluCtx, a: u64) -> u64 {
         }
     };
     f((a >> 8) & 0xff) << 16 | f(a & 0xff)
+}
+
+/// `cvt.pack.sat`: `aux` is the converted width in bits.
+fn decode_pack(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    if !mods.take(".sat") {
+        return Err(format!("{}: cvt.pack needs .sat", un()));
+    }
+    let (bits, signed) =
+        match mods.take_any(&[".u16", ".s16", ".u8", ".s8", ".u4", ".s4", ".u2", ".s2"]) {
+            Some(t) => (
+                t[2..].parse::<u32>().map_err(|_| un())?,
+                t.starts_with(".s"),
+            ),
+            None => return Err(un()),
+        };
+    if !mods.take(".s32") {
+        return Err(un());
+    }
+    let with_c = bits < 16;
+    if with_c && !mods.take(".b32") {
+        return Err(un());
+    }
+    let o = operands(inst, if with_c { 4 } else { 3 })?;
+    let mut ctx = AluCtx::new(if signed {
+        ScalarType::S32
+    } else {
+        ScalarType::U32
+    });
+    ctx.aux = bits;
+    Ok(Op::Alu3 {
+        f: pack_sat,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], ScalarType::S32)?,
+        b: src(m, fc, &o[2], ScalarType::S32)?,
+        c: if with_c {
+            src(m, fc, &o[3], ScalarType::B32)?
+        } else {
+            crate::program::sreg::ZERO
+        },
+    })
+}
+
+/// Saturates `a` and `b` (`.s32`) to `aux` bits (signed when `ty` is
+/// `.s32`) and packs `b | a << aux | c << 2 * aux` into 32 bits.
+fn pack_sat(c: &AluCtx, a: u64, b: u64, upper: u64) -> u64 {
+    let bits = c.aux;
+    let (lo, hi) = if c.ty == ScalarType::S32 {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits) - 1)
+    };
+    let mask = (1u64 << bits) - 1;
+    let sat = |x: u64| ((x as u32 as i32 as i64).clamp(lo, hi) as u64) & mask;
+    let packed = sat(b) | sat(a) << bits;
+    if bits >= 16 {
+        packed
+    } else {
+        (packed | upper << (2 * bits)) & 0xffff_ffff
+    }
 }

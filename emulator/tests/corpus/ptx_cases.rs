@@ -1406,3 +1406,33 @@ pub fn conf_bits() -> Case {
             )
         })
 }
+
+/// `cvt.pack.sat` and a function-scope `.const` with an initializer.
+pub fn conf_pack() -> Case {
+    let mut rng = Rng::new(66);
+    let mut x: Vec<i32> = (0..64).map(|_| rng.range_i32(-70_000, 70_000)).collect();
+    let mut y: Vec<i32> = (0..64).map(|_| rng.range_i32(-40, 40)).collect();
+    x[..6].copy_from_slice(&[0, 15, 16, -1, 32767, -32769]);
+    y[..6].copy_from_slice(&[i32::MIN, i32::MAX, 7, -8, 3, 20]);
+    let sat = |v: i32, lo: i32, hi: i32| v.clamp(lo, hi) as u32;
+    let want: Vec<u32> = (0..64)
+        .flat_map(|t| {
+            let (a, b) = (x[t], y[t]);
+            let s16 = (sat(a, -32768, 32767) & 0xffff) << 16 | (sat(b, -32768, 32767) & 0xffff);
+            let u4 = sat(b, 0, 15) | sat(a, 0, 15) << 4 | (t as u32) << 8;
+            [s16, u4, (a as u32).wrapping_add(5)]
+        })
+        .collect();
+    Case::ptx("conformance.ptx", "conf_pack")
+        .block([64, 1, 1])
+        .buf(&x)
+        .buf(&y)
+        .zeros::<u32>(3 * 64)
+        .check(move |o| {
+            expect_eq(
+                "{pack.sat.s16.s32, pack.sat.u4.s32.b32, x + .const bias}",
+                &o.get::<u32>(2),
+                &want,
+            )
+        })
+}
