@@ -277,3 +277,65 @@ fn private_users_would_hide_every_peers_uid() {
         "in a private user namespace the peer's uid is the overflow uid"
     );
 }
+
+/// Why the user unit may use `PrivateUsers=`: systemd maps the unit's own
+/// user to itself there, and the 0600 socket admits only that user, whose
+/// uid prlxd then sees unchanged. Runs prlxd as uid 41001 in a user
+/// namespace mapping only that uid (`unshare --map-current-user`): a client
+/// of uid 41001 is seen as 41001; any other peer (here uid 1234) as 65534.
+#[test]
+fn private_users_keep_the_users_own_uid() {
+    const TEST: &str = "private_users_keep_the_users_own_uid";
+    if let Ok(socket) = std::env::var("PRLX_PEER_UID_CHILD") {
+        let client = prlx_proto::Client::connect(Path::new(&socket), "peer").unwrap();
+        println!("daemon saw uid {}", client.uid);
+        return;
+    }
+    let Some(users) = common::users::Users::new(TEST) else {
+        return;
+    };
+    let owner = common::users::ALICE;
+    if Command::new("setpriv")
+        .arg(format!("--reuid={owner}"))
+        .arg(format!("--regid={owner}"))
+        .args(["--clear-groups", "unshare", "--map-current-user", "true"])
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        eprintln!("skipped: {TEST}: no unprivileged user namespaces here");
+        return;
+    }
+    // The daemon's directory belongs to the user it runs as.
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(dir.path(), Some(owner), Some(owner)).unwrap();
+    let (reuid, regid) = (format!("--reuid={owner}"), format!("--regid={owner}"));
+    let daemon = common::Daemon::start_in(
+        dir,
+        "",
+        &[
+            "setpriv",
+            &reuid,
+            &regid,
+            "--clear-groups",
+            "unshare",
+            "--map-current-user",
+            "--",
+        ],
+    );
+    let seen = |uid: u32| {
+        let out = users.run_as(
+            uid,
+            TEST,
+            &[("PRLX_PEER_UID_CHILD", daemon.socket.to_str().unwrap())],
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let after = stdout
+            .split("daemon saw uid ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().unwrap()
+    };
+    assert_eq!(seen(owner), owner, "the unit's own user keeps its uid");
+    assert_eq!(seen(1234), 65534, "anyone else is the overflow uid");
+}
