@@ -72,6 +72,12 @@ proptest! {
         prop_assert_eq!(out.is_empty(), a[i] == new);
     }
 
+}
+
+proptest! {
+    // Each case aligns twice; fewer cases keep the suite at a few seconds.
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
     /// A stream cut anywhere is never "diverged" from its own full run:
     /// whatever the full run has past the cut is unknown, not extra.
     #[test]
