@@ -88,7 +88,7 @@
 //! operands), `.reg` function parameters and return values with register
 //! or immediate call arguments, `WARP_SZ`, `.global`/`.const` variables
 //! inside functions, every `set/setp/selp/slct` form, `cvt` with FP8 pairs,
-//! TF32 and packed halves, `bmsk`, `szext`, all `prmt` modes, the carry
+//! TF32, packed halves and `.pack.sat`, `bmsk`, `szext`, all `prmt` modes, the carry
 //! chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`). Results narrower than
 //! their destination register are sign- or zero-extended into it.
 //!
