@@ -344,3 +344,19 @@ fn empty_sessions_and_unreadable_traces_are_shown_not_fatal() {
     s.key(KeyCode::Down);
     s.text();
 }
+
+#[test]
+fn small_terminals_still_draw() {
+    let mut s = Screen::new(&[Path::new("src")]);
+    for (w, h) in [(80, 24), (40, 12), (12, 5), (1, 1)] {
+        s.terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let text = s.text();
+        if (w, h) == (80, 24) {
+            assert!(text.contains("bin_energies [launch 1]"), "{text}");
+            assert!(text.contains("Branch"), "{text}");
+        }
+        s.key(KeyCode::Char('?'));
+        s.text();
+        s.key(KeyCode::Char('x'));
+    }
+}
