@@ -26,7 +26,8 @@ struct Cli {
 enum Command {
     /// Diff two .prlx traces and report where they diverge.
     Diff(diff_cmd::DiffArgs),
-    /// Fail (exit 1) when two traces diverge more than a threshold.
+    /// Fail (exit 1) when two traces or sessions, or a session and its
+    /// golden, diverge more than a threshold (or overflowed).
     Assert(diff_cmd::AssertArgs),
     /// Print a trace's header, per-warp counts and first events.
     Inspect(diff_cmd::InspectArgs),
