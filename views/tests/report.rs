@@ -182,3 +182,30 @@ fn the_inline_flame_graph_keeps_inferno_script_adapted_to_html() {
     assert!(!inline.contains("e.ctrlKey && e.keyCode === 70"));
     assert!(inline.contains("function zoom("), "the script is kept");
 }
+
+#[test]
+fn every_link_in_the_page_has_its_target() {
+    let root = tempfile::tempdir().unwrap();
+    let cmp = planted_comparison(root.path());
+    for max_launches in [24, 1, 0] {
+        let mut sources = SourceFinder::new(vec![root.path().join("src")]);
+        let options = ReportOptions {
+            max_launches,
+            ..ReportOptions::default()
+        };
+        let page = render(&cmp, &mut sources, &options);
+        let sections = page.matches("<section class=\"launch\"").count();
+        assert_eq!(
+            sections,
+            max_launches.min(3),
+            "diverged and unknown launches"
+        );
+        for link in page.split("href=\"#").skip(1) {
+            let target = &link[..link.find('"').unwrap()];
+            assert!(
+                page.contains(&format!("id=\"{target}\"")),
+                "#{target} has no target (max_launches {max_launches})"
+            );
+        }
+    }
+}

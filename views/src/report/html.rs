@@ -106,7 +106,7 @@ pub fn render(cmp: &Comparison, sources: &mut SourceFinder, options: &ReportOpti
     let detailed = detailed_launches(cmp, options.max_launches);
     nav(&mut page, cmp, &detailed);
     summary(&mut page, cmp);
-    ranking(&mut page, cmp);
+    ranking(&mut page, cmp, &detailed);
     flame_section(&mut page, cmp);
     for &i in &detailed {
         launch_section(&mut page, i, &cmp.launches[i], sources, options);
@@ -234,7 +234,10 @@ fn summary(page: &mut String, cmp: &Comparison) {
     page.push_str("</section>\n");
 }
 
-fn ranking(page: &mut String, cmp: &Comparison) {
+/// Rows of the table of every launch, at most.
+const MAX_LAUNCH_ROWS: usize = 500;
+
+fn ranking(page: &mut String, cmp: &Comparison, detailed: &[usize]) {
     page.push_str("<section id=\"ranking\"><h2>Kernels, earliest divergence first</h2>\n");
     if cmp.kernels.is_empty() {
         page.push_str("<p class=\"note\">No kernel diverged.</p>\n");
@@ -248,7 +251,7 @@ fn ranking(page: &mut String, cmp: &Comparison) {
             let from = launch
                 .and_then(|i| cmp.launches[i].launched_from())
                 .unwrap_or_default();
-            let link = match launch {
+            let link = match launch.filter(|i| detailed.contains(i)) {
                 Some(i) => format!("<a href=\"#launch-{i}\">{}</a>", k.first_diverging_launch),
                 None => k.first_diverging_launch.to_string(),
             };
@@ -267,9 +270,9 @@ fn ranking(page: &mut String, cmp: &Comparison) {
         page.push_str("</table>\n");
     }
     page.push_str("<h3>Every launch</h3>\n<table><tr><th>#</th><th>launch</th><th>status</th><th>divergences</th><th>overflowed warps</th><th>grid × block</th></tr>\n");
-    for (i, l) in cmp.launches.iter().enumerate() {
+    for (i, l) in cmp.launches.iter().enumerate().take(MAX_LAUNCH_ROWS) {
         let (class, word) = status_class(l.status);
-        let name = if matches!(l.status, LaunchStatus::Diverged | LaunchStatus::Unknown) {
+        let name = if detailed.contains(&i) {
             format!("<a href=\"#launch-{i}\">{}</a>", escape(&l.title()))
         } else {
             escape(&l.title())
@@ -289,7 +292,15 @@ fn ranking(page: &mut String, cmp: &Comparison) {
             l.block
         );
     }
-    page.push_str("</table></section>\n");
+    page.push_str("</table>\n");
+    if cmp.launches.len() > MAX_LAUNCH_ROWS {
+        let _ = writeln!(
+            page,
+            "<p class=\"note\">{} more launches not listed.</p>",
+            cmp.launches.len() - MAX_LAUNCH_ROWS
+        );
+    }
+    page.push_str("</section>\n");
 }
 
 fn flame_section(page: &mut String, cmp: &Comparison) {
