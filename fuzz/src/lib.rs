@@ -178,7 +178,7 @@ fn record(input: &mut Input<'_>) -> prlx_session::LaunchRecord {
 
 /// One of every request, its fields drawn from the input.
 fn templated(input: &mut Input<'_>) -> Request {
-    match input.byte().unwrap_or(0) % 12 {
+    match input.byte().unwrap_or(0) % 14 {
         0 => Request::Hello {
             client: "fz".into(),
             version: input.byte().map_or(1, u16::from),
@@ -234,6 +234,11 @@ fn templated(input: &mut Input<'_>) -> Request {
         },
         9 => Request::JobStatus { job: input.size() },
         10 => Request::JobResult { job: input.size() },
+        11 => Request::ShowSessionPage {
+            session: input.name(),
+            offset: input.size(),
+        },
+        12 => Request::JobResultStream { job: input.size() },
         _ => Request::Status,
     }
 }

@@ -136,6 +136,13 @@ fn probes(name: &str) -> Vec<(&'static str, Request)> {
             },
         ),
         (
+            "show-page",
+            Request::ShowSessionPage {
+                session: name.into(),
+                offset: 0,
+            },
+        ),
+        (
             "rm",
             Request::DeleteSession {
                 session: name.into(),
@@ -243,12 +250,15 @@ fn bob_probe() {
     }
     // Alice's job, by id, against an id nobody has.
     let job: u64 = env("PRLX_ALICE_JOB").parse().unwrap();
-    for request in [Request::JobStatus { job }, Request::JobResult { job }] {
+    let job_requests = |job: u64| {
+        [
+            Request::JobStatus { job },
+            Request::JobResult { job },
+            Request::JobResultStream { job },
+        ]
+    };
+    for (request, missing_request) in job_requests(job).into_iter().zip(job_requests(job + 1000)) {
         let real = answer(&mut bob, &request, &job.to_string());
-        let missing_request = match request {
-            Request::JobStatus { .. } => Request::JobStatus { job: job + 1000 },
-            _ => Request::JobResult { job: job + 1000 },
-        };
         let missing = answer(&mut bob, &missing_request, &(job + 1000).to_string());
         assert_eq!(
             real, missing,
