@@ -9,9 +9,9 @@
 //! first, since later divergences are often its consequences.
 
 use prlx_differ::report::DivergenceRecord;
-use prlx_differ::{DiffOptions, DiffReport, OverflowSummary, diff_traces};
+use prlx_differ::{DiffOptions, DiffReport, OverflowSummary, WarpPairing, diff_files};
 use prlx_session::{LaunchRecord, Manifest, SessionError};
-use prlx_trace::{SiteMap, TraceFile};
+use prlx_trace::SiteMap;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -371,17 +371,16 @@ fn compare_launch(
             return comparison;
         }
     };
-    let opened = TraceFile::open(&path_a).and_then(|ta| Ok((ta, TraceFile::open(&path_b)?)));
-    let (trace_a, trace_b) = match opened {
-        Ok(traces) => traces,
+    // Both open at once; two compressed traces are diffed as they decode.
+    let pair = match diff_files(&path_a, &path_b, options, WarpPairing::BySlot) {
+        Ok(pair) => pair,
         Err(e) => {
             comparison.status = LaunchStatus::Error;
             comparison.error = Some(e.to_string());
             return comparison;
         }
     };
-    let diff = diff_traces(&trace_a, &trace_b, options);
-    let report = DiffReport::build(&trace_a, &trace_b, &diff, map);
+    let report = DiffReport::build(&pair.a, &pair.b, &pair.diff, map);
     comparison.status = if report.total_divergences > 0 {
         LaunchStatus::Diverged
     } else if report.overflowed() {
