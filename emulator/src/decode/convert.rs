@@ -11,7 +11,7 @@
 //! - TF32: `cvt.rna{.satfinite}.tf32.f32`, `cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32`.
 //! - FP8 pairs (`semantics::fp8`): `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`
 //!   (`a` to the upper byte), `cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f16x2 d, a`,
-//!   `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a`.
+//!   `cvt.rn{.relu}.{f16x2,bf16x2}.{e4m3x2,e5m2x2} d, a`.
 //!
 //! - Packing with saturation: `cvt.pack.sat.{u16,s16}.s32 d, a, b` and
 //!   `cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c` (`b` in the low
@@ -199,17 +199,21 @@ fn decode_fp8(
                 a: src(m, fc, &o[1], ScalarType::F16x2)?,
             })
         }
-        (Some(ScalarType::F16x2), true) if rn && !satfinite => {
+        (Some(ty @ (ScalarType::F16x2 | ScalarType::BF16x2)), true) if rn && !satfinite => {
             let o = operands(inst, 2)?;
             Ok(Op::Alu1 {
-                f: fp8x2_to_f16x2,
+                f: if ty == ScalarType::F16x2 {
+                    fp8x2_to_f16x2
+                } else {
+                    fp8x2_to_bf16x2
+                },
                 ctx,
                 d: dst(fc, &o[0])?,
                 a: src(m, fc, &o[1], ScalarType::B16)?,
             })
         }
         _ => Err(format!(
-            "{}: FP8 conversions are cvt.rn.satfinite{{.relu}}.f8x2.{{f32,f16x2}} and cvt.rn{{.relu}}.f16x2.f8x2",
+            "{}: FP8 conversions are cvt.rn.satfinite{{.relu}}.f8x2.{{f32,f16x2}} and cvt.rn{{.relu}}.{{f16x2,bf16x2}}.f8x2",
             un()
         )),
     }
@@ -318,4 +322,20 @@ fn pack_sat(c: &AluCtx, a: u64, b: u64, upper: u64) -> u64 {
     } else {
         (packed | upper << (2 * bits)) & 0xffff_ffff
     }
+}
+
+/// `cvt.rn.bf16x2.f8x2 d, a`: exact, like [`fp8x2_to_f16x2`].
+fn fp8x2_to_bf16x2(c: &AluCtx, a: u64) -> u64 {
+    let (fmt, relu) = fp8_of(c);
+    let f = |x: u64| {
+        let v = from_fp8(fmt, x as u8);
+        if v.is_nan() {
+            FloatFormat::BF16.canonical_nan()
+        } else if relu && v.is_sign_negative() {
+            0
+        } else {
+            half::bf16::from_f64(v).to_bits() as u64
+        }
+    };
+    f((a >> 8) & 0xff) << 16 | f(a & 0xff)
 }

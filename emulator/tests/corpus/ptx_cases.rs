@@ -1198,6 +1198,34 @@ pub fn conf_cvt() -> Case {
         let (xd, gd) = (x as f64, g as f64);
         let e4 = fp8_ref(true, xd, false) << 8 | fp8_ref(true, gd, false);
         let back = |code: u32| f16_bits_of(fp8_value(true, code as u8));
+        let e5 = fp8_ref(false, xd, false) << 8 | fp8_ref(false, gd, false);
+        let bf_of = |v: f64| {
+            if v.is_nan() {
+                0x7fff
+            } else {
+                half::bf16::from_f64(v).to_bits() as u32
+            }
+        };
+        let bf_pair = |e4m3: bool, pair: u32| {
+            bf_of(fp8_value(e4m3, (pair >> 8) as u8)) << 16 | bf_of(fp8_value(e4m3, pair as u8))
+        };
+        let relu_f16 = |code: u32| {
+            let v = fp8_value(false, code as u8);
+            if v.is_sign_negative() && !v.is_nan() {
+                0
+            } else {
+                f16_bits_of(v)
+            }
+        };
+        let tf32_rz = if x.is_nan() {
+            0x7fff_ffff
+        } else if x.is_sign_negative() {
+            0
+        } else if x.is_infinite() {
+            0x7f7f_e000
+        } else {
+            x.to_bits() & !0x1fff
+        };
         let bf = |v: f32| {
             if v.is_nan() {
                 0x7fff
@@ -1225,19 +1253,23 @@ pub fn conf_cvt() -> Case {
             rni,
             e4,
             back(e4 >> 8) << 16 | back(e4 & 0xff),
-            fp8_ref(false, xd, false) << 8 | fp8_ref(false, gd, false),
+            e5,
             fp8_ref(true, xd, true) << 8 | fp8_ref(true, gd, true),
             bf(x) << 16 | bf(g),
             tf32,
             fp8_ref(true, h(x), false) << 8 | fp8_ref(true, h(g), false),
             k as i8 as i32 as u32,
+            bf_pair(true, e4),
+            bf_pair(false, e5),
+            tf32_rz,
+            relu_f16(e5 >> 8) << 16 | relu_f16(e5 & 0xff),
         ]);
     }
     Case::ptx("conformance.ptx", "conf_cvt")
         .block([64, 1, 1])
         .buf(&f)
         .buf(&k)
-        .zeros::<u32>(12 * 64)
+        .zeros::<u32>(16 * 64)
         .check(move |o| {
             let got = o.get::<u32>(2);
             let names = [
@@ -1253,10 +1285,14 @@ pub fn conf_cvt() -> Case {
                 "rna.tf32.f32",
                 "e4m3x2.f16x2",
                 "cvt.s64.s8",
+                "bf16x2.e4m3x2",
+                "bf16x2.e5m2x2",
+                "rz.relu.satfinite.tf32.f32",
+                "relu.f16x2.e5m2x2",
             ];
             for (i, name) in names.iter().enumerate() {
                 let pick =
-                    |v: &[u32]| -> Vec<u32> { v.iter().skip(i).step_by(12).copied().collect() };
+                    |v: &[u32]| -> Vec<u32> { v.iter().skip(i).step_by(16).copied().collect() };
                 expect_eq(name, &pick(&got), &pick(&want))?;
             }
             Ok(())
