@@ -1114,10 +1114,10 @@ fn timer_of(reg: &ast::Register) -> Option<TimeSource> {
 /// A source operand as a row.
 fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> Result<Row, String> {
     match op {
-        Operand::Register(r) => match lookup_reg(fc, &r.name) {
-            _ if value_reg(fc, r).is_some() => Ok(value_reg(fc, r).map_or(0, |(row, _)| row)),
-            Some(RegKind::Pred(_)) => Err(format!("predicate `{}` used as a value", r.name)),
-            Some(RegKind::Vector(..)) => Err(format!(
+        Operand::Register(r) => match (value_reg(fc, r), lookup_reg(fc, &r.name)) {
+            (Some((row, _)), _) => Ok(row),
+            (_, Some(RegKind::Pred(_))) => Err(format!("predicate `{}` used as a value", r.name)),
+            (_, Some(RegKind::Vector(..))) => Err(format!(
                 "vector register `{}` needs a component (.x .y .z .w) here",
                 r.name
             )),
@@ -1146,18 +1146,18 @@ fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> R
 
 fn dst(fc: &FnCtx<'_>, op: &Operand) -> Result<Row, String> {
     match op {
-        Operand::Register(r) => match lookup_reg(fc, &r.name) {
-            _ if value_reg(fc, r).is_some() => Ok(value_reg(fc, r).map_or(0, |(row, _)| row)),
-            Some(RegKind::Vector(..)) => Err(format!(
+        Operand::Register(r) => match (value_reg(fc, r), lookup_reg(fc, &r.name)) {
+            (Some((row, _)), _) => Ok(row),
+            (_, Some(RegKind::Vector(..))) => Err(format!(
                 "vector register `{}` needs a component (.x .y .z .w) here",
                 r.name
             )),
-            Some(RegKind::Value(..)) => Err(format!("`{}` has no components", r.name)),
-            Some(RegKind::Pred(_)) => Err(format!(
+            (_, Some(RegKind::Value(..))) => Err(format!("`{}` has no components", r.name)),
+            (_, Some(RegKind::Pred(_))) => Err(format!(
                 "predicate `{}` used as a value destination",
                 r.name
             )),
-            None => Err(format!("unknown destination register `{}`", r.name)),
+            (_, None) => Err(format!("unknown destination register `{}`", r.name)),
         },
         Operand::Sink => Ok(sreg::SINK),
         _ => Err("unsupported destination operand".to_string()),
