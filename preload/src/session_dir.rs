@@ -109,18 +109,20 @@ fn open_root(config: &Config) -> Result<SessionDir, String> {
     }
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
-    let (base, levels) = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(runtime) => (
-            PathBuf::from(runtime),
-            ["prlx".to_owned(), "sessions".into()],
-        ),
-        None => (
-            PathBuf::from("/tmp"),
-            [format!("prlx-{uid}"), "sessions".into()],
-        ),
-    };
-    let mut dir = open_dir(&base)?;
-    for level in &levels {
+    let tmp = || open_levels(Path::new("/tmp"), &[&format!("prlx-{uid}"), "sessions"]);
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        // A runtime directory that is gone or not ours (an environment
+        // carried over by su or sudo) leaves /tmp, checked the same way.
+        Some(runtime) => open_levels(Path::new(&runtime), &["prlx", "sessions"])
+            .or_else(|xdg| tmp().map_err(|e| format!("{xdg}; {e}"))),
+        None => tmp(),
+    }
+}
+
+/// `base/levels…`, each level created (0700) if missing and checked.
+fn open_levels(base: &Path, levels: &[&str]) -> Result<SessionDir, String> {
+    let mut dir = open_dir(base)?;
+    for level in levels {
         let c_level = c_component(level)?;
         // SAFETY: `dir.fd` is an open directory and `c_level` a NUL-terminated component.
         if unsafe { libc::mkdirat(dir.fd.as_raw_fd(), c_level.as_ptr(), 0o700) } != 0 {
@@ -283,6 +285,32 @@ mod tests {
             b"secret"
         );
         assert!(!elsewhere.path().join("session.json").exists());
+    }
+
+    #[test]
+    fn default_levels_are_created_private_and_reused() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = open_levels(base.path(), &["prlx-7", "sessions"]).unwrap();
+        assert_eq!(dir.path, base.path().join("prlx-7/sessions"));
+        for level in ["prlx-7", "prlx-7/sessions"] {
+            let mode = std::fs::metadata(base.path().join(level))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "{level}");
+        }
+        assert!(open_levels(base.path(), &["prlx-7", "sessions"]).is_ok());
+        // A planted first level stops it, naming the level.
+        std::fs::set_permissions(
+            base.path().join("prlx-7"),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        let err = open_levels(base.path(), &["prlx-7", "sessions"])
+            .err()
+            .unwrap();
+        assert!(err.contains("prlx-7 is writable by other users"), "{err}");
+        assert!(open_levels(&base.path().join("missing"), &["x"]).is_err());
     }
 
     #[test]
