@@ -1,0 +1,54 @@
+//! Instrumenting plain PTX at load: the no-recompile capture path.
+//!
+//! Start at [`instrument`]: it parses a module with `prlx-ptx`, finds the
+//! sites the LLVM pass would record (`llvm-pass/README.md`) — conditional
+//! branches, `brx.idx` switches, shared-memory stores, atomics and
+//! reductions, compares that predicate other instructions, optionally
+//! function entry/exit and global stores — and returns the module with a
+//! probe before each site, the recording runtime ([`runtime`]) and the
+//! descriptor `__prlx_desc` the shim fills, plus the site table
+//! ([`sites`], the pass's id scheme and JSON schema).
+//!
+//! The rewrite splices probes into the original text at the parsed spans
+//! rather than re-printing the tree, so everything it does not touch stays
+//! byte for byte as the compiler wrote it (and instrumenting is about as
+//! fast as parsing). Each probe is a `{ }` scope with its own registers,
+//! which cannot clash with the function's; it reads only the site's
+//! operands and writes only the trace buffers, so the instrumented module
+//! computes exactly what the original computes.
+
+pub mod rewrite;
+pub mod runtime;
+pub mod sites;
+pub mod value;
+
+pub use rewrite::{Options, instrument_parsed};
+pub use sites::{Location, Site, SiteKind, SiteTable};
+
+/// A module rewritten to record events.
+#[derive(Debug)]
+pub struct Instrumented {
+    /// The instrumented PTX text.
+    pub ptx: String,
+    /// Every site, with its id and source location.
+    pub sites: SiteTable,
+    /// The `.entry` kernels the module defines.
+    pub kernels: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Parse(#[from] prlx_ptx::ParseError),
+    /// The module defines `__prlx_desc`: it was built with the pass.
+    #[error("the module already records events (it defines __prlx_desc: built with the prlx pass)")]
+    AlreadyInstrumented,
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Parses `text` (diagnostics name it `name`) and instruments it.
+pub fn instrument(text: &str, name: &str, options: &Options) -> Result<Instrumented, Error> {
+    let module = prlx_ptx::parse(text, name)?;
+    instrument_parsed(&module, text, options)
+}

@@ -1,0 +1,258 @@
+//! The recording runtime, in PTX, added to every instrumented module.
+//!
+//! The same logic as `device-rt/src/prlx_record.inc` (which the pass
+//! inlines), written once per module as three `.func`s that the probes call:
+//! the descriptor `__prlx_desc` (64 bytes, `device-rt/README.md`), warp slot
+//! from block and thread indices, the leader (lowest active lane) claiming an
+//! event slot with one atomic, sampling, overflow accounting, the history
+//! ring, and the per-lane snapshot ring. Every probe first loads
+//! `__prlx_desc.trace` and calls only when it is non-zero, so a module that
+//! is not being captured pays one load and one predicated call per site.
+
+use std::fmt::Write as _;
+
+/// The descriptor's name; the shim finds it with `cuModuleGetGlobal`.
+pub const DESCRIPTOR: &str = "__prlx_desc";
+pub const RECORD_BRANCH: &str = "__prlx_record_branch";
+pub const RECORD_VALUE: &str = "__prlx_record_value";
+pub const RECORD_SNAPSHOT: &str = "__prlx_record_snapshot";
+
+/// `TraceEvent` flag bit 0 of the reserved half-word: `value_a` is the taken mask.
+const TAKEN_MASK_FLAG: u32 = 1 << 16;
+
+/// The warp slot into `%r27`: `linear_block * warps_per_block + linear_tid / 32`
+/// (`device-rt/README.md`, "Warp slot").
+const WARP_SLOT: &str = "\
+	mov.u32 	%r12, %ntid.x;
+	mov.u32 	%r13, %ntid.y;
+	mov.u32 	%r14, %ntid.z;
+	mov.u32 	%r15, %tid.x;
+	mov.u32 	%r16, %tid.y;
+	mov.u32 	%r17, %tid.z;
+	mad.lo.s32 	%r18, %r13, %r17, %r16;
+	mad.lo.s32 	%r18, %r12, %r18, %r15;
+	mul.lo.s32 	%r19, %r12, %r13;
+	mul.lo.s32 	%r19, %r19, %r14;
+	add.s32 	%r19, %r19, 31;
+	shr.u32 	%r19, %r19, 5;
+	mov.u32 	%r20, %ctaid.x;
+	mov.u32 	%r21, %ctaid.y;
+	mov.u32 	%r22, %ctaid.z;
+	mov.u32 	%r23, %nctaid.x;
+	mov.u32 	%r24, %nctaid.y;
+	mad.lo.s32 	%r25, %r24, %r22, %r21;
+	mad.lo.s32 	%r25, %r23, %r25, %r20;
+	shr.u32 	%r26, %r18, 5;
+	mad.lo.s32 	%r27, %r25, %r19, %r26;
+";
+
+/// One event, written by the leader lane (`prlx_emit`): site `%r1`,
+/// type|dir|flags `%r6`, active mask `%r3`, value `%r7`; `%p9` is set in
+/// the leader lane only. Every lane runs the same straight-line code and
+/// only the leader's memory accesses are enabled (predicated), so recording
+/// never splits the warp: the application's own divergence and the
+/// scheduler's view of it stay as they were. Ends in `ret`.
+fn emit(out: &mut String, label: &str) {
+    out.push_str(
+        "\tmov.u64 	%rd1, __prlx_desc;
+	ld.global.u64 	%rd2, [%rd1];
+	ld.global.u32 	%r10, [%rd1+24];
+	ld.global.u32 	%r11, [%rd1+28];
+",
+    );
+    out.push_str(WARP_SLOT);
+    let _ = write!(
+        out,
+        "\tsetp.ge.u32 	%p4, %r27, %r11;
+	@%p4 bra 	{label}_done;
+	mul.wide.u32 	%rd3, %r10, 16;
+	add.s64 	%rd3, %rd3, 16;
+	cvt.u64.u32 	%rd4, %r27;
+	mul.lo.s64 	%rd4, %rd4, %rd3;
+	add.s64 	%rd4, %rd4, %rd2;
+	add.s64 	%rd4, %rd4, 160;
+	ld.global.u32 	%r28, [%rd1+40];
+	setp.gt.u32 	%p5, %r28, 1;
+	@!%p5 bra 	{label}_kept;
+	mov.u32 	%r29, 0;
+	@%p9 atom.global.add.u32 	%r29, [%rd4+12], 1;
+	rem.u32 	%r29, %r29, %r28;
+	setp.eq.and.u32 	%p9, %r29, 0, %p9;
+{label}_kept:
+	ld.global.u64 	%rd5, [%rd1+8];
+	ld.global.u32 	%r30, [%rd1+32];
+	setp.eq.u64 	%p7, %rd5, 0;
+	setp.eq.or.u32 	%p7, %r30, 0, %p7;
+	@%p7 bra 	{label}_logged;
+	mul.wide.u32 	%rd6, %r30, 16;
+	add.s64 	%rd6, %rd6, 16;
+	cvt.u64.u32 	%rd7, %r27;
+	mul.lo.s64 	%rd7, %rd7, %rd6;
+	add.s64 	%rd7, %rd7, %rd5;
+	mov.u32 	%r31, 0;
+	@%p9 atom.global.add.u32 	%r31, [%rd7+8], 1;
+	rem.u32 	%r32, %r31, %r30;
+	mul.wide.u32 	%rd8, %r32, 16;
+	add.s64 	%rd8, %rd8, %rd7;
+	mov.u32 	%r35, 0;
+	@%p9 st.global.u32 	[%rd8+16], %r1;
+	@%p9 st.global.u32 	[%rd8+20], %r7;
+	@%p9 st.global.u32 	[%rd8+24], %r31;
+	@%p9 st.global.u32 	[%rd8+28], %r35;
+	add.s32 	%r33, %r31, 1;
+	rem.u32 	%r33, %r33, %r30;
+	@%p9 st.global.u32 	[%rd7], %r33;
+{label}_logged:
+	mov.u32 	%r34, 0;
+	@%p9 atom.global.add.u32 	%r34, [%rd4], 1;
+	setp.lt.and.u32 	%p8, %r34, %r10, %p9;
+	setp.ge.and.u32 	%p6, %r34, %r10, %p9;
+	@%p6 red.global.add.u32 	[%rd4+4], 1;
+	mul.wide.u32 	%rd9, %r34, 16;
+	add.s64 	%rd9, %rd9, %rd4;
+	@%p8 st.global.v4.u32 	[%rd9+16], {{%r1, %r6, %r3, %r7}};
+{label}_done:
+	ret;
+"
+    );
+}
+
+const LOCALS: &str = "\t.reg .pred 	%p<10>;
+	.reg .b32 	%r<52>;
+	.reg .b64 	%rd<12>;
+";
+
+/// The descriptor and the three recording functions, as PTX text to place
+/// before the module's first function or variable.
+pub fn runtime_ptx() -> String {
+    let mut out = String::with_capacity(8 << 10);
+    out.push_str("// prlx: recording runtime added at load (prlx-ptx-instrument)\n");
+    out.push_str(".visible .global .align 8 .b8 __prlx_desc[64];\n\n");
+
+    // Branch: direction = any active lane takes it; value = the taken mask.
+    let _ = write!(
+        out,
+        ".func {RECORD_BRANCH}(
+	.param .b32 __prlx_branch_site,
+	.param .b32 __prlx_branch_cond
+)
+{{
+{LOCALS}	ld.param.u32 	%r1, [__prlx_branch_site];
+	ld.param.u32 	%r2, [__prlx_branch_cond];
+	activemask.b32 	%r3;
+	setp.ne.u32 	%p1, %r2, 0;
+	vote.sync.ballot.b32 	%r4, %p1, %r3;
+	mov.u32 	%r5, %lanemask_lt;
+	and.b32 	%r5, %r5, %r3;
+	setp.eq.u32 	%p9, %r5, 0;
+	setp.ne.u32 	%p3, %r4, 0;
+	selp.u32 	%r6, {}, {}, %p3;
+	mov.u32 	%r7, %r4;
+",
+        TAKEN_MASK_FLAG | (1 << 8),
+        TAKEN_MASK_FLAG
+    );
+    emit(&mut out, "$__prlx_branch");
+    out.push_str("}\n\n");
+
+    // Leader-valued events: stores, atomics, switches, function entry/exit.
+    let _ = write!(
+        out,
+        ".func {RECORD_VALUE}(
+	.param .b32 __prlx_value_site,
+	.param .b32 __prlx_value_type,
+	.param .b32 __prlx_value_value
+)
+{{
+{LOCALS}	ld.param.u32 	%r1, [__prlx_value_site];
+	ld.param.u32 	%r6, [__prlx_value_type];
+	ld.param.u32 	%r7, [__prlx_value_value];
+	activemask.b32 	%r3;
+	mov.u32 	%r5, %lanemask_lt;
+	and.b32 	%r5, %r5, %r3;
+	setp.eq.u32 	%p9, %r5, 0;
+"
+    );
+    emit(&mut out, "$__prlx_value");
+    out.push_str("}\n\n");
+
+    // Per-lane compare operands: the leader claims a ring entry and zeroes
+    // the inactive lanes' words; the entry index is broadcast; every active
+    // lane writes its own lhs and rhs.
+    let _ = write!(
+        out,
+        ".func {RECORD_SNAPSHOT}(
+	.param .b32 __prlx_snapshot_site,
+	.param .b32 __prlx_snapshot_lhs,
+	.param .b32 __prlx_snapshot_rhs,
+	.param .b32 __prlx_snapshot_pred
+)
+{{
+{LOCALS}	ld.param.u32 	%r1, [__prlx_snapshot_site];
+	ld.param.u32 	%r40, [__prlx_snapshot_lhs];
+	ld.param.u32 	%r41, [__prlx_snapshot_rhs];
+	ld.param.u32 	%r42, [__prlx_snapshot_pred];
+	mov.u64 	%rd1, __prlx_desc;
+	ld.global.u64 	%rd2, [%rd1+16];
+	ld.global.u32 	%r10, [%rd1+36];
+	setp.eq.u64 	%p1, %rd2, 0;
+	setp.eq.or.u32 	%p1, %r10, 0, %p1;
+	@%p1 bra 	$__prlx_snapshot_done;
+	ld.global.u32 	%r11, [%rd1+28];
+{WARP_SLOT}	setp.ge.u32 	%p2, %r27, %r11;
+	@%p2 bra 	$__prlx_snapshot_done;
+	activemask.b32 	%r3;
+	mov.u32 	%r43, %laneid;
+	neg.s32 	%r44, %r3;
+	and.b32 	%r44, %r44, %r3;
+	bfind.u32 	%r45, %r44;
+	mul.wide.u32 	%rd3, %r10, 288;
+	add.s64 	%rd3, %rd3, 16;
+	cvt.u64.u32 	%rd4, %r27;
+	mul.lo.s64 	%rd4, %rd4, %rd3;
+	add.s64 	%rd4, %rd4, %rd2;
+	mov.u32 	%r51, 0;
+	setp.eq.u32 	%p9, %r43, %r45;
+	mov.u32 	%r47, 0;
+	@%p9 atom.global.add.u32 	%r47, [%rd4+8], 1;
+	rem.u32 	%r46, %r47, %r10;
+	mul.wide.u32 	%rd5, %r46, 288;
+	add.s64 	%rd5, %rd5, %rd4;
+	@%p9 st.global.u32 	[%rd5+16], %r1;
+	@%p9 st.global.u32 	[%rd5+20], %r3;
+	@%p9 st.global.u32 	[%rd5+24], %r47;
+	@%p9 st.global.u32 	[%rd5+28], %r42;
+	mov.u32 	%r48, 0;
+	mov.u64 	%rd6, %rd5;
+$__prlx_snapshot_zero:
+	shr.u32 	%r49, %r3, %r48;
+	and.b32 	%r49, %r49, 1;
+	setp.eq.and.u32 	%p4, %r49, 0, %p9;
+	@%p4 st.global.u32 	[%rd6+32], %r51;
+	@%p4 st.global.u32 	[%rd6+160], %r51;
+	add.s32 	%r48, %r48, 1;
+	add.s64 	%rd6, %rd6, 4;
+	setp.lt.u32 	%p5, %r48, 32;
+	@%p5 bra 	$__prlx_snapshot_zero;
+	@%p9 st.global.u32 	[%rd5+288], %r51;
+	@%p9 st.global.u32 	[%rd5+292], %r51;
+	@%p9 st.global.u32 	[%rd5+296], %r51;
+	@%p9 st.global.u32 	[%rd5+300], %r51;
+	add.s32 	%r50, %r47, 1;
+	rem.u32 	%r50, %r50, %r10;
+	@%p9 st.global.u32 	[%rd4], %r50;
+	shfl.sync.idx.b32 	%r46, %r46, %r45, 31, %r3;
+	mul.wide.u32 	%rd7, %r46, 288;
+	add.s64 	%rd7, %rd7, %rd4;
+	mul.wide.u32 	%rd8, %r43, 4;
+	add.s64 	%rd7, %rd7, %rd8;
+	st.global.u32 	[%rd7+32], %r40;
+	st.global.u32 	[%rd7+160], %r41;
+$__prlx_snapshot_done:
+	ret;
+}}
+
+"
+    );
+    out
+}
