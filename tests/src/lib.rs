@@ -324,6 +324,78 @@ impl Nvcc13 {
         }
         run_ok(command.arg(source).arg("-o").arg(out));
     }
+
+    /// `nvcc ARGS SOURCES -o <cache>/<key>/<name>`, unless an earlier run
+    /// built the same sources (and the headers beside them) with the same
+    /// arguments: the output is kept under `cache`, keyed by their hash.
+    pub fn build_cached(
+        &self,
+        name: &str,
+        sources: &[PathBuf],
+        args: &[String],
+        cache: &Path,
+    ) -> PathBuf {
+        let mut key = Fnv::default();
+        key.add(self.nvcc.as_os_str().as_encoded_bytes());
+        for a in args {
+            key.add(a.as_bytes());
+        }
+        let mut inputs: Vec<PathBuf> = sources.to_vec();
+        for dir in sources.iter().filter_map(|s| s.parent()) {
+            for entry in std::fs::read_dir(dir)
+                .expect("read the source dir")
+                .flatten()
+            {
+                if entry.path().extension().is_some_and(|e| e == "h") {
+                    inputs.push(entry.path());
+                }
+            }
+        }
+        for input in &inputs {
+            key.add(input.as_os_str().as_encoded_bytes());
+            key.add(&std::fs::read(input).expect("read a source"));
+        }
+        let dir = cache.join(format!("{:016x}", key.0));
+        let out = dir.join(name);
+        if out.is_file() {
+            return out;
+        }
+        let tmp = cache.join(format!("{:016x}.tmp{}", key.0, std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).expect("create a cache dir");
+        run_ok(
+            Command::new(&self.nvcc)
+                .args(args)
+                .args(sources)
+                .arg("-o")
+                .arg(tmp.join(name))
+                .current_dir(&tmp),
+        );
+        // Another test process may have finished the same build first.
+        if std::fs::rename(&tmp, &dir).is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        out
+    }
+}
+
+/// FNV-1a, 64-bit: cache keys.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn add(&mut self, bytes: &[u8]) {
+        for b in bytes.iter().chain(&[0xff]) {
+            self.0 ^= *b as u64;
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+    }
 }
 
 /// A CUDA 12 SDK for clang-19's `--cuda-path`, assembled under `into` from
