@@ -1,6 +1,8 @@
-//! Images produced by nvcc 13 (PTX, fatbinaries with plain and
-//! zstd-compressed PTX, SASS-only fatbinaries), loaded and run in-process
-//! through the exported driver functions.
+//! Images produced by nvcc 13 (PTX, fatbinaries with plain, zstd- and
+//! LZ4-compressed PTX, several architectures, a fatbinary wrapper,
+//! SASS-only fatbinaries), loaded and run in-process through the exported
+//! driver functions; the same fatbinaries mangled byte by byte; the
+//! runtime's export tables and unknown table ids.
 
 mod common;
 
@@ -112,6 +114,33 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         &source,
         &tmp.path().join("p.fatbin"),
     );
+    let lz4_fatbin = run_nvcc(
+        &nvcc,
+        &[
+            "-fatbin",
+            "-Xfatbin",
+            "-compress-mode=speed",
+            "-gencode",
+            ptx_arch,
+        ],
+        &source,
+        &tmp.path().join("l.fatbin"),
+    );
+    // The emulated sm_80 must pick compute_80's PTX, not compute_90's.
+    let multi_arch = run_nvcc(
+        &nvcc,
+        &[
+            "-fatbin",
+            "-gencode",
+            "arch=compute_90,code=compute_90",
+            "-gencode",
+            ptx_arch,
+            "-gencode",
+            "arch=compute_75,code=[compute_75,sm_75]",
+        ],
+        &source,
+        &tmp.path().join("m.fatbin"),
+    );
     let sass_only = run_nvcc(
         &nvcc,
         &["-fatbin", "-gencode", "arch=compute_80,code=sm_80"],
@@ -127,11 +156,107 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         load_and_run(&zstd_fatbin, true);
         load_and_run(&zstd_fatbin, false);
         load_and_run(&plain_fatbin, true);
+        load_and_run(&lz4_fatbin, true);
+        load_and_run(&multi_arch, false);
+        // The __fatBinC_Wrapper_t nvcc wraps fatbinaries in.
+        let wrapper = wrap(&zstd_fatbin);
+        load_and_run(&wrapper, false);
         let mut module: CUmodule = std::ptr::null_mut();
         assert_eq!(
             cuModuleLoadFatBinary(&mut module, sass_only.as_ptr().cast()),
             CUDA_ERROR_NO_BINARY_FOR_GPU
         );
+        for image in [&zstd_fatbin, &lz4_fatbin, &plain_fatbin, &multi_arch] {
+            mangled_fatbins_fail_cleanly(image);
+        }
         check(cuCtxDestroy_v2(ctx));
+    }
+}
+
+/// A 24-byte `__fatBinC_Wrapper_t` (magic, version 1, data, NULL) followed
+/// by the bytes it points at, which stay alive in the returned buffer.
+fn wrap(fatbin: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; 24];
+    out.extend_from_slice(fatbin);
+    let data = out.as_ptr() as usize + 24;
+    out[0..4].copy_from_slice(&0x4662_43B1u32.to_le_bytes());
+    out[4..8].copy_from_slice(&1u32.to_le_bytes());
+    out[8..16].copy_from_slice(&(data as u64).to_le_bytes());
+    out
+}
+
+/// Every byte of the fatbinary's entry headers and the start of the
+/// payload, overwritten with values chosen to break sizes, kinds, flags
+/// and compressed data: each load either works or fails with an image
+/// error — never a crash, never CUDA_ERROR_UNKNOWN (a caught panic). The
+/// outer header's size is left alone: the driver must trust it, as the
+/// real one does.
+unsafe fn mangled_fatbins_fail_cleanly(image: &[u8]) {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let limit = image.len().min(16 + 64 + 96);
+    for at in 16..limit {
+        for value in [0u8, 0xff, 0x80] {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mut bad = image.to_vec();
+            bad[at] = value ^ (seed >> 60) as u8;
+            // Room after the image so no announced entry reads past memory.
+            bad.resize(bad.len() + (1 << 16), 0);
+            let mut module: CUmodule = std::ptr::null_mut();
+            let code = unsafe { cuModuleLoadData(&mut module, bad.as_ptr().cast()) };
+            assert!(
+                [
+                    CUDA_SUCCESS,
+                    CUDA_ERROR_INVALID_IMAGE,
+                    CUDA_ERROR_NO_BINARY_FOR_GPU,
+                    CUDA_ERROR_INVALID_PTX,
+                ]
+                .contains(&code),
+                "byte {at} = {value:#x}: {}",
+                cuda::error_table::name_str(code)
+            );
+            if code == CUDA_SUCCESS {
+                check(unsafe { cuModuleUnload(module) });
+            }
+        }
+    }
+}
+
+#[test]
+fn export_tables_serve_the_runtime_and_refuse_unknown_ids() {
+    let mut table: *const c_void = std::ptr::null();
+    let runtime_interface: [u8; 16] = [
+        0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d,
+        0xf9,
+    ];
+    unsafe {
+        check(cuGetExportTable(
+            &mut table,
+            runtime_interface.as_ptr().cast(),
+        ));
+        assert!(!table.is_null());
+        // Slot 0 is the table's size in bytes.
+        assert_eq!(*(table as *const usize), 13 * 8);
+        for unknown in [[0u8; 16], [0xff; 16], {
+            let mut near = runtime_interface;
+            near[15] ^= 1;
+            near
+        }] {
+            let mut t: *const c_void = std::ptr::dangling();
+            assert_eq!(
+                cuGetExportTable(&mut t, unknown.as_ptr().cast()),
+                CUDA_ERROR_NOT_SUPPORTED
+            );
+            assert!(t.is_null());
+        }
+        assert_eq!(
+            cuGetExportTable(std::ptr::null_mut(), runtime_interface.as_ptr().cast()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuGetExportTable(&mut table, std::ptr::null()),
+            CUDA_ERROR_INVALID_VALUE
+        );
     }
 }

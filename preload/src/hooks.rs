@@ -15,6 +15,7 @@
 use crate::capture::Geometry;
 use crate::driver;
 use crate::ffi::*;
+use crate::module_load;
 use crate::registry::CodeHandle;
 use crate::state::{self, LaunchCall};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
@@ -264,14 +265,19 @@ pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
 
 // ---- modules and libraries ---------------------------------------------
 
-fn after_module_load(result: CUresult, module: *mut CUmodule, image: Option<&[u8]>) {
+fn after_module_load(
+    result: CUresult,
+    module: *mut CUmodule,
+    image: Option<&[u8]>,
+    plan: Option<module_load::Plan>,
+) {
     if result == CUDA_SUCCESS && !module.is_null() {
         // SAFETY: the driver wrote the new handle.
         let handle = unsafe { *module } as usize;
         state::guarded(
             "module load",
             || (),
-            || state::on_code_loaded(CodeHandle::Module(handle), image),
+            || state::on_code_loaded_with(CodeHandle::Module(handle), image, plan),
         );
     }
 }
@@ -293,15 +299,32 @@ pub unsafe extern "C" fn cuModuleLoad(module: *mut CUmodule, fname: *const c_cha
     let Some(real) = real_fn!(ModuleLoad, cuModuleLoad, FnModuleLoad) else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(module, fname) };
-    let image = if result == CUDA_SUCCESS && state::active() {
-        // SAFETY: the driver just read this path.
+    // The file's image, to instrument before the driver sees it.
+    let image = if state::active() {
+        // SAFETY: the caller's path string.
         unsafe { c_str(fname) }.and_then(|p| std::fs::read(p.to_string_lossy().as_ref()).ok())
     } else {
         None
     };
-    after_module_load(result, module, image.as_deref());
+    let load_data = real_fn!(ModuleLoadData, cuModuleLoadData, FnModuleLoadData);
+    let (result, plan) = match (&image, load_data) {
+        (Some(bytes), Some(load_data)) => {
+            let mut owned = bytes.clone();
+            owned.push(0);
+            // SAFETY: a NUL-terminated copy of the file; the loads forward the
+            // caller's arguments or the rewritten image.
+            unsafe {
+                module_load::load(
+                    owned.as_ptr() as *const c_void,
+                    || real(module, fname),
+                    |rewritten| load_data(module, rewritten),
+                )
+            }
+        }
+        // SAFETY: forwarding unchanged.
+        _ => (unsafe { real(module, fname) }, None),
+    };
+    after_module_load(result, module, image.as_deref(), plan);
     result
 }
 
@@ -310,10 +333,12 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c
     let Some(real) = real_fn!(ModuleLoadData, cuModuleLoadData, FnModuleLoadData) else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(module, image) };
+    // SAFETY: the caller's image; the loads forward its arguments or the rewritten image.
+    let (result, plan) = unsafe {
+        module_load::load(image, || real(module, image), |rewritten| real(module, rewritten))
+    };
     // SAFETY: the driver accepted the image.
-    after_module_load(result, module, unsafe { image_bytes(image) });
+    after_module_load(result, module, unsafe { image_bytes(image) }, plan);
     result
 }
 
@@ -328,10 +353,16 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
     let Some(real) = real_fn!(ModuleLoadDataEx, cuModuleLoadDataEx, FnModuleLoadDataEx) else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(module, image, num_options, options, values) };
+    // SAFETY: the caller's image; the loads forward its arguments or the rewritten image.
+    let (result, plan) = unsafe {
+        module_load::load(
+            image,
+            || real(module, image, num_options, options, values),
+            |rewritten| real(module, rewritten, num_options, options, values),
+        )
+    };
     // SAFETY: the driver accepted the image.
-    after_module_load(result, module, unsafe { image_bytes(image) });
+    after_module_load(result, module, unsafe { image_bytes(image) }, plan);
     result
 }
 
@@ -343,9 +374,20 @@ pub unsafe extern "C" fn cuModuleLoadFatBinary(
     let Some(real) = real_fn!(ModuleLoadFatBinary, cuModuleLoadFatBinary, FnModuleLoadData) else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(module, fat) };
-    after_module_load(result, module, None);
+    // A rewritten fatbinary is PTX text, which cuModuleLoadData takes.
+    let load_data = real_fn!(ModuleLoadData, cuModuleLoadData, FnModuleLoadData);
+    // SAFETY: the caller's fatbinary; the loads forward its arguments or the rewritten image.
+    let (result, plan) = unsafe {
+        module_load::load(
+            fat,
+            || real(module, fat),
+            |rewritten| match load_data {
+                Some(load_data) => load_data(module, rewritten),
+                None => CUDA_ERROR_NOT_INITIALIZED,
+            },
+        )
+    };
+    after_module_load(result, module, None, plan);
     result
 }
 
@@ -423,19 +465,23 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     let Some(real) = real_fn!(LibraryLoadData, cuLibraryLoadData, FnLibraryLoadData) else {
         return CUDA_ERROR_NOT_INITIALIZED;
     };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe {
-        real(
-            library,
-            code,
-            jit_options,
-            jit_values,
-            num_jit,
-            lib_options,
-            lib_values,
-            num_lib,
-        )
+    let load = |image: *const c_void| {
+        // SAFETY: the caller's arguments, with its image or the rewritten one.
+        unsafe {
+            real(
+                library,
+                image,
+                jit_options,
+                jit_values,
+                num_jit,
+                lib_options,
+                lib_values,
+                num_lib,
+            )
+        }
     };
+    // SAFETY: the caller's image.
+    let (result, plan) = unsafe { module_load::load(code, || load(code), load) };
     if result == CUDA_SUCCESS && !library.is_null() {
         // SAFETY: the driver wrote the handle and accepted the image.
         let handle = unsafe { *library } as usize;
@@ -443,7 +489,7 @@ pub unsafe extern "C" fn cuLibraryLoadData(
         state::guarded(
             "cuLibraryLoadData",
             || (),
-            || state::on_code_loaded(CodeHandle::Library(handle), image),
+            || state::on_code_loaded_with(CodeHandle::Library(handle), image, plan),
         );
     }
     result

@@ -28,6 +28,9 @@ pub struct CodeInfo {
     /// Kernel name → parameter sizes and offsets, when the image was PTX text.
     pub ptx_params: HashMap<String, Vec<ParamSlot>>,
     pub instrumented: Option<Arc<Instrumented>>,
+    /// How its launches are captured (`module_load`), and why metadata only.
+    pub capture: crate::module_load::CaptureMode,
+    pub capture_reason: Option<String>,
     /// A short stable id for file names (FNV of the image's first bytes).
     pub image_id: u64,
 }
@@ -80,9 +83,14 @@ impl Registry {
 /// PTX front end. Alignment follows the PTX rules the driver packs by:
 /// `.align N` when given, else the element size.
 pub fn ptx_param_layouts(ptx: &str) -> HashMap<String, Vec<ParamSlot>> {
-    let Ok(module) = prlx_ptx::parse(ptx, "<module image>") else {
-        return HashMap::new();
-    };
+    match prlx_ptx::parse(ptx, "<module image>") {
+        Ok(module) => ptx_module_param_layouts(&module),
+        Err(_) => HashMap::new(),
+    }
+}
+
+/// [`ptx_param_layouts`] of an already parsed module.
+pub fn ptx_module_param_layouts(module: &prlx_ptx::Module) -> HashMap<String, Vec<ParamSlot>> {
     let mut layouts = HashMap::new();
     for item in &module.items {
         let prlx_ptx::Item::Function(function) = item else {

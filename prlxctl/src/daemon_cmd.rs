@@ -372,7 +372,13 @@ fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
                 format!("{:?}x{:?}", l.grid, l.block),
                 match (&l.file, l.incomplete, &l.capture_error) {
                     (_, true, _) => "incomplete".into(),
-                    (Some(_), _, _) => human_bytes(l.trace_bytes.unwrap_or(0)),
+                    (Some(_), _, _) => {
+                        let bytes = human_bytes(l.trace_bytes.unwrap_or(0));
+                        match &l.capture {
+                            Some(mode) => format!("{bytes} ({mode})"),
+                            None => bytes,
+                        }
+                    }
                     (None, _, Some(_)) => "error".into(),
                     (None, _, None) => "metadata".into(),
                 },

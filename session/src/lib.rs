@@ -102,6 +102,11 @@ pub struct LaunchRecord {
     /// … and the kernel node's index among the graph's kernel nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_node: Option<u32>,
+    /// How the launch was captured: `pass` (built with the pass),
+    /// `substitute`, `ptx` (instrumented at load), `nvbit` or `metadata`
+    /// (absent in sessions written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

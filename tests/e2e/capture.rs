@@ -347,17 +347,35 @@ fn instrumented_and_plain_builds_compute_the_same() {
 }
 
 #[test]
-fn uninstrumented_ptx_under_the_shim_records_metadata_only() {
+fn plain_ptx_with_capture_metadata_records_metadata_only() {
     let Some(fx) = fixture() else { return };
     let traces = tempfile::tempdir().unwrap();
     let bare = fx.bare(&fx.plain, "1");
-    assert_eq!(fx.captured(&fx.plain, "1", traces.path(), "plain"), bare);
+    let out = run_ok(
+        fx.built
+            .captured_app(&fx.app, traces.path(), "plain")
+            .env("PRLX_CAPTURE", "metadata")
+            .arg(&fx.plain)
+            .arg("1"),
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), bare);
+    // One notice per kernel, naming it and why.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for kernel in ["classify", "steps"] {
+        let notices = stderr
+            .lines()
+            .filter(|l| l.contains(&format!("kernel {kernel} is recorded as metadata only")))
+            .count();
+        assert_eq!(notices, 1, "{stderr}");
+    }
+    assert!(stderr.contains("PRLX_CAPTURE=metadata"), "{stderr}");
     let dir = traces.path().join("plain");
     let manifest = Manifest::load(&dir).unwrap();
     assert_eq!(manifest.launches.len(), 2);
     for launch in &manifest.launches {
-        assert_eq!(launch.file, None, "no descriptor: no trace");
+        assert_eq!(launch.file, None, "metadata only: no trace");
         assert_eq!(launch.site_map, None);
+        assert_eq!(launch.capture.as_deref(), Some("metadata"));
         assert!(launch.args_hash.is_some());
     }
     let files: Vec<String> = std::fs::read_dir(&dir)
@@ -365,6 +383,132 @@ fn uninstrumented_ptx_under_the_shim_records_metadata_only() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(files, ["session.json"], "metadata only");
+}
+
+/// `source_location` names `kernels.cu` (as the PTX's `.file` spells it,
+/// which may be absolute) at `line`.
+fn assert_at_kernels_line(record: &Value, line: u32) {
+    let location = record["source_location"].as_str().unwrap_or_default();
+    let expected = format!("kernels.cu:{line}:");
+    assert!(
+        location.starts_with(&expected) || location.contains(&format!("/{expected}")),
+        "expected …kernels.cu:{line}:COLUMN, got {location:?}: {record:#}"
+    );
+}
+
+/// No recompile: the plain build (clang `-g`, no pass) under the shim is
+/// instrumented at load, computes the same, records full traces, and the
+/// session diff names the lines where the two runs part.
+#[test]
+fn plain_ptx_is_instrumented_at_load_and_session_diff_names_the_line() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    for (seed, session) in [("1", "ptx-a"), ("2", "ptx-b")] {
+        let bare = fx.bare(&fx.plain, seed);
+        assert_eq!(fx.captured(&fx.plain, seed, traces.path(), session), bare);
+    }
+    let (a, b) = (traces.path().join("ptx-a"), traces.path().join("ptx-b"));
+    for dir in [&a, &b] {
+        let manifest = check_session(dir);
+        for launch in &manifest.launches {
+            assert_eq!(launch.capture.as_deref(), Some("ptx"), "{launch:?}");
+            assert!(launch.site_map.is_some(), "{launch:?}");
+        }
+    }
+    let out = run_ok(
+        fx.built
+            .prlxctl()
+            .args(["diff", "--session", "--json"])
+            .arg(&a)
+            .arg(&b),
+    );
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sessions["launches_diverged"], 2, "{sessions:#}");
+    let launches = sessions["launches"].as_array().unwrap();
+    let lines = [marked_line("CLASSIFY_BRANCH"), marked_line("STEPS_LOOP")];
+    for (launch, line) in launches.iter().zip(lines) {
+        assert_at_kernels_line(&launch["first_divergence"], line);
+        assert_eq!(launch["first_divergence"]["warp_idx"], 1, "{launch:#}");
+    }
+}
+
+/// The divergences of one launch as (line, kind, warp), from `prlxctl diff`.
+fn divergence_set(report: &Value) -> std::collections::BTreeSet<(u64, String, u64)> {
+    report["divergences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no divergences: {report:#}"))
+        .iter()
+        .map(|d| {
+            let location = d["source_location"].as_str().unwrap_or_default();
+            let line = location
+                .rsplit(':')
+                .nth(1)
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(0);
+            (
+                line,
+                d["kind"].as_str().unwrap_or_default().to_string(),
+                d["warp_idx"].as_u64().unwrap_or(u64::MAX),
+            )
+        })
+        .collect()
+}
+
+/// The two capture paths agree: the kernels built with the pass and the
+/// same kernels instrumented from plain PTX at load report divergences at
+/// the same lines in the same warps for the same pair of runs, and of the
+/// same kinds where the branch's sense survives code generation.
+///
+/// PTX cannot say which successor the IR called "true" (llc inverts
+/// conditions to fall through), so a loop's exit branch may record the
+/// complementary taken mask; the differ then aligns the runs' loop exits
+/// differently (steps: Branch + ActiveMask + ExtraEvents under the pass,
+/// ActiveMask + ExtraEvents from PTX), at the same line and warp.
+#[test]
+fn pass_built_and_ptx_instrumented_kernels_report_the_same_divergences() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    for (ptx, label) in [(&fx.instrumented, "pass"), (&fx.plain, "ptx")] {
+        for seed in ["1", "2"] {
+            fx.captured(ptx, seed, traces.path(), &format!("{label}-{seed}"));
+        }
+    }
+    for kernel in ["classify", "steps"] {
+        let report = |label: &str| {
+            let a = traces.path().join(format!("{label}-1"));
+            let b = traces.path().join(format!("{label}-2"));
+            let file = format!("{kernel}_0.prlx");
+            fx.diff(&a.join(&file), &b.join(&file), &site_map(&a))
+        };
+        let (pass, ptx) = (report("pass"), report("ptx"));
+        assert_eq!(pass["status"], "diverged", "{pass:#}");
+        let (pass_set, ptx_set) = (divergence_set(&pass), divergence_set(&ptx));
+        let places = |set: &std::collections::BTreeSet<(u64, String, u64)>| {
+            set.iter()
+                .map(|(line, _, warp)| (*line, *warp))
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        assert_eq!(
+            places(&pass_set),
+            places(&ptx_set),
+            "{kernel}: pass {pass:#}\nptx {ptx:#}"
+        );
+        if kernel == "classify" {
+            assert_eq!(pass_set, ptx_set, "{kernel}: pass {pass:#}\nptx {ptx:#}");
+        }
+        for (a, b) in [(&pass, &ptx)] {
+            let first = |r: &Value| {
+                let d = &r["first_divergence"];
+                (
+                    divergence_set(&serde_json::json!({"divergences": [d]})),
+                    d["warp_idx"].clone(),
+                )
+            };
+            let ((fa, wa), (fb, wb)) = (first(a), first(b));
+            assert_eq!(places(&fa), places(&fb), "{kernel}: the first divergence");
+            assert_eq!(wa, wb);
+        }
+    }
 }
 
 #[test]

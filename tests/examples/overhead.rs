@@ -10,6 +10,10 @@
 //! hand, as the shim would); built with `--snapshots` and capturing events,
 //! history and snapshot rings (depth 8). Prints dynamic instruction counts
 //! and their ratios, and checks that every run leaves the same memory.
+//!
+//! A second table sets the no-recompile path beside the pass: the plain
+//! build instrumented at load by `prlx-ptx-instrument` (as the shim does),
+//! capturing the same way (docs/ptx-instrumentation.md).
 
 use prlx_compile::CompileRequest;
 use prlx_emu::{Device, DeviceConfig, FunctionId, LaunchConfig, LaunchStats, ModuleId};
@@ -183,6 +187,10 @@ enum Build {
     Instrumented,
     /// Instrumented with `--snapshots` (compare operands recorded too).
     Snapshots,
+    /// The plain build instrumented at load by prlx-ptx-instrument.
+    Ptx,
+    /// The same with snapshots.
+    PtxSnapshots,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -195,17 +203,35 @@ enum Mode {
     Capturing,
     /// The `--snapshots` build, events plus history and snapshot rings.
     Full,
+    /// The PTX-instrumented plain build, events only.
+    PtxCapturing,
+    /// The PTX-instrumented plain build with snapshots, events and rings.
+    PtxFull,
 }
 
 impl Mode {
-    const ALL: [Mode; 4] = [Mode::Plain, Mode::Idle, Mode::Capturing, Mode::Full];
+    const ALL: [Mode; 6] = [
+        Mode::Plain,
+        Mode::Idle,
+        Mode::Capturing,
+        Mode::Full,
+        Mode::PtxCapturing,
+        Mode::PtxFull,
+    ];
 
     fn build(self) -> Build {
         match self {
             Mode::Plain => Build::Plain,
             Mode::Idle | Mode::Capturing => Build::Instrumented,
             Mode::Full => Build::Snapshots,
+            Mode::PtxCapturing => Build::Ptx,
+            Mode::PtxFull => Build::PtxSnapshots,
         }
+    }
+
+    /// Whether the rings (history, snapshots) are set up too.
+    fn full(self) -> bool {
+        matches!(self, Mode::Full | Mode::PtxFull)
     }
 }
 
@@ -231,12 +257,30 @@ fn run() -> Result<(), String> {
     let mut modules: BTreeMap<(&str, Build), ModuleId> = BTreeMap::new();
     let cases = cases();
     for case in &cases {
-        for build_kind in [Build::Plain, Build::Instrumented, Build::Snapshots] {
+        for build_kind in [
+            Build::Plain,
+            Build::Instrumented,
+            Build::Snapshots,
+            Build::Ptx,
+            Build::PtxSnapshots,
+        ] {
             if modules.contains_key(&(case.file, build_kind)) {
                 continue;
             }
             let ptx = build(&corpus.join(case.file), scratch.path(), build_kind)?;
             let text = std::fs::read_to_string(&ptx).map_err(|e| e.to_string())?;
+            let text = match build_kind {
+                Build::Ptx | Build::PtxSnapshots => {
+                    let options = prlx_ptx_instrument::Options {
+                        snapshots: build_kind == Build::PtxSnapshots,
+                        ..Default::default()
+                    };
+                    prlx_ptx_instrument::instrument(&text, &ptx.display().to_string(), &options)
+                        .map_err(|e| format!("{}: {e}", ptx.display()))?
+                        .ptx
+                }
+                _ => text,
+            };
             let module = device
                 .load_module(&text, &ptx.display().to_string())
                 .map_err(|e| e.to_string())?;
@@ -249,6 +293,7 @@ fn run() -> Result<(), String> {
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut ratios: Vec<[f64; 3]> = Vec::new();
+    let mut ptx_rows = Vec::new();
     for case in &cases {
         let mut runs = BTreeMap::new();
         for mode in Mode::ALL {
@@ -256,7 +301,13 @@ fn run() -> Result<(), String> {
             runs.insert(mode, fastest_of(&mut device, module, case, mode)?);
         }
         let plain = &runs[&Mode::Plain];
-        for mode in [Mode::Idle, Mode::Capturing, Mode::Full] {
+        for mode in [
+            Mode::Idle,
+            Mode::Capturing,
+            Mode::Full,
+            Mode::PtxCapturing,
+            Mode::PtxFull,
+        ] {
             if runs[&mode].memory != plain.memory {
                 return Err(format!(
                     "{}: {mode:?} run computed different results",
@@ -291,6 +342,16 @@ fn run() -> Result<(), String> {
             runs[&Mode::Capturing].events,
             time,
         );
+        ptx_rows.push((
+            case.kernel,
+            [
+                ratio(Mode::Capturing, warp),
+                ratio(Mode::PtxCapturing, warp),
+                ratio(Mode::Full, warp),
+                ratio(Mode::PtxFull, warp),
+            ],
+            [runs[&Mode::Capturing].events, runs[&Mode::PtxCapturing].events],
+        ));
     }
     let geomean =
         |i: usize| (ratios.iter().map(|r| r[i].ln()).sum::<f64>() / ratios.len() as f64).exp();
@@ -300,6 +361,35 @@ fn run() -> Result<(), String> {
         geomean(1),
         geomean(2),
         ratios.len()
+    );
+
+    // The no-recompile path beside the pass: warp-instruction slowdowns
+    // over the plain build, and PTX's slowdown over the pass's.
+    println!(
+        "\n| kernel | pass capturing | ptx capturing | ptx / pass | pass +snapshots | ptx +snapshots | ptx / pass | events pass | events ptx |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (kernel, r, events) in &ptx_rows {
+        println!(
+            "| {kernel} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
+            r[0],
+            r[1],
+            r[1] / r[0],
+            r[2],
+            r[3],
+            r[3] / r[2],
+            events[0],
+            events[1]
+        );
+    }
+    let mean = |f: &dyn Fn(&[f64; 4]) -> f64| {
+        (ptx_rows.iter().map(|(_, r, _)| f(r).ln()).sum::<f64>() / ptx_rows.len() as f64).exp()
+    };
+    println!(
+        "\ngeometric mean of PTX's slowdown over the pass's: capturing {:.2}, +snapshots {:.2} ({} kernels)",
+        mean(&|r| r[1] / r[0]),
+        mean(&|r| r[3] / r[2]),
+        ptx_rows.len()
     );
     Ok(())
 }
@@ -331,7 +421,8 @@ fn fastest_of(
 fn build(source: &Path, scratch: &Path, kind: Build) -> Result<PathBuf, String> {
     let stem = source.file_stem().unwrap_or_default().to_string_lossy();
     let mut req = CompileRequest::new(source, scratch.join(format!("{stem}.{kind:?}.ptx")));
-    req.instrument = kind != Build::Plain;
+    // The PTX builds start from the plain build.
+    req.instrument = matches!(kind, Build::Instrumented | Build::Snapshots);
     req.snapshots = kind == Build::Snapshots;
     req.sites = Some(scratch.join("prlx-sites.json"));
     prlx_compile::compile(&req)
@@ -425,7 +516,7 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
             trace = Some(image);
             allocations.push(image);
         }
-        if mode == Mode::Full {
+        if mode.full() {
             let history = alloc_rings(device, warps, HISTORY_ENTRY_BYTES).map_err(|e| err(&e))?;
             let snapshot = alloc_rings(device, warps, SNAPSHOT_ENTRY_BYTES).map_err(|e| err(&e))?;
             descriptor[8..16].copy_from_slice(&history.to_le_bytes());
