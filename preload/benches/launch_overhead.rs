@@ -101,6 +101,8 @@ enum Shim {
     Bare,
     Filtered,
     Recorded,
+    RecordedSampledStacks,
+    RecordedNoStacks,
 }
 
 impl Shim {
@@ -108,8 +110,17 @@ impl Shim {
         match self {
             Shim::Bare => "bare call (stub driver)",
             Shim::Filtered => "shim, kernel filtered out",
-            Shim::Recorded => "shim, recorded as metadata",
+            Shim::Recorded => "shim, recorded as metadata (PRLX_STACKS=on)",
+            Shim::RecordedSampledStacks => "shim, recorded, PRLX_STACKS=sampled",
+            Shim::RecordedNoStacks => "shim, recorded, PRLX_STACKS=off",
         }
+    }
+
+    fn recorded(self) -> bool {
+        matches!(
+            self,
+            Shim::Recorded | Shim::RecordedSampledStacks | Shim::RecordedNoStacks
+        )
     }
 }
 
@@ -135,15 +146,21 @@ fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quic
             .arg(&program),
     );
     let traces = scratch.join("traces");
-    let configs = [Shim::Bare, Shim::Filtered, Shim::Recorded];
+    let configs = [
+        Shim::Bare,
+        Shim::Filtered,
+        Shim::Recorded,
+        Shim::RecordedSampledStacks,
+        Shim::RecordedNoStacks,
+    ];
     // Per configuration and round: first launch, launches 2-101, steady state.
     let mut figures: Vec<[Vec<f64>; 3]> = vec![Default::default(); configs.len()];
     for round in 0..rounds {
         for (i, &shim) in configs.iter().enumerate() {
-            let launches = match (shim, quick) {
+            let launches = match (shim.recorded(), quick) {
                 (_, true) => 1_000,
-                (Shim::Recorded, false) => RECORDED_LAUNCHES,
-                (_, false) => UNRECORDED_LAUNCHES,
+                (true, false) => RECORDED_LAUNCHES,
+                (false, false) => UNRECORDED_LAUNCHES,
             };
             let mut command = Command::new(&program);
             command
@@ -154,8 +171,21 @@ fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quic
                 "PRLX_DISABLE",
                 "PRLX_SOCKET",
                 "PRLX_MAX_LAUNCHES",
+                "PRLX_STACKS",
             ] {
                 command.env_remove(var);
+            }
+            match shim {
+                Shim::Recorded => {
+                    command.env("PRLX_STACKS", "on");
+                }
+                Shim::RecordedSampledStacks => {
+                    command.env("PRLX_STACKS", "sampled");
+                }
+                Shim::RecordedNoStacks => {
+                    command.env("PRLX_STACKS", "off");
+                }
+                _ => {}
             }
             if shim != Shim::Bare {
                 command
@@ -374,12 +404,12 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
             ..LaunchRecord::default()
         };
         let t = Instant::now();
-        let stack = prlx::stack::capture();
+        let stack = prlx::stack::capture_for(0);
         sink.submit(Launch {
             record,
             trace: Some(trace),
             site_table: None,
-            stack: Some(stack),
+            stack,
         });
         let handoff = t.elapsed();
         let t = Instant::now();

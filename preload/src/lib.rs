@@ -9,6 +9,12 @@
 //! ([`sink`]), which writes session directories through [`session_dir`].
 //! Configuration comes from `PRLX_*` variables ([`config`]).
 //!
+//! The other roads in: [`dl`] (`dlsym` on a `dlopen`ed driver, as cudart
+//! does it) and [`graphs`] (CUDA graph launches, stream capture). Each
+//! launch carries its device and context; [`rank`] names one session per
+//! rank of a multi-process job; [`stack`] records the launching CPU stack
+//! as module + address, named later outside the application.
+//!
 //! The shim never breaks its host: every hook forwards the application's
 //! call unchanged, a failure inside the shim is logged once and the call
 //! passes through, and no panic crosses the C boundary.
@@ -27,7 +33,6 @@ pub mod ffi;
 pub mod graphs;
 pub mod hooks;
 pub mod log;
-pub mod module_load;
 pub mod rank;
 pub mod registry;
 pub mod session_dir;

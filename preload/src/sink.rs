@@ -20,7 +20,7 @@ use crate::log;
 use crate::session_dir::SessionDir;
 use crate::stack::Resolver;
 use prlx_session::{LaunchRecord, Manifest};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::Duration;
 
@@ -46,18 +46,13 @@ pub struct Sink {
 }
 
 impl Sink {
-    /// Starts the writer thread. With `PRLX_TRACE_DIR` the session directory
-    /// is created here; otherwise the writer thread itself connects to prlxd
-    /// (falling back to a directory), so the application's thread never
-    /// waits on the socket, not even for the first launch.
+    /// Starts the writer thread. The writer thread itself creates the
+    /// session directory (`PRLX_TRACE_DIR`) or connects to prlxd (falling
+    /// back to a directory), so the application's thread never waits on
+    /// the socket or the disk (the manifest is fsynced), not even for the
+    /// first launch.
     pub fn start(config: &Config) -> Result<Sink, String> {
-        let (target, connect) = if config.trace_dir.is_some() {
-            let target = Target::directory(config)?;
-            announce(config, &target);
-            (target, false)
-        } else {
-            (Target::Off, true)
-        };
+        let (target, connect) = (Target::Off, config.trace_dir.is_none());
         let (jobs, queue) = sync_channel(QUEUE_DEPTH);
         let writer = Writer {
             target,
@@ -65,6 +60,7 @@ impl Sink {
             fallback: config.clone(),
             site_tables: HashSet::new(),
             stacks: Resolver::default(),
+            demangled: HashMap::new(),
         };
         std::thread::Builder::new()
             .name("prlx-writer".into())
@@ -164,12 +160,15 @@ fn store_manifest(dir: &SessionDir, manifest: &Manifest) -> Result<(), String> {
 
 struct Writer {
     target: Target,
-    /// Connect to prlxd (else fall back to a directory) before the first job.
+    /// Connect to prlxd (else fall back to a directory) before the first
+    /// job; false: create the session directory (`PRLX_TRACE_DIR`).
     connect: bool,
     /// For the directory that replaces a daemon lost mid-run.
     fallback: Config,
     site_tables: HashSet<u64>,
     stacks: Resolver,
+    /// Kernel name → its demangled form.
+    demangled: HashMap<String, Option<String>>,
 }
 
 impl Writer {
@@ -177,6 +176,14 @@ impl Writer {
         if self.connect {
             self.target = self.open_session();
             announce(&self.fallback, &self.target);
+        } else {
+            match Target::directory(&self.fallback) {
+                Ok(target) => {
+                    self.target = target;
+                    announce(&self.fallback, &self.target);
+                }
+                Err(e) => log::log(LogLevel::Error, &format!("not recording: {e}")),
+            }
         }
         let mut dirty = false;
         loop {
@@ -324,6 +331,14 @@ impl Writer {
         }
         if let Some(stack) = stack {
             record.cpu_stack = self.stacks.resolve(&stack);
+        }
+        if record.demangled.is_none() {
+            // Here, not on the application's thread, and once per name.
+            record.demangled = self
+                .demangled
+                .entry(record.kernel.clone())
+                .or_insert_with(|| crate::state::demangle(&record.kernel))
+                .clone();
         }
         let mut encoded = Vec::new();
         if let Some(trace) = &trace {

@@ -70,6 +70,9 @@ impl Fixture {
                 .env("LD_PRELOAD", &self.shim)
                 .env("PRLX_TRACE_DIR", trace_dir)
                 .env("PRLX_SESSION", "graphs")
+                // Kernels built with the pass are traced; the plain ones
+                // stay metadata only (not instrumented at load).
+                .env("PRLX_CAPTURE", "pass")
                 .env("PRLX_LOG", "info");
         }
         let out = run_ok(&mut command);

@@ -40,6 +40,14 @@ CUresult cuGraphLaunch(void *, CUstream);
 
 static void *scale, *shift, *probe;
 
+/* Module images as PTX: one plain, one as the prlx pass leaves it (it
+ * defines the __prlx_desc descriptor the shim captures through). */
+#define HEADER ".version 7.5\n.target sm_80\n.address_size 64\n"
+#define ENTRY(name) ".visible .entry " name "(.param .u32 " name "_x)\n{\n  ret;\n}\n"
+static const char plain_ptx[] = HEADER ENTRY("scale") ENTRY("shift");
+static const char pass_built_ptx[] =
+    HEADER ".visible .global .align 8 .b8 __prlx_desc[64];\n" ENTRY("probe");
+
 static CUresult launch(void *f, int arg, CUstream s) {
   void *params[] = {&arg};
   return cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL);
@@ -63,8 +71,8 @@ int main(void) {
   CUstream s1, s2;
   cuInit(0);
   cuCtxCreate_v2(&ctx, 0, 0);
-  cuModuleLoadData(&plain, "plain module");
-  cuModuleLoadData(&instrumented, "instrumented module");
+  cuModuleLoadData(&plain, plain_ptx);
+  cuModuleLoadData(&instrumented, pass_built_ptx);
   cuModuleGetFunction(&scale, plain, "scale");
   cuModuleGetFunction(&shift, plain, "shift");
   cuModuleGetFunction(&probe, instrumented, "probe");

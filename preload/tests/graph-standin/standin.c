@@ -114,7 +114,8 @@ CUresult cuCtxSynchronize(void) { UNSAFE("cuCtxSynchronize", 1); return SUCCESS;
 
 CUresult cuModuleLoadData(void **module, const void *image) {
   if (nmodules == 4) return INVALID_VALUE;
-  module_instrumented[nmodules] = strstr((const char *)image, "instrumented") != NULL;
+  /* Built with the pass (or instrumented): it defines the descriptor. */
+  module_instrumented[nmodules] = strstr((const char *)image, "__prlx_desc") != NULL;
   *module = (void *)(size_t)(++nmodules);
   return SUCCESS;
 }
