@@ -18,6 +18,8 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 const MAX_PENDING_FDS: usize = 2 * MAX_FDS_PER_READ;
 /// The most one read asks of the socket (and zero-fills first).
 const MAX_READ: usize = 256 << 10;
+/// A connection's read buffer.
+const READ_BUFFER: usize = 16 << 10;
 
 pub struct Connection {
     reader: BufReader<FdReader>,
@@ -84,7 +86,9 @@ impl Connection {
             fds: VecDeque::new(),
         };
         Connection {
-            reader: BufReader::with_capacity(MAX_READ, read),
+            // Small: every open connection holds one (idle ones too). Bulk
+            // reads larger than it bypass it, straight into their buffer.
+            reader: BufReader::with_capacity(READ_BUFFER, read),
             writer: BufWriter::new(write),
             stall,
         }

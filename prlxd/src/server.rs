@@ -676,12 +676,21 @@ fn reserve_fd() -> Option<std::fs::File> {
 }
 
 /// Tells a client why it is not served, then closes — after its hello has
-/// arrived (bounded), so the answer is not lost to a reset.
-fn refuse(stream: tokio::net::UnixStream, code: ErrorCode, message: String) {
+/// arrived (bounded), so the answer is not lost to a reset. Costs a few
+/// hundred bytes, however many clients are refused.
+fn refuse(mut stream: tokio::net::UnixStream, code: ErrorCode, message: String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     tokio::spawn(async move {
-        let mut conn = Connection::new(stream, Duration::from_millis(500));
-        let _ = conn.send(&Response::error(code, message)).await;
-        let _ = tokio::time::timeout(Duration::from_millis(500), conn.read_request()).await;
+        let frame = prlx_proto::Frame {
+            kind: prlx_proto::FrameKind::Message,
+            payload: Response::error(code, message).to_payload(),
+        };
+        let Ok(bytes) = frame.to_bytes() else { return };
+        let bound = Duration::from_millis(500);
+        if let Ok(Ok(())) = tokio::time::timeout(bound, stream.write_all(&bytes)).await {
+            let mut scratch = [0u8; 256];
+            let _ = tokio::time::timeout(bound, stream.read(&mut scratch)).await;
+        }
     });
 }
 

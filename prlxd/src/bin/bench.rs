@@ -1,9 +1,11 @@
 //! `prlxd-bench`: ingest throughput (raw MB/s from the socket into compressed
 //! storage), each payload passed as a sealed memfd and streamed as chunks,
-//! and the latency of a session diff of 1,000 launches, against a
-//! real daemon served in-process on a temporary socket and state directory.
+//! the latency of a session diff of 1,000 launches, and a load run — N = 8
+//! and 32 concurrent capturing clients, every launch checked stored, with a
+//! bystander's request latency — against a real daemon served in-process on
+//! a temporary socket and state directory.
 //!
-//!   prlxd-bench [--seconds S] [--clients N] [--launches L]
+//!   prlxd-bench [--seconds S] [--clients N] [--launches L] [--load-only]
 //!
 //! Every loop is bounded in count and in time.
 
@@ -18,6 +20,7 @@ struct Options {
     seconds: f64,
     clients: usize,
     diff_launches: u32,
+    load_only: bool,
 }
 
 fn parse() -> Options {
@@ -25,8 +28,13 @@ fn parse() -> Options {
         seconds: 5.0,
         clients: 2,
         diff_launches: 1000,
+        load_only: false,
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(at) = args.iter().position(|a| a == "--load-only") {
+        args.remove(at);
+        options.load_only = true;
+    }
     for pair in args.chunks(2) {
         let value = pair.get(1).map(String::as_str).unwrap_or("");
         match pair[0].as_str() {
@@ -34,7 +42,7 @@ fn parse() -> Options {
             "--clients" => options.clients = value.parse().expect("--clients N"),
             "--launches" => options.diff_launches = value.parse().expect("--launches L"),
             other => panic!(
-                "unknown argument {other}; usage: prlxd-bench [--seconds S] [--clients N] [--launches L]"
+                "unknown argument {other}; usage: prlxd-bench [--seconds S] [--clients N] [--launches L] [--load-only]"
             ),
         }
     }
@@ -121,6 +129,15 @@ fn main() {
         options.seconds,
         state.display()
     );
+
+    for clients in [8, 32] {
+        load(&socket, clients, options.seconds);
+    }
+    if options.load_only {
+        let _ = stop.send(true);
+        runtime.block_on(served).unwrap();
+        return;
+    }
 
     // 512 warps x 4096 events: a 32 MiB plain trace.
     for (label, compression) in [
@@ -326,4 +343,105 @@ fn diff_latency(socket: &Path, launches: u32) {
             report["launches_diverged"],
         );
     }
+}
+
+/// `clients` capturing applications at once, each sending launches like
+/// the shim does (a FLAG_COMPRESS trace per launch, the module's site table
+/// with its first), for `seconds`; meanwhile a bystander asks `status`
+/// every 5 ms. Afterwards every acknowledged launch must be in its session,
+/// captured and complete.
+fn load(socket: &Path, clients: usize, seconds: f64) {
+    // 8 blocks x 256 threads, 512 events per warp: ~0.5 MiB of events,
+    // sent compressed.
+    let bytes = trace(
+        "load_kernel",
+        8,
+        512,
+        3,
+        Compression::FlagCompress { level: 1 },
+    );
+    let raw_len = trace("load_kernel", 8, 512, 3, Compression::None).len();
+    let sites = br#"{"sites":[{"id":0,"file":"load.cu","line":7}]}"#;
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let started = Instant::now();
+    let (sessions, latencies) = std::thread::scope(|scope| {
+        let bystander = scope.spawn(|| {
+            let mut client = Client::connect(socket, "bystander").unwrap();
+            let mut latencies = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let asked = Instant::now();
+                let Response::Status { .. } = client.request(&Request::Status).unwrap() else {
+                    panic!("status")
+                };
+                latencies.push(asked.elapsed());
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            latencies
+        });
+        let workers: Vec<_> = (0..clients)
+            .map(|c| {
+                let bytes = &bytes;
+                scope.spawn(move || {
+                    let mut client = Client::connect(socket, "load").unwrap();
+                    let session = create(&mut client, &format!("load-{clients}-{c}"));
+                    let mut acknowledged = 0u32;
+                    while Instant::now() < deadline {
+                        let table = if acknowledged == 0 {
+                            &sites[..]
+                        } else {
+                            &[][..]
+                        };
+                        client
+                            .put_launch(
+                                &session,
+                                &record("load_kernel", acknowledged, 8),
+                                bytes,
+                                Some((1, table)),
+                            )
+                            .unwrap();
+                        acknowledged += 1;
+                    }
+                    (session, acknowledged)
+                })
+            })
+            .collect();
+        let sessions: Vec<(String, u32)> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (sessions, bystander.join().unwrap())
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut client = Client::connect(socket, "bench").unwrap();
+    let (mut acknowledged, mut lost) = (0u64, 0u64);
+    for (session, count) in &sessions {
+        let (info, manifest) = client.show_session(session).unwrap();
+        acknowledged += u64::from(*count);
+        let whole = manifest
+            .launches
+            .iter()
+            .filter(|l| l.file.is_some() && !l.incomplete)
+            .count() as u64;
+        lost += u64::from(*count).saturating_sub(whole.min(info.launches));
+        let _ = client.request(&Request::DeleteSession {
+            session: session.clone(),
+        });
+    }
+    let mut sorted = latencies.clone();
+    sorted.sort_unstable();
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
+    println!(
+        "load, {clients} capturing clients: {acknowledged} launches ({:.2} MiB compressed, {:.1} MiB raw each) \
+         in {elapsed:.2} s: {:.0} launches/s, {:.0} MB/s sent, {:.0} MB/s raw; lost {lost}; \
+         bystander status p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} requests)",
+        bytes.len() as f64 / (1 << 20) as f64,
+        raw_len as f64 / (1 << 20) as f64,
+        acknowledged as f64 / elapsed,
+        (acknowledged * bytes.len() as u64) as f64 / elapsed / 1e6,
+        (acknowledged * raw_len as u64) as f64 / elapsed / 1e6,
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        sorted.len()
+    );
+    assert_eq!(lost, 0, "acknowledged launches missing from their sessions");
 }
