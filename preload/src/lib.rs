@@ -33,6 +33,7 @@ pub mod ffi;
 pub mod graphs;
 pub mod hooks;
 pub mod log;
+pub mod module_load;
 pub mod rank;
 pub mod registry;
 pub mod session_dir;

@@ -108,20 +108,56 @@ pub fn guarded<T>(what: &str, fallback: impl FnOnce() -> T, body: impl FnOnce() 
 
 /// What the shim learns from a module image it saw being loaded.
 pub fn on_code_loaded(code: CodeHandle, image: Option<&[u8]>) {
+    on_code_loaded_with(code, image, None);
+}
+
+/// [`on_code_loaded`] for an image `module_load` planned (and maybe rewrote).
+pub fn on_code_loaded_with(
+    code: CodeHandle,
+    image: Option<&[u8]>,
+    plan: Option<crate::module_load::Plan>,
+) {
+    use crate::module_load::CaptureMode;
     if !active() {
         return;
     }
-    let ptx = image.and_then(ptx_text);
     let mut info = CodeInfo {
         image_id: prlx_session::fnv1a64(image.map(|i| &i[..i.len().min(1 << 16)]).unwrap_or(&[])),
         ..CodeInfo::default()
     };
-    if let Some(text) = ptx {
-        info.ptx_params = crate::registry::ptx_param_layouts(text);
+    let mut plan = plan;
+    match plan.as_mut().and_then(|p| p.params.take()) {
+        Some(params) => info.ptx_params = params,
+        None => {
+            if let Some(text) = image.and_then(ptx_text) {
+                info.ptx_params = crate::registry::ptx_param_layouts(text);
+            }
+        }
     }
-    info.instrumented = find_descriptor(code).map(Arc::new);
+    let wanted = plan.as_ref().is_none_or(|p| p.mode != CaptureMode::Metadata);
+    info.instrumented = find_descriptor(code).filter(|_| wanted).map(|mut found| {
+        if let Some(table) = plan.as_mut().and_then(|p| p.site_table.take()) {
+            found.site_table = Some(table);
+        }
+        Arc::new(found)
+    });
+    match plan {
+        Some(plan) => {
+            info.capture = if info.instrumented.is_some() {
+                plan.mode
+            } else {
+                CaptureMode::Metadata
+            };
+            info.capture_reason = plan.reason;
+        }
+        None if info.instrumented.is_some() => info.capture = CaptureMode::Pass,
+        None => {}
+    }
     if info.instrumented.is_some() {
-        log::log(LogLevel::Info, "loaded a module built with the prlx pass");
+        log::log(
+            LogLevel::Info,
+            &format!("loaded a module captured by {}", info.capture.as_str()),
+        );
     }
     registry().code.insert(code, info);
 }
@@ -340,6 +376,13 @@ fn record_launch<F: FnOnce() -> CUresult>(
         context,
         ..LaunchRecord::default()
     };
+    // How this launch is captured (module_load); a kernel without a trace
+    // says why, once.
+    let (capture, capture_reason) = capture_of(code);
+    record.capture = Some(capture.as_str().to_owned());
+    if instrumented.is_none() {
+        crate::module_load::notice_metadata(&name, capture_reason.as_deref());
+    }
     let trace = match instrumented {
         Some(_) if crate::graphs::any_capture_in_progress() => {
             // Allocations and copies would be illegal (global capture mode)
@@ -543,6 +586,15 @@ pub(crate) fn record_graph_launch(
             site_table,
             stack: stack.clone().flatten(),
         });
+    }
+}
+
+/// The capture mode of the module `code` names, and why it records metadata only.
+fn capture_of(code: Option<CodeHandle>) -> (crate::module_load::CaptureMode, Option<String>) {
+    let registry = registry();
+    match code.and_then(|c| registry.code.get(&c)) {
+        Some(info) => (info.capture, info.capture_reason.clone()),
+        None => (crate::module_load::CaptureMode::Metadata, None),
     }
 }
 
