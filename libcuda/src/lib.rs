@@ -6,12 +6,15 @@
 //!
 //! Where to start:
 //! - [`api`] holds every exported `cu*` function, one module per `cuda.h`
-//!   section; [`api::proc_address`] is the `cuGetProcAddress` table.
+//!   section; [`api::proc_address`] is the `cuGetProcAddress` table and
+//!   [`api::export_table`] the private tables the CUDA runtime needs.
 //! - [`driver`] is the state behind them: the emulator's `Device` under one
 //!   global lock, handle tables for contexts, modules, functions, streams,
 //!   events and link states, and each thread's context stack.
 //! - [`entry`] is the FFI boundary: panics become `CUDA_ERROR_UNKNOWN`,
 //!   NULL out-pointers `CUDA_ERROR_INVALID_VALUE`.
+//! - [`fatbin`] parses nvcc's fatbinaries; [`integrity`] answers cudart's
+//!   driver check.
 //! - [`image`], [`jit`], [`link`] and [`params`] turn C-side inputs (module
 //!   images, JIT option arrays, PTX link inputs, kernel arguments) into what
 //!   the emulator takes; [`clock`] models time for events.
