@@ -2,11 +2,11 @@
 //!
 //! Decoding a 1 GiB trace into one fresh buffer costs more in page faults
 //! and memory traffic than the decompression itself (262144 first-touch
-//! faults per GiB). Here each trace decodes on its own thread, a chunk of
-//! `WARPS_PER_CHUNK` warp records at a time, into a few buffers that are
-//! handed back and reused, so they stay in cache and are faulted in once.
-//! The calling thread compares the two sides' chunks warp by warp as they
-//! arrive, and keeps only the warps that diverged or overflowed (a
+//! faults per GiB). Here the two traces decode in parallel, A on the calling
+//! thread and B on another (on this thread too when no core is free: see
+//! `spare_core`), a chunk of `WARPS_PER_CHUNK` warp records at a time into
+//! buffers that are reused, so they stay in cache and are faulted in once. The calling thread compares each A chunk with B's as it comes,
+//! and keeps only the warps that diverged or overflowed (a
 //! [`StreamedTrace`]); the history and snapshot rings, after the warps, are
 //! kept whole for the report.
 //!
@@ -66,7 +66,7 @@ pub fn diff_files(
     if pairing == WarpPairing::BySlot {
         let (sa, sb) = rayon::join(|| Source::load(a), || Source::load(b));
         if let (Some(sa), Some(sb)) = (sa, sb) {
-            if let Ok(pair) = stream_diff(&sa, &sb, opts) {
+            if let Ok(pair) = stream_diff(&sa, &sb, opts, spare_core()) {
                 return Ok(pair);
             }
         }
@@ -287,43 +287,127 @@ impl FrameReader<'_> {
     }
 }
 
-/// Decodes `src` into chunks sent on `out` (buffers come back on
-/// `recycled`), then returns the bytes after the warp section (the rings).
+/// One trace's frame, decoded a chunk of warp records at a time.
+struct ChunkDecoder<'s> {
+    src: &'s Source,
+    reader: FrameReader<'s>,
+    next_warp: usize,
+}
+
+impl<'s> ChunkDecoder<'s> {
+    fn new(src: &'s Source) -> Result<ChunkDecoder<'s>, String> {
+        let mut reader = FrameReader {
+            decoder: Decoder::new().map_err(|e| e.to_string())?,
+            input: &src.raw[src.frame_start..],
+            pos: 0,
+            done: false,
+        };
+        if src.frame_start == 0 {
+            reader.fill(&mut [0u8; HEADER_SIZE])?; // the header, parsed already
+        }
+        Ok(ChunkDecoder {
+            src,
+            reader,
+            next_warp: 0,
+        })
+    }
+
+    /// The next chunk of warp records, decoded into `bytes` (reused); None
+    /// after the last warp.
+    fn next(&mut self, mut bytes: Vec<u8>) -> Result<Option<Chunk>, String> {
+        let num_warps = self.src.layout.num_warps;
+        if self.next_warp >= num_warps {
+            return Ok(None);
+        }
+        let count = WARPS_PER_CHUNK.min(num_warps - self.next_warp);
+        bytes.resize(count * self.src.stride(), 0);
+        self.reader.fill(&mut bytes)?;
+        let first = self.next_warp;
+        self.next_warp += count;
+        Ok(Some(Chunk {
+            first,
+            count,
+            bytes,
+        }))
+    }
+
+    /// After the last chunk: the bytes after the warp section (the rings),
+    /// and the frame must end there.
+    fn finish(mut self) -> Result<Vec<u8>, String> {
+        let rest_len = (self.src.layout.total_len - self.src.layout.warps.end()) as usize;
+        let mut rest = vec![0u8; rest_len];
+        self.reader.fill(&mut rest)?;
+        self.reader.finish()?;
+        Ok(rest)
+    }
+}
+
+/// Decodes `src` on its own thread into chunks sent on `out` (buffers come
+/// back on `recycled`), then returns the bytes after the warp section.
 fn decode(
     src: &Source,
     out: SyncSender<Chunk>,
     recycled: Receiver<Vec<u8>>,
 ) -> Result<Vec<u8>, String> {
-    let mut reader = FrameReader {
-        decoder: Decoder::new().map_err(|e| e.to_string())?,
-        input: &src.raw[src.frame_start..],
-        pos: 0,
-        done: false,
-    };
-    if src.frame_start == 0 {
-        reader.fill(&mut [0u8; HEADER_SIZE])?; // the header, parsed already
-    }
-    let stride = src.stride();
-    let mut first = 0;
-    while first < src.layout.num_warps {
-        let count = WARPS_PER_CHUNK.min(src.layout.num_warps - first);
-        let mut bytes = recycled.try_recv().unwrap_or_default();
-        bytes.resize(count * stride, 0);
-        reader.fill(&mut bytes)?;
-        out.send(Chunk {
-            first,
-            count,
-            bytes,
-        })
-        .map_err(|_| "the comparison stopped".to_owned())?;
-        first += count;
+    let mut decoder = ChunkDecoder::new(src)?;
+    while let Some(chunk) = decoder.next(recycled.try_recv().unwrap_or_default())? {
+        out.send(chunk)
+            .map_err(|_| "the comparison stopped".to_owned())?;
     }
     drop(out);
-    let rest_len = (src.layout.total_len - src.layout.warps.end()) as usize;
-    let mut rest = vec![0u8; rest_len];
-    reader.fill(&mut rest)?;
-    reader.finish()?;
-    Ok(rest)
+    decoder.finish()
+}
+
+/// Where B's chunks come from: its own thread, or this one.
+enum SideB<'s, 'scope> {
+    Thread {
+        chunks: Receiver<Chunk>,
+        back: Sender<Vec<u8>>,
+        thread: std::thread::ScopedJoinHandle<'scope, Result<Vec<u8>, String>>,
+    },
+    Here(ChunkDecoder<'s>, Vec<u8>),
+}
+
+impl SideB<'_, '_> {
+    fn next(&mut self) -> Result<Option<Chunk>, String> {
+        match self {
+            SideB::Thread { chunks, .. } => Ok(chunks.recv().ok()),
+            SideB::Here(decoder, buf) => decoder.next(std::mem::take(buf)),
+        }
+    }
+
+    fn give_back(&mut self, bytes: Vec<u8>) {
+        match self {
+            SideB::Thread { back, .. } => {
+                let _ = back.send(bytes);
+            }
+            SideB::Here(_, buf) => *buf = bytes,
+        }
+    }
+
+    /// The bytes after B's warps. A thread still decoding (the comparison
+    /// stopped on a failed check) stops when its channel closes.
+    fn finish(self) -> Result<Vec<u8>, String> {
+        match self {
+            SideB::Thread { chunks, thread, .. } => {
+                drop(chunks);
+                thread.join().map_err(|_| "a decoder panicked".to_owned())?
+            }
+            SideB::Here(decoder, _) => decoder.finish(),
+        }
+    }
+}
+
+/// Whether a second decoding thread would get a core of its own: more than
+/// one CPU, and a one-minute load average at least one below the CPU count.
+/// On a machine already busy, the second thread only adds hand-offs: each
+/// chunk would wait for both threads' time slices.
+fn spare_core() -> bool {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok());
+    cpus > 1 && load.is_none_or(|l| l + 1.0 <= cpus as f64)
 }
 
 /// Warp `i` of a chunk, checked like the reader checks it.
@@ -351,7 +435,12 @@ fn warp_in<'c>(
     Ok((header, events))
 }
 
-fn stream_diff(sa: &Source, sb: &Source, opts: &DiffOptions) -> Result<DiffedPair, String> {
+fn stream_diff(
+    sa: &Source,
+    sb: &Source,
+    opts: &DiffOptions,
+    parallel: bool,
+) -> Result<DiffedPair, String> {
     let (na, nb) = (sa.layout.num_warps, sb.layout.num_warps);
     let shared = na.min(nb);
     let mut diff = TraceDiff {
@@ -361,17 +450,29 @@ fn stream_diff(sa: &Source, sb: &Source, opts: &DiffOptions) -> Result<DiffedPai
     };
     let mut kept_a = HashMap::new();
     let mut kept_b = HashMap::new();
+    // A decodes on this thread, into one buffer it reuses; B on another,
+    // running ahead by up to CHUNKS_IN_FLIGHT chunks, when a core is free
+    // for it, else here too.
     let (rest_a, rest_b) = std::thread::scope(|scope| -> Result<_, String> {
-        let (tx_a, rx_a) = sync_channel(CHUNKS_IN_FLIGHT);
-        let (tx_b, rx_b) = sync_channel(CHUNKS_IN_FLIGHT);
-        let (back_a, recycled_a): (Sender<Vec<u8>>, _) = channel();
-        let (back_b, recycled_b): (Sender<Vec<u8>>, _) = channel();
-        let dec_a = scope.spawn(move || decode(sa, tx_a, recycled_a));
-        let dec_b = scope.spawn(move || decode(sb, tx_b, recycled_b));
+        let mut side_b = if parallel {
+            let (tx_b, rx_b) = sync_channel(CHUNKS_IN_FLIGHT);
+            let (back_b, recycled_b) = channel();
+            let thread = scope.spawn(move || decode(sb, tx_b, recycled_b));
+            SideB::Thread {
+                chunks: rx_b,
+                back: back_b,
+                thread,
+            }
+        } else {
+            SideB::Here(ChunkDecoder::new(sb)?, Vec::new())
+        };
+        let mut dec_a = ChunkDecoder::new(sa)?;
+        let mut buf_a = Vec::new();
         let compared = (|| -> Result<(), String> {
             let (mut scratch_a, mut scratch_b) = (Vec::new(), Vec::new());
             loop {
-                let (ca, cb) = (rx_a.recv().ok(), rx_b.recv().ok());
+                let ca = dec_a.next(std::mem::take(&mut buf_a))?;
+                let cb = side_b.next()?;
                 if ca.is_none() && cb.is_none() {
                     return Ok(());
                 }
@@ -432,21 +533,16 @@ fn stream_diff(sa: &Source, sb: &Source, opts: &DiffOptions) -> Result<DiffedPai
                     }
                 }
                 if let Some(c) = ca {
-                    let _ = back_a.send(c.bytes);
+                    buf_a = c.bytes;
                 }
                 if let Some(c) = cb {
-                    let _ = back_b.send(c.bytes);
+                    side_b.give_back(c.bytes);
                 }
             }
         })();
-        // On a failed check, dropping the receivers stops both decoders.
-        drop((rx_a, rx_b));
-        let (ra, rb) = (dec_a.join(), dec_b.join());
+        let rest_b = side_b.finish();
         compared?;
-        let joined = |r: std::thread::Result<Result<Vec<u8>, String>>| {
-            r.map_err(|_| "a decoder panicked".to_owned())?
-        };
-        Ok((joined(ra)?, joined(rb)?))
+        Ok((dec_a.finish()?, rest_b?))
     })?;
     Ok(DiffedPair {
         a: OpenedTrace::Streamed(streamed(sa, kept_a, &rest_a)?),
@@ -511,4 +607,50 @@ fn pod_vec<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
         .chunks_exact(size_of::<T>())
         .map(bytemuck::pod_read_unaligned)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::DiffReport;
+    use prlx_trace::{Compression, EventType, TraceBuilder};
+
+    #[test]
+    fn one_thread_or_two_give_the_same_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, flip: usize| {
+            let mut b = TraceBuilder::new("k", [40, 1, 1], [32, 1, 1])
+                .unwrap()
+                .events_per_warp(16);
+            for w in 0..b.num_warps() {
+                for i in 0..16u32 {
+                    let e = TraceEvent {
+                        site_id: i,
+                        event_type: EventType::Branch as u8,
+                        branch_dir: u8::from(w == flip && i == 3),
+                        active_mask: u32::MAX,
+                        ..TraceEvent::default()
+                    };
+                    b.push_event(w, e).unwrap();
+                }
+            }
+            let path = dir.path().join(name);
+            b.write_file(&path, Compression::WholeFile { level: 1 })
+                .unwrap();
+            Source::load(&path).expect("streamable")
+        };
+        let (a, b) = (write("a.zst", usize::MAX), write("b.zst", 33));
+        let reports: Vec<String> = [false, true]
+            .map(|parallel| {
+                let pair = stream_diff(&a, &b, &DiffOptions::default(), parallel).unwrap();
+                DiffReport::build(&pair.a, &pair.b, &pair.diff, None).to_json()
+            })
+            .to_vec();
+        assert_eq!(reports[0], reports[1]);
+        assert!(
+            reports[0].contains("\"warps_diverged\": 1"),
+            "{}",
+            reports[0]
+        );
+    }
 }
