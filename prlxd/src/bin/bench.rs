@@ -131,8 +131,10 @@ fn main() {
     );
 
     for clients in [8, 32] {
-        load(&socket, clients, options.seconds);
+        load(&socket, clients, options.seconds, None);
     }
+    let flood = flood_sessions(&socket);
+    load(&socket, 8, options.seconds, Some(&flood));
     if options.load_only {
         let _ = stop.send(true);
         runtime.block_on(served).unwrap();
@@ -350,7 +352,7 @@ fn diff_latency(socket: &Path, launches: u32) {
 /// with its first), for `seconds`; meanwhile a bystander asks `status`
 /// every 5 ms. Afterwards every acknowledged launch must be in its session,
 /// captured and complete.
-fn load(socket: &Path, clients: usize, seconds: f64) {
+fn load(socket: &Path, clients: usize, seconds: f64, flood: Option<&(String, String)>) {
     // 8 blocks x 256 threads, 512 events per warp: ~0.5 MiB of events,
     // sent compressed.
     let bytes = trace(
@@ -364,6 +366,23 @@ fn load(socket: &Path, clients: usize, seconds: f64) {
     let sites = br#"{"sites":[{"id":0,"file":"load.cu","line":7}]}"#;
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let stop = std::sync::atomic::AtomicBool::new(false);
+    if let Some((a, b)) = flood {
+        // 30 distinct diffs queued at once (the per-uid limit is 32).
+        let mut client = Client::connect(socket, "flood").unwrap();
+        for max_edits in 1..=30 {
+            let options = prlx_proto::DiffOptions {
+                max_edits,
+                ..Default::default()
+            };
+            client
+                .request(&Request::Diff {
+                    a: a.clone(),
+                    b: b.clone(),
+                    options,
+                })
+                .unwrap();
+        }
+    }
     let started = Instant::now();
     let (sessions, latencies) = std::thread::scope(|scope| {
         let bystander = scope.spawn(|| {
@@ -430,9 +449,14 @@ fn load(socket: &Path, clients: usize, seconds: f64) {
     sorted.sort_unstable();
     let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
     println!(
-        "load, {clients} capturing clients: {acknowledged} launches ({:.2} MiB compressed, {:.1} MiB raw each) \
+        "load, {clients} capturing clients{}: {acknowledged} launches ({:.2} MiB compressed, {:.1} MiB raw each) \
          in {elapsed:.2} s: {:.0} launches/s, {:.0} MB/s sent, {:.0} MB/s raw; lost {lost}; \
          bystander status p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} requests)",
+        if flood.is_some() {
+            ", 30 diffs queued"
+        } else {
+            ""
+        },
         bytes.len() as f64 / (1 << 20) as f64,
         raw_len as f64 / (1 << 20) as f64,
         acknowledged as f64 / elapsed,
@@ -444,4 +468,22 @@ fn load(socket: &Path, clients: usize, seconds: f64) {
         sorted.len()
     );
     assert_eq!(lost, 0, "acknowledged launches missing from their sessions");
+}
+
+/// Two sessions of 300 launches whose diff keeps a worker busy a while.
+fn flood_sessions(socket: &Path) -> (String, String) {
+    let mut client = Client::connect(socket, "flood").unwrap();
+    let a = create(&mut client, "flood-a");
+    let b = create(&mut client, "flood-b");
+    let same = trace("k", 4, 256, 1, Compression::FlagCompress { level: 1 });
+    let other = trace("k", 4, 256, 2, Compression::FlagCompress { level: 1 });
+    for i in 0..300 {
+        client
+            .put_launch(&a, &record("k", i, 4), &same, None)
+            .unwrap();
+        client
+            .put_launch(&b, &record("k", i, 4), &other, None)
+            .unwrap();
+    }
+    (a, b)
 }
