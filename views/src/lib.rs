@@ -12,6 +12,9 @@
 //!   warp's two event streams for display, [`lanes`] lays out the 32 lanes'
 //!   masks and operands at a divergence, [`why`] adds the differ's likely
 //!   cause and the values recorded before it.
+//! - Feature `planted`: [`planted`] writes a pair of sessions with known
+//!   divergences, for the tests here and in prlxctl (and `examples/planted.rs`
+//!   to try the views by hand); `examples/bench_views.rs` times them.
 
 pub mod lanes;
 pub mod model;
