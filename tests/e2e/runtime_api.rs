@@ -388,3 +388,28 @@ fn sass_only_programs_are_refused_in_one_line_naming_the_kernel() {
         "the runtime reports cudaErrorNoKernelImageForDevice:\n{stderr}"
     );
 }
+
+#[test]
+fn managed_memory_is_refused_in_one_line() {
+    let Some(nvcc) = Nvcc13::find() else { return };
+    let built = Built::get();
+    let args: Vec<String> = ["-gencode", PTX_ONLY].map(String::from).to_vec();
+    let exe = nvcc.build_cached(
+        "managed_memory",
+        &[corpus_dir().join("refused/managed_memory.cu")],
+        &args,
+        &cache_dir(built),
+    );
+    let o = built.app(&exe).output().expect("run");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stdout.contains("cudaMallocManaged: cudaErrorNotSupported"),
+        "{}",
+        output_text(&o)
+    );
+    assert!(
+        stderr.contains("managed memory") && stderr.contains("not implemented"),
+        "{stderr}"
+    );
+}

@@ -319,6 +319,19 @@ exports! {
         })
     }
 
+    /// Managed memory needs one pointer valid on the host and in the
+    /// emulated device; the emulator's device memory is its own, so this
+    /// refuses, saying so (cudart then reports `cudaErrorNotSupported`
+    /// rather than asking for a newer driver).
+    fn cuMemAllocManaged(dptr: *mut CUdeviceptr, bytesize: usize, flags: c_uint) {
+        let _ = (dptr, bytesize, flags);
+        eprintln!(
+            "prlx libcuda: CUDA_ERROR_NOT_SUPPORTED: managed memory (cuMemAllocManaged, \
+             cudaMallocManaged) is not implemented by the prlx emulator: use cudaMalloc and copies"
+        );
+        Err(CUDA_ERROR_NOT_SUPPORTED)
+    }
+
     fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) {
         with_context(|d, _| {
             non_null(flags)?;

@@ -142,6 +142,7 @@ pub fn table() -> &'static [ProcEntry] {
             "cuMemsetD2D32Async": 3020 => cuMemsetD2D32Async, @ptds 7000 => cuMemsetD2D32Async_ptsz;
             "cuMemHostAlloc": 2020 => cuMemHostAlloc;
             "cuMemHostGetFlags": 2030 => cuMemHostGetFlags;
+            "cuMemAllocManaged": 6000 => cuMemAllocManaged;
             "cuMemcpy": 4000 => cuMemcpy, @ptds 7000 => cuMemcpy_ptds;
             "cuMemcpyAsync": 4000 => cuMemcpyAsync, @ptds 7000 => cuMemcpyAsync_ptsz;
             "cuMemcpyHtoD": 2000 => cuMemcpyHtoD, 3020 => cuMemcpyHtoD_v2, @ptds 7000 => cuMemcpyHtoD_v2_ptds;
