@@ -36,15 +36,17 @@
 //!   so `activemask`, `vote`, `shfl`, `match` and `redux` see the lanes they
 //!   would on a GPU. Warp-level instructions combine the executing lanes
 //!   intersected with `membermask`.
-//! - **Independent thread scheduling** (Volta and later): once a diverged
-//!   group of lanes has issued 4096 warp-instructions in a row (a lane
-//!   spinning on a lock another lane of its warp holds), it is set aside and
-//!   the warp's other lanes run, so every lane makes progress and the
-//!   per-thread `while (atomicCAS(&lock, 0, 1) != 0);` critical section
-//!   terminates. Warp-synchronous instructions (`*.sync`, `bar.warp.sync`)
-//!   then wait for the set-aside lanes of their member mask. Converged code
-//!   and ordinary divergence never reach the threshold and run exactly as
-//!   under the lowest-PC policy, at the same speed.
+//! - **Independent thread scheduling** (Volta and later): when a runnable
+//!   lane of a diverged warp has not executed during a window of 2048 of
+//!   its warp's instructions (it holds a lock the other lanes spin on, or
+//!   waits while a long divergent loop runs elsewhere), the lanes that did
+//!   run are set aside and the starved lanes run. Every lane makes progress,
+//!   so the per-thread `while (atomicCAS(&lock, 0, 1) != 0);` critical
+//!   section terminates whatever shape the spinning code has.
+//!   Warp-synchronous instructions (`*.sync`, `bar.warp.sync`) then wait for
+//!   the set-aside lanes of their member mask. Converged code, and
+//!   divergent code in which every lane runs within the window, run exactly
+//!   as under the lowest-PC policy, at the same speed.
 //! - **Barriers**: `bar.sync`/`barrier.sync`/`bar.red` block the arriving
 //!   threads until the expected count arrives (the operand, or every
 //!   non-exited thread of the CTA); `bar.arrive` counts without blocking.

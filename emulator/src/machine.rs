@@ -15,12 +15,12 @@ use crate::semantics::CmpOp;
 
 pub const WARP: usize = 32;
 
-/// Warp-instructions a diverged group may issue in a row before the other
-/// groups of its warp get a turn (independent thread scheduling). Large
-/// enough that ordinary divergent code never reaches it between changes of
-/// the running group; small enough that a lane spinning on a lock held by
-/// another lane of its warp costs little before the holder runs.
-pub const ITS_QUANTUM: u32 = 4096;
+/// The starvation window of independent thread scheduling: a runnable lane
+/// of a diverged warp that has not executed for this many warp-instructions
+/// of its warp gets a turn. Large enough that ordinary divergent code never
+/// starves a lane that long; small enough that a lane spinning on a lock
+/// held by another lane of its warp costs little before the holder runs.
+pub const ITS_QUANTUM: u32 = 2048;
 
 /// Why execution of a warp-instruction stopped the launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,12 +72,12 @@ pub struct Warp {
     group_mask: u32,
     others_min: u32,
     /// Independent thread scheduling (see [`Warp::next_group`]): lanes set
-    /// aside after spinning, lanes waiting at a warp-synchronous instruction
-    /// for set-aside lanes, the group that ran last and how many
-    /// warp-instructions it has issued in a row.
+    /// aside so starved lanes can run, lanes waiting at a warp-synchronous
+    /// instruction for set-aside lanes, the lanes that executed in the
+    /// current starvation window and the window's diverged steps so far.
     deprio: u32,
     sync_wait: u32,
-    its_mask: u32,
+    its_ran: u32,
     its_steps: u32,
     /// Lanes that exist (the last warp of a CTA may be partial).
     pub valid: u32,
@@ -378,7 +378,7 @@ impl Warp {
             others_min: 0,
             deprio: 0,
             sync_wait: 0,
-            its_mask: 0,
+            its_ran: 0,
             its_steps: 0,
             valid: 0,
             exited: 0,
@@ -484,15 +484,17 @@ impl Warp {
     /// The next PC and the lanes that execute it, if any lane can run.
     ///
     /// Independent thread scheduling: the group at the lowest PC runs, but
-    /// once a diverged group has issued [`ITS_QUANTUM`] warp-instructions in
-    /// a row (a lane spinning on a lock another lane of the warp holds, or a
-    /// long divergent loop) it is set aside (`deprio`) and the other groups
-    /// run, so every lane of a diverged warp makes progress. A group that
-    /// reaches a warp-synchronous instruction (`shfl/vote/match/redux.sync`,
-    /// `bar.warp.sync`) whose member mask names set-aside lanes waits there
-    /// (`sync_wait`) until they arrive. Converged warps and ordinary
-    /// divergence never set anything aside, so they run exactly as under the
-    /// plain lowest-PC policy.
+    /// when a runnable lane has not executed during a window of
+    /// [`ITS_QUANTUM`] diverged warp-instructions (other lanes spinning on a
+    /// lock it holds, or a long divergent loop elsewhere), the lanes that did
+    /// run are set aside (`deprio`) and the starved ones run, so every lane
+    /// of a diverged warp makes progress whatever shape the spinning code
+    /// has. A group that reaches a warp-synchronous instruction
+    /// (`shfl/vote/match/redux.sync`, `bar.warp.sync`) whose member mask
+    /// names set-aside lanes waits there (`sync_wait`) until they arrive.
+    /// Converged warps, and divergent code in which every lane runs within
+    /// the window, run exactly as under the plain lowest-PC policy; the cost
+    /// per diverged step is an increment, a compare and an OR.
     #[inline]
     pub fn next_group(&mut self, code: &[Inst]) -> Option<(u32, u32)> {
         let live = self.runnable();
@@ -504,21 +506,25 @@ impl Warp {
         }
         self.its_steps += 1;
         if self.its_steps > ITS_QUANTUM {
+            // End of a window: lanes that could run but did not are starved.
+            let starved = live & !self.its_ran & !self.sync_wait;
             self.its_steps = 0;
-            self.sync_group();
-            // Set the running group aside if anyone else could run.
-            let others = live & !self.its_mask & !self.sync_wait;
-            if others != 0 {
-                self.deprio |= self.its_mask & live;
+            self.its_ran = 0;
+            if starved != 0 {
+                self.sync_group();
+                self.deprio |= live & !starved;
                 self.group_valid = false;
             }
         }
-        if self.group_valid {
+        let (pc, active) = if self.group_valid {
             #[cfg(debug_assertions)]
             self.check_group_cache(live);
-            return Some((self.group_pc, self.group_mask));
-        }
-        Some(self.scan(live, code))
+            (self.group_pc, self.group_mask)
+        } else {
+            self.scan(live, code)
+        };
+        self.its_ran |= active;
+        Some((pc, active))
     }
 
     /// Finds the group to run by scanning every lane's PC.
@@ -571,10 +577,6 @@ impl Warp {
             }
             self.deprio &= !active;
             self.sync_wait &= !active;
-            if active != self.its_mask {
-                self.its_mask = active;
-                self.its_steps = 0;
-            }
             if active == live {
                 self.set_converged(min);
             } else if self.deprio == 0 && self.sync_wait == 0 {
@@ -596,7 +598,7 @@ impl Warp {
         self.deprio = 0;
         self.sync_wait = 0;
         self.its_steps = 0;
-        self.its_mask = 0;
+        self.its_ran = 0;
     }
 
     /// Where each group of non-exited lanes stands: `(pc, lanes, blocked)`,

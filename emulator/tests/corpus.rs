@@ -98,6 +98,7 @@ corpus_tests! {
     ptx_triton_style_add => ptx::triton_style_add;
     ptx_dp4a => ptx::dp4a_ops;
     ptx_its_lock => ptx::its_lock;
+    ptx_its_lock_split => ptx::its_lock_split;
     ptx_its_flag_then_shfl => ptx::its_flag_then_shfl;
     ptx_conf_regs => ptx::conf_regs;
     ptx_conf_calls => ptx::conf_calls;

@@ -400,7 +400,7 @@ pub fn atomic_tickets() -> Case {
 /// `while (atomicCAS(&lock, 0, 1) != 0);` contended inside each warp:
 /// terminates only with independent thread scheduling.
 pub fn spin_lock_sum() -> Case {
-    let n = 200usize;
+    let n = 80usize;
     let x = Rng::new(65).vec_u32(n);
     let sum = x.iter().fold(0u32, |a, v| a.wrapping_add(*v));
     Case::clang("atomics.cu", "spin_lock_sum")

@@ -1006,7 +1006,7 @@ pub fn triton_style_add() -> Case {
 /// A per-thread spin lock contended by lanes of the same warp: terminates
 /// only with independent thread scheduling.
 pub fn its_lock() -> Case {
-    let (grid, block) = (2u32, 96u32);
+    let (grid, block) = (2u32, 32u32);
     let want_sum: u32 = (0..block).sum::<u32>() * grid;
     Case::ptx("its.ptx", "its_lock")
         .grid([grid, 1, 1])
@@ -1021,6 +1021,28 @@ pub fn its_lock() -> Case {
                 "threads in the critical section",
                 &o.get::<u32>(2),
                 &[grid * block],
+            )
+        })
+}
+
+/// The spin lock again, with the spinning lanes split into two groups
+/// inside the loop: the running group changes all the time, yet the holder
+/// must run.
+pub fn its_lock_split() -> Case {
+    let block = 32u32;
+    let want_sum: u32 = (0..block).sum();
+    Case::ptx("its.ptx", "its_lock_split")
+        .block([block, 1, 1])
+        .zeros::<u32>(1)
+        .zeros::<u32>(1)
+        .zeros::<u32>(1)
+        .check(move |o| {
+            expect_eq("lock (released)", &o.get::<u32>(0), &[0])?;
+            expect_eq("sum of thread indices", &o.get::<u32>(1), &[want_sum])?;
+            expect_eq(
+                "threads in the critical section",
+                &o.get::<u32>(2),
+                &[block],
             )
         })
 }
