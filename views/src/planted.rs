@@ -11,8 +11,9 @@
 //!   (ExtraEvents). Snapshots carry the per-lane operands.
 //! - `scan` launch 0: warp 0 of run B runs the loop on [`LOOP_LINE`] three
 //!   more times (ExtraEvents).
-//! - `tail` launch 0: warp 0 overflows its buffer in both runs with nothing
-//!   diverging before the cut (status unknown).
+//! - `tail` launch 0: warp 0 runs 6 events; run A's buffer holds 4 (it
+//!   overflows), run B's 8: nothing diverges before A's cut, B's last two
+//!   events are unknown (status unknown).
 //! - `host_only` launch 0: metadata only.
 //!
 //! Run A's manifest records the CPU stack `main → process → launch_hist`.
@@ -169,10 +170,10 @@ fn scan(path: &Path, run_b: bool) {
         .expect("trace written");
 }
 
-fn tail(path: &Path) {
+fn tail(path: &Path, run_b: bool) {
     let mut t = TraceBuilder::new("tail", [1, 1, 1], [32, 1, 1])
         .expect("valid dims")
-        .events_per_warp(4);
+        .events_per_warp(if run_b { 8 } else { 4 });
     for _ in 0..6 {
         t.push_event(0, branch(SITE_WHILE, true, u32::MAX, u32::MAX))
             .expect("warp exists");
@@ -231,7 +232,7 @@ pub fn write_sessions(root: &Path) -> (PathBuf, PathBuf) {
         bin_energies_plain(&dir.join("bin_energies_0.prlx"));
         bin_energies(&dir.join("bin_energies_1.prlx"), run_b);
         scan(&dir.join("scan_0.prlx"), run_b);
-        tail(&dir.join("tail_0.prlx"));
+        tail(&dir.join("tail_0.prlx"), run_b);
         let mut manifest = Manifest::new(name);
         manifest.launches = vec![
             launch(0, "bin_energies", 0, [2, 1, 1], [64, 1, 1], true),

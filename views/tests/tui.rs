@@ -256,6 +256,12 @@ fn launches_switch_with_brackets_and_the_list() {
         text.contains("PRLX_EVENTS_PER_WARP to at least 6"),
         "{text}"
     );
+    // Nothing diverged, so the events pane shows the overflowed warp: B's
+    // last two events lie past A's cut and are unknown.
+    assert!(text.contains("overflowed: recorded 4 / 6 events"), "{text}");
+    let unknown: Vec<&str> = text.lines().filter(|l| l.contains(" ?  ")).collect();
+    assert_eq!(unknown.len(), 2, "{text}");
+    assert!(unknown[0].contains("    4 kernels.cu:12"), "{text}");
     // Tab to the launch list, up to the identical launch.
     s.key(KeyCode::BackTab);
     s.key(KeyCode::Up);

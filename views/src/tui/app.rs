@@ -398,9 +398,21 @@ impl App {
         }
     }
 
-    /// Aligns the selected divergence's warp, once per warp.
+    /// The warp the event pane shows: the selected divergence's (A's slot,
+    /// B's slot), else, when nothing is listed, the first warp that
+    /// overflowed.
+    pub(crate) fn event_warp(&self) -> Option<(usize, usize)> {
+        if let Some(d) = self.current() {
+            return Some((d.warp_idx, d.warp_idx_b));
+        }
+        let report = self.current_launch()?.report.as_ref()?;
+        let o = report.overflowed_warps.first()?;
+        Some((o.warp_idx, o.warp_idx))
+    }
+
+    /// Aligns the event pane's warp, once per warp.
     pub(crate) fn ensure_rows(&mut self) {
-        let Some(d) = self.current().cloned() else {
+        let Some((warp, warp_b)) = self.event_warp() else {
             return;
         };
         let launch = &self.cmp.launches[self.launch];
@@ -410,28 +422,40 @@ impl App {
         let Ok((a, b)) = opened.traces.as_ref() else {
             return;
         };
-        if opened.rows.as_ref().is_none_or(|(w, _)| *w != d.warp_idx) {
+        if opened.rows.as_ref().is_none_or(|(w, _)| *w != warp) {
             let spans: Vec<Span> = launch
                 .divergences()
                 .iter()
-                .filter(|x| x.warp_idx == d.warp_idx)
+                .filter(|x| x.warp_idx == warp)
                 .map(Span::from)
                 .collect();
             let len = |t: &TraceFile, w: usize| t.warp(w).map_or(0, |w| w.events.len() as u32);
-            let (len_a, len_b) = (len(a, d.warp_idx), len(b, d.warp_idx_b));
-            opened.rows = Some((d.warp_idx, align_rows(len_a, len_b, &spans)));
+            let (len_a, len_b) = (len(a, warp), len(b, warp_b));
+            opened.rows = Some((warp, align_rows(len_a, len_b, &spans)));
         }
     }
 
     /// The rows [`App::ensure_rows`] made and both traces; `Err` says why
     /// there are none.
     pub(crate) fn rows(&self) -> Result<(&[Row], &TraceFile, &TraceFile), String> {
-        let d = self.current().ok_or("no divergence selected")?;
+        let (warp, _) = self.event_warp().ok_or("no divergence selected")?;
         let opened = self.opened.as_ref().ok_or("traces not open")?;
         let (a, b) = opened.traces.as_ref().map_err(Clone::clone)?;
         match &opened.rows {
-            Some((w, rows)) if *w == d.warp_idx => Ok((rows, a, b)),
+            Some((w, rows)) if *w == warp => Ok((rows, a, b)),
             _ => Err("events not aligned yet".into()),
+        }
+    }
+
+    /// Where warp slot `warp` of run A ran.
+    pub(crate) fn trace_location(&self, warp: usize) -> prlx_trace::WarpLocation {
+        match self.opened.as_ref().and_then(|o| o.traces.as_ref().ok()) {
+            Some((a, _)) => a.warp_location(warp),
+            None => prlx_trace::WarpLocation {
+                block: [0; 3],
+                block_linear: 0,
+                warp_in_block: 0,
+            },
         }
     }
 

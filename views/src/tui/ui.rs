@@ -271,7 +271,7 @@ fn event_cell(launch: &Launch, trace: &TraceFile, warp: usize, idx: Option<u32>)
 
 fn draw_events(frame: &mut Frame, area: Rect, app: &mut App) {
     let focused = app.focus == Focus::Events;
-    let Some(d) = app.current().cloned() else {
+    let Some((warp, warp_b)) = app.event_warp() else {
         frame.render_widget(
             Paragraph::new("no divergence selected").block(pane(" Events ".into(), focused)),
             area,
@@ -280,60 +280,78 @@ fn draw_events(frame: &mut Frame, area: Rect, app: &mut App) {
     };
     app.ensure_rows();
     let app: &App = app;
+    let d = app.current();
     let launch = &app.cmp.launches[app.launch];
-    let scroll = app.scroll;
+    let loc = app.trace_location(warp);
     let title = format!(
-        " Events of warp {} (block {:?}, warp {}): A | B ",
-        d.warp_idx, d.block, d.warp_in_block
+        " Events of warp {warp} (block {:?}, warp {}): A | B ",
+        loc.block, loc.warp_in_block
     );
     let block = pane(title, focused);
-    let inner_height = area.height.saturating_sub(2) as i64;
-    let lines: Vec<Line> = match app.rows() {
-        Err(e) => vec![Line::raw(e)],
+    let overflow = launch
+        .report
+        .as_ref()
+        .and_then(|r| r.overflowed_warps.iter().find(|o| o.warp_idx == warp));
+    let mut lines = Vec::new();
+    if let Some(o) = overflow {
+        lines.push(Line::styled(
+            format!(
+                "overflowed: recorded {} / {} events, dropped {} / {}; ? = past the other run's cut, unknown ({} / {})",
+                o.recorded_a,
+                o.recorded_b,
+                o.dropped_a,
+                o.dropped_b,
+                o.unknown_events_a,
+                o.unknown_events_b
+            ),
+            OVERFLOW,
+        ));
+    }
+    let unknown_a = overflow.and_then(|o| o.unknown_from_a).unwrap_or(u32::MAX);
+    let unknown_b = overflow.and_then(|o| o.unknown_from_b).unwrap_or(u32::MAX);
+    let inner_height = i64::from(area.height.saturating_sub(2)) - lines.len() as i64;
+    match app.rows() {
+        Err(e) => lines.push(Line::raw(e)),
         Ok((rows, a, b)) => {
-            let at = row_of(rows, d.event_idx, d.event_idx_b).unwrap_or(0) as i64;
-            // The divergence a third of the way down, then the hand scroll.
+            // The divergence (else the first unknown event) a third of the
+            // way down, then the hand scroll.
+            let at = match d {
+                Some(d) => row_of(rows, d.event_idx, d.event_idx_b),
+                None => rows.iter().position(|r| {
+                    r.a.is_some_and(|i| i >= unknown_a) || r.b.is_some_and(|i| i >= unknown_b)
+                }),
+            }
+            .unwrap_or(0) as i64;
             let last = (rows.len() as i64 - 1).max(0);
-            let top = (at - inner_height / 3 + scroll).clamp(0, last);
-            let mut lines = Vec::new();
+            let top = (at - inner_height / 3 + app.scroll).clamp(0, last);
             for (n, row) in rows
                 .iter()
                 .enumerate()
                 .skip(top as usize)
-                .take(inner_height as usize)
+                .take(inner_height.max(0) as usize)
             {
-                let left = event_cell(launch, a, d.warp_idx, row.a);
-                let right = event_cell(launch, b, d.warp_idx_b, row.b);
+                let left = event_cell(launch, a, warp, row.a);
+                let right = event_cell(launch, b, warp_b, row.b);
+                let unknown =
+                    row.a.is_some_and(|i| i >= unknown_a) || row.b.is_some_and(|i| i >= unknown_b);
                 let mid = match row.kind {
                     Some(k) if row.starts => format!(" {} ", &k.name()[..1]),
                     Some(_) => " | ".to_owned(),
+                    None if unknown => " ? ".to_owned(),
                     None => "   ".to_owned(),
                 };
                 let mut style = match row.kind {
                     Some(k) => kind_style(k),
+                    None if unknown => OVERFLOW,
                     None => Style::new(),
                 };
-                if n as i64 == at {
+                if d.is_some() && n as i64 == at {
                     style = style.add_modifier(Modifier::REVERSED);
                 }
                 lines.push(Line::styled(format!("{left:<36}{mid}{right}"), style));
             }
-            let overflow = launch
-                .report
-                .as_ref()
-                .and_then(|r| r.overflowed_warps.iter().find(|o| o.warp_idx == d.warp_idx));
-            if let Some(o) = overflow {
-                lines.push(Line::styled(
-                    format!(
-                        "warp overflowed: recorded {} / {} events, dropped {} / {}; unknown past the cut: {} / {} events",
-                        o.recorded_a, o.recorded_b, o.dropped_a, o.dropped_b, o.unknown_events_a, o.unknown_events_b
-                    ),
-                    OVERFLOW,
-                ));
-            }
-            lines
         }
-    };
+    }
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
