@@ -575,7 +575,7 @@ fn draw_help(frame: &mut Frame, area: Rect) {
         .collect();
     lines.push(Line::raw(""));
     lines.push(Line::styled(
-        " Events: A | B side by side, aligned; B=Branch A=ActiveMask V=Value P=Path E=ExtraEvents",
+        " Events: A | B aligned; B=Branch A=ActiveMask V=Value P=Path E=ExtraEvents, ?=past an overflow cut",
         DIM,
     ));
     lines.push(Line::styled(
