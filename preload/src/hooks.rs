@@ -335,7 +335,11 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c
     };
     // SAFETY: the caller's image; the loads forward its arguments or the rewritten image.
     let (result, plan) = unsafe {
-        module_load::load(image, || real(module, image), |rewritten| real(module, rewritten))
+        module_load::load(
+            image,
+            || real(module, image),
+            |rewritten| real(module, rewritten),
+        )
     };
     // SAFETY: the driver accepted the image.
     after_module_load(result, module, unsafe { image_bytes(image) }, plan);

@@ -134,7 +134,9 @@ pub fn on_code_loaded_with(
             }
         }
     }
-    let wanted = plan.as_ref().is_none_or(|p| p.mode != CaptureMode::Metadata);
+    let wanted = plan
+        .as_ref()
+        .is_none_or(|p| p.mode != CaptureMode::Metadata);
     info.instrumented = find_descriptor(code).filter(|_| wanted).map(|mut found| {
         if let Some(table) = plan.as_mut().and_then(|p| p.site_table.take()) {
             found.site_table = Some(table);

@@ -350,7 +350,10 @@ fn run() -> Result<(), String> {
                 ratio(Mode::Full, warp),
                 ratio(Mode::PtxFull, warp),
             ],
-            [runs[&Mode::Capturing].events, runs[&Mode::PtxCapturing].events],
+            [
+                runs[&Mode::Capturing].events,
+                runs[&Mode::PtxCapturing].events,
+            ],
         ));
     }
     let geomean =
