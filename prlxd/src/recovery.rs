@@ -76,6 +76,9 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
             continue;
         }
         let mut record = intent.record;
+        // The module's site table is stored (renamed into place) before the
+        // trace, so a launch whose trace made it has its table too.
+        record.site_map = intent.site_map.filter(|name| dir.join(name).is_file());
         match &intent.trace_file {
             None => {}
             Some(file) => {

@@ -614,6 +614,7 @@ impl Upload {
         LaunchSize {
             trace_bytes: self.trace_bytes,
             site_table_bytes: self.site_table_bytes,
+            site_table_image: self.site_table_image,
             ..LaunchSize::default()
         }
     }

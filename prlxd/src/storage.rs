@@ -69,6 +69,15 @@ pub(crate) struct Intent {
     pub record: LaunchRecord,
     /// The trace's final file name, when the launch carries one.
     pub trace_file: Option<String>,
+    /// The site table the launch names (sent with it or with an earlier
+    /// launch of its module), so a launch recovered from its intent keeps it.
+    #[serde(default)]
+    pub site_map: Option<String>,
+}
+
+/// The file a module's site table is stored in.
+pub(crate) fn site_map_name(image: u64) -> String {
+    format!("sites-{image:016x}.json")
 }
 
 pub(crate) fn intent_name(seq: u64) -> String {
@@ -232,6 +241,8 @@ pub struct LaunchSize {
     pub site_table_bytes: u64,
     /// The launch record's JSON (set by [`Store::begin_launch`]).
     pub record_bytes: u64,
+    /// The module whose site table the launch names, if any.
+    pub site_table_image: Option<u64>,
 }
 
 impl LaunchSize {
@@ -681,6 +692,7 @@ impl Store {
         let json = serde_json::to_vec(&Intent {
             record: ticket.record.clone(),
             trace_file: ticket.trace_file.clone(),
+            site_map: size.site_table_image.map(site_map_name),
         })
         .map_err(|e| io_error(&ticket.intent, "cannot encode", e))?;
         if let Err(e) = std::fs::write(&ticket.intent, json) {
@@ -749,7 +761,7 @@ impl Store {
         let mut site_map = None;
         if let Some((image, json)) = &site_table {
             // A site table is sent once per module; later launches name it only.
-            let name = format!("sites-{image:016x}.json");
+            let name = site_map_name(*image);
             if json.is_empty() && dir.join(&name).exists() {
                 site_map = Some(name);
             }
@@ -760,7 +772,7 @@ impl Store {
                 self.commit(ticket, None, 0, Some(message.clone()), false);
                 return Err(StoreError::Invalid(message));
             }
-            let name = format!("sites-{image:016x}.json");
+            let name = site_map_name(image);
             let path = dir.join(&name);
             if !path.exists() {
                 if let Err(e) = write_atomically(&path, &json) {
