@@ -8,7 +8,9 @@
 #      which hands every launch to prlxd,
 #   5. ask prlxd for the session diff: which kernel, which launch, which
 #      source line; then one launch in detail: which lane, which operands;
-#   6. write both sessions as one HTML report (prlxctl report) and say where.
+#   6. write both sessions as one HTML report (prlxctl report) and say where;
+#   7. no recompile: the same kernels built by plain clang, instrumented at
+#      load by the shim, and the same session diff.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -85,3 +87,16 @@ report=${PRLX_DEMO_REPORT:-$root/target/prlx-demo-report.html}
 mkdir -p "$(dirname "$report")"
 "$prlxctl" report clean glitch --source-dir "$root" -o "$report"
 echo "the HTML report is at $report (opens offline in any browser)"
+
+echo
+echo "== no recompile: the same kernels built by plain clang (line info, no pass),"
+echo "   instrumented at load by libprlx.so, the same two runs into session directories"
+clang-19 -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_80 \
+    -Xclang -target-feature -Xclang +ptx75 -O2 -gline-tables-only \
+    -S examples/app/kernels.cu -o "$work/kernels-plain.ptx"
+for run in clean glitch; do
+    LD_LIBRARY_PATH="$lib" LD_PRELOAD="$lib/libprlx.so" \
+        PRLX_TRACE_DIR="$work/plain" PRLX_SESSION="$run" PRLX_SNAPSHOT_DEPTH=8 \
+        "$work/energy_hist" "$work/kernels-plain.ptx" "$run" >/dev/null
+done
+"$prlxctl" diff --session "$work/plain/clean" "$work/plain/glitch"

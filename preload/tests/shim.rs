@@ -49,6 +49,9 @@ fn session(trace_dir: &Path, name: &str) -> Manifest {
     Manifest::load(trace_dir.join(name)).unwrap()
 }
 
+/// With `PRLX_CAPTURE=metadata` plain PTX is not instrumented at load:
+/// launches are recorded without traces (the default instruments it; see
+/// tests/e2e/capture.rs).
 #[test]
 fn uninstrumented_kernels_record_metadata_and_compute_the_same() {
     let Some(fx) = fixture() else { return };
@@ -60,6 +63,7 @@ fn uninstrumented_kernels_record_metadata_and_compute_the_same() {
         &[
             ("PRLX_TRACE_DIR", traces.path()),
             ("PRLX_SESSION", Path::new("run-a")),
+            ("PRLX_CAPTURE", Path::new("metadata")),
         ],
     ));
     assert_eq!(
@@ -90,6 +94,7 @@ fn uninstrumented_kernels_record_metadata_and_compute_the_same() {
             launch.file.is_none(),
             "not built with the pass: metadata only"
         );
+        assert_eq!(launch.capture.as_deref(), Some("metadata"));
         assert!(
             launch.args_hash.is_some(),
             "param layout from the PTX image"
