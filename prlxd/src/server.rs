@@ -550,6 +550,8 @@ impl Daemon {
         conn.send(&response).await.is_ok()
     }
 
+    /// A stored file as `File {len}` and chunks, read a chunk at a time
+    /// (never the whole file in memory: a trace can be gigabytes).
     async fn fetch_file(
         self: &Arc<Self>,
         conn: &mut Connection,
@@ -557,11 +559,14 @@ impl Daemon {
         session: &str,
         file: &str,
     ) -> bool {
-        let bytes = match self.store.file_path(uid, session, file) {
-            Ok(path) => {
-                tokio::task::spawn_blocking(move || std::fs::read(&path).map_err(|e| (path, e)))
-                    .await
-            }
+        let opened = match self.store.file_path(uid, session, file) {
+            Ok(path) => tokio::task::spawn_blocking(move || {
+                std::fs::File::open(&path)
+                    .and_then(|f| Ok((f.metadata()?.len(), f)))
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("reader failed: {e}"))),
             Err(e) => {
                 return conn
                     .send(&Response::error(e.code(), e.to_string()))
@@ -569,30 +574,50 @@ impl Daemon {
                     .is_ok();
             }
         };
-        match bytes {
-            Ok(Ok(bytes)) => {
-                conn.send(&Response::File {
-                    len: bytes.len() as u64,
-                })
-                .await
-                .is_ok()
-                    && conn.send_bulk(&bytes).await.is_ok()
+        let (len, file) = match opened {
+            Ok(opened) => opened,
+            Err(message) => {
+                return conn
+                    .send(&Response::error(ErrorCode::Internal, message))
+                    .await
+                    .is_ok();
             }
-            Ok(Err((path, e))) => conn
-                .send(&Response::error(
-                    ErrorCode::Internal,
-                    format!("{}: {e}", path.display()),
-                ))
-                .await
-                .is_ok(),
-            Err(e) => conn
-                .send(&Response::error(
-                    ErrorCode::Internal,
-                    format!("reader failed: {e}"),
-                ))
-                .await
-                .is_ok(),
+        };
+        if conn.send(&Response::File { len }).await.is_err() {
+            return false;
         }
+        let file = Arc::new(file);
+        let mut chunk = Vec::new();
+        let mut offset = 0u64;
+        while offset < len {
+            let n = (len - offset).min(prlx_proto::frame::CHUNK_SIZE as u64) as usize;
+            let (source, mut buffer) = (file.clone(), std::mem::take(&mut chunk));
+            let read = tokio::task::spawn_blocking(move || {
+                buffer.resize(n, 0);
+                std::os::unix::fs::FileExt::read_exact_at(&*source, &mut buffer, offset)
+                    .map(|()| buffer)
+            })
+            .await;
+            match read {
+                Ok(Ok(buffer)) => {
+                    if conn.send_bulk(&buffer).await.is_err() {
+                        return false;
+                    }
+                    chunk = buffer;
+                    offset += n as u64;
+                }
+                // The announced length can no longer be kept: hang up.
+                failed => {
+                    tracing::error!(
+                        uid,
+                        session,
+                        "reading a stored file failed mid-way: {failed:?}"
+                    );
+                    return false;
+                }
+            }
+        }
+        true
     }
 }
 
