@@ -233,7 +233,9 @@ impl Jobs {
             self.lock()
                 .baseline_waiting
                 .remove(&(s.uid, s.name.clone()));
-            tracing::warn!(session = %s.name, baseline = %baseline, "cannot diff against the baseline: {e}");
+            // Debug, not warn: with the uid's diff queue full this happens
+            // at every launch; the next launch tries again.
+            tracing::debug!(session = %s.name, baseline = %baseline, "cannot diff against the baseline: {e}");
         }
     }
 
