@@ -225,6 +225,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
             format!("{} ({})", info.sessions, human_bytes(info.stored_bytes)),
         ],
         ["connections".into(), info.connections.to_string()],
+        ["in flight".into(), human_bytes(info.bytes_in_flight)],
         ["workers".into(), info.workers.to_string()],
         [
             "jobs".into(),
