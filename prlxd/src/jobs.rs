@@ -367,8 +367,14 @@ impl FairPool {
             }
         };
         if let Some(rx) = turn {
+            let mut waiting = Waiting {
+                rx,
+                pool: self.clone(),
+                served: false,
+            };
             // The sender is only dropped unsent with the pool itself.
-            let _ = rx.await;
+            let _ = (&mut waiting.rx).await;
+            waiting.served = true;
         }
         FairPermit { pool: self.clone() }
     }
@@ -397,6 +403,25 @@ impl FairPool {
             // A waiter that gave up (its task was dropped) passes its turn on.
             if waiter.send(()).is_ok() {
                 return;
+            }
+        }
+    }
+}
+
+/// A waiter's place in the queue. Dropped unserved (its task cancelled),
+/// it passes on a turn it was already given, so no worker is lost.
+struct Waiting {
+    rx: oneshot::Receiver<()>,
+    pool: Arc<FairPool>,
+    served: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if !self.served {
+            self.rx.close();
+            if self.rx.try_recv().is_ok() {
+                self.pool.release();
             }
         }
     }
@@ -442,5 +467,26 @@ mod tests {
         });
         let uids: Vec<u32> = order.iter().map(|&(uid, _)| uid).collect();
         assert_eq!(uids, [2, 1, 1, 1, 1, 1], "{order:?}");
+    }
+
+    /// A waiter cancelled after it was handed a worker, before it took it,
+    /// hands the worker on: the pool never shrinks.
+    #[test]
+    fn a_cancelled_waiter_passes_its_turn_on() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let pool = Arc::new(FairPool::new(1));
+            let held = pool.acquire(1).await;
+            let mut waiter = Box::pin(pool.acquire(2));
+            let bound = Duration::from_millis(5);
+            assert!(tokio::time::timeout(bound, &mut waiter).await.is_err());
+            drop(held); // hands the worker to the waiter…
+            drop(waiter); // …which is cancelled before taking it
+            let next = tokio::time::timeout(Duration::from_secs(1), pool.acquire(3)).await;
+            assert!(next.is_ok(), "the worker was lost");
+        });
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::connection::{Connection, Incoming};
 use crate::ingest::{Received, map_memfd};
-use crate::jobs::Jobs;
+use crate::jobs::{FairPool, Jobs};
 use crate::limits::{ConnectionSlot, Connections};
 use crate::storage::{LaunchSize, LaunchTicket, Store, StoreError};
 use prlx_proto::frame::FrameError;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::UnixListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 #[derive(Default)]
@@ -25,7 +25,8 @@ pub struct Stats {
 pub struct Daemon {
     pub store: Arc<Store>,
     pub jobs: Arc<Jobs>,
-    pub workers: Arc<Semaphore>,
+    /// Ingest's workers, taken in turn across uids.
+    pub workers: Arc<FairPool>,
     pub worker_count: usize,
     pub stats: Stats,
     /// Open connections per uid (their file descriptors).
@@ -41,7 +42,9 @@ impl Daemon {
         let store = Arc::new(store);
         // Ingest's own workers: diffs have theirs (`Jobs`), so a queue of
         // diffs never holds an upload.
-        let workers = Arc::new(Semaphore::new(worker_count));
+        // Taken in turn across uids: one user's many uploads at once do not
+        // queue another's behind them all.
+        let workers = Arc::new(FairPool::new(worker_count));
         Arc::new(Daemon {
             jobs: Arc::new(Jobs::new(store.clone(), diff_workers)),
             store,
@@ -504,9 +507,7 @@ impl Daemon {
             }
         };
         self.stats.bytes.fetch_add(total, Ordering::Relaxed);
-        let Ok(_permit) = self.workers.clone().acquire_owned().await else {
-            return false;
-        };
+        let _permit = self.workers.acquire(uid).await;
         let store = self.store.clone();
         let site_table = upload.site_table_image.map(|image| (image, sites));
         let stored =
