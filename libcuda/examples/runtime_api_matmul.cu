@@ -1,7 +1,9 @@
 // The runtime-API benchmark: a tiled matmul launched with <<<>>> through
 // cudart, timed on the host around the launch (wall clock), against the
-// same tiled algorithm on the CPU in the same process; plus cudart's
-// start-up (first runtime call, which loads the module) and the copies.
+// same computation on the CPU in the same process (a plain triple loop
+// with the same fma order per element, so the results must match exactly);
+// plus cudart's start-up (the first runtime call, which creates the context
+// and loads the module) and the copies.
 // Usage: runtime_api_matmul [n] [reps]; exits nonzero on a mismatch.
 #include <chrono>
 #include <cstdio>
