@@ -712,6 +712,11 @@ impl<'a> FunctionRewrite<'a> {
 
 /// Registers holding generic addresses of shared or local memory.
 fn track_origin<'a>(i: &'a Instruction, origins: &mut HashMap<&'a str, Origin>) {
+    // Most functions never form a generic shared or local address: nothing
+    // to track until a `cvta` does.
+    if origins.is_empty() && i.opcode != "cvta" {
+        return;
+    }
     let Some(dest) = destination(i) else {
         return;
     };
