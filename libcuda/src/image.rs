@@ -120,7 +120,30 @@ unsafe fn read_wrapper(ptr: *const u8, sm: u32) -> Image {
     if fatbins.is_empty() {
         return Image::Invalid("fatbinary wrapper with a NULL data pointer".to_string());
     }
-    best_ptx(&fatbins, sm)
+    linked_ptx(&fatbins, sm)
+}
+
+/// The PTX of several fatbinaries that make one program (an `-rdc` build
+/// registers each translation unit's relocatable fatbinary beside the
+/// device-linked one, which holds SASS only or nothing): each one's best
+/// PTX, linked as `cuLink*` links PTX. With one PTX, that PTX.
+pub fn linked_ptx(fatbins: &[&[u8]], sm: u32) -> Image {
+    let mut inputs = Vec::new();
+    for (i, bytes) in fatbins.iter().enumerate() {
+        match best_ptx(&[bytes], sm) {
+            Image::Ptx(ptx) => inputs.push(crate::link::LinkInput {
+                name: format!("fatbinary{i}.ptx"),
+                ptx,
+            }),
+            Image::Invalid(m) => return Image::Invalid(m),
+            Image::Unsupported(_) => {}
+        }
+    }
+    match inputs.len() {
+        0 => best_ptx(fatbins, sm),
+        1 => Image::Ptx(inputs.remove(0).ptx),
+        _ => Image::Ptx(crate::link::link(&inputs)),
+    }
 }
 
 /// The kernels an ELF image at `ptr` defines.
@@ -284,6 +307,38 @@ mod tests {
         match best_ptx(&[&only_new], 80) {
             Image::Unsupported(m) => {
                 assert!(m.contains("compute_90") && m.contains("PRLX_EMU_SM"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rdc_translation_units_are_linked() {
+        let main = fatbin(&[(
+            1,
+            0,
+            80,
+            b".version 8.0\n.target sm_80\n.address_size 64\n.extern .func (.param .b32 r) f(.param .b32 x);\n.visible .entry k() { ret; }\n\0",
+            0,
+        )]);
+        let helper = fatbin(&[(
+            1,
+            0,
+            80,
+            b".version 8.0\n.target sm_80\n.address_size 64\n.visible .func (.param .b32 r) f(.param .b32 x) { ret; }\n\0",
+            0,
+        )]);
+        let empty = fatbin(&[]);
+        match linked_ptx(&[&empty, &main, &helper], 80) {
+            Image::Ptx(p) => {
+                assert!(
+                    p.contains(".entry k()") && p.contains(".visible .func"),
+                    "{p}"
+                );
+                assert!(
+                    !p.contains(".extern .func"),
+                    "the resolved extern is dropped: {p}"
+                );
             }
             other => panic!("{other:?}"),
         }

@@ -3,7 +3,8 @@
 //! `libcuda.so.1`: every program checks itself against a CPU reference and
 //! exits nonzero on a mismatch. Also: cudart 12 and 13, static and shared;
 //! nvcc's default build; LZ4, uncompressed and multi-architecture
-//! fatbinaries; the refusal of SASS-only programs; and the whole corpus
+//! fatbinaries; separate compilation (`rdc.cu` with the translation units
+//! in `rdc/`); the refusal of SASS-only programs; and the whole corpus
 //! under the capture shim, whose session must list the launches by name.
 //!
 //! Builds are cached under the target directory (keyed by sources and
@@ -84,9 +85,22 @@ fn corpus() -> Option<&'static [(String, PathBuf)]> {
                 .map(|name| {
                     let (nvcc, cache, name) = (&nvcc, &cache, name.clone());
                     Box::new(move || {
-                        let source = corpus_dir().join(format!("{name}.cu"));
-                        let args = vec!["-gencode".to_string(), PTX_ONLY.to_string()];
-                        nvcc.build_cached(&name, &[source], &args, cache)
+                        let mut sources = vec![corpus_dir().join(format!("{name}.cu"))];
+                        let mut args = vec!["-gencode".to_string(), PTX_ONLY.to_string()];
+                        // A folder of the program's name holds its other
+                        // translation units: separate compilation.
+                        let parts = corpus_dir().join(&name);
+                        if parts.is_dir() {
+                            args.push("-rdc=true".to_string());
+                            let mut more: Vec<PathBuf> = std::fs::read_dir(&parts)
+                                .expect("a parts folder")
+                                .filter_map(|e| Some(e.ok()?.path()))
+                                .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+                                .collect();
+                            more.sort();
+                            sources.extend(more);
+                        }
+                        nvcc.build_cached(&name, &sources, &args, cache)
                     }) as Box<dyn Fn() -> PathBuf + Send + Sync>
                 })
                 .collect();
