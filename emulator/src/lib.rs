@@ -37,7 +37,7 @@
 //!   would on a GPU. Warp-level instructions combine the executing lanes
 //!   intersected with `membermask`.
 //! - **Independent thread scheduling** (Volta and later): when a runnable
-//!   lane of a diverged warp has not executed during a window of 2048 of
+//!   lane of a diverged warp has not executed during a window of 4096 of
 //!   its warp's instructions (it holds a lock the other lanes spin on, or
 //!   waits while a long divergent loop runs elsewhere), the lanes that did
 //!   run are set aside and the starved lanes run. Every lane makes progress,

@@ -20,7 +20,7 @@ pub const WARP: usize = 32;
 /// of its warp gets a turn. Large enough that ordinary divergent code never
 /// starves a lane that long; small enough that a lane spinning on a lock
 /// held by another lane of its warp costs little before the holder runs.
-pub const ITS_QUANTUM: u32 = 2048;
+pub const ITS_QUANTUM: u32 = 4096;
 
 /// Why execution of a warp-instruction stopped the launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -506,28 +506,36 @@ impl Warp {
         }
         self.its_steps += 1;
         if self.its_steps > ITS_QUANTUM {
-            // End of a window: lanes that could run but did not are starved.
-            let starved = live & !self.its_ran & !self.sync_wait;
-            self.its_steps = 0;
-            self.its_ran = 0;
-            if starved != 0 {
-                self.sync_group();
-                self.deprio |= live & !starved;
-                self.group_valid = false;
-            }
+            self.end_its_window(live);
         }
-        let (pc, active) = if self.group_valid {
+        if self.group_valid {
             #[cfg(debug_assertions)]
             self.check_group_cache(live);
-            (self.group_pc, self.group_mask)
-        } else {
-            self.scan(live, code)
-        };
+            self.its_ran |= self.group_mask;
+            return Some((self.group_pc, self.group_mask));
+        }
+        let (pc, active) = self.scan(live, code);
         self.its_ran |= active;
         Some((pc, active))
     }
 
+    /// The end of a starvation window: lanes that could run but did not are
+    /// starved; the lanes that ran are set aside so they get a turn.
+    #[cold]
+    #[inline(never)]
+    fn end_its_window(&mut self, live: u32) {
+        let starved = live & !self.its_ran & !self.sync_wait;
+        self.its_steps = 0;
+        self.its_ran = 0;
+        if starved != 0 {
+            self.sync_group();
+            self.deprio |= live & !starved;
+            self.group_valid = false;
+        }
+    }
+
     /// Finds the group to run by scanning every lane's PC.
+    #[inline(never)]
     fn scan(&mut self, live: u32, code: &[Inst]) -> (u32, u32) {
         loop {
             let mut candidates = live & !self.deprio & !self.sync_wait;
