@@ -30,13 +30,7 @@ pub fn open_pair(
 /// Opens one trace: mapped when plain, decoded as described above when compressed.
 pub fn open(path: &Path) -> Result<TraceFile, TraceError> {
     let name = path.display().to_string();
-    let mut magic = [0u8; HEADER_SIZE];
-    let head = read_head(path, &mut magic);
-    let compressed = head.is_some_and(|n| {
-        magic[..n].starts_with(&ZSTD_MAGIC)
-            || (n == HEADER_SIZE && header_of(&magic).has_flag(flags::COMPRESS))
-    });
-    if !compressed {
+    if !is_compressed(path) {
         return TraceFile::open(path);
     }
     let Ok(raw) = std::fs::read(path) else {
@@ -47,6 +41,16 @@ pub fn open(path: &Path) -> Result<TraceFile, TraceError> {
         // The reader's own path reports what is wrong, naming the field.
         None => TraceFile::from_bytes(name, raw),
     }
+}
+
+/// Whether the file starts like a compressed trace (a zstd frame, or a
+/// header with `FLAG_COMPRESS`), from its first 160 bytes only.
+pub(crate) fn is_compressed(path: &Path) -> bool {
+    let mut head = [0u8; HEADER_SIZE];
+    read_head(path, &mut head).is_some_and(|n| {
+        head[..n].starts_with(&ZSTD_MAGIC)
+            || (n == HEADER_SIZE && header_of(&head).has_flag(flags::COMPRESS))
+    })
 }
 
 /// Reads up to a header's worth of bytes; None when the file cannot be read

@@ -18,7 +18,7 @@
 use crate::diff::{
     DiffOptions, TraceDiff, WarpPairing, diff_traces_paired, diff_warp_pair, launch_mismatches,
 };
-use crate::open::{first_header, open_pair};
+use crate::open::{first_header, is_compressed, open_pair};
 use crate::view::TraceView;
 use prlx_trace::{
     HEADER_SIZE, HistoryEntry, Ring, RingHeader, Section, SectionLayout, SnapshotEntry, TraceError,
@@ -188,6 +188,9 @@ struct Source {
 impl Source {
     fn load(path: &Path) -> Option<Source> {
         let name = path.display().to_string();
+        if !is_compressed(path) {
+            return None; // a plain trace is mapped, never read whole
+        }
         let raw = std::fs::read(path).ok()?;
         let whole_file = raw.starts_with(&ZSTD_MAGIC);
         let (frame_start, header) = if whole_file {
