@@ -7,6 +7,8 @@
 //! in `rdc/`); the refusal of SASS-only programs; and the whole corpus
 //! under the capture shim, whose session must list the launches by name.
 //!
+//! A program's first line may be `// nvcc-flags: ...` (extra nvcc flags);
+//! a folder of its name holds further translation units (`-rdc=true`).
 //! Builds are cached under the target directory (keyed by sources and
 //! flags) and run two at a time, so a warm run costs seconds.
 
@@ -37,6 +39,16 @@ fn corpus_names() -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Flags a program asks for in a first line `// nvcc-flags: ...`.
+fn extra_flags(source: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(source).expect("read a corpus program");
+    text.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// nvcc-flags:"))
+        .map(|f| f.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
 }
 
 fn cache_dir(built: &Built) -> PathBuf {
@@ -85,8 +97,10 @@ fn corpus() -> Option<&'static [(String, PathBuf)]> {
                 .map(|name| {
                     let (nvcc, cache, name) = (&nvcc, &cache, name.clone());
                     Box::new(move || {
-                        let mut sources = vec![corpus_dir().join(format!("{name}.cu"))];
+                        let source = corpus_dir().join(format!("{name}.cu"));
                         let mut args = vec!["-gencode".to_string(), PTX_ONLY.to_string()];
+                        args.extend(extra_flags(&source));
+                        let mut sources = vec![source];
                         // A folder of the program's name holds its other
                         // translation units: separate compilation.
                         let parts = corpus_dir().join(&name);
