@@ -359,7 +359,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         })
         .collect();
 
-    let mut rows: Vec<[f64; 8]> = Vec::new();
+    let mut rows: Vec<[f64; 9]> = Vec::new();
     for seq in 0..rounds.max(3) as u64 {
         let kernel_time = std::cell::Cell::new(Duration::ZERO);
         let started = Instant::now();
@@ -405,6 +405,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         };
         let t = Instant::now();
         let stack = prlx::stack::capture_for(0);
+        let walk = t.elapsed();
         sink.submit(Launch {
             record,
             trace: Some(trace),
@@ -424,6 +425,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
             copied_bytes as f64,
             encoded.len() as f64,
             f64::from(copy_calls),
+            walk.as_secs_f64() * 1e6,
         ]);
     }
     let column = |i: usize| median(&mut rows.iter().map(|r| r[i]).collect::<Vec<_>>());
@@ -442,7 +444,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
     println!("\n| part | µs | share of the app-thread time |");
     println!("|---|---:|---:|");
     for (label, value) in [
-        ("buffers: alloc, init, descriptor, free", column(0)),
+        ("buffers: pool memory, init, descriptor (on the stream)", column(0)),
         ("device-to-host copy (copy_nanos)", column(1)),
         ("hand-off: Sink::submit + stack", column(3)),
     ] {
@@ -456,6 +458,10 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         "| of the buffers: the emulator's cuMemAlloc + cuMemsetD8 + cuMemFree of the {:.1} MiB trace buffer alone | {:.0} | |",
         trace_bytes as f64 / (1 << 20) as f64,
         median(&mut buffer_only)
+    );
+    println!(
+        "| of the hand-off: the stack walk alone | {:.0} | |",
+        column(8)
     );
     println!(
         "| encode (zstd level 3), measured alone | {:.0} | off the app thread |",

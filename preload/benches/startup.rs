@@ -3,8 +3,10 @@
 //! A driver-API program with one module and one launch (`stub/startup_app.c`)
 //! on the emulator's libcuda, built small and large — linked with generated
 //! C whose DWARF is >= 100 MB, its functions on the launching stack — run
-//! bare, under the shim (metadata only, default `PRLX_STACKS`) and under the
-//! shim with `PRLX_STACKS=off`, interleaved round by round. Per run: CPU
+//! bare, under the shim recording metadata only (`PRLX_CAPTURE=metadata`,
+//! with the default `PRLX_STACKS` and with `off`) and under the shim's
+//! default (the module's PTX instrumented at load, the launch traced),
+//! interleaved round by round. Per run: CPU
 //! time (user + system) and peak resident memory of the process, from
 //! `wait4`'s rusage, and wall time. Reports medians and what the shim adds.
 //! The large build is generated once and kept in the target directory.
@@ -54,11 +56,25 @@ fn main() {
         apps.push(("large", large_app(&cc, &source, &lib_dir, &work)));
     }
     let rounds = if quick { 1 } else { ROUNDS };
-    let configs: [(&str, &[(&str, &str)]); 3] = [
+    let configs: [(&str, &[(&str, &str)]); 4] = [
         ("bare", &[]),
-        ("shim (stacks on, the default)", &[("PRLX_STACKS", "on")]),
-        ("shim, PRLX_STACKS=off", &[("PRLX_STACKS", "off")]),
+        (
+            "shim, metadata only, PRLX_STACKS=on (one launch: as sampled, the default)",
+            &[("PRLX_CAPTURE", "metadata"), ("PRLX_STACKS", "on")],
+        ),
+        (
+            "shim, metadata only, PRLX_STACKS=off",
+            &[("PRLX_CAPTURE", "metadata"), ("PRLX_STACKS", "off")],
+        ),
+        ("shim, default capture (the PTX is instrumented at load and traced)", &[]),
     ];
+    // PRLX_BENCH_BASELINE_SHIM=path/to/an/older/libprlx.so adds it as a
+    // fifth configuration (metadata only), measured in the same rounds.
+    let baseline = std::env::var_os("PRLX_BENCH_BASELINE_SHIM").map(PathBuf::from);
+    let mut configs: Vec<(&str, &[(&str, &str)])> = configs.to_vec();
+    if baseline.is_some() {
+        configs.push(("baseline shim (PRLX_BENCH_BASELINE_SHIM)", &[]));
+    }
     let traces = tempfile::tempdir().unwrap();
     for (label, app) in &apps {
         let debug_mb = debug_bytes(app) as f64 / 1e6;
@@ -76,8 +92,12 @@ fn main() {
                 }
                 command.env_remove("LD_PRELOAD");
                 if i > 0 {
+                    let shim = match &baseline {
+                        Some(old) if i == configs.len() - 1 => old.clone(),
+                        _ => lib_dir.join("libprlx.so"),
+                    };
                     command
-                        .env("LD_PRELOAD", lib_dir.join("libprlx.so"))
+                        .env("LD_PRELOAD", shim)
                         .env("PRLX_TRACE_DIR", traces.path())
                         .env("PRLX_SESSION", format!("{label}-{i}-{round}"))
                         .env("PRLX_LOG", "off");
