@@ -444,7 +444,10 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
     println!("\n| part | µs | share of the app-thread time |");
     println!("|---|---:|---:|");
     for (label, value) in [
-        ("buffers: pool memory, init, descriptor (on the stream)", column(0)),
+        (
+            "buffers: pool memory, init, descriptor (on the stream)",
+            column(0),
+        ),
         ("device-to-host copy (copy_nanos)", column(1)),
         ("hand-off: Sink::submit + stack", column(3)),
     ] {

@@ -66,7 +66,10 @@ fn main() {
             "shim, metadata only, PRLX_STACKS=off",
             &[("PRLX_CAPTURE", "metadata"), ("PRLX_STACKS", "off")],
         ),
-        ("shim, default capture (the PTX is instrumented at load and traced)", &[]),
+        (
+            "shim, default capture (the PTX is instrumented at load and traced)",
+            &[],
+        ),
     ];
     // PRLX_BENCH_BASELINE_SHIM=path/to/an/older/libprlx.so adds it as a
     // fifth configuration (metadata only), measured in the same rounds.
