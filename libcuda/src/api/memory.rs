@@ -221,6 +221,26 @@ exports! {
         with_context(|d, _| free(d, dptr))
     }
 
+    /// Stream-ordered allocation: all work is synchronous here, so the
+    /// allocation exists as soon as the call returns, as the stream order
+    /// requires; it comes from the context's ordinary device memory (the
+    /// default pool).
+    fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) {
+        with_context(|d, ctx| {
+            non_null(dptr)?;
+            d.check_stream(stream)?;
+            let p = alloc(d, ctx, bytesize)?;
+            unsafe { write_out(dptr, p) }
+        })
+    }
+
+    fn cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            free(d, dptr)
+        })
+    }
+
     fn cuMemFree(dptr: CUdeviceptr_v1) {
         with_context(|d, _| free(d, u64::from(dptr)))
     }
@@ -461,6 +481,11 @@ exports! {
     fn cuMemsetD32(dst: CUdeviceptr_v1, ui: c_uint, n: c_uint) {
         with_context(|d, _| memset(d, u64::from(dst), &ui.to_le_bytes(), n as usize))
     }
+}
+
+aliases! {
+    cuMemAllocAsync_ptsz = cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream);
+    cuMemFreeAsync_ptsz = cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream);
 }
 
 aliases! {

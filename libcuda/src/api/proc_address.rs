@@ -143,6 +143,8 @@ pub fn table() -> &'static [ProcEntry] {
             "cuMemHostAlloc": 2020 => cuMemHostAlloc;
             "cuMemHostGetFlags": 2030 => cuMemHostGetFlags;
             "cuMemAllocManaged": 6000 => cuMemAllocManaged;
+            "cuMemAllocAsync": 11020 => cuMemAllocAsync, @ptds 11020 => cuMemAllocAsync_ptsz;
+            "cuMemFreeAsync": 11020 => cuMemFreeAsync, @ptds 11020 => cuMemFreeAsync_ptsz;
             "cuMemcpy": 4000 => cuMemcpy, @ptds 7000 => cuMemcpy_ptds;
             "cuMemcpyAsync": 4000 => cuMemcpyAsync, @ptds 7000 => cuMemcpyAsync_ptsz;
             "cuMemcpyHtoD": 2000 => cuMemcpyHtoD, 3020 => cuMemcpyHtoD_v2, @ptds 7000 => cuMemcpyHtoD_v2_ptds;
