@@ -147,6 +147,36 @@ pub struct CUDA_MEMCPY2D {
     pub height: usize,
 }
 
+/// `CUDA_MEMCPY3D` (the `_v2` layout, with `size_t` fields).
+#[repr(C)]
+pub struct CUDA_MEMCPY3D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: CUdeviceptr,
+    pub src_array: *mut c_void,
+    pub reserved0: *mut c_void,
+    pub src_pitch: usize,
+    pub src_height: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: CUdeviceptr,
+    pub dst_array: *mut c_void,
+    pub reserved1: *mut c_void,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
 /// `CUuuid`.
 #[repr(C)]
 pub struct CUuuid {
@@ -216,5 +246,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<CUctxCreateParams>(), 24);
         assert_eq!(std::mem::size_of::<CUDA_MEMCPY2D>(), 128);
         assert_eq!(std::mem::offset_of!(CUDA_MEMCPY2D, dst_x_in_bytes), 56);
+        assert_eq!(std::mem::size_of::<CUDA_MEMCPY3D>(), 200);
+        assert_eq!(std::mem::offset_of!(CUDA_MEMCPY3D, dst_x_in_bytes), 88);
+        assert_eq!(std::mem::offset_of!(CUDA_MEMCPY3D, width_in_bytes), 176);
     }
 }

@@ -1,5 +1,5 @@
-//! Pitched 2D copies (`cuMemcpy2D*`) and memsets (`cuMemsetD2D*`), row by
-//! row over the emulator's linear memory. CUDA arrays are not modelled, so
+//! Pitched 2D and 3D copies (`cuMemcpy2D*`, `cuMemcpy3D*`) and memsets
+//! (`cuMemsetD2D*`), row by row over the emulator's linear memory. CUDA arrays are not modelled, so
 //! copies to or from them fail with `CUDA_ERROR_NOT_SUPPORTED`.
 
 use crate::clock;
@@ -99,6 +99,69 @@ unsafe fn copy_2d(p_copy: *const CUDA_MEMCPY2D, stream: CUstream) -> Result<(), 
     })
 }
 
+/// # Safety
+/// `p_copy` must be NULL or a valid `CUDA_MEMCPY3D` whose host pointers
+/// cover the rows and slices it describes.
+unsafe fn copy_3d(p_copy: *const CUDA_MEMCPY3D, stream: CUstream) -> Result<(), CUresult> {
+    with_context(|d, _| {
+        d.check_stream(stream)?;
+        non_null(p_copy)?;
+        // SAFETY: non-null, the caller's struct.
+        let c = unsafe { &*p_copy };
+        if c.src_lod != 0 || c.dst_lod != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let (width, height, depth) = (c.width_in_bytes, c.height, c.depth);
+        if width == 0 || height == 0 || depth == 0 {
+            return Ok(());
+        }
+        let src = resolve(d, c.src_memory_type, c.src_host as usize, c.src_device)?;
+        let dst = resolve(d, c.dst_memory_type, c.dst_host as usize, c.dst_device)?;
+        let fits = |pitch: usize, x: usize, rows: usize, y: usize| {
+            (height == 1 && depth == 1)
+                || (pitch >= x + width && (depth == 1 || rows >= y + height))
+        };
+        if !fits(c.src_pitch, c.src_x_in_bytes, c.src_height, c.src_y)
+            || !fits(c.dst_pitch, c.dst_x_in_bytes, c.dst_height, c.dst_y)
+        {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // Byte offset of (x, y, z) in a pitched volume of `rows` rows a slice.
+        let at = |z: usize, rows: usize, y: usize, pitch: usize, x: usize| {
+            z.checked_mul(rows)
+                .and_then(|r| r.checked_add(y))
+                .and_then(|r| r.checked_mul(pitch))
+                .and_then(|r| r.checked_add(x))
+                .ok_or(CUDA_ERROR_INVALID_VALUE)
+        };
+        for z in 0..depth {
+            for row in 0..height {
+                let s = src.offset(at(
+                    c.src_z + z,
+                    c.src_height,
+                    c.src_y + row,
+                    c.src_pitch,
+                    c.src_x_in_bytes,
+                )?);
+                let t = dst.offset(at(
+                    c.dst_z + z,
+                    c.dst_height,
+                    c.dst_y + row,
+                    c.dst_pitch,
+                    c.dst_x_in_bytes,
+                )?);
+                copy_row(d, t, s, width)?;
+            }
+        }
+        let bytes = (width * height * depth) as u64;
+        d.clock_ns += match (src, dst) {
+            (Side::Device(_), Side::Device(_)) => clock::device_copy_ns(bytes),
+            _ => clock::host_copy_ns(bytes),
+        };
+        Ok(())
+    })
+}
+
 fn memset_2d(
     dst: CUdeviceptr,
     pitch: usize,
@@ -142,6 +205,14 @@ exports! {
         unsafe { copy_2d(p_copy, h_stream) }
     }
 
+    fn cuMemcpy3D_v2(p_copy: *const CUDA_MEMCPY3D) {
+        unsafe { copy_3d(p_copy, std::ptr::null_mut()) }
+    }
+
+    fn cuMemcpy3DAsync_v2(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream) {
+        unsafe { copy_3d(p_copy, h_stream) }
+    }
+
     fn cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize) {
         memset_2d(dst, pitch, &[uc], width, height, std::ptr::null_mut())
     }
@@ -171,6 +242,8 @@ aliases! {
     cuMemcpy2D_v2_ptds = cuMemcpy2D_v2(p_copy: *const CUDA_MEMCPY2D);
     cuMemcpy2DUnaligned_v2_ptds = cuMemcpy2DUnaligned_v2(p_copy: *const CUDA_MEMCPY2D);
     cuMemcpy2DAsync_v2_ptsz = cuMemcpy2DAsync_v2(p_copy: *const CUDA_MEMCPY2D, h_stream: CUstream);
+    cuMemcpy3D_v2_ptds = cuMemcpy3D_v2(p_copy: *const CUDA_MEMCPY3D);
+    cuMemcpy3DAsync_v2_ptsz = cuMemcpy3DAsync_v2(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream);
     cuMemsetD2D8_v2_ptds = cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize);
     cuMemsetD2D16_v2_ptds = cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize);
     cuMemsetD2D32_v2_ptds = cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize);

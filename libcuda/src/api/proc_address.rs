@@ -134,6 +134,8 @@ pub fn table() -> &'static [ProcEntry] {
             "cuMemcpy2D": 3020 => cuMemcpy2D_v2, @ptds 7000 => cuMemcpy2D_v2_ptds;
             "cuMemcpy2DUnaligned": 3020 => cuMemcpy2DUnaligned_v2, @ptds 7000 => cuMemcpy2DUnaligned_v2_ptds;
             "cuMemcpy2DAsync": 3020 => cuMemcpy2DAsync_v2, @ptds 7000 => cuMemcpy2DAsync_v2_ptsz;
+            "cuMemcpy3D": 3020 => cuMemcpy3D_v2, @ptds 7000 => cuMemcpy3D_v2_ptds;
+            "cuMemcpy3DAsync": 3020 => cuMemcpy3DAsync_v2, @ptds 7000 => cuMemcpy3DAsync_v2_ptsz;
             "cuMemsetD2D8": 3020 => cuMemsetD2D8_v2, @ptds 7000 => cuMemsetD2D8_v2_ptds;
             "cuMemsetD2D16": 3020 => cuMemsetD2D16_v2, @ptds 7000 => cuMemsetD2D16_v2_ptds;
             "cuMemsetD2D32": 3020 => cuMemsetD2D32_v2, @ptds 7000 => cuMemsetD2D32_v2_ptds;
