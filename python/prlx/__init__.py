@@ -1,0 +1,51 @@
+"""prlx: a differential debugger for GPU kernels, from Python.
+
+Read ``.prlx`` traces, diff two runs warp by warp, diff whole capture
+sessions, and fail a test when two runs diverge. Everything runs in the Rust
+crates ``prlxctl`` uses (through the native module ``prlx._native``), so the
+results are those of ``prlxctl diff --json``.
+
+- :func:`read_trace` → :class:`Trace` (header, per-warp events as NumPy arrays)
+- :func:`diff` → :class:`DiffResult`; :func:`diff_sessions` → :class:`SessionDiffResult`
+- :func:`prlx.testing.assert_no_divergence` for pytest
+- every error is a :class:`PrlxError` (:class:`TraceError`, :class:`SessionError`,
+  :class:`OptionError`) carrying the Rust error's message
+"""
+
+from ._native import OptionError, PrlxError, SessionError, TraceError
+from .diff import (
+    DIVERGENCE_KINDS,
+    DiffResult,
+    Divergence,
+    SessionDiffResult,
+    diff,
+    diff_sessions,
+)
+from .trace import EVENT_DTYPE, Event, Header, Trace, Warp, has_numpy, read_trace
+
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("prlx")
+except Exception:  # not installed as a distribution (e.g. a source checkout)
+    __version__ = "0+unknown"
+
+__all__ = [
+    "DIVERGENCE_KINDS",
+    "EVENT_DTYPE",
+    "DiffResult",
+    "Divergence",
+    "Event",
+    "Header",
+    "OptionError",
+    "PrlxError",
+    "SessionDiffResult",
+    "SessionError",
+    "Trace",
+    "TraceError",
+    "Warp",
+    "diff",
+    "diff_sessions",
+    "has_numpy",
+    "read_trace",
+]

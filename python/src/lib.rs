@@ -1,0 +1,342 @@
+//! `prlx._native`: the Rust side of the `prlx` Python package.
+//!
+//! Start at the three `#[pyfunction]`s: [`read_trace`], [`diff`] and
+//! [`diff_sessions`]. Each is a thin wrapper over the crates `prlxctl` uses
+//! (prlx-trace, prlx-differ, prlx-session-diff), so Python sees the same
+//! validation, the same alignment and the same JSON as `prlxctl diff --json`;
+//! nothing of the format or the differ is reimplemented in Python.
+//!
+//! Work runs with the GIL released. Every error becomes a Python exception
+//! (a [`PrlxError`] subclass carrying the Rust error's one-line message), and
+//! a panic is caught before it reaches the FFI boundary.
+
+use prlx_differ::{
+    AlignOptions, BlockSel, DiffOptions, DiffReport, DivergenceFilter, DivergenceKind,
+    ReportOptions, WarpPairing,
+};
+use prlx_trace::{Encoding, SiteMap, TraceFile};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+
+create_exception!(
+    _native,
+    PrlxError,
+    PyException,
+    "Base class of every error prlx raises; the message is the Rust error's."
+);
+create_exception!(
+    _native,
+    TraceError,
+    PrlxError,
+    "A trace or site map could not be read: missing, truncated or invalid (the message names the file and field)."
+);
+create_exception!(
+    _native,
+    SessionError,
+    PrlxError,
+    "A session directory or its session.json could not be read."
+);
+create_exception!(
+    _native,
+    OptionError,
+    PrlxError,
+    "An option passed to diff() is out of range or names nothing."
+);
+
+/// Why a call failed, before it becomes a Python exception (built without
+/// the GIL, raised with it).
+enum Failure {
+    Trace(String),
+    Session(String),
+    Option(String),
+    Internal(String),
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> PyErr {
+        match f {
+            Failure::Trace(m) => TraceError::new_err(m),
+            Failure::Session(m) => SessionError::new_err(m),
+            Failure::Option(m) => OptionError::new_err(m),
+            Failure::Internal(m) => PrlxError::new_err(format!("internal error in prlx: {m}")),
+        }
+    }
+}
+
+/// Runs `work` without the GIL and with panics caught: a panic is a bug in
+/// prlx, reported as a [`PrlxError`] rather than unwinding into Python.
+fn run<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
+    let outcome = py.detach(|| std::panic::catch_unwind(AssertUnwindSafe(work)));
+    match outcome {
+        Ok(result) => result.map_err(PyErr::from),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            Err(Failure::Internal(message).into())
+        }
+    }
+}
+
+fn encoding_name(encoding: Encoding) -> &'static str {
+    match encoding {
+        Encoding::Plain => "plain",
+        Encoding::FlagCompressed => "flag-compressed",
+        Encoding::WholeFileZstd => "zstd",
+    }
+}
+
+/// Reads and validates a `.prlx` trace (plain, flag-compressed or `.prlx.zst`).
+///
+/// Returns a dict: `path`, `encoding`, `header` (every header field),
+/// `data` (the whole decoded trace as bytes) and `warps`, one tuple per warp
+/// slot `(index, write_idx, overflow_count, num_events, total_event_count,
+/// events_offset, block, warp_in_block)`, where `events_offset` is the byte offset of the warp's
+/// `num_events` 16-byte events inside `data` (so Python can view them in
+/// place), and `history`, per warp a list of `(site_id, value, seq)`
+/// oldest first (empty without a history section).
+#[pyfunction]
+fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let trace = run(py, || {
+        TraceFile::open(&path).map_err(|e| Failure::Trace(e.to_string()))
+    })?;
+    let h = trace.header();
+    let header = PyDict::new(py);
+    header.set_item("magic", h.magic)?;
+    header.set_item("version", h.version)?;
+    header.set_item("flags", h.flags)?;
+    header.set_item("kernel_name_hash", h.kernel_name_hash)?;
+    header.set_item("kernel_name", h.kernel_name())?;
+    header.set_item("grid_dim", h.grid_dim)?;
+    header.set_item("block_dim", h.block_dim)?;
+    header.set_item("warps_per_block", h.warps_per_block)?;
+    header.set_item("total_warp_slots", h.total_warp_slots)?;
+    header.set_item("events_per_warp", h.events_per_warp)?;
+    header.set_item("timestamp", h.timestamp)?;
+    header.set_item("cuda_arch", h.cuda_arch)?;
+    header.set_item("history_depth", h.history_depth)?;
+    header.set_item("sample_rate", h.sample_rate)?;
+    header.set_item("snapshot_depth", h.snapshot_depth)?;
+
+    let bytes = trace.as_bytes();
+    let base = bytes.as_ptr() as usize;
+    let warps = PyList::empty(py);
+    let history = PyList::empty(py);
+    for warp in trace.warps() {
+        // The events are a validated sub-slice of `bytes`, so the pointer
+        // difference is their offset in the decoded trace.
+        let offset = warp.events.as_ptr() as usize - base;
+        let w = warp.header;
+        let location = trace.warp_location(warp.index);
+        warps.append((
+            warp.index,
+            w.write_idx,
+            w.overflow_count,
+            warp.events.len(),
+            w.total_event_count,
+            offset,
+            location.block,
+            location.warp_in_block,
+        ))?;
+        let values: Vec<(u32, u32, u32)> = trace
+            .history(warp.index)
+            .map(|ring| {
+                ring.chronological()
+                    .map(|e| (e.site_id, e.value, e.seq))
+                    .collect()
+            })
+            .unwrap_or_default();
+        history.append(values)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("path", trace.name())?;
+    out.set_item("encoding", encoding_name(trace.encoding()))?;
+    out.set_item("header", header)?;
+    out.set_item("data", PyBytes::new(py, bytes))?;
+    out.set_item("warps", warps)?;
+    out.set_item("history", history)?;
+    Ok(out)
+}
+
+fn align_options(max_edits: Option<usize>, values: bool) -> Result<AlignOptions, Failure> {
+    let default = AlignOptions::default();
+    let max_edits = max_edits.unwrap_or(default.max_edits);
+    if max_edits > 4096 {
+        return Err(Failure::Option(format!(
+            "max_edits: {max_edits} is above the limit of 4096"
+        )));
+    }
+    Ok(AlignOptions {
+        max_edits,
+        compare_values: values,
+        ..default
+    })
+}
+
+fn parse_kinds(kinds: &[String]) -> Result<Vec<DivergenceKind>, Failure> {
+    kinds
+        .iter()
+        .map(|name| {
+            DivergenceKind::parse(name.trim()).ok_or_else(|| {
+                let names: Vec<&str> = DivergenceKind::ALL.iter().map(|k| k.name()).collect();
+                Failure::Option(format!(
+                    "kinds: `{name}` is not a divergence kind ({})",
+                    names.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+fn parse_blocks(blocks: Vec<Vec<u32>>) -> Result<Vec<BlockSel>, Failure> {
+    blocks
+        .into_iter()
+        .map(|b| match b.as_slice() {
+            [linear] => Ok(BlockSel::Linear(*linear)),
+            [x, y] => Ok(BlockSel::Coords([*x, *y, 0])),
+            [x, y, z] => Ok(BlockSel::Coords([*x, *y, *z])),
+            _ => Err(Failure::Option(format!(
+                "blocks: {b:?} is not a block: give a linear index or 2 or 3 coordinates"
+            ))),
+        })
+        .collect()
+}
+
+/// What [`diff`] was asked for, gathered so the work can leave the GIL.
+struct DiffRequest {
+    a: PathBuf,
+    b: PathBuf,
+    map: Option<PathBuf>,
+    align: AlignOptions,
+    pairing: WarpPairing,
+    report: ReportOptions,
+    limit: Option<usize>,
+}
+
+fn diff_report(req: &DiffRequest) -> Result<DiffReport, Failure> {
+    let map = req
+        .map
+        .as_deref()
+        .map(SiteMap::load)
+        .transpose()
+        .map_err(|e| Failure::Trace(e.to_string()))?;
+    if !req.report.filter.functions.is_empty() && map.is_none() {
+        return Err(Failure::Option(
+            "functions needs map: function names come from the site map".to_string(),
+        ));
+    }
+    let options = DiffOptions { align: req.align };
+    let pair = prlx_differ::diff_files(&req.a, &req.b, &options, req.pairing)
+        .map_err(|e| Failure::Trace(e.to_string()))?;
+    let mut report =
+        DiffReport::build_with(&pair.a, &pair.b, &pair.diff, map.as_ref(), &req.report);
+    if let Some(n) = req.limit {
+        report.limit_listed(n);
+    }
+    Ok(report)
+}
+
+/// Diffs two traces exactly as `prlxctl diff A B --json` does and returns
+/// that JSON text. Options mirror the command line: `map` (--map), `values`
+/// (--values), `max_edits` (--max-edits), `remap` (--remap), the filters
+/// `warps` (inclusive `(lo, hi)` slot ranges), `blocks` (linear index or
+/// coordinates), `kinds`, `sites`, `functions`, then `history` (--history N),
+/// `classify` (--classify) and `limit` (-n).
+#[pyfunction]
+#[pyo3(signature = (a, b, *, map=None, values=false, max_edits=None, remap=false,
+    warps=Vec::new(), blocks=Vec::new(), kinds=Vec::new(), sites=Vec::new(),
+    functions=Vec::new(), history=None, classify=false, limit=None))]
+#[allow(clippy::too_many_arguments)] // one keyword per prlxctl flag
+fn diff(
+    py: Python<'_>,
+    a: PathBuf,
+    b: PathBuf,
+    map: Option<PathBuf>,
+    values: bool,
+    max_edits: Option<usize>,
+    remap: bool,
+    warps: Vec<(usize, usize)>,
+    blocks: Vec<Vec<u32>>,
+    kinds: Vec<String>,
+    sites: Vec<u32>,
+    functions: Vec<String>,
+    history: Option<usize>,
+    classify: bool,
+    limit: Option<usize>,
+) -> PyResult<String> {
+    run(py, move || {
+        if let Some((lo, hi)) = warps.iter().find(|(lo, hi)| lo > hi) {
+            return Err(Failure::Option(format!(
+                "warps: range ({lo}, {hi}) runs backwards"
+            )));
+        }
+        let req = DiffRequest {
+            a,
+            b,
+            map,
+            align: align_options(max_edits, values)?,
+            pairing: if remap {
+                WarpPairing::ByThread
+            } else {
+                WarpPairing::BySlot
+            },
+            report: ReportOptions {
+                filter: DivergenceFilter {
+                    warps,
+                    blocks: parse_blocks(blocks)?,
+                    kinds: parse_kinds(&kinds)?,
+                    sites,
+                    functions,
+                },
+                history,
+                classify,
+            },
+            limit,
+        };
+        Ok(diff_report(&req)?.to_json())
+    })
+}
+
+/// Diffs two session directories (session.json plus traces) as
+/// `prlxctl diff --session A B --json` does and returns that JSON text:
+/// launches paired by (kernel, launch index), each pair diffed, kernels
+/// ranked by first divergence.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, values=false, max_edits=None))]
+fn diff_sessions(
+    py: Python<'_>,
+    a: PathBuf,
+    b: PathBuf,
+    values: bool,
+    max_edits: Option<usize>,
+) -> PyResult<String> {
+    run(py, move || {
+        let options = DiffOptions {
+            align: align_options(max_edits, values)?,
+        };
+        let progress = prlx_session_diff::DiffProgress::default();
+        let report =
+            prlx_session_diff::diff_sessions(Path::new(&a), Path::new(&b), &options, &progress)
+                .map_err(|e| Failure::Session(e.to_string()))?;
+        Ok(report.to_json())
+    })
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("PrlxError", py.get_type::<PrlxError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("SessionError", py.get_type::<SessionError>())?;
+    m.add("OptionError", py.get_type::<OptionError>())?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(diff_sessions, m)?)?;
+    Ok(())
+}
