@@ -19,9 +19,8 @@
 //!   argument hash, the graph and node index). Graph kernels are not traced
 //!   (the capture buffers are per launch; a graph launch has none).
 //!
-//! Not covered: nodes set through the generic `cuGraphExecNodeSetParams`
-//! (CUDA 12.2+) keep the parameters they were instantiated with, and
-//! device-side graph launches are invisible to a host shim.
+//! Not covered: device-side graph launches (invisible to a host shim) and
+//! conditional nodes' bodies (CUDA 12.3+; their kernels are not listed).
 #![allow(clippy::missing_safety_doc)]
 
 use crate::config::LogLevel;
@@ -318,6 +317,7 @@ cell!(REAL_EXEC_UPDATE_V2);
 cell!(REAL_EXEC_SET_KERNEL_V1);
 cell!(REAL_EXEC_SET_KERNEL_V2);
 cell!(REAL_EXEC_DESTROY);
+cell!(REAL_EXEC_NODE_SET_PARAMS);
 cell!(REAL_BEGIN_CAPTURE_V1);
 cell!(REAL_BEGIN_CAPTURE_V1_PTSZ);
 cell!(REAL_BEGIN_CAPTURE_V2);
@@ -368,6 +368,18 @@ type FnExecUpdateV2 = unsafe extern "C" fn(CUgraphExec, CUgraph, *mut c_void) ->
 type FnExecSetKernel =
     unsafe extern "C" fn(CUgraphExec, CUgraphNode, *const KernelNodeParams) -> CUresult;
 type FnExecDestroy = unsafe extern "C" fn(CUgraphExec) -> CUresult;
+type FnExecNodeSetParams =
+    unsafe extern "C" fn(CUgraphExec, CUgraphNode, *mut GraphNodeParams) -> CUresult;
+
+/// The head of `CUgraphNodeParams` (CUDA 12.2): the node type, then (after
+/// three reserved ints) a union whose kernel member has the layout of
+/// `CUDA_KERNEL_NODE_PARAMS_v2`.
+#[repr(C)]
+pub struct GraphNodeParams {
+    pub node_type: c_int,
+    pub reserved: [c_int; 3],
+    pub kernel: KernelNodeParams,
+}
 type FnBeginCaptureV1 = unsafe extern "C" fn(CUstream) -> CUresult;
 type FnBeginCaptureV2 = unsafe extern "C" fn(CUstream, c_int) -> CUresult;
 type FnBeginCaptureToGraph = unsafe extern "C" fn(
@@ -562,6 +574,35 @@ pub unsafe extern "C" fn cuGraphExecKernelNodeSetParams(
     result
 }
 
+/// The generic form (CUDA 12.2+): a kernel node's new parameters are
+/// recorded like `cuGraphExecKernelNodeSetParams`'.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGraphExecNodeSetParams(
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: *mut GraphNodeParams,
+) -> CUresult {
+    let Some(real) =
+        real::<FnExecNodeSetParams>(&REAL_EXEC_NODE_SET_PARAMS, c"cuGraphExecNodeSetParams")
+    else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(exec, node, params) };
+    // SAFETY: the caller's parameters, just accepted by the driver.
+    if result == CUDA_SUCCESS && !params.is_null() && unsafe { (*params).node_type } == NODE_KERNEL
+    {
+        // SAFETY: a kernel node's parameters: the union holds the kernel member.
+        let kernel = unsafe { std::ptr::addr_of!((*params).kernel) };
+        state::guarded(
+            "cuGraphExecNodeSetParams",
+            || (),
+            || set_node_params(exec, node, kernel),
+        );
+    }
+    result
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGraphExecDestroy(exec: CUgraphExec) -> CUresult {
     let Some(real) = real::<FnExecDestroy>(&REAL_EXEC_DESTROY, c"cuGraphExecDestroy") else {
@@ -691,6 +732,10 @@ pub(crate) fn export_wrapper(symbol: &[u8]) -> Option<(&'static AtomicPtr<c_void
             cuGraphExecKernelNodeSetParams_v2 as *mut c_void,
         ),
         b"cuGraphExecDestroy" => (&REAL_EXEC_DESTROY, cuGraphExecDestroy as *mut c_void),
+        b"cuGraphExecNodeSetParams" => (
+            &REAL_EXEC_NODE_SET_PARAMS,
+            cuGraphExecNodeSetParams as *mut c_void,
+        ),
         b"cuStreamBeginCapture" => (&REAL_BEGIN_CAPTURE_V1, cuStreamBeginCapture as *mut c_void),
         b"cuStreamBeginCapture_ptsz" => (
             &REAL_BEGIN_CAPTURE_V1_PTSZ,
@@ -793,6 +838,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(KernelNodeParams, kernel_params), 40);
         assert_eq!(std::mem::offset_of!(KernelNodeParams, kern), 56);
         assert_eq!(std::mem::size_of::<KernelNodeParams>(), 72);
+        assert_eq!(std::mem::offset_of!(GraphNodeParams, kernel), 16);
     }
 
     #[test]

@@ -100,6 +100,7 @@ fn graph_launches_are_recorded_and_capture_is_never_disturbed() {
         "set params: 0",
         "update: 0",
         "standin: run shift grid=2 block=32 arg=30",
+        "standin: run shift grid=2 block=32 arg=31",
         "standin: run scale grid=2 block=32 arg=7",
         "standin: run probe grid=2 block=32 arg=9",
     ] {
@@ -135,6 +136,9 @@ fn graph_launches_are_recorded_and_capture_is_never_disturbed() {
             // After cuGraphExecKernelNodeSetParams.
             node("scale", 2, 0),
             node("shift", 30, 1),
+            // After cuGraphExecNodeSetParams (the generic form).
+            node("scale", 2, 0),
+            node("shift", 31, 1),
             // The explicit graph with the captured one as a child.
             node("scale", 5, 0),
             node("shift", 6, 1),
@@ -156,12 +160,12 @@ fn graph_launches_are_recorded_and_capture_is_never_disturbed() {
     );
     assert!(launches[1].file.is_none());
     assert!(
-        launches[14].file.is_some(),
+        launches[16].file.is_some(),
         "after the capture the instrumented kernel is traced: {:#?}",
-        launches[14]
+        launches[16]
     );
     assert_eq!(launches[2].graph_exec, launches[4].graph_exec);
-    assert_ne!(launches[2].graph_exec, launches[8].graph_exec);
+    assert_ne!(launches[2].graph_exec, launches[10].graph_exec);
     assert!(
         launches
             .iter()

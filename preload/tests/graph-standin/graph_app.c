@@ -36,6 +36,15 @@ CUresult cuGraphGetNodes(void *, void **, size_t *);
 CUresult cuGraphInstantiateWithFlags(void **, void *, unsigned long long);
 CUresult cuGraphExecKernelNodeSetParams_v2(void *, void *, const kernel_params *);
 CUresult cuGraphExecUpdate_v2(void *, void *, void *);
+typedef struct {
+  int type, reserved0[3];
+  union {
+    long long reserved1[29];
+    kernel_params kernel;
+  };
+  long long reserved2;
+} node_params;
+CUresult cuGraphExecNodeSetParams(void *, void *, node_params *);
 CUresult cuGraphLaunch(void *, CUstream);
 
 static void *scale, *shift, *probe;
@@ -102,6 +111,16 @@ int main(void) {
   void *p[] = {&thirty};
   kernel_params kp = {shift, {2, 1, 1}, {32, 1, 1}, 0, p, NULL, NULL, NULL};
   printf("set params: %d\n", cuGraphExecKernelNodeSetParams_v2(e1, nodes[1], &kp));
+  printf("graph launch: %d\n", cuGraphLaunch(e1, s1));
+
+  /* The same through the generic setter (CUDA 12.2). */
+  int thirty_one = 31;
+  void *p31[] = {&thirty_one};
+  node_params np;
+  memset(&np, 0, sizeof np);
+  np.kernel = kp;
+  np.kernel.params = p31;
+  printf("node set params: %d\n", cuGraphExecNodeSetParams(e1, nodes[1], &np));
   printf("graph launch: %d\n", cuGraphLaunch(e1, s1));
 
   /* An explicit graph: one kernel node and the captured graph as a child. */

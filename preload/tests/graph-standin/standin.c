@@ -379,6 +379,18 @@ CUresult cuGraphExecKernelNodeSetParams_v2(struct exec *e, struct node *n, const
   memcpy(target->block, p->block, sizeof target->block);
   return SUCCESS;
 }
+typedef struct {
+  int type, reserved0[3];
+  union {
+    long long reserved1[29];
+    kernel_params kernel;
+  };
+  long long reserved2;
+} node_params;
+CUresult cuGraphExecNodeSetParams(struct exec *e, struct node *n, node_params *p) {
+  if (p->type != 0) return INVALID_VALUE;
+  return cuGraphExecKernelNodeSetParams_v2(e, n, &p->kernel);
+}
 CUresult cuGraphExecUpdate_v2(struct exec *e, struct graph *g, void *info) {
   (void)info;
   if (g->n != e->g.n) return 910; /* CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE */
