@@ -1,0 +1,111 @@
+"""prlx.read_trace: header fields, per-warp events, every encoding, bad input."""
+
+import struct
+
+import pytest
+
+import prlx
+
+
+def test_header_fields(run_a):
+    t = prlx.read_trace(run_a)
+    h = t.header
+    assert h.kernel_name == "reduce_clamped"
+    assert h.version == 1
+    assert h.magic == 0x50524C58_00000000
+    assert h.grid_dim == (4, 1, 1) and h.block_dim == (128, 1, 1)
+    assert h.warps_per_block == 4 and h.total_warp_slots == 16
+    assert h.events_per_warp == 96 and h.cuda_arch == 80
+    assert h.history_depth == 16 and h.snapshot_depth == 8
+    assert t.encoding == "plain"
+    assert len(t) == 16 and t.num_events == 465
+
+
+def test_events_match_the_raw_bytes(run_a):
+    t = prlx.read_trace(run_a)
+    raw = run_a.read_bytes()
+    # Plain trace: 160-byte header, then per warp a 16-byte header and
+    # events_per_warp 16-byte slots.
+    slot = 16 + t.header.events_per_warp * 16
+    for w in t.warps:
+        start = 160 + w.index * slot
+        write_idx, overflow, num, total = struct.unpack_from("<IIII", raw, start)
+        assert (w.write_idx, w.overflow_count, w.num_events, w.total_event_count) == (
+            write_idx,
+            overflow,
+            num,
+            total,
+        )
+        for i in (0, w.num_events - 1):
+            expect = struct.unpack_from("<IBBHII", raw, start + 16 + i * 16)
+            assert tuple(w.event(i)) == expect
+            if prlx.has_numpy():
+                assert tuple(int(x) for x in w.events[i]) == expect
+    assert t.warps[13].block == (3, 0, 0) and t.warps[13].warp_in_block == 1
+    assert all(len(h) <= 16 for h in (w.history for w in t.warps))
+    assert any(w.history for w in t.warps)
+
+
+def test_numpy_events_view_the_trace_in_place(run_a):
+    np = pytest.importorskip("numpy")
+    t = prlx.read_trace(run_a)
+    ev = t.warps[2].events
+    assert isinstance(ev, np.ndarray) and ev.dtype == prlx.EVENT_DTYPE
+    assert len(ev) == t.warps[2].num_events
+    assert not ev.flags.owndata  # a view of Trace.data, not a copy
+    assert set(np.unique(ev["event_type"])) <= set(range(7))
+    assert ev["active_mask"].dtype == np.uint32
+
+
+@pytest.mark.parametrize(
+    "name,encoding",
+    [
+        ("ok-minimal.prlx.zst", "zstd"),
+        ("ok-rings-flag-compressed.prlx", "flag-compressed"),
+        ("ok-minimal-overflowed.prlx", "plain"),
+    ],
+)
+def test_corpus_traces_read(corpus, name, encoding):
+    t = prlx.read_trace(corpus / name)
+    assert t.encoding == encoding
+    assert len(t.warps) == t.header.total_warp_slots
+    for w in t.warps:
+        assert len(w.events) == w.num_events
+
+
+def test_overflow_is_visible(corpus):
+    t = prlx.read_trace(corpus / "ok-minimal-overflowed.prlx")
+    assert any(w.overflowed for w in t.warps)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "err-bomb-undeclared-size.bin",
+        "err-empty.bin",
+        "err-header-only-events-per-warp-0.bin",
+        "err-huge-claim-compressed.bin",
+        "err-huge-claim.bin",
+        "err-ring-depth-mismatch.bin",
+        "err-zstd-magic-only.bin",
+    ],
+)
+def test_bad_traces_raise_trace_error_naming_the_file(corpus, name):
+    with pytest.raises(prlx.TraceError) as info:
+        prlx.read_trace(corpus / name)
+    assert name in str(info.value)
+    assert isinstance(info.value, prlx.PrlxError)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(prlx.TraceError, match="nope.prlx"):
+        prlx.read_trace(tmp_path / "nope.prlx")
+
+
+def test_every_truncation_is_an_error_not_a_crash(tmp_path, run_a):
+    raw = run_a.read_bytes()
+    path = tmp_path / "cut.prlx"
+    for n in list(range(0, 200, 7)) + list(range(200, len(raw), 997)):
+        path.write_bytes(raw[:n])
+        with pytest.raises(prlx.TraceError, match="cut.prlx"):
+            prlx.read_trace(path)
