@@ -22,6 +22,9 @@ struct Launch {
     block: [u32; 3],
     shared: u32,
     stream: CUstream,
+    /// `cuLaunchCooperativeKernel`, or `cuLaunchKernelEx` with the
+    /// cooperative attribute set: the kernel may synchronise the grid.
+    cooperative: bool,
 }
 
 /// Checks the configuration against the device and the kernel, the way the
@@ -66,6 +69,15 @@ fn launch_failed(d: &mut Driver, ctx: usize, e: LaunchError) -> CUresult {
         LaunchError::InvalidConfig(_) => return CUDA_ERROR_INVALID_VALUE,
         LaunchError::OutOfResources(_) => return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
         LaunchError::InvalidHandle(_) => return CUDA_ERROR_INVALID_HANDLE,
+        // Refused before anything ran (a cooperative grid of several blocks,
+        // which cannot all be resident here): not sticky, as on hardware.
+        LaunchError::Unsupported(m) => {
+            eprintln!("========= prlx-emu: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: {m}");
+            return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+        }
+        // The stall watchdog ended a launch that made no progress: a hung
+        // kernel, which a display watchdog reports the same way.
+        LaunchError::Timeout(_) => CUDA_ERROR_LAUNCH_TIMEOUT,
         LaunchError::IllegalAddress(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
         LaunchError::MisalignedAddress(_) => CUDA_ERROR_MISALIGNED_ADDRESS,
         LaunchError::IllegalInstruction(_) => CUDA_ERROR_ILLEGAL_INSTRUCTION,
@@ -102,7 +114,12 @@ unsafe fn launch(
             block: l.block,
             dynamic_shared_bytes: l.shared,
         };
-        match d.device.launch(emu, &config, &buffer) {
+        let run = if l.cooperative {
+            d.device.launch_cooperative(emu, &config, &buffer)
+        } else {
+            d.device.launch(emu, &config, &buffer)
+        };
+        match run {
             Ok(stats) => {
                 d.clock_ns += clock::launch_ns(d.device.config(), &stats);
                 Ok(())
@@ -113,16 +130,18 @@ unsafe fn launch(
 }
 
 /// Checks `cuLaunchKernelEx`'s attributes: hints are accepted, clusters
-/// (sm_90 and later) are not supported, unknown ids are invalid.
+/// (sm_90 and later) are not supported, unknown ids are invalid. Returns
+/// whether the launch is cooperative.
 ///
 /// # Safety
 /// `attrs` must hold `num` attributes.
 unsafe fn check_launch_attributes(
     attrs: *const CUlaunchAttribute,
     num: u32,
-) -> Result<(), CUresult> {
+) -> Result<bool, CUresult> {
+    let mut cooperative = false;
     if num == 0 {
-        return Ok(());
+        return Ok(cooperative);
     }
     non_null(attrs)?;
     for i in 0..num as usize {
@@ -138,12 +157,17 @@ unsafe fn check_launch_attributes(
                     return Err(CUDA_ERROR_NOT_SUPPORTED);
                 }
             }
-            CU_LAUNCH_ATTRIBUTE_IGNORE | CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {}
+            CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {
+                // The value union's first member is an int.
+                let v = i32::from_le_bytes(a.value[0..4].try_into().unwrap_or([0; 4]));
+                cooperative = v != 0;
+            }
+            CU_LAUNCH_ATTRIBUTE_IGNORE => {}
             id if id <= CU_LAUNCH_ATTRIBUTE_LAST => {} // scheduling hints
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
     }
-    Ok(())
+    Ok(cooperative)
 }
 
 /// `cuFuncGetAttribute`/`cuKernelGetAttribute`.
@@ -282,12 +306,14 @@ exports! {
             block: [block_dim_x, block_dim_y, block_dim_z],
             shared: shared_mem_bytes,
             stream: h_stream,
+            cooperative: false,
         };
         unsafe { launch(f, l, kernel_params, extra) }
     }
 
-    /// Every launch here runs all CTAs to completion, so a cooperative
-    /// launch needs nothing extra.
+    /// Blocks run one after another here, so a grid sync could never
+    /// complete: a cooperative grid of more than one block is refused with
+    /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (see `Device::launch_cooperative`).
     fn cuLaunchCooperativeKernel(
         f: CUfunction,
         grid_dim_x: c_uint,
@@ -305,6 +331,7 @@ exports! {
             block: [block_dim_x, block_dim_y, block_dim_z],
             shared: shared_mem_bytes,
             stream: h_stream,
+            cooperative: true,
         };
         unsafe { launch(f, l, kernel_params, std::ptr::null_mut()) }
     }
@@ -318,12 +345,13 @@ exports! {
         non_null(config)?;
         // SAFETY: non-null, the caller's CUlaunchConfig.
         let c = unsafe { &*config };
-        unsafe { check_launch_attributes(c.attrs, c.num_attrs) }?;
+        let cooperative = unsafe { check_launch_attributes(c.attrs, c.num_attrs) }?;
         let l = Launch {
             grid: c.grid_dim,
             block: c.block_dim,
             shared: c.shared_mem_bytes,
             stream: c.h_stream,
+            cooperative,
         };
         unsafe { launch(f, l, kernel_params, extra) }
     }
