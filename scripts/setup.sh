@@ -44,4 +44,17 @@ pip_target "$tools/cuda12" nvidia/cuda_runtime/include/cuda.h "nvidia-cuda-runti
 pip_target "$tools/cuda12-nvcc" nvidia/cuda_nvcc/include/crt/host_defines.h "nvidia-cuda-nvcc-cu12==12.9.*"
 pip_target "$tools/cuda13" nvidia/cu13/bin/nvcc \
     "nvidia-cuda-nvcc==13.*" "nvidia-cuda-runtime==13.*" "nvidia-cuda-crt==13.*" "nvidia-nvvm==13.*" "nvidia-cuda-cccl==13.*"
+# The Python package (python/): maturin builds its wheel, pytest (with NumPy)
+# runs its suite, in a virtualenv of their own.
+pyenv="$tools/pyenv"
+if [ ! -x "$pyenv/bin/maturin" ] || [ ! -x "$pyenv/bin/pytest" ] ||
+    ! "$pyenv/bin/python" -c "import numpy" 2>/dev/null; then
+    log "installing maturin, pytest and numpy into ${pyenv#"$root"/}"
+    if ! "$python" -m venv --clear "$pyenv" 2>/dev/null; then
+        # Debian's python3 keeps venv (ensurepip) in a package of its own.
+        sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+        "$python" -m venv --clear "$pyenv"
+    fi
+    "$pyenv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" pytest numpy
+fi
 log "toolchain ready"

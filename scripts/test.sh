@@ -18,3 +18,5 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast
+echo "== Python package: maturin wheel, installed in a temporary directory, pytest suite"
+python/test.sh

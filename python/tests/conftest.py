@@ -69,6 +69,13 @@ def sessions(tmp_path, run_a, run_b):
 
 
 def prlxctl():
-    """The prlxctl binary to compare against: $PRLX_PRLXCTL or target/debug/prlxctl."""
+    """The prlxctl binary to compare against: $PRLX_PRLXCTL or target/debug/prlxctl.
+
+    None when there is none, which fails under PRLX_REQUIRE_TOOLCHAIN=1
+    (scripts/test.sh) instead of skipping the comparison."""
     path = os.environ.get("PRLX_PRLXCTL") or str(ROOT / "target" / "debug" / "prlxctl")
-    return path if os.access(path, os.X_OK) else None
+    if os.access(path, os.X_OK):
+        return path
+    if os.environ.get("PRLX_REQUIRE_TOOLCHAIN") == "1":
+        pytest.fail(f"no prlxctl binary at {path} (set PRLX_PRLXCTL)")
+    return None
