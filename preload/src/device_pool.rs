@@ -4,7 +4,7 @@
 //! freeing it per launch costs a driver round trip each, and `cuMemFree`
 //! may synchronise the whole device — exactly the timing change a capture
 //! must not make. So each context keeps the allocations its captures used
-//! (at most [`KEPT_PER_CONTEXT`] idle ones, the largest kept), and a
+//! (at most `KEPT_PER_CONTEXT` idle ones, the largest kept), and a
 //! capture borrows one at least as large as it needs. Concurrent captures
 //! (on other streams, or other contexts — other devices) get their own.
 //! Memory is allocated in the context current at the launch, which is the

@@ -21,7 +21,7 @@
 //! `RTLD_DEFAULT` relative to the *caller's* object (found from the return
 //! address), and a wrapper that calls the real `dlsym` makes itself the
 //! caller. So the exported `dlsym` is a few instructions of assembly: it
-//! asks [`pick`] whether the lookup is one the shim answers (a real handle
+//! asks `prlx_dlsym_pick` whether the lookup is one the shim answers (a real handle
 //! and the name of a wrapped driver entry point); if not, it *jumps* to the
 //! real `dlsym` with the caller's return address still on the stack, so
 //! glibc sees the original caller — for pseudo-handles and every unrelated
@@ -31,7 +31,12 @@
 //! recursion. The shim's own `libc::dlsym` calls (in `driver`) go through
 //! the same trampoline and keep their `RTLD_NEXT` meaning.
 //!
-//! When [`pick`] answers, it looks the name up through the handle itself,
+//! Lookups the shim makes itself (its driver table, `driver`) are told
+//! apart by the return address the trampoline passes along, and always get
+//! the driver's own functions: handing the shim its wrappers would make a
+//! wrapper call itself.
+//!
+//! When `prlx_dlsym_pick` answers, it looks the name up through the handle itself,
 //! remembers the result as the real function of that entry point (as
 //! `cuGetProcAddress` answers are remembered) and returns the shim's
 //! wrapper.
@@ -39,7 +44,7 @@
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-/// The real `dlsym`, set by [`pick`] before the trampoline first jumps to it.
+/// The real `dlsym`, set by `prlx_dlsym_pick` before the trampoline first jumps to it.
 static PRLX_REAL_DLSYM: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 type FnDlsym = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
@@ -73,13 +78,35 @@ fn dlsym_trampoline_address() -> *mut c_void {
     dlsym as *mut c_void
 }
 
-/// Called by the trampoline with the caller's arguments: the shim's wrapper
-/// for `name`, or null to let the real `dlsym` answer (then the real
-/// `dlsym` is known, so the trampoline's jump has a target).
+/// Whether `address` lies in libprlx itself: the shim's own lookups (the
+/// driver table in `driver`) must get the driver's functions, never the
+/// shim's wrappers.
+fn in_the_shim(address: usize) -> bool {
+    fn base_of(address: usize) -> usize {
+        // SAFETY: dladdr only reads the address and fills `info`.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        match unsafe { libc::dladdr(address as *const c_void, &mut info) } {
+            0 => 0,
+            _ => info.dli_fbase as usize,
+        }
+    }
+    static OWN_BASE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let own = *OWN_BASE.get_or_init(|| base_of(in_the_shim as *const () as usize));
+    own != 0 && base_of(address) == own
+}
+
+/// Called by the trampoline with the caller's arguments and return
+/// address: the shim's wrapper for `name`, or null to let the real `dlsym`
+/// answer (then the real `dlsym` is known, so the trampoline's jump has a
+/// target).
 ///
 /// # Safety
 /// `name`, when non-null, is a NUL-terminated string (the `dlsym` contract).
-unsafe extern "C" fn prlx_dlsym_pick(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+unsafe extern "C" fn prlx_dlsym_pick(
+    handle: *mut c_void,
+    name: *const c_char,
+    caller: usize,
+) -> *mut c_void {
     let real = real_dlsym();
     if real.is_null() {
         // Not a glibc we know: the trampoline answers null (lookup failed).
@@ -95,7 +122,7 @@ unsafe extern "C" fn prlx_dlsym_pick(handle: *mut c_void, name: *const c_char) -
     }
     let picked = std::panic::catch_unwind(|| {
         let (cell, wrapper) = crate::hooks::export_wrapper(symbol)?;
-        if !crate::state::active() {
+        if in_the_shim(caller) || !crate::state::active() {
             return None;
         }
         // SAFETY: `real` is glibc's dlsym; the handle and name are the caller's.
@@ -125,6 +152,8 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
         "push rdi",
         "push rsi",
         "sub rsp, 8",
+        // The caller's return address, the third argument.
+        "mov rdx, qword ptr [rsp + 24]",
         "call {pick}",
         "add rsp, 8",
         "pop rsi",
@@ -158,6 +187,8 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
         "stp x29, x30, [sp, #-32]!",
         "mov x29, sp",
         "stp x0, x1, [sp, #16]",
+        // The caller's return address, the third argument.
+        "mov x2, x30",
         "bl {pick}",
         "mov x9, x0",
         "ldp x0, x1, [sp, #16]",
@@ -204,13 +235,15 @@ mod tests {
     fn pseudo_handles_and_other_names_are_not_picked() {
         // SAFETY: valid strings.
         unsafe {
-            assert!(prlx_dlsym_pick(std::ptr::null_mut(), c"cuLaunchKernel".as_ptr()).is_null());
-            assert!(prlx_dlsym_pick(-1isize as *mut c_void, c"cuLaunchKernel".as_ptr()).is_null());
+            assert!(prlx_dlsym_pick(std::ptr::null_mut(), c"cuLaunchKernel".as_ptr(), 0).is_null());
+            assert!(
+                prlx_dlsym_pick(-1isize as *mut c_void, c"cuLaunchKernel".as_ptr(), 0).is_null()
+            );
             let libc_handle =
                 libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
-            assert!(prlx_dlsym_pick(libc_handle, c"strlen".as_ptr()).is_null());
+            assert!(prlx_dlsym_pick(libc_handle, c"strlen".as_ptr(), 0).is_null());
             // A driver name the handle does not define: the real lookup answers (null).
-            assert!(prlx_dlsym_pick(libc_handle, c"cuLaunchKernel".as_ptr()).is_null());
+            assert!(prlx_dlsym_pick(libc_handle, c"cuLaunchKernel".as_ptr(), 0).is_null());
         }
     }
 }
