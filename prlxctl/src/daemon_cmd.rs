@@ -284,9 +284,11 @@ pub fn session(command: SessionCommand) -> anyhow::Result<u8> {
 
 fn list(connect: &Connect) -> anyhow::Result<u8> {
     let mut client = connect.client()?;
-    let Response::Sessions { sessions } = client.request(&Request::ListSessions)? else {
+    let Response::Sessions { mut sessions } = client.request(&Request::ListSessions)? else {
         bail!("prlxd answered list with something else");
     };
+    // The ranks of a multi-process job (`<job>.rank<N>`) together, by rank.
+    prlx_session::group_ranks(&mut sessions, |s| s.name.as_str());
     if connect.json {
         println!("{}", serde_json::to_string_pretty(&sessions)?);
         return Ok(0);

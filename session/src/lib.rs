@@ -366,6 +366,34 @@ pub fn kernel_file_stem(kernel: &str, max_chars: usize) -> String {
 /// The longest session name, in bytes (names are directory names anyone types).
 pub const MAX_SESSION_NAME: usize = 96;
 
+/// The job and rank of a session named `<job>.rank<N>` (one rank of a
+/// multi-process job, as the shim names them).
+pub fn job_and_rank(name: &str) -> Option<(&str, u32)> {
+    let (job, rank) = name.rsplit_once(".rank")?;
+    let rank_ok = !rank.is_empty() && rank.bytes().all(|b| b.is_ascii_digit());
+    (!job.is_empty() && rank_ok)
+        .then(|| rank.parse().ok().map(|r| (job, r)))
+        .flatten()
+}
+
+/// Reorders `items` (sessions, by `name`) so the ranks of one job are listed
+/// together, by rank, where the job's first session was; everything else
+/// keeps its order.
+pub fn group_ranks<T>(items: &mut Vec<T>, name: impl Fn(&T) -> &str) {
+    let mut first_of_job: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
+    let mut keyed: Vec<(usize, u32, usize, T)> = Vec::with_capacity(items.len());
+    for (index, item) in std::mem::take(items).into_iter().enumerate() {
+        let (slot, rank) = match job_and_rank(name(&item)) {
+            Some((job, rank)) => (*first_of_job.entry(job.to_owned()).or_insert(index), rank),
+            None => (index, 0),
+        };
+        keyed.push((slot, rank, index, item));
+    }
+    keyed.sort_by_key(|&(slot, rank, index, _)| (slot, rank, index));
+    items.extend(keyed.into_iter().map(|(_, _, _, item)| item));
+}
+
 /// Checks a session name: 1 to [`MAX_SESSION_NAME`] of `[A-Za-z0-9._+-]`,
 /// not starting with `.` (so never `.`, `..` or a hidden file). The shim and
 /// the daemon both apply this rule; the error says what is wrong.
@@ -629,5 +657,18 @@ mod tests {
     fn fnv1a_matches_reference_vectors() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn ranks_of_a_job_are_listed_together_by_rank() {
+        assert_eq!(job_and_rank("train.rank12"), Some(("train", 12)));
+        assert_eq!(job_and_rank("train.rank"), None);
+        assert_eq!(job_and_rank("rankless"), None);
+        let mut names = vec!["a", "job.rank1", "b", "job.rank0", "other.rank0", "c"];
+        group_ranks(&mut names, |n| n);
+        assert_eq!(
+            names,
+            ["a", "job.rank0", "job.rank1", "b", "other.rank0", "c"]
+        );
     }
 }
