@@ -6,6 +6,7 @@ crates ``prlxctl`` uses (through the native module ``prlx._native``), so the
 results are those of ``prlxctl diff --json``.
 
 - :func:`read_trace` → :class:`Trace` (header, per-warp events as NumPy arrays)
+- :func:`open_session` → :class:`Session` (a session directory's launches and traces)
 - :func:`diff` → :class:`DiffResult`; :func:`diff_sessions` → :class:`SessionDiffResult`
 - :func:`prlx.testing.assert_no_divergence` for pytest
 - every error is a :class:`PrlxError` (:class:`TraceError`, :class:`SessionError`,
@@ -21,6 +22,7 @@ from .diff import (
     diff,
     diff_sessions,
 )
+from .session import Launch, Session, open_session
 from .trace import EVENT_DTYPE, Event, Header, Trace, Warp, has_numpy, read_trace
 
 try:
@@ -37,8 +39,10 @@ __all__ = [
     "Divergence",
     "Event",
     "Header",
+    "Launch",
     "OptionError",
     "PrlxError",
+    "Session",
     "SessionDiffResult",
     "SessionError",
     "Trace",
@@ -47,5 +51,6 @@ __all__ = [
     "diff",
     "diff_sessions",
     "has_numpy",
+    "open_session",
     "read_trace",
 ]

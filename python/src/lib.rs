@@ -1,8 +1,8 @@
 //! `prlx._native`: the Rust side of the `prlx` Python package.
 //!
-//! Start at the three `#[pyfunction]`s: [`read_trace`], [`diff`] and
-//! [`diff_sessions`]. Each is a thin wrapper over the crates `prlxctl` uses
-//! (prlx-trace, prlx-differ, prlx-session-diff), so Python sees the same
+//! Start at the `#[pyfunction]`s: [`read_trace`], [`read_session`], [`diff`]
+//! and [`diff_sessions`]. Each is a thin wrapper over the crates `prlxctl`
+//! uses (prlx-trace, prlx-session, prlx-differ, prlx-session-diff), so Python sees the same
 //! validation, the same alignment and the same JSON as `prlxctl diff --json`;
 //! nothing of the format or the differ is reimplemented in Python.
 //!
@@ -162,6 +162,19 @@ fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict
     out.set_item("warps", warps)?;
     out.set_item("history", history)?;
     Ok(out)
+}
+
+/// Reads a session directory's `session.json` (or a manifest path), in
+/// either shape the session crate accepts (prlx's, or PRLX's original
+/// list), validated, and returns it as prlx writes it: JSON text.
+#[pyfunction]
+fn read_session(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    run(py, move || {
+        let manifest =
+            prlx_session::Manifest::load(&path).map_err(|e| Failure::Session(e.to_string()))?;
+        let json = manifest.to_json().map_err(Failure::Session)?;
+        String::from_utf8(json).map_err(|e| Failure::Internal(e.to_string()))
+    })
 }
 
 fn align_options(max_edits: Option<usize>, values: bool) -> Result<AlignOptions, Failure> {
@@ -336,6 +349,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SessionError", py.get_type::<SessionError>())?;
     m.add("OptionError", py.get_type::<OptionError>())?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(read_session, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(diff_sessions, m)?)?;
     Ok(())

@@ -51,3 +51,38 @@ def test_same_json_as_prlxctl(sessions):
         text=True,
     ).stdout
     assert prlx.diff_sessions(str(a), str(b)).json.strip() == cli.strip()
+
+
+def test_open_session_lists_launches_and_reads_traces(sessions):
+    a, b, _ = sessions
+    s = prlx.open_session(a)
+    assert s.name == "a" and len(s) == 1 and s.kernels() == ["reduce_clamped"]
+    (launch,) = s.launches
+    assert launch.kernel == "reduce_clamped" and launch.launch_index == 0
+    assert launch.grid == [4, 1, 1] and launch.trace_path == a / "reduce_clamped_0.prlx"
+    t = s.trace("reduce_clamped", 0)
+    assert t.kernel_name == "reduce_clamped" and t.num_events == 465
+    assert prlx.open_session(a / "session.json").name == "a"
+    with pytest.raises(KeyError):
+        s.launch("reduce_clamped", 1)
+    assert s.diff(b).json == prlx.diff_sessions(a, b).json
+
+
+def test_open_session_errors(tmp_path, sessions):
+    with pytest.raises(prlx.SessionError, match="session.json"):
+        prlx.open_session(tmp_path)
+    a = sessions[0]
+    text = (a / "session.json").read_text()
+    (a / "session.json").write_text(text.replace('"grid": [4, 1, 1]', '"grid": "wide"'))
+    with pytest.raises(prlx.SessionError, match="session.json"):
+        prlx.open_session(a)
+
+
+def test_a_launch_without_a_trace(tmp_path, sessions):
+    a = sessions[0]
+    text = (a / "session.json").read_text()
+    (a / "session.json").write_text(text.replace('"file": "reduce_clamped_0.prlx",', ""))
+    launch = prlx.open_session(a).launches[0]
+    assert launch.trace_path is None
+    with pytest.raises(prlx.SessionError, match="no trace"):
+        launch.trace()
