@@ -23,7 +23,17 @@ from .diff import (
     diff_sessions,
 )
 from .session import Launch, Session, open_session
-from .trace import EVENT_DTYPE, Event, Header, Trace, Warp, has_numpy, read_trace
+from .trace import (
+    EVENT_DTYPE,
+    SNAPSHOT_DTYPE,
+    Event,
+    Header,
+    Snapshot,
+    Trace,
+    Warp,
+    has_numpy,
+    read_trace,
+)
 
 try:
     from importlib.metadata import version as _version
@@ -45,6 +55,8 @@ __all__ = [
     "Session",
     "SessionDiffResult",
     "SessionError",
+    "SNAPSHOT_DTYPE",
+    "Snapshot",
     "Trace",
     "TraceError",
     "Warp",

@@ -55,7 +55,45 @@ EVENT_DTYPE: Any = (
 )
 """NumPy structured dtype of one event (None without NumPy)."""
 
+SNAPSHOT_SIZE = 288
+"""Bytes per snapshot entry (``SnapshotEntry``: per-lane compare operands)."""
+
+SNAPSHOT_DTYPE: Any = (
+    _np.dtype(
+        [
+            ("site_id", "<u4"),
+            ("active_mask", "<u4"),
+            ("seq", "<u4"),
+            ("cmp_predicate", "<u4"),
+            ("lhs", "<u4", (32,)),
+            ("rhs", "<u4", (32,)),
+            ("_pad", "<u4", (4,)),
+        ]
+    )
+    if _np is not None
+    else None
+)
+"""NumPy structured dtype of one snapshot entry (None without NumPy)."""
+
 _EVENT = struct.Struct("<IBBHII")
+_SNAPSHOT = struct.Struct("<IIII32I32I4I")
+
+
+class Snapshot(NamedTuple):
+    """The per-lane operands of the compare that decided a branch (``SnapshotEntry``)."""
+
+    site_id: int
+    active_mask: int
+    seq: int
+    cmp_predicate: int
+    """LLVM ``CmpInst::Predicate`` value (e.g. 2 = ``fcmp ogt``, 38 = ``icmp sgt``)."""
+    lhs: Tuple[int, ...]
+    """Left operand's raw 32 bits per lane (32 lanes)."""
+    rhs: Tuple[int, ...]
+
+
+def _snapshot(raw: Tuple[int, ...]) -> Snapshot:
+    return Snapshot(raw[0], raw[1], raw[2], raw[3], raw[4:36], raw[36:68])
 
 
 class Event(NamedTuple):
@@ -106,6 +144,7 @@ class Warp:
         "num_events",
         "total_event_count",
         "history",
+        "_snapshot_ring",
         "block",
         "warp_in_block",
         "_trace",
@@ -118,6 +157,7 @@ class Warp:
         trace: "Trace",
         fields: Tuple[Any, ...],
         history: List[Tuple[int, int, int]],
+        snapshot_ring: Any = None,
     ) -> None:
         (
             self.index,
@@ -133,6 +173,7 @@ class Warp:
         """The block this warp slot ran in, (x, y, z)."""
         self.history: List[Tuple[int, int, int]] = history
         """History ring entries ``(site_id, value, seq)``, oldest first."""
+        self._snapshot_ring = snapshot_ring
         self._trace = trace
         self._events: Any = None
 
@@ -162,6 +203,38 @@ class Warp:
             else:
                 self._events = [Event(*e) for e in _EVENT.iter_unpack(self.raw_events)]
         return self._events
+
+    def _snapshot_slots(self) -> List[int]:
+        """Storage slots of the written snapshot entries, oldest first (as the
+        device writes slot ``n % depth`` for its n-th record)."""
+        if self._snapshot_ring is None:
+            return []
+        total, depth, _ = self._snapshot_ring
+        if depth == 0:
+            return []
+        if total <= depth:
+            return list(range(total))
+        oldest = total % depth
+        return list(range(oldest, depth)) + list(range(oldest))
+
+    @property
+    def snapshots(self) -> Union["Any", List[Snapshot]]:
+        """Snapshot ring entries (per-lane compare operands), oldest first: a
+        NumPy structured array (``SNAPSHOT_DTYPE``) with NumPy, else a list of
+        :class:`Snapshot`. Empty when the trace has no snapshot section."""
+        slots = self._snapshot_ring and self._snapshot_slots()
+        if not slots:
+            if _np is not None:
+                return _np.empty(0, dtype=SNAPSHOT_DTYPE)
+            return []
+        _, depth, offset = self._snapshot_ring
+        if _np is not None:
+            ring = _np.frombuffer(self._trace.data, dtype=SNAPSHOT_DTYPE, count=depth, offset=offset)
+            return ring[slots]
+        return [
+            _snapshot(_SNAPSHOT.unpack_from(self._trace.data, offset + i * SNAPSHOT_SIZE))
+            for i in slots
+        ]
 
     def event(self, i: int) -> Event:
         """Event ``i`` as an :class:`Event` tuple, with or without NumPy."""
@@ -194,7 +267,8 @@ class Trace:
         self.data: bytes = raw["data"]
         """The whole decoded trace, header included."""
         self.warps: List[Warp] = [
-            Warp(self, fields, history) for fields, history in zip(raw["warps"], raw["history"])
+            Warp(self, fields, history, snapshots)
+            for fields, history, snapshots in zip(raw["warps"], raw["history"], raw["snapshots"])
         ]
 
     @property
@@ -243,6 +317,9 @@ __all__ = [
     "EVENT_TYPES",
     "Event",
     "Header",
+    "SNAPSHOT_DTYPE",
+    "SNAPSHOT_SIZE",
+    "Snapshot",
     "Trace",
     "Warp",
     "has_numpy",

@@ -99,8 +99,10 @@ fn encoding_name(encoding: Encoding) -> &'static str {
 /// slot `(index, write_idx, overflow_count, num_events, total_event_count,
 /// events_offset, block, warp_in_block)`, where `events_offset` is the byte offset of the warp's
 /// `num_events` 16-byte events inside `data` (so Python can view them in
-/// place), and `history`, per warp a list of `(site_id, value, seq)`
-/// oldest first (empty without a history section).
+/// place), `history`, per warp a list of `(site_id, value, seq)`
+/// oldest first (empty without a history section), and `snapshots`, per
+/// warp `None` (no snapshot section) or its ring `(total_writes, depth,
+/// entries_offset)` of 288-byte entries inside `data`.
 #[pyfunction]
 fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
     let trace = run(py, || {
@@ -128,6 +130,7 @@ fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict
     let base = bytes.as_ptr() as usize;
     let warps = PyList::empty(py);
     let history = PyList::empty(py);
+    let snapshots = PyList::empty(py);
     for warp in trace.warps() {
         // The events are a validated sub-slice of `bytes`, so the pointer
         // difference is their offset in the decoded trace.
@@ -153,6 +156,16 @@ fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict
             })
             .unwrap_or_default();
         history.append(values)?;
+        // Snapshot entries are 288 bytes each: handed over as a ring in
+        // place (total_writes, depth, offset) for Python to view and order.
+        let ring = trace.snapshots(warp.index).map(|ring| {
+            (
+                ring.header.total_writes,
+                ring.entries.len(),
+                ring.entries.as_ptr() as usize - base,
+            )
+        });
+        snapshots.append(ring)?;
     }
     let out = PyDict::new(py);
     out.set_item("path", trace.name())?;
@@ -161,6 +174,7 @@ fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict
     out.set_item("data", PyBytes::new(py, bytes))?;
     out.set_item("warps", warps)?;
     out.set_item("history", history)?;
+    out.set_item("snapshots", snapshots)?;
     Ok(out)
 }
 

@@ -109,3 +109,64 @@ def test_every_truncation_is_an_error_not_a_crash(tmp_path, run_a):
         path.write_bytes(raw[:n])
         with pytest.raises(prlx.TraceError, match="cut.prlx"):
             prlx.read_trace(path)
+
+
+def test_snapshots_hold_the_operands_the_differ_reports(run_a, run_b):
+    """The diff's snapshot context of the first divergence is warp 13's
+    entry at that site: read_trace gives the same lanes' operands."""
+    ctx = prlx.diff(run_a, run_b).data["snapshot"]
+    w = prlx.read_trace(run_a).warps[ctx["warp_idx"]]
+    site = int(ctx["site_id"], 16)
+    entries = [s for s in w.snapshots if int(s["site_id"] if prlx.has_numpy() else s.site_id) == site]
+    want = ctx["a"]
+    match = [
+        s
+        for s in entries
+        if int(s["seq"] if prlx.has_numpy() else s.seq) == want["seq"]
+    ]
+    assert len(match) == 1
+    s = match[0]
+    if prlx.has_numpy():
+        assert [int(x) for x in s["lhs"]] == want["lhs"]
+        assert [int(x) for x in s["rhs"]] == want["rhs"]
+        assert int(s["cmp_predicate"]) == want["cmp_predicate"]
+    else:
+        assert list(s.lhs) == want["lhs"] and list(s.rhs) == want["rhs"]
+    assert len(w.snapshots) <= prlx.read_trace(run_a).header.snapshot_depth
+
+
+def test_snapshots_are_oldest_first(run_a, corpus):
+    t = prlx.read_trace(run_a)
+    assert any(len(w.snapshots) for w in t.warps)
+    for w in t.warps:
+        seqs = [int(s["seq"] if prlx.has_numpy() else s.seq) for s in w.snapshots]
+        assert seqs == sorted(seqs)
+    no_snapshots = prlx.read_trace(corpus / "ok-minimal.prlx.zst")
+    assert no_snapshots.header.snapshot_depth == 0
+    assert all(len(w.snapshots) == 0 for w in no_snapshots.warps)
+
+
+NO_NUMPY = """
+import sys
+sys.modules["numpy"] = None  # import numpy now raises ImportError
+import prlx
+t = prlx.read_trace(sys.argv[1])
+w = t.warps[13]
+assert not prlx.has_numpy() and prlx.EVENT_DTYPE is None
+assert isinstance(w.events, list) and len(w.events) == w.num_events
+assert w.events[0] == w.event(0) and w.events[0].type_name == "FuncEntry"
+s = w.snapshots
+assert isinstance(s, list) and all(len(x.lhs) == 32 for x in s)
+print(len(w.events), len(s))
+"""
+
+
+def test_without_numpy_events_are_tuples(run_a):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", NO_NUMPY, str(run_a)], check=True, capture_output=True, text=True
+    ).stdout.split()
+    t = prlx.read_trace(run_a)
+    assert out == [str(t.warps[13].num_events), str(len(t.warps[13].snapshots))]
