@@ -174,6 +174,15 @@ impl Jobs {
             let started = std::time::Instant::now();
             let (dir_a, dir_b) = (session_a.dir.clone(), session_b.dir.clone());
             let outcome = tokio::task::spawn_blocking(move || {
+                // The shim records stacks unsymbolised (module, build-id,
+                // file address); name them here, as prlxctl does, so the
+                // report says which host line launched each kernel. Modules
+                // the daemon cannot read (another user's home under the
+                // system unit's ProtectHome) keep module + address.
+                let (mut manifest_a, mut manifest_b) = (manifest_a, manifest_b);
+                let mut symbolizer = prlx_symbolize::Symbolizer::default();
+                symbolizer.manifest(&mut manifest_a);
+                symbolizer.manifest(&mut manifest_b);
                 let differ = prlx_differ::DiffOptions {
                     align: prlx_differ::AlignOptions {
                         max_edits: options.max_edits,

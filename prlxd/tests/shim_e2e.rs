@@ -147,9 +147,18 @@ fn two_runs_captured_through_the_daemon_then_diffed_by_prlxctl() {
         "{}",
         launches[0]
     );
+    // The app's kernels are plain PTX (no pass): the shim instruments them
+    // at load, and the daemon stores their traces like any other.
+    assert_eq!(
+        launches[0]["capture"].as_str(),
+        Some("ptx"),
+        "plain PTX is instrumented at load: {}",
+        launches[0]
+    );
     assert!(
-        launches[0].get("file").is_none(),
-        "uninstrumented kernels are metadata only"
+        launches[0]["file"].as_str().is_some(),
+        "a PTX-instrumented launch has its trace: {}",
+        launches[0]
     );
     assert!(
         launches[0]["cpu_stack"]
