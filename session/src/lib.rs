@@ -276,8 +276,11 @@ impl Manifest {
             if launch.kernel.is_empty() {
                 return Err(invalid(format!("launches[{i}].kernel"), "is empty".into()));
             }
+            // A launch the driver refused (result != 0) records what the
+            // application asked for, which may be a zero grid: that is the
+            // bug being debugged, not a corrupt manifest.
             for (field, dims) in [("grid", launch.grid), ("block", launch.block)] {
-                if dims.contains(&0) {
+                if launch.result == 0 && dims.contains(&0) {
                     return Err(invalid(
                         format!("launches[{i}].{field}"),
                         format!("{dims:?} has a zero dimension"),
@@ -555,6 +558,15 @@ mod tests {
             msg,
             "m.json: launches[0].grid: [0, 1, 1] has a zero dimension"
         );
+        // The same record of a launch the driver refused is what was asked.
+        let mut m = Manifest::new("s");
+        m.launches.push(LaunchRecord {
+            grid: [0, 1, 1],
+            result: 1, // CUDA_ERROR_INVALID_VALUE
+            ..launch("k", 0)
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(Manifest::from_json("m.json", &text).is_ok());
 
         let mut m = Manifest::new("s");
         m.launches.push(LaunchRecord {
