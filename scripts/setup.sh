@@ -44,6 +44,8 @@ pip_target "$tools/cuda12" nvidia/cuda_runtime/include/cuda.h "nvidia-cuda-runti
 pip_target "$tools/cuda12-nvcc" nvidia/cuda_nvcc/include/crt/host_defines.h "nvidia-cuda-nvcc-cu12==12.9.*"
 pip_target "$tools/cuda13" nvidia/cu13/bin/nvcc \
     "nvidia-cuda-nvcc==13.*" "nvidia-cuda-runtime==13.*" "nvidia-cuda-crt==13.*" "nvidia-nvvm==13.*" "nvidia-cuda-cccl==13.*"
+# cuobjdump -sass (it runs nvdisasm beside it): the NVBit tool's instruction-selection test reads real SASS (tests/e2e/nvbit_tool.rs).
+pip_target "$tools/cuobjdump" nvidia/cu13/bin/nvdisasm "nvidia-cuda-cuobjdump==13.*" "nvidia-cuda-nvdisasm==13.*"
 # The Python package (python/): maturin builds its wheel, pytest (with NumPy)
 # runs its suite, in a virtualenv of their own.
 pyenv="$tools/pyenv"
