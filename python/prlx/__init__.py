@@ -9,11 +9,13 @@ results are those of ``prlxctl diff --json``.
 - :func:`open_session` → :class:`Session` (a session directory's launches and traces)
 - :func:`diff` → :class:`DiffResult`; :func:`diff_sessions` → :class:`SessionDiffResult`
 - :func:`prlx.testing.assert_no_divergence` for pytest
+- :mod:`prlx.daemon`: sessions stored by prlxd (list, show)
 - every error is a :class:`PrlxError` (:class:`TraceError`, :class:`SessionError`,
-  :class:`OptionError`) carrying the Rust error's message
+  :class:`DaemonError`, :class:`OptionError`) carrying the Rust error's message
 """
 
-from ._native import OptionError, PrlxError, SessionError, TraceError
+from . import daemon
+from ._native import DaemonError, OptionError, PrlxError, SessionError, TraceError
 from .diff import (
     DIVERGENCE_KINDS,
     DiffResult,
@@ -44,6 +46,7 @@ except Exception:  # not installed as a distribution (e.g. a source checkout)
 
 __all__ = [
     "DIVERGENCE_KINDS",
+    "DaemonError",
     "EVENT_DTYPE",
     "DiffResult",
     "Divergence",
@@ -60,6 +63,7 @@ __all__ = [
     "Trace",
     "TraceError",
     "Warp",
+    "daemon",
     "diff",
     "diff_sessions",
     "has_numpy",

@@ -42,6 +42,12 @@ create_exception!(
 );
 create_exception!(
     _native,
+    DaemonError,
+    PrlxError,
+    "prlxd could not be reached or refused a request (the message names the socket or the reason)."
+);
+create_exception!(
+    _native,
     OptionError,
     PrlxError,
     "An option passed to diff() is out of range or names nothing."
@@ -52,6 +58,7 @@ create_exception!(
 enum Failure {
     Trace(String),
     Session(String),
+    Daemon(String),
     Option(String),
     Internal(String),
 }
@@ -61,6 +68,7 @@ impl From<Failure> for PyErr {
         match f {
             Failure::Trace(m) => TraceError::new_err(m),
             Failure::Session(m) => SessionError::new_err(m),
+            Failure::Daemon(m) => DaemonError::new_err(m),
             Failure::Option(m) => OptionError::new_err(m),
             Failure::Internal(m) => PrlxError::new_err(format!("internal error in prlx: {m}")),
         }
@@ -188,6 +196,76 @@ fn read_session(py: Python<'_>, path: PathBuf) -> PyResult<String> {
             prlx_session::Manifest::load(&path).map_err(|e| Failure::Session(e.to_string()))?;
         let json = manifest.to_json().map_err(Failure::Session)?;
         String::from_utf8(json).map_err(|e| Failure::Internal(e.to_string()))
+    })
+}
+
+/// A connected client of prlxd at `socket` (default: `PRLX_SOCKET`, the
+/// user socket, the system socket, as prlxctl), every request bounded by
+/// `timeout` seconds.
+fn daemon_client(socket: Option<PathBuf>, timeout: f64) -> Result<prlx_proto::Client, Failure> {
+    if !(timeout.is_finite() && timeout > 0.0) {
+        return Err(Failure::Option(format!(
+            "timeout: {timeout} is not a positive number of seconds"
+        )));
+    }
+    let timeout = std::time::Duration::from_secs_f64(timeout);
+    let path = socket.unwrap_or_else(prlx_proto::discover_socket);
+    let client =
+        prlx_proto::Client::connect_timeout(&path, "prlx-python", Some(timeout)).map_err(|e| {
+            Failure::Daemon(format!(
+                "{e} (is prlxd running? start one with `prlxctl daemon --detach`)"
+            ))
+        })?;
+    client
+        .set_timeout(Some(timeout))
+        .map_err(|e| Failure::Daemon(format!("{}: {e}", path.display())))?;
+    Ok(client)
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String, Failure> {
+    serde_json::to_string(value).map_err(|e| Failure::Internal(e.to_string()))
+}
+
+/// The sessions prlxd stores for this user, as `prlxctl session list --json`
+/// (JSON text: a list of session infos).
+#[pyfunction]
+#[pyo3(signature = (*, socket=None, timeout=120.0))]
+fn daemon_sessions(py: Python<'_>, socket: Option<PathBuf>, timeout: f64) -> PyResult<String> {
+    run(py, move || {
+        let mut client = daemon_client(socket, timeout)?;
+        match client.request(&prlx_proto::Request::ListSessions) {
+            Ok(prlx_proto::Response::Sessions { mut sessions }) => {
+                prlx_session::group_ranks(&mut sessions, |s| s.name.as_str());
+                to_json(&sessions)
+            }
+            Ok(_) => Err(Failure::Daemon(
+                "prlxd answered list with something else".to_string(),
+            )),
+            Err(e) => Err(Failure::Daemon(e.to_string())),
+        }
+    })
+}
+
+/// One stored session's info and manifest, as `prlxctl session show --json`
+/// (JSON text: `{"info": ..., "manifest": ...}`).
+#[pyfunction]
+#[pyo3(signature = (session, *, socket=None, timeout=120.0))]
+fn daemon_show_session(
+    py: Python<'_>,
+    session: String,
+    socket: Option<PathBuf>,
+    timeout: f64,
+) -> PyResult<String> {
+    run(py, move || {
+        let mut client = daemon_client(socket, timeout)?;
+        let (info, manifest) = client
+            .show_session(&session)
+            .map_err(|e| Failure::Daemon(e.to_string()))?;
+        Ok(format!(
+            "{{\"info\":{},\"manifest\":{}}}",
+            to_json(&info)?,
+            to_json(&manifest)?
+        ))
     })
 }
 
@@ -361,10 +439,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PrlxError", py.get_type::<PrlxError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("SessionError", py.get_type::<SessionError>())?;
+    m.add("DaemonError", py.get_type::<DaemonError>())?;
     m.add("OptionError", py.get_type::<OptionError>())?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(read_session, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(diff_sessions, m)?)?;
+    m.add_function(wrap_pyfunction!(daemon_sessions, m)?)?;
+    m.add_function(wrap_pyfunction!(daemon_show_session, m)?)?;
     Ok(())
 }
