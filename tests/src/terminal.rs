@@ -18,6 +18,9 @@ pub struct Tmux {
 
 const TARGET: &str = "prlx-test";
 
+/// `sh -c` script: run `$0 "$@"`, then print its exit status and wait.
+const EXIT_REPORTER: &str = r#""$0" "$@"; printf '\n[prlx-test exit %d]\n' "$?"; exec sleep 3600"#;
+
 impl Tmux {
     /// Starts `program args` in a `width` × `height` window; `None` (after
     /// [`crate::missing`], naming `test`) when tmux is not installed.
@@ -38,20 +41,17 @@ impl Tmux {
             socket: dir.path().join("tmux.sock"),
             _dir: dir,
         };
+        // A shell runs the program and then prints its exit status on the
+        // screen and stays, so the test reads how the program ended from
+        // what a person would see, whatever tmux makes of a dead pane.
         let mut new = session.command();
         new.args(["-f", "/dev/null", "new-session", "-d", "-s", TARGET])
             .args(["-x", &width.to_string(), "-y", &height.to_string()])
-            .arg("--")
+            .args(["--", "sh", "-c", EXIT_REPORTER])
             .arg(program)
             .args(args)
             .env("TERM", "xterm-256color");
         crate::run_ok(&mut new);
-        // Keep the pane after the program exits, to see that it did.
-        crate::run_ok(
-            session
-                .command()
-                .args(["set-option", "-t", TARGET, "remain-on-exit", "on"]),
-        );
         Some(session)
     }
 
@@ -97,26 +97,13 @@ impl Tmux {
 
     /// Waits until the program has exited (up to 30 s); its exit status.
     pub fn wait_exit(&self) -> i32 {
-        let start = Instant::now();
-        loop {
-            let out = crate::run_ok(self.command().args([
-                "display-message",
-                "-p",
-                "-t",
-                TARGET,
-                "#{pane_dead} #{pane_dead_status}",
-            ]));
-            let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            if let Some(status) = text.strip_prefix("1 ") {
-                return status.parse().unwrap_or(-1);
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "the program did not exit; the screen:\n{}",
-                self.screen()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let screen = self.wait_until("the program's exit", |s| s.contains("[prlx-test exit "));
+        screen
+            .split("[prlx-test exit ")
+            .nth(1)
+            .and_then(|rest| rest.split(']').next())
+            .and_then(|code| code.trim().parse().ok())
+            .unwrap_or(-1)
     }
 }
 
