@@ -31,17 +31,18 @@ fi
 
 mkdir -p "$out"
 arch=${NVBIT_ARCH:-all-major}
-common=(-std=c++17 -I"$core" -I"$here/src" -Xcompiler -fPIC,-Wall,-Wextra,-Werror)
+# NVBit's headers are -isystem: their warnings are not ours to fail on.
+common=(-std=c++17 -isystem "$core" -I"$here/src" -Xcompiler -fPIC,-Wall,-Wextra,-Werror)
 # Host units: plain C++, no NVBit.
 "$nvcc" "${common[@]}" -O2 -c "$here/src/select.cpp" -o "$out/select.o"
 "$nvcc" "${common[@]}" -O2 -c "$here/src/trace_writer.cpp" -o "$out/trace_writer.o"
 # The tool's host side (and the flush kernel).
-"$nvcc" "${common[@]}" -O2 -arch="$arch" -dc "$here/src/tool.cu" -o "$out/tool.o"
+"$nvcc" "${common[@]}" -O2 -arch="$arch" -Xptxas -cloning=no -dc "$here/src/tool.cu" -o "$out/tool.o"
 # Injected functions: NVBit requires these exact flags.
 "$nvcc" "${common[@]}" -arch="$arch" -maxrregcount=24 -Xptxas -astoolspatch \
     --keep-device-functions -c "$here/src/inject_funcs.cu" -o "$out/inject_funcs.o"
-"$nvcc" -arch="$arch" -dlink "$out/tool.o" -o "$out/tool_dlink.o" -Xcompiler -fPIC
-"$nvcc" -arch="$arch" -shared -Xcompiler -fPIC "$out"/tool.o "$out"/tool_dlink.o \
+# nvcc device-links tool.o's relocatable device code itself here.
+"$nvcc" -arch="$arch" -shared -Xcompiler -fPIC "$out"/tool.o \
     "$out"/inject_funcs.o "$out"/select.o "$out"/trace_writer.o \
     -L"$core" -lnvbit -lcuda -lcudart_static -o "$out/libprlx_nvbit.so"
 echo "nvbit-tool: built $out/libprlx_nvbit.so"
