@@ -2,7 +2,7 @@
 //! can be checked here is checked on its own C++ units.
 //!
 //! - `selection_rules_on_real_sass`: the emulator corpus assembled by ptxas 13
-//!   (and nvcc 13) for sm_80, disassembled by `cuobjdump -sass`, fed to the
+//!   (the PTX corpus, the CUDA corpus through clang-19, nvcc 13) for sm_80, disassembled by `cuobjdump -sass`, fed to the
 //!   selection rules (`src/select.cpp`) through `test/select_driver.cpp`;
 //!   every decision is checked against the SASS line it came from.
 //! - `trace_encoding_round_trips_through_differ`: the host writer
@@ -124,7 +124,8 @@ fn expected_kind(s: &Sass) -> &'static str {
 }
 
 /// The corpus as sm_80 cubins: every PTX module ptxas 13 accepts for sm_80
-/// (a few need sm_90 features), plus the nvcc-compiled kernels with line info.
+/// (a few need sm_90 features), the CUDA kernels through clang-19, and the
+/// nvcc-compiled kernels with line info.
 fn corpus_cubins(ptxas: &Path, nvcc: Option<&Path>, dir: &Path) -> Vec<PathBuf> {
     let mut cubins = Vec::new();
     let mut rejected = Vec::new();
@@ -156,6 +157,30 @@ fn corpus_cubins(ptxas: &Path, nvcc: Option<&Path>, dir: &Path) -> Vec<PathBuf> 
         rejected.len() <= 2,
         "ptxas rejected too much of the corpus: {rejected:?}"
     );
+    // The clang-compiled CUDA corpus: clang-19 → PTX → ptxas 13.
+    if let Some(toolchain) = prlx_e2e::Toolchain::find() {
+        let cuda_dir = repo_root().join("emulator/tests/kernels/cuda");
+        let mut sources: Vec<PathBuf> = std::fs::read_dir(&cuda_dir)
+            .expect("read the CUDA corpus")
+            .map(|e| e.expect("a corpus entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+            .collect();
+        sources.sort();
+        for source in sources {
+            let stem = format!("clang_{}", source.file_stem().unwrap().to_string_lossy());
+            let ptx = dir.join(&stem).with_extension("ptx");
+            toolchain.compile_ptx(&source, &ptx);
+            let cubin = dir.join(&stem).with_extension("cubin");
+            run_ok(
+                Command::new(ptxas)
+                    .arg("-arch=sm_80")
+                    .arg(&ptx)
+                    .arg("-o")
+                    .arg(&cubin),
+            );
+            cubins.push(cubin);
+        }
+    }
     if let Some(nvcc) = nvcc {
         let cubin = dir.join("nvcc_kernels.cubin");
         run_ok(
