@@ -1,9 +1,9 @@
 //! The NVBit tool (`nvbit-tool/`) without a GPU or an NVBit release: what
 //! can be checked here is checked on its own C++ units.
 //!
-//! - `selection_rules_on_real_sass`: the emulator corpus assembled by ptxas 13
-//!   (the PTX corpus, the CUDA corpus through clang-19, nvcc 13) for sm_80, disassembled by `cuobjdump -sass`, fed to the
-//!   selection rules (`src/select.cpp`) through `test/select_driver.cpp`;
+//! - `selection_rules_on_real_sass`: the emulator corpus (PTX, the CUDA
+//!   kernels through clang-19, the nvcc 13 kernels) assembled by ptxas 13 for
+//!   sm_80, disassembled by `cuobjdump -sass`, fed to the selection rules (`src/select.cpp`) through `test/select_driver.cpp`;
 //!   every decision is checked against the SASS line it came from.
 //! - `trace_encoding_round_trips_through_differ`: the host writer
 //!   (`src/trace_writer.cpp`) writes two traces from synthetic events
