@@ -4,7 +4,8 @@
 //! - `selection_rules_on_real_sass`: the emulator corpus (PTX, the CUDA
 //!   kernels through clang-19, the nvcc 13 kernels) assembled by ptxas 13 for
 //!   sm_80, disassembled by `cuobjdump -sass`, fed to the selection rules
-//!   (`src/select.cpp`) through `test/select_driver.cpp`; every decision is checked against the SASS line it came from.
+//!   (`src/select.cpp`) through `test/select_driver.cpp`; every decision is
+//!   checked against the SASS line it came from.
 //! - `trace_encoding_round_trips_through_differ`: the host writer
 //!   (`src/trace_writer.cpp`) writes two traces from synthetic events
 //!   (`test/trace_driver.cpp`); prlx-trace reads them field by field and
