@@ -90,67 +90,131 @@ const REQUIRED: &[&str] = &[
     "cuGetExportTable",
 ];
 
-fn strip_version(name: &str) -> &str {
-    match name.rsplit_once("_v") {
-        Some((base, v)) if !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit()) => base,
-        _ => name,
-    }
-}
-
-/// Every symbol a header's `#define cuX target` lines ask for, for the
-/// required base names: the legacy name itself, the versioned target, and
-/// `_ptds`/`_ptsz` forms of `__CUDA_API_PTDS(..)`/`__CUDA_API_PTSZ(..)`.
-fn symbols_from_header(header: &Path) -> BTreeSet<String> {
+/// The link-time names a program built against `header` can reference:
+/// every `CUresult CUDAAPI cuX(` declaration (the legacy unversioned ones
+/// included: `cuda.h` declares them too, for the driver's own build), with the
+/// `#define cuX cuX_vN` renames applied, and `__CUDA_API_PTDS(cuX)` /
+/// `__CUDA_API_PTSZ(cuX)` expanded as `cuda.h` expands them with
+/// (`cuX_ptds`/`cuX_ptsz`) or without (`cuX`) `per_thread_default_stream`,
+/// i.e. `-DCUDA_API_PER_THREAD_DEFAULT_STREAM`.
+fn link_names(header: &Path, per_thread_default_stream: bool) -> BTreeSet<String> {
     let text = std::fs::read_to_string(header).unwrap();
     let mut out = BTreeSet::new();
+    let identifier = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    // Declarations, possibly split over lines after the return type.
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for pair in words.windows(3) {
+        if pair[0] == "CUresult" && pair[1] == "CUDAAPI" && pair[2].starts_with("cu") {
+            out.insert(identifier(pair[2]));
+        }
+    }
     for line in text.lines() {
-        let mut words = line.split_whitespace();
-        if words.next() != Some("#define") {
+        let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let mut words = directive.split_whitespace();
+        if words.next() != Some("define") {
             continue;
         }
         let (Some(name), Some(target), None) = (words.next(), words.next(), words.next()) else {
             continue;
         };
-        if !name.starts_with("cu") || !REQUIRED.contains(&strip_version(name)) {
+        if !name.starts_with("cu") {
             continue;
         }
-        out.insert(name.to_string());
         let per_thread = [("__CUDA_API_PTDS(", "_ptds"), ("__CUDA_API_PTSZ(", "_ptsz")];
-        match per_thread.iter().find(|(m, _)| target.starts_with(m)) {
+        let target = match per_thread.iter().find(|(m, _)| target.starts_with(m)) {
             Some((m, suffix)) => {
                 let inner = target[m.len()..].trim_end_matches(')');
-                out.insert(inner.to_string());
-                out.insert(format!("{inner}{suffix}"));
+                if per_thread_default_stream {
+                    format!("{inner}{suffix}")
+                } else {
+                    inner.to_string()
+                }
             }
-            None if target.starts_with("cu") => {
-                out.insert(target.to_string());
-            }
-            None => {}
-        }
+            None if target.starts_with("cu") => target.to_string(),
+            None => continue,
+        };
+        out.insert(target);
     }
     out
 }
 
+/// Both modes of both headers (CUDA 13's when installed).
+fn all_link_names() -> Option<BTreeSet<String>> {
+    let include12 = cuda12_include()?;
+    let mut headers = vec![include12.join("cuda.h")];
+    headers.extend(cuda13_include().map(|i| i.join("cuda.h")));
+    let mut names = BTreeSet::new();
+    for header in &headers {
+        names.extend(link_names(header, false));
+        names.extend(link_names(header, true));
+    }
+    Some(names)
+}
+
+fn exported_functions() -> BTreeSet<String> {
+    read_dynamic(&libcuda_dir().join("libcuda.so"))
+        .defined_functions
+        .into_iter()
+        .collect()
+}
+
 #[test]
-fn every_required_entry_point_is_exported() {
+fn header_parsing_applies_the_defines_per_mode() {
     let Some(include12) = cuda12_include() else {
         return;
     };
-    let mut required: BTreeSet<String> = REQUIRED.iter().map(|s| s.to_string()).collect();
-    let from12 = symbols_from_header(&include12.join("cuda.h"));
-    assert!(from12.contains("cuMemAlloc_v2") && from12.contains("cuMemcpyHtoD_v2_ptds"));
-    required.extend(from12);
-    if let Some(include13) = cuda13_include() {
-        let from13 = symbols_from_header(&include13.join("cuda.h"));
-        assert!(from13.contains("cuCtxCreate_v4"));
-        required.extend(from13);
+    let plain = link_names(&include12.join("cuda.h"), false);
+    let per_thread = link_names(&include12.join("cuda.h"), true);
+    for name in [
+        "cuMemAlloc",
+        "cuMemAlloc_v2",
+        "cuMemcpyHtoD_v2",
+        "cuArrayCreate_v2",
+    ] {
+        assert!(plain.contains(name) && per_thread.contains(name), "{name}");
     }
-    let exported: BTreeSet<String> = read_dynamic(&libcuda_dir().join("libcuda.so"))
-        .defined_functions
-        .into_iter()
-        .collect();
+    assert!(per_thread.contains("cuMemcpyHtoD_v2_ptds") && !plain.contains("cuMemcpyHtoD_v2_ptds"));
+    assert!(per_thread.contains("cuLaunchKernel_ptsz") && !plain.contains("cuLaunchKernel_ptsz"));
+    // `#define cuGraphInstantiate cuGraphInstantiateWithFlags`.
+    assert!(plain.contains("cuGraphInstantiateWithFlags"));
+    assert!(
+        plain
+            .iter()
+            .all(|n| n.starts_with("cu") && !n.contains('('))
+    );
+    assert!(plain.len() > 500, "only {} names parsed", plain.len());
+}
+
+#[test]
+fn every_cuda_h_entry_point_is_exported() {
+    let Some(mut required) = all_link_names() else {
+        return;
+    };
+    required.extend(REQUIRED.iter().map(|s| s.to_string()));
+    let exported = exported_functions();
     let missing: Vec<&String> = required.difference(&exported).collect();
     assert!(missing.is_empty(), "not exported: {missing:?}");
+    // Nothing beyond cuda.h is exported under a cu name.
+    let extra: Vec<&String> = exported
+        .iter()
+        .filter(|n| n.starts_with("cu"))
+        .filter(|n| !required.contains(*n))
+        .collect();
+    assert!(extra.is_empty(), "exported but not in cuda.h: {extra:?}");
+    // The functions the driver API programs need are implemented, not refused.
+    let refused: BTreeSet<&str> = cuda::api::unsupported::entries()
+        .iter()
+        .map(|e| e.symbol)
+        .collect();
+    for name in REQUIRED {
+        assert!(!refused.contains(name), "{name} is required but refused");
+    }
     // Spot checks of names the task lists explicitly.
     for name in [
         "cuCtxCreate",
@@ -170,6 +234,9 @@ fn every_required_entry_point_is_exported() {
         "cuLinkAddData_v2",
         "cuGetProcAddress",
         "cuGetProcAddress_v2",
+        "cuArrayCreate_v2",
+        "cuGraphLaunch_ptsz",
+        "cuTexRefSetAddress2D_v3",
     ] {
         assert!(exported.contains(name), "{name} not exported");
     }
@@ -184,10 +251,7 @@ fn proc_address_table_matches_cuda_typedefs() {
     if let Some(include13) = cuda13_include() {
         typedefs.push_str(&std::fs::read_to_string(include13.join("cudaTypedefs.h")).unwrap());
     }
-    let exported: BTreeSet<String> = read_dynamic(&libcuda_dir().join("libcuda.so"))
-        .defined_functions
-        .into_iter()
-        .collect();
+    let exported = exported_functions();
     for e in cuda::api::proc_address::table() {
         let suffix = if !e.per_thread {
             ""
@@ -227,12 +291,103 @@ fn every_export_is_reachable_through_cu_get_proc_address() {
         );
         let per_thread = name.ends_with("_ptds") || name.ends_with("_ptsz");
         let flags = if per_thread { 2 } else { 0 };
-        let entry = cuda::api::proc_address::lookup(name, 13000, flags)
+        // As a caller newer than every entry asks.
+        let entry = cuda::api::proc_address::lookup(name, i32::MAX, flags)
             .unwrap_or_else(|e| panic!("lookup of {name} failed: {e:?}"));
         assert!(
             name.starts_with(entry.name),
             "{name} resolved to {}",
             entry.symbol
         );
+    }
+}
+
+#[test]
+fn refused_entry_points_return_not_supported_through_dlsym() {
+    let lib_dir = libcuda_dir();
+    let path = std::ffi::CString::new(lib_dir.join("libcuda.so").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path; loading our own library runs no foreign constructors.
+    let lib = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    assert!(!lib.is_null(), "dlopen {}", path.to_string_lossy());
+    let symbol = |name: &str| {
+        let c = std::ffi::CString::new(name).unwrap();
+        // SAFETY: `lib` is a live handle, `c` NUL-terminated.
+        let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
+        assert!(!p.is_null(), "dlsym {name}");
+        p
+    };
+    type Ptr = *mut std::ffi::c_void;
+    // Called through their cuda.h prototypes, with the arguments a caller passes.
+    // SAFETY: each symbol is an `extern "C"` function returning CUresult that
+    // ignores its arguments (see `api::unsupported`'s ABI note).
+    unsafe {
+        let array_create: extern "C" fn(*mut Ptr, *const u8) -> i32 =
+            std::mem::transmute(symbol("cuArrayCreate_v2"));
+        let mut array: Ptr = std::ptr::null_mut();
+        let descriptor = [0u8; 24];
+        assert_eq!(array_create(&mut array, descriptor.as_ptr()), 801);
+        let mem_map: extern "C" fn(u64, usize, usize, u64, u64) -> i32 =
+            std::mem::transmute(symbol("cuMemMap"));
+        assert_eq!(mem_map(0x1000, 1 << 21, 0, 7, 0), 801);
+        let graph_launch: extern "C" fn(Ptr, Ptr) -> i32 =
+            std::mem::transmute(symbol("cuGraphLaunch_ptsz"));
+        assert_eq!(
+            graph_launch(std::ptr::null_mut(), std::ptr::null_mut()),
+            801
+        );
+        let no_args: extern "C" fn() -> i32 =
+            std::mem::transmute(symbol("cuCtxResetPersistingL2Cache"));
+        assert_eq!(no_args(), 801);
+        // Implemented functions are not refused.
+        let init: extern "C" fn(u32) -> i32 = std::mem::transmute(symbol("cuInit"));
+        assert_eq!(init(0), 0);
+    }
+    // cuGetProcAddress hands out the same entry points.
+    for (name, symbol_name) in [
+        ("cuMemMap", "cuMemMap"),
+        ("cuArrayCreate", "cuArrayCreate_v2"),
+    ] {
+        let entry = cuda::api::proc_address::lookup(name, 12090, 0).unwrap();
+        assert_eq!(entry.symbol, symbol_name);
+    }
+}
+
+#[test]
+fn a_c_program_dlsyms_every_cuda_h_name_and_is_refused_cleanly() {
+    let (Some(cc), Some(variants), Some(names)) = (tool("cc"), header_variants(), all_link_names())
+    else {
+        return;
+    };
+    let lib_dir = libcuda_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let names_file = tmp.path().join("names.txt");
+    let list: Vec<&str> = names.iter().map(String::as_str).collect();
+    std::fs::write(&names_file, list.join("\n")).unwrap();
+    let source = repo_root().join("tests/driver-api/dlsym_all.c");
+    for (i, header) in variants.iter().enumerate() {
+        let program = tmp.path().join(format!("dlsym_all_{i}"));
+        compile_c(&cc, header, &lib_dir, &source, &program);
+        let run = run_with_libcuda(&program, &[&names_file], &lib_dir);
+        let context = format!(
+            "{}\nstdout:\n{}\nstderr:\n{}",
+            header.label, run.stdout, run.stderr
+        );
+        assert_eq!(run.code, Some(0), "{context}");
+        let summary = format!("dlsym: {} found, 0 missing", names.len());
+        assert!(run.stdout.contains(&summary), "{context}");
+        let per_thread = header
+            .defines
+            .contains(&"-DCUDA_API_PER_THREAD_DEFAULT_STREAM");
+        let signal = if per_thread {
+            "cuSignalExternalSemaphoresAsync_ptsz"
+        } else {
+            "cuSignalExternalSemaphoresAsync"
+        };
+        // Each refused function is named once, though called twice.
+        for name in ["cuGraphicsUnregisterResource", signal, "cuMulticastCreate"] {
+            let line = format!("prlx libcuda: {name} is not implemented");
+            assert_eq!(run.stderr.matches(&line).count(), 1, "{name}: {context}");
+        }
+        assert_eq!(run.stderr.matches("prlx libcuda:").count(), 3, "{context}");
     }
 }

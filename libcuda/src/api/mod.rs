@@ -12,3 +12,4 @@ pub mod occupancy;
 pub mod pointer;
 pub mod proc_address;
 pub mod stream;
+pub mod unsupported;

@@ -58,7 +58,7 @@ macro_rules! procs {
 pub fn table() -> &'static [ProcEntry] {
     static TABLE: OnceLock<Vec<ProcEntry>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        procs! {
+        let mut table = procs! {
             "cuGetErrorString": 6000 => cuGetErrorString;
             "cuGetErrorName": 6000 => cuGetErrorName;
             "cuGetExportTable": 3000 => cuGetExportTable;
@@ -196,7 +196,10 @@ pub fn table() -> &'static [ProcEntry] {
             "cuLaunchKernel": 4000 => cuLaunchKernel, @ptds 7000 => cuLaunchKernel_ptsz;
             "cuLaunchCooperativeKernel": 9000 => cuLaunchCooperativeKernel, @ptds 9000 => cuLaunchCooperativeKernel_ptsz;
             "cuLaunchKernelEx": 11060 => cuLaunchKernelEx, @ptds 11060 => cuLaunchKernelEx_ptsz;
-        }
+        };
+        // The rest of `cuda.h`, refused with CUDA_ERROR_NOT_SUPPORTED.
+        table.extend(super::unsupported::entries());
+        table
     })
 }
 

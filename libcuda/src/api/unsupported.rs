@@ -1,0 +1,584 @@
+//! Every `cuda.h` (CUDA 12.9 and 13.x) entry point the emulator does not
+//! implement: each is exported, reachable through `cuGetProcAddress`, and
+//! returns `CUDA_ERROR_NOT_SUPPORTED` after one stderr line naming it (once
+//! per function per process).
+//!
+//! Why export them at all: a program linked against a newer `cuda.h` must
+//! load even if it never calls them, and the CUDA runtime and frameworks that
+//! resolve the whole driver table up front stop when a name is missing.
+//!
+//! The list below is the one place these names live. It holds every link-time
+//! name `cuda.h` can produce (declarations, `#define cuX cuX_vN` targets, the
+//! `_ptds`/`_ptsz` names of `__CUDA_API_PTDS`/`__CUDA_API_PTSZ` with
+//! `CUDA_API_PER_THREAD_DEFAULT_STREAM`, and the legacy unversioned names)
+//! that no other module exports, each with the CUDA version of its
+//! `PFN_<name>_v<version>` typedef in `cudaTypedefs.h`.
+//! `tests/exports.rs` recomputes that set from both headers and fails when a
+//! name is neither here nor implemented. Implementing a function: delete its
+//! symbol here (a duplicate `#[no_mangle]` fails to link, so nothing is
+//! exported twice) and add it to `proc_address::table`.
+
+use super::proc_address::ProcEntry;
+use crate::cu::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The body of every refused entry point: one line on stderr the first time
+/// `name` is called, then `CUDA_ERROR_NOT_SUPPORTED`. Run through
+/// [`crate::entry::guard`] so a failing write to stderr cannot unwind into C.
+pub fn refuse(name: &str, logged: &AtomicBool) -> CUresult {
+    crate::entry::guard(|| {
+        if !logged.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "prlx libcuda: {name} is not implemented by the emulator; returning CUDA_ERROR_NOT_SUPPORTED"
+            );
+        }
+        Err(CUDA_ERROR_NOT_SUPPORTED)
+    })
+}
+
+/// `"name": version => symbol, @ptds version => symbol_ptsz, ...;` (the
+/// syntax of `proc_address::table`) defines one exported function per symbol
+/// and [`entries`], their `cuGetProcAddress` entries.
+macro_rules! unsupported {
+    ($( $name:literal : $( $(@$pt:ident)? $ver:literal => $f:ident ),+ ; )*) => {
+        $($(
+            #[doc = concat!("`", stringify!($f), "`: not supported; see the module documentation.")]
+            // ABI: declared without parameters, whatever `cuda.h` gives the
+            // function. On x86-64 System V (and AArch64 AAPCS64) arguments
+            // travel in caller-saved registers and caller-owned stack slots,
+            // and the caller pops them, so a callee that never reads its
+            // arguments and only returns an `int` in eax/w0 is ABI-compatible
+            // with every prototype that returns `CUresult`.
+            #[unsafe(no_mangle)]
+            pub extern "C" fn $f() -> CUresult {
+                static LOGGED: AtomicBool = AtomicBool::new(false);
+                refuse(stringify!($f), &LOGGED)
+            }
+        )+)*
+
+        /// The `cuGetProcAddress` entries of every refused entry point.
+        pub fn entries() -> Vec<ProcEntry> {
+            vec![$($(
+                ProcEntry {
+                    name: $name,
+                    symbol: stringify!($f),
+                    version: $ver,
+                    per_thread: unsupported!(@pt $($pt)?),
+                    address: $f as *const () as usize,
+                },
+            )+)*]
+        }
+    };
+    (@pt ptds) => { true };
+    (@pt) => { false };
+}
+
+unsupported! {
+    "cuArray3DCreate": 2000 => cuArray3DCreate, 3020 => cuArray3DCreate_v2;
+    "cuArray3DGetDescriptor": 2000 => cuArray3DGetDescriptor, 3020 => cuArray3DGetDescriptor_v2;
+    "cuArrayCreate": 2000 => cuArrayCreate, 3020 => cuArrayCreate_v2;
+    "cuArrayDestroy": 2000 => cuArrayDestroy;
+    "cuArrayGetDescriptor": 2000 => cuArrayGetDescriptor, 3020 => cuArrayGetDescriptor_v2;
+    "cuArrayGetMemoryRequirements": 11060 => cuArrayGetMemoryRequirements;
+    "cuArrayGetPlane": 11020 => cuArrayGetPlane;
+    "cuArrayGetSparseProperties": 11010 => cuArrayGetSparseProperties;
+    "cuCheckpointOperationComplete": 13040 => cuCheckpointOperationComplete;
+    "cuCheckpointProcessCheckpoint": 12080 => cuCheckpointProcessCheckpoint;
+    "cuCheckpointProcessGetRestoreThreadId": 12080 => cuCheckpointProcessGetRestoreThreadId;
+    "cuCheckpointProcessGetState": 12080 => cuCheckpointProcessGetState;
+    "cuCheckpointProcessLock": 12080 => cuCheckpointProcessLock;
+    "cuCheckpointProcessRestore": 12080 => cuCheckpointProcessRestore;
+    "cuCheckpointProcessUnlock": 12080 => cuCheckpointProcessUnlock;
+    "cuCoredumpDeregisterCompleteCallback": 13020 => cuCoredumpDeregisterCompleteCallback;
+    "cuCoredumpDeregisterStartCallback": 13020 => cuCoredumpDeregisterStartCallback;
+    "cuCoredumpGetAttribute": 12010 => cuCoredumpGetAttribute;
+    "cuCoredumpGetAttributeGlobal": 12010 => cuCoredumpGetAttributeGlobal;
+    "cuCoredumpRegisterCompleteCallback": 13020 => cuCoredumpRegisterCompleteCallback;
+    "cuCoredumpRegisterStartCallback": 13020 => cuCoredumpRegisterStartCallback;
+    "cuCoredumpSetAttribute": 12010 => cuCoredumpSetAttribute;
+    "cuCoredumpSetAttributeGlobal": 12010 => cuCoredumpSetAttributeGlobal;
+    "cuCtxAttach": 2000 => cuCtxAttach;
+    "cuCtxDetach": 2000 => cuCtxDetach;
+    "cuCtxDisablePeerAccess": 4000 => cuCtxDisablePeerAccess;
+    "cuCtxEnablePeerAccess": 4000 => cuCtxEnablePeerAccess;
+    "cuCtxFromGreenCtx": 12040 => cuCtxFromGreenCtx;
+    "cuCtxGetDevResource": 12040 => cuCtxGetDevResource;
+    "cuCtxGetExecAffinity": 11040 => cuCtxGetExecAffinity;
+    "cuCtxGetSharedMemConfig": 4020 => cuCtxGetSharedMemConfig;
+    "cuCtxRecordEvent": 12050 => cuCtxRecordEvent;
+    "cuCtxResetPersistingL2Cache": 11000 => cuCtxResetPersistingL2Cache;
+    "cuCtxSetFlags": 12010 => cuCtxSetFlags;
+    "cuCtxSetSharedMemConfig": 4020 => cuCtxSetSharedMemConfig;
+    "cuCtxWaitEvent": 12050 => cuCtxWaitEvent;
+    "cuDestroyExternalMemory": 10000 => cuDestroyExternalMemory;
+    "cuDestroyExternalSemaphore": 10000 => cuDestroyExternalSemaphore;
+    "cuDevResourceGenerateDesc": 12040 => cuDevResourceGenerateDesc;
+    "cuDevSmResourceSplit": 13010 => cuDevSmResourceSplit;
+    "cuDevSmResourceSplitByCount": 12040 => cuDevSmResourceSplitByCount;
+    "cuDeviceCanAccessPeer": 4000 => cuDeviceCanAccessPeer;
+    "cuDeviceGetCliqueCount": 13040 => cuDeviceGetCliqueCount;
+    "cuDeviceGetCliqueInfo": 13040 => cuDeviceGetCliqueInfo;
+    "cuDeviceGetDefaultMemPool": 11020 => cuDeviceGetDefaultMemPool;
+    "cuDeviceGetDevResource": 12040 => cuDeviceGetDevResource;
+    "cuDeviceGetExecAffinitySupport": 11040 => cuDeviceGetExecAffinitySupport;
+    "cuDeviceGetFabricClusterUuid": 13040 => cuDeviceGetFabricClusterUuid;
+    "cuDeviceGetGraphMemAttribute": 11040 => cuDeviceGetGraphMemAttribute;
+    "cuDeviceGetHostAtomicCapabilities": 13000 => cuDeviceGetHostAtomicCapabilities;
+    "cuDeviceGetLuid": 10000 => cuDeviceGetLuid;
+    "cuDeviceGetMemPool": 11020 => cuDeviceGetMemPool;
+    "cuDeviceGetNvSciSyncAttributes": 10020 => cuDeviceGetNvSciSyncAttributes;
+    "cuDeviceGetP2PAtomicCapabilities": 13000 => cuDeviceGetP2PAtomicCapabilities;
+    "cuDeviceGetP2PAttribute": 8000 => cuDeviceGetP2PAttribute;
+    "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
+    "cuDeviceGraphMemTrim": 11040 => cuDeviceGraphMemTrim;
+    "cuDeviceRegisterAsyncNotification": 12040 => cuDeviceRegisterAsyncNotification;
+    "cuDeviceSetGraphMemAttribute": 11040 => cuDeviceSetGraphMemAttribute;
+    "cuDeviceSetMemPool": 11020 => cuDeviceSetMemPool;
+    "cuDeviceUnregisterAsyncNotification": 12040 => cuDeviceUnregisterAsyncNotification;
+    "cuExternalMemoryGetMappedBuffer": 10000 => cuExternalMemoryGetMappedBuffer;
+    "cuExternalMemoryGetMappedMipmappedArray": 10000 => cuExternalMemoryGetMappedMipmappedArray;
+    "cuFabricCpyBatchAsync":
+        13050 => cuFabricCpyBatchAsync,
+        @ptds 13050 => cuFabricCpyBatchAsync_ptsz;
+    "cuFlushGPUDirectRDMAWrites": 11030 => cuFlushGPUDirectRDMAWrites;
+    "cuFuncGetParamCount": 13020 => cuFuncGetParamCount;
+    "cuFuncIsLoaded": 12040 => cuFuncIsLoaded;
+    "cuFuncLoad": 12040 => cuFuncLoad;
+    "cuFuncSetBlockShape": 2000 => cuFuncSetBlockShape;
+    "cuFuncSetSharedMemConfig": 4020 => cuFuncSetSharedMemConfig;
+    "cuFuncSetSharedSize": 2000 => cuFuncSetSharedSize;
+    "cuGraphAddBatchMemOpNode": 11070 => cuGraphAddBatchMemOpNode;
+    "cuGraphAddChildGraphNode": 10000 => cuGraphAddChildGraphNode;
+    "cuGraphAddDependencies": 10000 => cuGraphAddDependencies, 12030 => cuGraphAddDependencies_v2;
+    "cuGraphAddEmptyNode": 10000 => cuGraphAddEmptyNode;
+    "cuGraphAddEventRecordNode": 11010 => cuGraphAddEventRecordNode;
+    "cuGraphAddEventWaitNode": 11010 => cuGraphAddEventWaitNode;
+    "cuGraphAddExternalSemaphoresSignalNode": 11020 => cuGraphAddExternalSemaphoresSignalNode;
+    "cuGraphAddExternalSemaphoresWaitNode": 11020 => cuGraphAddExternalSemaphoresWaitNode;
+    "cuGraphAddHostNode": 10000 => cuGraphAddHostNode;
+    "cuGraphAddKernelNode": 10000 => cuGraphAddKernelNode, 12000 => cuGraphAddKernelNode_v2;
+    "cuGraphAddMemAllocNode": 11040 => cuGraphAddMemAllocNode;
+    "cuGraphAddMemFreeNode": 11040 => cuGraphAddMemFreeNode;
+    "cuGraphAddMemcpyNode": 10000 => cuGraphAddMemcpyNode;
+    "cuGraphAddMemsetNode": 10000 => cuGraphAddMemsetNode;
+    "cuGraphAddNode":
+        12020 => cuGraphAddNode,
+        12030 => cuGraphAddNode_v2,
+        13040 => cuGraphAddNode_v3;
+    "cuGraphBatchMemOpNodeGetParams": 11070 => cuGraphBatchMemOpNodeGetParams;
+    "cuGraphBatchMemOpNodeSetParams": 11070 => cuGraphBatchMemOpNodeSetParams;
+    "cuGraphChildGraphNodeGetGraph": 10000 => cuGraphChildGraphNodeGetGraph;
+    "cuGraphClone": 10000 => cuGraphClone;
+    "cuGraphConditionalHandleCreate": 12030 => cuGraphConditionalHandleCreate;
+    "cuGraphCreate": 10000 => cuGraphCreate;
+    "cuGraphDebugDotPrint": 11030 => cuGraphDebugDotPrint;
+    "cuGraphDestroy": 10000 => cuGraphDestroy;
+    "cuGraphDestroyNode": 10000 => cuGraphDestroyNode;
+    "cuGraphEventRecordNodeGetEvent": 11010 => cuGraphEventRecordNodeGetEvent;
+    "cuGraphEventRecordNodeSetEvent": 11010 => cuGraphEventRecordNodeSetEvent;
+    "cuGraphEventWaitNodeGetEvent": 11010 => cuGraphEventWaitNodeGetEvent;
+    "cuGraphEventWaitNodeSetEvent": 11010 => cuGraphEventWaitNodeSetEvent;
+    "cuGraphExecBatchMemOpNodeSetParams": 11070 => cuGraphExecBatchMemOpNodeSetParams;
+    "cuGraphExecChildGraphNodeSetParams": 11010 => cuGraphExecChildGraphNodeSetParams;
+    "cuGraphExecDestroy": 10000 => cuGraphExecDestroy;
+    "cuGraphExecEventRecordNodeSetEvent": 11010 => cuGraphExecEventRecordNodeSetEvent;
+    "cuGraphExecEventWaitNodeSetEvent": 11010 => cuGraphExecEventWaitNodeSetEvent;
+    "cuGraphExecExternalSemaphoresSignalNodeSetParams":
+        11020 => cuGraphExecExternalSemaphoresSignalNodeSetParams;
+    "cuGraphExecExternalSemaphoresWaitNodeSetParams":
+        11020 => cuGraphExecExternalSemaphoresWaitNodeSetParams;
+    "cuGraphExecGetFlags": 12000 => cuGraphExecGetFlags;
+    "cuGraphExecGetId": 13010 => cuGraphExecGetId;
+    "cuGraphExecHostNodeSetParams": 10020 => cuGraphExecHostNodeSetParams;
+    "cuGraphExecKernelNodeSetParams":
+        10010 => cuGraphExecKernelNodeSetParams,
+        12000 => cuGraphExecKernelNodeSetParams_v2;
+    "cuGraphExecMemcpyNodeSetParams": 10020 => cuGraphExecMemcpyNodeSetParams;
+    "cuGraphExecMemsetNodeSetParams": 10020 => cuGraphExecMemsetNodeSetParams;
+    "cuGraphExecNodeSetParams": 12020 => cuGraphExecNodeSetParams;
+    "cuGraphExecUpdate": 10020 => cuGraphExecUpdate, 12000 => cuGraphExecUpdate_v2;
+    "cuGraphExternalSemaphoresSignalNodeGetParams":
+        11020 => cuGraphExternalSemaphoresSignalNodeGetParams;
+    "cuGraphExternalSemaphoresSignalNodeSetParams":
+        11020 => cuGraphExternalSemaphoresSignalNodeSetParams;
+    "cuGraphExternalSemaphoresWaitNodeGetParams":
+        11020 => cuGraphExternalSemaphoresWaitNodeGetParams;
+    "cuGraphExternalSemaphoresWaitNodeSetParams":
+        11020 => cuGraphExternalSemaphoresWaitNodeSetParams;
+    "cuGraphGetEdges": 10000 => cuGraphGetEdges, 12030 => cuGraphGetEdges_v2;
+    "cuGraphGetId": 13010 => cuGraphGetId;
+    "cuGraphGetNodes": 10000 => cuGraphGetNodes;
+    "cuGraphGetRootNodes": 10000 => cuGraphGetRootNodes;
+    "cuGraphHostNodeGetParams": 10000 => cuGraphHostNodeGetParams;
+    "cuGraphHostNodeSetParams": 10000 => cuGraphHostNodeSetParams;
+    "cuGraphInstantiate": 10000 => cuGraphInstantiate, 11000 => cuGraphInstantiate_v2;
+    "cuGraphInstantiateWithFlags": 11040 => cuGraphInstantiateWithFlags;
+    "cuGraphInstantiateWithParams":
+        12000 => cuGraphInstantiateWithParams,
+        @ptds 12000 => cuGraphInstantiateWithParams_ptsz;
+    "cuGraphKernelNodeCopyAttributes": 11000 => cuGraphKernelNodeCopyAttributes;
+    "cuGraphKernelNodeGetAttribute": 11000 => cuGraphKernelNodeGetAttribute;
+    "cuGraphKernelNodeGetParams":
+        10000 => cuGraphKernelNodeGetParams,
+        12000 => cuGraphKernelNodeGetParams_v2;
+    "cuGraphKernelNodeSetAttribute": 11000 => cuGraphKernelNodeSetAttribute;
+    "cuGraphKernelNodeSetParams":
+        10000 => cuGraphKernelNodeSetParams,
+        12000 => cuGraphKernelNodeSetParams_v2;
+    "cuGraphLaunch": 10000 => cuGraphLaunch, @ptds 10000 => cuGraphLaunch_ptsz;
+    "cuGraphMemAllocNodeGetParams": 11040 => cuGraphMemAllocNodeGetParams;
+    "cuGraphMemFreeNodeGetParams": 11040 => cuGraphMemFreeNodeGetParams;
+    "cuGraphMemcpyNodeGetParams": 10000 => cuGraphMemcpyNodeGetParams;
+    "cuGraphMemcpyNodeSetParams": 10000 => cuGraphMemcpyNodeSetParams;
+    "cuGraphMemsetNodeGetParams": 10000 => cuGraphMemsetNodeGetParams;
+    "cuGraphMemsetNodeSetParams": 10000 => cuGraphMemsetNodeSetParams;
+    "cuGraphNodeFindInClone": 10000 => cuGraphNodeFindInClone;
+    "cuGraphNodeGetContainingGraph": 13010 => cuGraphNodeGetContainingGraph;
+    "cuGraphNodeGetDependencies":
+        10000 => cuGraphNodeGetDependencies,
+        12030 => cuGraphNodeGetDependencies_v2;
+    "cuGraphNodeGetDependentNodes":
+        10000 => cuGraphNodeGetDependentNodes,
+        12030 => cuGraphNodeGetDependentNodes_v2;
+    "cuGraphNodeGetEnabled": 11060 => cuGraphNodeGetEnabled;
+    "cuGraphNodeGetLocalId": 13010 => cuGraphNodeGetLocalId;
+    "cuGraphNodeGetParams": 13020 => cuGraphNodeGetParams;
+    "cuGraphNodeGetToolsId": 13010 => cuGraphNodeGetToolsId;
+    "cuGraphNodeGetType": 10000 => cuGraphNodeGetType;
+    "cuGraphNodeSetEnabled": 11060 => cuGraphNodeSetEnabled;
+    "cuGraphNodeSetParams": 12020 => cuGraphNodeSetParams, 13040 => cuGraphNodeSetParams_v2;
+    "cuGraphReleaseUserObject": 11030 => cuGraphReleaseUserObject;
+    "cuGraphRemoveDependencies":
+        10000 => cuGraphRemoveDependencies,
+        12030 => cuGraphRemoveDependencies_v2;
+    "cuGraphRetainUserObject": 11030 => cuGraphRetainUserObject;
+    "cuGraphUpload": 11010 => cuGraphUpload, @ptds 11010 => cuGraphUpload_ptsz;
+    "cuGraphicsMapResources":
+        3000 => cuGraphicsMapResources,
+        @ptds 7000 => cuGraphicsMapResources_ptsz;
+    "cuGraphicsResourceGetMappedMipmappedArray": 5000 => cuGraphicsResourceGetMappedMipmappedArray;
+    "cuGraphicsResourceGetMappedPointer":
+        3000 => cuGraphicsResourceGetMappedPointer,
+        3020 => cuGraphicsResourceGetMappedPointer_v2;
+    "cuGraphicsResourceSetMapFlags":
+        3000 => cuGraphicsResourceSetMapFlags,
+        6050 => cuGraphicsResourceSetMapFlags_v2;
+    "cuGraphicsSubResourceGetMappedArray": 3000 => cuGraphicsSubResourceGetMappedArray;
+    "cuGraphicsUnmapResources":
+        3000 => cuGraphicsUnmapResources,
+        @ptds 7000 => cuGraphicsUnmapResources_ptsz;
+    "cuGraphicsUnregisterResource": 3000 => cuGraphicsUnregisterResource;
+    "cuGreenCtxCreate": 12040 => cuGreenCtxCreate;
+    "cuGreenCtxDestroy": 12040 => cuGreenCtxDestroy;
+    "cuGreenCtxGetDevResource": 12040 => cuGreenCtxGetDevResource;
+    "cuGreenCtxGetId": 12090 => cuGreenCtxGetId;
+    "cuGreenCtxRecordEvent": 12040 => cuGreenCtxRecordEvent;
+    "cuGreenCtxStreamCreate": 12050 => cuGreenCtxStreamCreate;
+    "cuGreenCtxWaitEvent": 12040 => cuGreenCtxWaitEvent;
+    "cuImportExternalMemory": 10000 => cuImportExternalMemory;
+    "cuImportExternalSemaphore": 10000 => cuImportExternalSemaphore;
+    "cuIpcCloseMemHandle": 4010 => cuIpcCloseMemHandle;
+    "cuIpcGetEventHandle": 4010 => cuIpcGetEventHandle;
+    "cuIpcGetMemHandle": 4010 => cuIpcGetMemHandle;
+    "cuIpcOpenEventHandle": 4010 => cuIpcOpenEventHandle;
+    "cuIpcOpenMemHandle": 4010 => cuIpcOpenMemHandle, 11000 => cuIpcOpenMemHandle_v2;
+    "cuKernelGetParamCount": 13020 => cuKernelGetParamCount;
+    "cuLaunch": 2000 => cuLaunch;
+    "cuLaunchCooperativeKernelMultiDevice": 9000 => cuLaunchCooperativeKernelMultiDevice;
+    "cuLaunchGrid": 2000 => cuLaunchGrid;
+    "cuLaunchGridAsync": 2000 => cuLaunchGridAsync;
+    "cuLaunchHostFunc": 13010 => cuLaunchHostFunc_v2, @ptds 13010 => cuLaunchHostFunc_v2_ptsz;
+    "cuLibraryEnumerateKernels": 12040 => cuLibraryEnumerateKernels;
+    "cuLibraryGetKernelCount": 12040 => cuLibraryGetKernelCount;
+    "cuLibraryGetManaged": 12000 => cuLibraryGetManaged;
+    "cuLibraryGetUnifiedFunction": 12000 => cuLibraryGetUnifiedFunction;
+    "cuLogicalEndpointAddDevice": 13030 => cuLogicalEndpointAddDevice;
+    "cuLogicalEndpointBindAddr": 13030 => cuLogicalEndpointBindAddr;
+    "cuLogicalEndpointBindMem": 13030 => cuLogicalEndpointBindMem;
+    "cuLogicalEndpointCreate": 13030 => cuLogicalEndpointCreate;
+    "cuLogicalEndpointDestroy": 13030 => cuLogicalEndpointDestroy;
+    "cuLogicalEndpointExport": 13030 => cuLogicalEndpointExport;
+    "cuLogicalEndpointGetLimits": 13030 => cuLogicalEndpointGetLimits;
+    "cuLogicalEndpointIdRelease": 13030 => cuLogicalEndpointIdRelease;
+    "cuLogicalEndpointIdReserve": 13030 => cuLogicalEndpointIdReserve;
+    "cuLogicalEndpointImport": 13030 => cuLogicalEndpointImport;
+    "cuLogicalEndpointQuery": 13030 => cuLogicalEndpointQuery;
+    "cuLogicalEndpointUnbind": 13030 => cuLogicalEndpointUnbind;
+    "cuLogsCurrent": 12090 => cuLogsCurrent;
+    "cuLogsDumpToFile": 12090 => cuLogsDumpToFile;
+    "cuLogsDumpToMemory": 12090 => cuLogsDumpToMemory;
+    "cuLogsRegisterCallback": 12090 => cuLogsRegisterCallback;
+    "cuLogsUnregisterCallback": 12090 => cuLogsUnregisterCallback;
+    "cuMemAddressFree": 10020 => cuMemAddressFree;
+    "cuMemAddressReserve": 10020 => cuMemAddressReserve;
+    "cuMemAllocFromPoolAsync":
+        11020 => cuMemAllocFromPoolAsync,
+        @ptds 11020 => cuMemAllocFromPoolAsync_ptsz;
+    "cuMemAllocPitch": 2000 => cuMemAllocPitch;
+    "cuMemBatchDecompressAsync":
+        12060 => cuMemBatchDecompressAsync,
+        @ptds 12060 => cuMemBatchDecompressAsync_ptsz;
+    "cuMemCreate": 10020 => cuMemCreate;
+    "cuMemDiscardAndPrefetchBatchAsync":
+        13000 => cuMemDiscardAndPrefetchBatchAsync,
+        @ptds 13000 => cuMemDiscardAndPrefetchBatchAsync_ptsz;
+    "cuMemDiscardBatchAsync":
+        13000 => cuMemDiscardBatchAsync,
+        @ptds 13000 => cuMemDiscardBatchAsync_ptsz;
+    "cuMemExportToShareableHandle": 10020 => cuMemExportToShareableHandle;
+    "cuMemGetAccess": 10020 => cuMemGetAccess;
+    "cuMemGetAllocationGranularity": 10020 => cuMemGetAllocationGranularity;
+    "cuMemGetAllocationPropertiesFromHandle": 10020 => cuMemGetAllocationPropertiesFromHandle;
+    "cuMemGetDefaultMemPool": 13000 => cuMemGetDefaultMemPool;
+    "cuMemGetHandleForAddressRange": 11070 => cuMemGetHandleForAddressRange;
+    "cuMemGetLocationInfo": 13040 => cuMemGetLocationInfo;
+    "cuMemGetMemPool": 13000 => cuMemGetMemPool;
+    "cuMemImportFromShareableHandle": 10020 => cuMemImportFromShareableHandle;
+    "cuMemMap": 10020 => cuMemMap;
+    "cuMemMapArrayAsync": 11010 => cuMemMapArrayAsync, @ptds 11010 => cuMemMapArrayAsync_ptsz;
+    "cuMemPoolCreate": 11020 => cuMemPoolCreate;
+    "cuMemPoolDestroy": 11020 => cuMemPoolDestroy;
+    "cuMemPoolExportPointer": 11020 => cuMemPoolExportPointer;
+    "cuMemPoolExportToShareableHandle": 11020 => cuMemPoolExportToShareableHandle;
+    "cuMemPoolGetAccess": 11020 => cuMemPoolGetAccess;
+    "cuMemPoolGetAttribute": 11020 => cuMemPoolGetAttribute;
+    "cuMemPoolImportFromShareableHandle": 11020 => cuMemPoolImportFromShareableHandle;
+    "cuMemPoolImportPointer": 11020 => cuMemPoolImportPointer;
+    "cuMemPoolSetAccess": 11020 => cuMemPoolSetAccess;
+    "cuMemPoolSetAttribute": 11020 => cuMemPoolSetAttribute;
+    "cuMemPoolTrimTo": 11020 => cuMemPoolTrimTo;
+    "cuMemPrefetchBatchAsync":
+        13000 => cuMemPrefetchBatchAsync,
+        @ptds 13000 => cuMemPrefetchBatchAsync_ptsz;
+    "cuMemRangeGetAttribute": 8000 => cuMemRangeGetAttribute;
+    "cuMemRangeGetAttributes": 8000 => cuMemRangeGetAttributes;
+    "cuMemRelease": 10020 => cuMemRelease;
+    "cuMemRetainAllocationHandle": 11000 => cuMemRetainAllocationHandle;
+    "cuMemSetAccess": 10020 => cuMemSetAccess;
+    "cuMemSetMemPool": 13000 => cuMemSetMemPool;
+    "cuMemUnmap": 10020 => cuMemUnmap;
+    "cuMemcpy2D": 2000 => cuMemcpy2D;
+    "cuMemcpy2DAsync": 2000 => cuMemcpy2DAsync;
+    "cuMemcpy2DUnaligned": 2000 => cuMemcpy2DUnaligned;
+    "cuMemcpy3D": 2000 => cuMemcpy3D;
+    "cuMemcpy3DAsync": 2000 => cuMemcpy3DAsync;
+    "cuMemcpy3DBatchAsync":
+        12080 => cuMemcpy3DBatchAsync,
+        13000 => cuMemcpy3DBatchAsync_v2,
+        @ptds 12080 => cuMemcpy3DBatchAsync_ptsz,
+        @ptds 13000 => cuMemcpy3DBatchAsync_v2_ptsz;
+    "cuMemcpy3DPeer": 4000 => cuMemcpy3DPeer, @ptds 7000 => cuMemcpy3DPeer_ptds;
+    "cuMemcpy3DPeerAsync": 4000 => cuMemcpy3DPeerAsync, @ptds 7000 => cuMemcpy3DPeerAsync_ptsz;
+    "cuMemcpy3DWithAttributesAsync":
+        13020 => cuMemcpy3DWithAttributesAsync,
+        @ptds 13020 => cuMemcpy3DWithAttributesAsync_ptsz;
+    "cuMemcpyAtoA":
+        2000 => cuMemcpyAtoA,
+        3020 => cuMemcpyAtoA_v2,
+        @ptds 7000 => cuMemcpyAtoA_v2_ptds;
+    "cuMemcpyAtoD":
+        2000 => cuMemcpyAtoD,
+        3020 => cuMemcpyAtoD_v2,
+        @ptds 7000 => cuMemcpyAtoD_v2_ptds;
+    "cuMemcpyAtoH":
+        2000 => cuMemcpyAtoH,
+        3020 => cuMemcpyAtoH_v2,
+        @ptds 7000 => cuMemcpyAtoH_v2_ptds;
+    "cuMemcpyAtoHAsync":
+        2000 => cuMemcpyAtoHAsync,
+        3020 => cuMemcpyAtoHAsync_v2,
+        @ptds 7000 => cuMemcpyAtoHAsync_v2_ptsz;
+    "cuMemcpyBatchAsync":
+        12080 => cuMemcpyBatchAsync,
+        13000 => cuMemcpyBatchAsync_v2,
+        @ptds 12080 => cuMemcpyBatchAsync_ptsz,
+        @ptds 13000 => cuMemcpyBatchAsync_v2_ptsz;
+    "cuMemcpyDtoA":
+        2000 => cuMemcpyDtoA,
+        3020 => cuMemcpyDtoA_v2,
+        @ptds 7000 => cuMemcpyDtoA_v2_ptds;
+    "cuMemcpyHtoA":
+        2000 => cuMemcpyHtoA,
+        3020 => cuMemcpyHtoA_v2,
+        @ptds 7000 => cuMemcpyHtoA_v2_ptds;
+    "cuMemcpyHtoAAsync":
+        2000 => cuMemcpyHtoAAsync,
+        3020 => cuMemcpyHtoAAsync_v2,
+        @ptds 7000 => cuMemcpyHtoAAsync_v2_ptsz;
+    "cuMemcpyPeer": 4000 => cuMemcpyPeer, @ptds 7000 => cuMemcpyPeer_ptds;
+    "cuMemcpyPeerAsync": 4000 => cuMemcpyPeerAsync, @ptds 7000 => cuMemcpyPeerAsync_ptsz;
+    "cuMemcpyWithAttributesAsync":
+        13020 => cuMemcpyWithAttributesAsync,
+        @ptds 13020 => cuMemcpyWithAttributesAsync_ptsz;
+    "cuMemsetD2D16": 2000 => cuMemsetD2D16;
+    "cuMemsetD2D32": 2000 => cuMemsetD2D32;
+    "cuMemsetD2D8": 2000 => cuMemsetD2D8;
+    "cuMipmappedArrayCreate": 5000 => cuMipmappedArrayCreate;
+    "cuMipmappedArrayDestroy": 5000 => cuMipmappedArrayDestroy;
+    "cuMipmappedArrayGetLevel": 5000 => cuMipmappedArrayGetLevel;
+    "cuMipmappedArrayGetMemoryRequirements": 11060 => cuMipmappedArrayGetMemoryRequirements;
+    "cuMipmappedArrayGetSparseProperties": 11010 => cuMipmappedArrayGetSparseProperties;
+    "cuModuleEnumerateFunctions": 12040 => cuModuleEnumerateFunctions;
+    "cuModuleGetFunctionCount": 12040 => cuModuleGetFunctionCount;
+    "cuModuleGetSurfRef": 3000 => cuModuleGetSurfRef;
+    "cuModuleGetTexRef": 2000 => cuModuleGetTexRef;
+    "cuMulticastAddDevice": 12010 => cuMulticastAddDevice;
+    "cuMulticastBindAddr": 12010 => cuMulticastBindAddr, 13010 => cuMulticastBindAddr_v2;
+    "cuMulticastBindMem": 12010 => cuMulticastBindMem, 13010 => cuMulticastBindMem_v2;
+    "cuMulticastCreate": 12010 => cuMulticastCreate;
+    "cuMulticastGetGranularity": 12010 => cuMulticastGetGranularity;
+    "cuMulticastUnbind": 12010 => cuMulticastUnbind;
+    "cuOccupancyMaxActiveClusters": 11070 => cuOccupancyMaxActiveClusters;
+    "cuOccupancyMaxPotentialClusterSize": 11070 => cuOccupancyMaxPotentialClusterSize;
+    "cuParamSetSize": 2000 => cuParamSetSize;
+    "cuParamSetTexRef": 2000 => cuParamSetTexRef;
+    "cuParamSetf": 2000 => cuParamSetf;
+    "cuParamSeti": 2000 => cuParamSeti;
+    "cuParamSetv": 2000 => cuParamSetv;
+    "cuPointerSetAttribute": 6000 => cuPointerSetAttribute;
+    "cuSignalExternalSemaphoresAsync":
+        10000 => cuSignalExternalSemaphoresAsync,
+        @ptds 10000 => cuSignalExternalSemaphoresAsync_ptsz;
+    "cuStreamAttachMemAsync":
+        6000 => cuStreamAttachMemAsync,
+        @ptds 7000 => cuStreamAttachMemAsync_ptsz;
+    "cuStreamBatchMemOp":
+        8000 => cuStreamBatchMemOp,
+        11070 => cuStreamBatchMemOp_v2,
+        @ptds 8000 => cuStreamBatchMemOp_ptsz,
+        @ptds 11070 => cuStreamBatchMemOp_v2_ptsz;
+    "cuStreamBeginCapture":
+        10000 => cuStreamBeginCapture,
+        10010 => cuStreamBeginCapture_v2,
+        @ptds 10000 => cuStreamBeginCapture_ptsz,
+        @ptds 10010 => cuStreamBeginCapture_v2_ptsz;
+    "cuStreamBeginCaptureToCig":
+        13010 => cuStreamBeginCaptureToCig,
+        @ptds 13010 => cuStreamBeginCaptureToCig_ptsz;
+    "cuStreamBeginCaptureToGraph":
+        12030 => cuStreamBeginCaptureToGraph,
+        @ptds 12030 => cuStreamBeginCaptureToGraph_ptsz;
+    "cuStreamBeginRecaptureToGraph":
+        13030 => cuStreamBeginRecaptureToGraph,
+        @ptds 13030 => cuStreamBeginRecaptureToGraph_ptsz;
+    "cuStreamCopyAttributes":
+        11000 => cuStreamCopyAttributes,
+        @ptds 11000 => cuStreamCopyAttributes_ptsz;
+    "cuStreamEndCapture": 10000 => cuStreamEndCapture, @ptds 10000 => cuStreamEndCapture_ptsz;
+    "cuStreamEndCaptureToCig":
+        13010 => cuStreamEndCaptureToCig,
+        @ptds 13010 => cuStreamEndCaptureToCig_ptsz;
+    "cuStreamGetAttribute": 11000 => cuStreamGetAttribute, @ptds 11000 => cuStreamGetAttribute_ptsz;
+    "cuStreamGetCaptureInfo":
+        10010 => cuStreamGetCaptureInfo,
+        11030 => cuStreamGetCaptureInfo_v2,
+        12030 => cuStreamGetCaptureInfo_v3,
+        @ptds 10010 => cuStreamGetCaptureInfo_ptsz,
+        @ptds 11030 => cuStreamGetCaptureInfo_v2_ptsz,
+        @ptds 12030 => cuStreamGetCaptureInfo_v3_ptsz;
+    "cuStreamGetDevResource":
+        13010 => cuStreamGetDevResource,
+        @ptds 13010 => cuStreamGetDevResource_ptsz;
+    "cuStreamGetDevice": 12080 => cuStreamGetDevice, @ptds 12080 => cuStreamGetDevice_ptsz;
+    "cuStreamGetGreenCtx": 12040 => cuStreamGetGreenCtx;
+    "cuStreamGetId": 12000 => cuStreamGetId, @ptds 12000 => cuStreamGetId_ptsz;
+    "cuStreamIsCapturing": 10000 => cuStreamIsCapturing, @ptds 10000 => cuStreamIsCapturing_ptsz;
+    "cuStreamSetAttribute": 11000 => cuStreamSetAttribute, @ptds 11000 => cuStreamSetAttribute_ptsz;
+    "cuStreamUpdateCaptureDependencies":
+        11030 => cuStreamUpdateCaptureDependencies,
+        12030 => cuStreamUpdateCaptureDependencies_v2,
+        @ptds 11030 => cuStreamUpdateCaptureDependencies_ptsz,
+        @ptds 12030 => cuStreamUpdateCaptureDependencies_v2_ptsz;
+    "cuStreamWaitValue32":
+        8000 => cuStreamWaitValue32,
+        11070 => cuStreamWaitValue32_v2,
+        @ptds 8000 => cuStreamWaitValue32_ptsz,
+        @ptds 11070 => cuStreamWaitValue32_v2_ptsz;
+    "cuStreamWaitValue64":
+        9000 => cuStreamWaitValue64,
+        11070 => cuStreamWaitValue64_v2,
+        @ptds 9000 => cuStreamWaitValue64_ptsz,
+        @ptds 11070 => cuStreamWaitValue64_v2_ptsz;
+    "cuStreamWriteValue32":
+        8000 => cuStreamWriteValue32,
+        11070 => cuStreamWriteValue32_v2,
+        @ptds 8000 => cuStreamWriteValue32_ptsz,
+        @ptds 11070 => cuStreamWriteValue32_v2_ptsz;
+    "cuStreamWriteValue64":
+        9000 => cuStreamWriteValue64,
+        11070 => cuStreamWriteValue64_v2,
+        @ptds 9000 => cuStreamWriteValue64_ptsz,
+        @ptds 11070 => cuStreamWriteValue64_v2_ptsz;
+    "cuSurfObjectCreate": 5000 => cuSurfObjectCreate;
+    "cuSurfObjectDestroy": 5000 => cuSurfObjectDestroy;
+    "cuSurfObjectGetResourceDesc": 5000 => cuSurfObjectGetResourceDesc;
+    "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
+    "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
+    "cuTensorMapEncodeIm2col": 12000 => cuTensorMapEncodeIm2col;
+    "cuTensorMapEncodeIm2colWide": 12080 => cuTensorMapEncodeIm2colWide;
+    "cuTensorMapEncodeTiled": 12000 => cuTensorMapEncodeTiled;
+    "cuTensorMapReplaceAddress": 12000 => cuTensorMapReplaceAddress;
+    "cuTensorMapSetAllocationClass": 13050 => cuTensorMapSetAllocationClass;
+    "cuTexObjectCreate": 5000 => cuTexObjectCreate;
+    "cuTexObjectDestroy": 5000 => cuTexObjectDestroy;
+    "cuTexObjectGetResourceDesc": 5000 => cuTexObjectGetResourceDesc;
+    "cuTexObjectGetResourceViewDesc": 5000 => cuTexObjectGetResourceViewDesc;
+    "cuTexObjectGetTextureDesc": 5000 => cuTexObjectGetTextureDesc;
+    "cuTexRefCreate": 2000 => cuTexRefCreate;
+    "cuTexRefDestroy": 2000 => cuTexRefDestroy;
+    "cuTexRefGetAddress": 2000 => cuTexRefGetAddress, 3020 => cuTexRefGetAddress_v2;
+    "cuTexRefGetAddressMode": 2000 => cuTexRefGetAddressMode;
+    "cuTexRefGetArray": 2000 => cuTexRefGetArray;
+    "cuTexRefGetBorderColor": 8000 => cuTexRefGetBorderColor;
+    "cuTexRefGetFilterMode": 2000 => cuTexRefGetFilterMode;
+    "cuTexRefGetFlags": 2000 => cuTexRefGetFlags;
+    "cuTexRefGetFormat": 2000 => cuTexRefGetFormat;
+    "cuTexRefGetMaxAnisotropy": 5000 => cuTexRefGetMaxAnisotropy;
+    "cuTexRefGetMipmapFilterMode": 5000 => cuTexRefGetMipmapFilterMode;
+    "cuTexRefGetMipmapLevelBias": 5000 => cuTexRefGetMipmapLevelBias;
+    "cuTexRefGetMipmapLevelClamp": 5000 => cuTexRefGetMipmapLevelClamp;
+    "cuTexRefGetMipmappedArray": 5000 => cuTexRefGetMipmappedArray;
+    "cuTexRefSetAddress": 2000 => cuTexRefSetAddress, 3020 => cuTexRefSetAddress_v2;
+    "cuTexRefSetAddress2D":
+        2020 => cuTexRefSetAddress2D,
+        3020 => cuTexRefSetAddress2D_v2,
+        4010 => cuTexRefSetAddress2D_v3;
+    "cuTexRefSetAddressMode": 2000 => cuTexRefSetAddressMode;
+    "cuTexRefSetArray": 2000 => cuTexRefSetArray;
+    "cuTexRefSetBorderColor": 8000 => cuTexRefSetBorderColor;
+    "cuTexRefSetFilterMode": 2000 => cuTexRefSetFilterMode;
+    "cuTexRefSetFlags": 2000 => cuTexRefSetFlags;
+    "cuTexRefSetFormat": 2000 => cuTexRefSetFormat;
+    "cuTexRefSetMaxAnisotropy": 5000 => cuTexRefSetMaxAnisotropy;
+    "cuTexRefSetMipmapFilterMode": 5000 => cuTexRefSetMipmapFilterMode;
+    "cuTexRefSetMipmapLevelBias": 5000 => cuTexRefSetMipmapLevelBias;
+    "cuTexRefSetMipmapLevelClamp": 5000 => cuTexRefSetMipmapLevelClamp;
+    "cuTexRefSetMipmappedArray": 5000 => cuTexRefSetMipmappedArray;
+    "cuThreadExchangeStreamCaptureMode": 10010 => cuThreadExchangeStreamCaptureMode;
+    "cuUserObjectCreate": 11030 => cuUserObjectCreate;
+    "cuUserObjectRelease": 11030 => cuUserObjectRelease;
+    "cuUserObjectRetain": 11030 => cuUserObjectRetain;
+    "cuWaitExternalSemaphoresAsync":
+        10000 => cuWaitExternalSemaphoresAsync,
+        @ptds 10000 => cuWaitExternalSemaphoresAsync_ptsz;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_calls_return_not_supported_every_time() {
+        assert_eq!(cuArrayCreate(), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(cuArrayCreate(), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(cuGraphLaunch(), CUDA_ERROR_NOT_SUPPORTED);
+    }
+
+    #[test]
+    fn the_first_call_marks_the_function_logged() {
+        let logged = AtomicBool::new(false);
+        assert_eq!(refuse("cuTest", &logged), CUDA_ERROR_NOT_SUPPORTED);
+        assert!(logged.load(Ordering::Relaxed));
+        assert_eq!(refuse("cuTest", &logged), CUDA_ERROR_NOT_SUPPORTED);
+    }
+}
