@@ -575,6 +575,24 @@ mod tests {
     }
 
     #[test]
+    fn every_listed_entry_point_refuses_when_called_through_its_address() {
+        let entries = entries();
+        assert!(entries.len() > 400, "{} entries", entries.len());
+        for e in &entries {
+            // SAFETY: every address in the list is one of the argument-less
+            // `extern "C" fn() -> CUresult` functions defined above.
+            let f: extern "C" fn() -> CUresult = unsafe { std::mem::transmute(e.address) };
+            assert_eq!(f(), CUDA_ERROR_NOT_SUPPORTED, "{}", e.symbol);
+            assert!(
+                e.symbol.starts_with(e.name),
+                "{} under {}",
+                e.symbol,
+                e.name
+            );
+        }
+    }
+
+    #[test]
     fn the_first_call_marks_the_function_logged() {
         let logged = AtomicBool::new(false);
         assert_eq!(refuse("cuTest", &logged), CUDA_ERROR_NOT_SUPPORTED);
