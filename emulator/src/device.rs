@@ -179,6 +179,26 @@ impl Device {
         }
     }
 
+    /// Makes host memory device-accessible at its own address (managed and
+    /// mapped host memory); [`Device::mem_free`] unregisters it.
+    ///
+    /// # Safety
+    /// `ptr` must stay valid for `len` bytes until `mem_free(ptr)`.
+    pub unsafe fn mem_register_host(&mut self, ptr: *mut u8, len: u64) -> Result<(), EmuError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.memory.register_host(ptr, len) }.map_err(|e| {
+            EmuError::InvalidValue(format!(
+                "host range 0x{:x}+{len} cannot be mapped into the device: {e:?}",
+                ptr as u64
+            ))
+        })
+    }
+
+    /// Whether `base` starts host-backed (managed or mapped) memory.
+    pub fn mem_is_host_backed(&self, base: u64) -> bool {
+        self.memory.is_host_backed(base)
+    }
+
     pub fn mem_write(&mut self, dptr: u64, data: &[u8]) -> Result<(), EmuError> {
         if data.is_empty() {
             return Ok(());

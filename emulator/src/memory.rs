@@ -4,6 +4,8 @@
 //!
 //! Global allocations are lazily zeroed host memory (`vec![0; n]` maps pages
 //! on first touch), so the configured budget costs nothing until used.
+//! Host-backed allocations (managed and mapped host memory) are host memory
+//! the driver registers at its own address; they share the bounds checks.
 
 /// Start of device (global) allocations: looks like a real device pointer.
 pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
@@ -44,20 +46,80 @@ pub fn window_of(addr: u64) -> Window {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutOfBounds;
 
+/// One global allocation: `len` bytes at `ptr`, addressed from `base`.
+/// Owned allocations are boxed slices the memory frees; host-backed ones
+/// (managed and mapped host memory) belong to the driver, their host
+/// address is their device address, and the memory never frees them.
 #[derive(Debug)]
 struct Allocation {
     base: u64,
-    data: Vec<u8>,
+    ptr: *mut u8,
+    len: usize,
+    owned: bool,
 }
 
+// SAFETY: an owned buffer is reachable only through its allocation; a
+// host-backed one stays mapped until the driver unregisters it, and the
+// driver serializes all access to the device (one global lock).
+unsafe impl Send for Allocation {}
+
 impl Allocation {
+    fn owned(base: u64, len: usize) -> Allocation {
+        let data: Box<[u8]> = vec![0; len].into_boxed_slice();
+        let ptr = Box::into_raw(data) as *mut u8;
+        Allocation {
+            base,
+            ptr,
+            len,
+            owned: true,
+        }
+    }
+
     #[inline]
     fn contains(&self, addr: u64, len: u64) -> bool {
         addr >= self.base
             && addr
                 .checked_add(len)
-                .is_some_and(|end| end <= self.base + self.data.len() as u64)
+                .is_some_and(|end| end <= self.base + self.len as u64)
     }
+
+    /// End of the address range, guard gap included.
+    fn end_with_guard(&self) -> u64 {
+        self.base + self.len as u64 + GUARD_BYTES
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is valid for `len` bytes while the allocation lives
+        // (see the type's comment).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    #[inline]
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`; `&mut self` makes this the only view the
+        // emulator hands out.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: made by `Box::into_raw` of a `len`-byte boxed slice in
+            // `Allocation::owned`, and freed only here.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len)) });
+        }
+    }
+}
+
+/// Why host memory cannot be made device-accessible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegisterError {
+    /// Null, empty, or wrapping range.
+    InvalidRange,
+    /// The range overlaps an existing allocation or a generic-address window.
+    Overlaps,
 }
 
 /// All global allocations of a device, sorted by base address.
@@ -100,14 +162,73 @@ impl GlobalMemory {
             return None;
         }
         let len = usize::try_from(size).ok()?;
-        let base = self.next_base;
+        let base = self.free_base(rounded);
         self.next_base = (base + rounded + GUARD_BYTES + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
         self.used += rounded;
-        self.allocations.push(Allocation {
-            base,
-            data: vec![0; len],
-        });
+        let at = self.allocations.partition_point(|a| a.base < base);
+        self.allocations.insert(at, Allocation::owned(base, len));
         Some(base)
+    }
+
+    /// The next base at or after `next_base` whose range (and guard) stays
+    /// clear of host-backed allocations, which live at host addresses.
+    fn free_base(&self, rounded: u64) -> u64 {
+        let mut base = self.next_base;
+        for a in &self.allocations {
+            if a.owned || a.end_with_guard() <= base {
+                continue;
+            }
+            if a.base < base + rounded + GUARD_BYTES {
+                base = (a.end_with_guard() + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
+            }
+        }
+        base
+    }
+
+    /// Makes `len` bytes of host memory at `ptr` a global allocation whose
+    /// device address is `ptr` itself, so kernels and the host share the
+    /// bytes (managed and mapped host memory). Not counted in the budget.
+    ///
+    /// # Safety
+    /// `ptr` must stay valid for reads and writes of `len` bytes until
+    /// [`GlobalMemory::free`] of it; while the emulator runs a kernel, the
+    /// host must not touch the bytes concurrently.
+    pub unsafe fn register_host(&mut self, ptr: *mut u8, len: u64) -> Result<(), RegisterError> {
+        let base = ptr as u64;
+        let end = base.checked_add(len).ok_or(RegisterError::InvalidRange)?;
+        if ptr.is_null() || len == 0 {
+            return Err(RegisterError::InvalidRange);
+        }
+        let len = usize::try_from(len).map_err(|_| RegisterError::InvalidRange)?;
+        let window_hit = [SHARED_WINDOW, LOCAL_WINDOW, PARAM_WINDOW]
+            .iter()
+            .any(|&w| base < w + WINDOW_SIZE && end > w);
+        let alloc_hit = self
+            .allocations
+            .iter()
+            .any(|a| base < a.base + a.len as u64 && end > a.base);
+        if window_hit || alloc_hit {
+            return Err(RegisterError::Overlaps);
+        }
+        let at = self.allocations.partition_point(|a| a.base < base);
+        self.allocations.insert(
+            at,
+            Allocation {
+                base,
+                ptr,
+                len,
+                owned: false,
+            },
+        );
+        self.last_hit.set(0);
+        Ok(())
+    }
+
+    /// Whether the allocation at `base` is host-backed.
+    pub fn is_host_backed(&self, base: u64) -> bool {
+        self.allocations
+            .binary_search_by_key(&base, |a| a.base)
+            .is_ok_and(|i| !self.allocations[i].owned)
     }
 
     /// Frees the allocation starting at `base`; `false` if there is none.
@@ -115,8 +236,10 @@ impl GlobalMemory {
         match self.allocations.binary_search_by_key(&base, |a| a.base) {
             Ok(i) => {
                 let a = self.allocations.remove(i);
-                let size = a.data.len() as u64;
-                self.used -= (size + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
+                if a.owned {
+                    let size = a.len as u64;
+                    self.used -= (size + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
+                }
                 self.last_hit.set(0);
                 true
             }
@@ -128,7 +251,7 @@ impl GlobalMemory {
     pub fn range_of(&self, addr: u64) -> Option<(u64, u64)> {
         let i = self.find(addr, 1)?;
         let a = &self.allocations[i];
-        Some((a.base, a.data.len() as u64))
+        Some((a.base, a.len as u64))
     }
 
     #[inline]
@@ -157,7 +280,7 @@ impl GlobalMemory {
     pub fn region_of(&self, addr: u64) -> Option<(u64, &[u8])> {
         let i = self.find(addr, 1)?;
         let a = &self.allocations[i];
-        Some((a.base, &a.data[..]))
+        Some((a.base, a.bytes()))
     }
 
     /// The `len` bytes at `addr`, all inside one allocation.
@@ -166,7 +289,7 @@ impl GlobalMemory {
         let i = self.find(addr, len).ok_or(OutOfBounds)?;
         let a = &self.allocations[i];
         let off = (addr - a.base) as usize;
-        Ok(&a.data[off..off + len as usize])
+        Ok(&a.bytes()[off..off + len as usize])
     }
 
     #[inline]
@@ -174,7 +297,7 @@ impl GlobalMemory {
         let i = self.find(addr, len).ok_or(OutOfBounds)?;
         let a = &mut self.allocations[i];
         let off = (addr - a.base) as usize;
-        Ok(&mut a.data[off..off + len as usize])
+        Ok(&mut a.bytes_mut()[off..off + len as usize])
     }
 
     /// Reads a little-endian value of `size` (1, 2, 4 or 8) bytes.
@@ -275,6 +398,46 @@ mod tests {
         assert!(!m.free(a));
         assert_eq!(m.load(a, 4), Err(OutOfBounds));
         assert_eq!(m.load(b, 4), Ok(0));
+    }
+
+    #[test]
+    fn host_backed_allocations_share_bytes_and_bounds_checks() {
+        let mut m = GlobalMemory::new(1 << 20);
+        let mut host = vec![0u8; 4096];
+        let p = host.as_mut_ptr();
+        // SAFETY: `host` outlives its registration (freed below).
+        unsafe { m.register_host(p, 4096) }.unwrap();
+        assert!(m.is_host_backed(p as u64));
+        m.store(p as u64 + 8, 4, 0xdead_beef).unwrap();
+        assert_eq!(m.load(p as u64 + 8, 4), Ok(0xdead_beef));
+        assert!(m.load(p as u64 + 4094, 4).is_err());
+        // SAFETY: as above.
+        let again = unsafe { m.register_host(p.wrapping_add(100), 8) };
+        assert_eq!(again, Err(RegisterError::Overlaps));
+        assert_eq!(m.used(), 0);
+        assert!(m.free(p as u64));
+        assert_eq!(&host[8..12], &0xdead_beef_u32.to_le_bytes());
+        // SAFETY: a window address is refused before anything is stored.
+        let window = unsafe { m.register_host(SHARED_WINDOW as *mut u8, 16) };
+        assert_eq!(window, Err(RegisterError::Overlaps));
+    }
+
+    #[test]
+    fn device_allocations_skip_host_backed_ranges() {
+        let mut m = GlobalMemory::new(1 << 30);
+        let first = m.alloc(256).unwrap();
+        // A fake host range right where the next device allocation would go;
+        // never dereferenced because nothing loads from it.
+        let fake = (first + 256 + GUARD_BYTES + 255) & !255;
+        // SAFETY: the range is only compared, never read or written.
+        unsafe { m.register_host(fake as *mut u8, 1024) }.unwrap();
+        let second = m.alloc(4096).unwrap();
+        assert!(
+            second >= fake + 1024 + GUARD_BYTES,
+            "{second:x} vs {fake:x}"
+        );
+        assert!(m.free(fake));
+        assert!(m.free(second) && m.free(first));
     }
 
     #[test]

@@ -117,6 +117,8 @@ pub struct HostAllocation {
     pub layout: std::alloc::Layout,
     pub flags: u32,
     pub registered: bool,
+    /// Device-accessible at its host address (mapped, zero-copy memory).
+    pub mapped: bool,
 }
 
 pub struct Driver {
@@ -135,6 +137,8 @@ pub struct Driver {
     /// Device allocation base -> owning context.
     pub allocations: BTreeMap<u64, usize>,
     pub host_allocations: BTreeMap<usize, HostAllocation>,
+    /// Managed allocations (also in `allocations`): base -> bytes mapped.
+    pub managed: BTreeMap<u64, usize>,
     /// Emulated nanoseconds since `cuInit`; see [`crate::clock`].
     pub clock_ns: u64,
     next_context_id: u64,
@@ -226,6 +230,7 @@ impl Driver {
             primary_flags: 0,
             allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
+            managed: BTreeMap::new(),
             clock_ns: 0,
             next_context_id: 1,
         }

@@ -285,7 +285,14 @@ fn cudart_12_and_13_static_and_shared() {
     let built = Built::get();
     let cache = cache_dir(built);
     let scratch = tempfile::tempdir().expect("scratch");
-    let programs = ["vector_add", "streams_events", "symbols", "host_callbacks"];
+    let programs = [
+        "vector_add",
+        "streams_events",
+        "symbols",
+        "host_callbacks",
+        "managed_round_trip",
+        "mapped_zero_copy",
+    ];
     let runtimes: [(&str, Vec<PathBuf>, Option<&Path>); 4] = [
         (
             "13-static",
@@ -411,27 +418,24 @@ fn sass_only_programs_are_refused_in_one_line_naming_the_kernel() {
     );
 }
 
+/// Managed and mapped memory runs with no driver complaint: the programs
+/// check their results on the host, through the very pointers kernels
+/// used, with no copy back.
 #[test]
-fn managed_memory_is_refused_in_one_line() {
-    let Some(nvcc) = Nvcc13::find() else { return };
+fn managed_and_mapped_memory_run_without_copies() {
+    let Some(corpus) = corpus() else { return };
     let built = Built::get();
-    let args: Vec<String> = ["-gencode", PTX_ONLY].map(String::from).to_vec();
-    let exe = nvcc.build_cached(
-        "managed_memory",
-        &[corpus_dir().join("refused/managed_memory.cu")],
-        &args,
-        &cache_dir(built),
-    );
-    let o = built.app(&exe).output().expect("run");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        stdout.contains("cudaMallocManaged: cudaErrorNotSupported"),
-        "{}",
-        output_text(&o)
-    );
-    assert!(
-        stderr.contains("managed memory") && stderr.contains("not implemented"),
-        "{stderr}"
-    );
+    for name in ["managed_memory", "managed_round_trip", "mapped_zero_copy"] {
+        let (_, exe) = corpus
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("{name} is in the corpus"));
+        let o = built.app(exe).output().expect("run");
+        check_program_output(name, &o);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !stderr.contains("prlx libcuda"),
+            "{name}: the driver complained:\n{stderr}"
+        );
+    }
 }

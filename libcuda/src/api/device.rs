@@ -33,12 +33,25 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
     }
     const UNIFIED_ADDRESSING: c_int = 41;
     const CAN_MAP_HOST_MEMORY: c_int = 19;
+    const MANAGED_MEMORY: c_int = 83;
+    const PAGEABLE_MEMORY_ACCESS: c_int = 88;
+    const CONCURRENT_MANAGED_ACCESS: c_int = 89;
+    const CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: c_int = 91;
     Ok(match attrib {
         // One address space holds every context's allocations, and
         // cuMemcpy infers directions from pointers.
         UNIFIED_ADDRESSING => 1,
-        // Host memory cannot be mapped into the emulated device.
-        CAN_MAP_HOST_MEMORY => 0,
+        // Page-locked and managed memory are host mappings the emulated
+        // device addresses at their host address (see api/memory.rs); the
+        // host may touch managed memory whenever no kernel runs, and kernels
+        // run to completion inside the launch call, so access is never
+        // concurrent in fact.
+        CAN_MAP_HOST_MEMORY
+        | MANAGED_MEMORY
+        | CONCURRENT_MANAGED_ACCESS
+        | CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM => 1,
+        // Ordinary (malloc'd, unregistered) host memory is not device memory.
+        PAGEABLE_MEMORY_ACCESS => 0,
         a => d.device.config().attribute(DeviceAttribute(a)).unwrap_or(0),
     })
 }

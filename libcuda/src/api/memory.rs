@@ -5,6 +5,13 @@
 //! for ABI completeness, but emulated device addresses do not fit in 32 bits,
 //! so those that must return a device pointer fail with
 //! `CUDA_ERROR_NOT_SUPPORTED`.
+//!
+//! Managed memory and page-locked host memory are host mappings whose host
+//! address is also their device address: the emulator runs in this process,
+//! so the driver registers the mapping with the emulated device's memory and
+//! kernels read and write the very bytes the host sees (bounds-checked like
+//! any allocation). `cuMemPrefetchAsync` and `cuMemAdvise` have nothing to
+//! move or tune, so they check their arguments and return.
 
 use crate::clock;
 use crate::cu::*;
@@ -12,12 +19,42 @@ use crate::driver::{Driver, HostAllocation, with_context};
 use crate::entry::{aliases, exports, non_null, write_optional, write_out};
 use prlx_emu::EmuError;
 use std::alloc::Layout;
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Page-locked host allocations are page aligned, as the real driver's are.
 const HOST_ALIGN: usize = 4096;
 /// `cuMemAllocPitch` rounds rows up to this.
 const PITCH_ALIGN: usize = 512;
+/// `CU_MEMHOSTALLOC_DEVICEMAP` / `CU_MEMHOSTREGISTER_DEVICEMAP`.
+const DEVICEMAP: u32 = 0x2;
+const CU_MEM_ATTACH_GLOBAL: c_uint = 0x1;
+const CU_MEM_ATTACH_HOST: c_uint = 0x2;
+/// `CU_DEVICE_CPU`: the host, as a prefetch or advice target.
+const CU_DEVICE_CPU: CUdevice = -1;
+const CU_MEM_LOCATION_TYPE_DEVICE: c_int = 1;
+const CU_MEM_LOCATION_TYPE_HOST: c_int = 2;
+const CU_MEM_LOCATION_TYPE_HOST_NUMA: c_int = 3;
+const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: c_int = 4;
+/// `CU_MEM_ADVISE_SET_READ_MOSTLY` ..= `CU_MEM_ADVISE_UNSET_ACCESSED_BY`.
+const ADVICE_RANGE: std::ops::RangeInclusive<c_int> = 1..=6;
+
+/// `CUmemLocation`, passed by value.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUmemLocation {
+    pub type_: c_int,
+    pub id: c_int,
+}
+
+/// Where host-backed mappings are asked to go (a hint the kernel honours
+/// when the range is free): far from the emulator's own device addresses
+/// (`prlx_emu::memory::GLOBAL_BASE`, 0x7f00...) and the generic windows
+/// (0x1000... to 0x3000...), so the two never collide in practice; the
+/// emulator still refuses any overlap.
+static NEXT_HOST_HINT: AtomicU64 = AtomicU64::new(0x0000_4000_0000_0000);
+/// Unmapped gap between consecutive hints.
+const HINT_GAP: u64 = 1 << 20;
 
 fn mem_error(e: EmuError) -> CUresult {
     match e {
@@ -39,7 +76,132 @@ fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
     if d.allocations.remove(&dptr).is_none() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    d.device.mem_free(dptr).map_err(mem_error)
+    d.device.mem_free(dptr).map_err(mem_error)?;
+    if let Some(len) = d.managed.remove(&dptr) {
+        // SAFETY: mapped by `map_host` with this length; the emulator no
+        // longer refers to it.
+        unsafe { unmap_host(dptr as *mut u8, len) };
+    }
+    Ok(())
+}
+
+/// Maps `bytes` of zeroed, page-aligned host memory; returns it and the
+/// mapped length.
+fn map_host(bytes: usize) -> Result<(*mut u8, usize), CUresult> {
+    let len = bytes
+        .checked_next_multiple_of(HOST_ALIGN)
+        .ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
+    let hint = NEXT_HOST_HINT.fetch_add(len as u64 + HINT_GAP, Ordering::Relaxed);
+    // SAFETY: an anonymous private mapping; the hint is only a hint
+    // (no MAP_FIXED), so nothing existing is replaced.
+    let p = unsafe {
+        libc::mmap(
+            hint as *mut c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    Ok((p as *mut u8, len))
+}
+
+/// # Safety
+/// `p`/`len` must come from [`map_host`], and nothing may use them after.
+unsafe fn unmap_host(p: *mut u8, len: usize) {
+    // SAFETY: forwarded contract.
+    unsafe { libc::munmap(p as *mut c_void, len) };
+}
+
+/// `cuMemAllocManaged`: a host mapping registered with the device at its own
+/// address, so the one pointer works on both sides.
+fn alloc_managed(d: &mut Driver, ctx: usize, bytes: usize, flags: c_uint) -> Result<u64, CUresult> {
+    if bytes == 0 || !matches!(flags, CU_MEM_ATTACH_GLOBAL | CU_MEM_ATTACH_HOST) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (p, len) = map_host(bytes)?;
+    // SAFETY: the mapping stays until `free` unregisters it from the device.
+    if let Err(e) = unsafe { d.device.mem_register_host(p, bytes as u64) } {
+        // SAFETY: just mapped, never shared.
+        unsafe { unmap_host(p, len) };
+        eprintln!("prlx libcuda: cuMemAllocManaged: {e}");
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    d.allocations.insert(p as u64, ctx);
+    d.managed.insert(p as u64, len);
+    Ok(p as u64)
+}
+
+/// The managed allocation holding `[ptr, ptr + count)`, for prefetch and
+/// advice, which apply to managed memory only.
+fn check_managed_range(d: &Driver, ptr: u64, count: usize) -> Result<(), CUresult> {
+    let (&base, &len) = d
+        .managed
+        .range(..=ptr)
+        .next_back()
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let (_, size) = d.device.mem_range(base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let end = ptr
+        .checked_add(count as u64)
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if end <= base + size.min(len as u64) {
+        Ok(())
+    } else {
+        Err(CUDA_ERROR_INVALID_VALUE)
+    }
+}
+
+/// A prefetch or advice target given as a device ordinal.
+fn check_target_device(device: CUdevice) -> Result<(), CUresult> {
+    match device {
+        0 | CU_DEVICE_CPU => Ok(()),
+        _ => Err(CUDA_ERROR_INVALID_DEVICE),
+    }
+}
+
+/// A prefetch or advice target given as a `CUmemLocation`.
+fn check_location(location: CUmemLocation) -> Result<(), CUresult> {
+    match location.type_ {
+        CU_MEM_LOCATION_TYPE_DEVICE if location.id == 0 => Ok(()),
+        CU_MEM_LOCATION_TYPE_DEVICE => Err(CUDA_ERROR_INVALID_DEVICE),
+        CU_MEM_LOCATION_TYPE_HOST
+        | CU_MEM_LOCATION_TYPE_HOST_NUMA
+        | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => Ok(()),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+fn prefetch(d: &Driver, ptr: u64, count: usize, stream: CUstream) -> Result<(), CUresult> {
+    d.check_stream(stream)?;
+    check_managed_range(d, ptr, count)
+}
+
+fn advise(d: &Driver, ptr: u64, count: usize, advice: c_int) -> Result<(), CUresult> {
+    if !ADVICE_RANGE.contains(&advice) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    check_managed_range(d, ptr, count)
+}
+
+/// The device pointer of mapped host memory at `p`: the same address.
+fn host_device_pointer(d: &Driver, p: *mut c_void, flags: c_uint) -> Result<u64, CUresult> {
+    non_null(p)?;
+    if flags != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let (&base, a) = d
+        .host_allocations
+        .range(..=p as usize)
+        .next_back()
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if p as usize - base >= a.layout.size() || !a.mapped {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(p as u64)
 }
 
 fn host_to_device(d: &mut Driver, dst: u64, src: *const c_void, n: usize) -> Result<(), CUresult> {
@@ -123,18 +285,23 @@ fn host_alloc(
     }
     let layout =
         Layout::from_size_align(bytes, HOST_ALIGN).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
-    // SAFETY: non-zero size.
-    let p = unsafe { std::alloc::alloc(layout) };
-    if p.is_null() {
+    let (p, len) = map_host(bytes)?;
+    // Every page-locked allocation is mapped, as under unified addressing:
+    // its host pointer is also its device pointer.
+    // SAFETY: the mapping stays until `cuMemFreeHost` unregisters it.
+    if let Err(e) = unsafe { d.device.mem_register_host(p, bytes as u64) } {
+        // SAFETY: just mapped, never shared.
+        unsafe { unmap_host(p, len) };
+        eprintln!("prlx libcuda: cuMemHostAlloc: {e}");
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    let registered = false;
     d.host_allocations.insert(
         p as usize,
         HostAllocation {
             layout,
             flags,
-            registered,
+            registered: false,
+            mapped: true,
         },
     );
     unsafe { write_out(pp, p as *mut c_void) }
@@ -303,12 +470,21 @@ exports! {
                 return Err(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
             }
             let layout = Layout::from_size_align(bytesize, 1).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            // Mapped into the device at its own address when it does not
+            // collide with device memory; DEVICEMAP insists.
+            // SAFETY: the application keeps the range valid until
+            // cuMemHostUnregister, which unregisters it from the device.
+            let mapped = unsafe { d.device.mem_register_host(p as *mut u8, bytesize as u64) }.is_ok();
+            if !mapped && flags & DEVICEMAP != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
             d.host_allocations.insert(
                 start,
                 HostAllocation {
                     layout,
                     flags,
                     registered: true,
+                    mapped,
                 },
             );
             Ok(())
@@ -319,6 +495,9 @@ exports! {
         with_context(|d, _| {
             match d.host_allocations.get(&(p as usize)) {
                 Some(a) if a.registered => {
+                    if a.mapped {
+                        d.device.mem_free(p as u64).map_err(mem_error)?;
+                    }
                     d.host_allocations.remove(&(p as usize));
                     Ok(())
                 }
@@ -333,23 +512,76 @@ exports! {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let a = d.host_allocations.remove(&(p as usize)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-            // SAFETY: allocated by `host_alloc` with this layout.
-            unsafe { std::alloc::dealloc(p as *mut u8, a.layout) };
+            if a.mapped {
+                d.device.mem_free(p as u64).map_err(mem_error)?;
+            }
+            let len = a.layout.size().next_multiple_of(HOST_ALIGN);
+            // SAFETY: mapped by `host_alloc` with this length; the device no
+            // longer refers to it.
+            unsafe { unmap_host(p as *mut u8, len) };
             Ok(())
         })
     }
 
-    /// Managed memory needs one pointer valid on the host and in the
-    /// emulated device; the emulator's device memory is its own, so this
-    /// refuses, saying so (cudart then reports `cudaErrorNotSupported`
-    /// rather than asking for a newer driver).
     fn cuMemAllocManaged(dptr: *mut CUdeviceptr, bytesize: usize, flags: c_uint) {
-        let _ = (dptr, bytesize, flags);
-        eprintln!(
-            "prlx libcuda: CUDA_ERROR_NOT_SUPPORTED: managed memory (cuMemAllocManaged, \
-             cudaMallocManaged) is not implemented by the prlx emulator: use cudaMalloc and copies"
-        );
-        Err(CUDA_ERROR_NOT_SUPPORTED)
+        with_context(|d, ctx| {
+            non_null(dptr)?;
+            let p = alloc_managed(d, ctx, bytesize, flags)?;
+            unsafe { write_out(dptr, p) }
+        })
+    }
+
+    fn cuMemHostGetDevicePointer_v2(pdptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) {
+        with_context(|d, _| {
+            non_null(pdptr)?;
+            let dptr = host_device_pointer(d, p, flags)?;
+            unsafe { write_out(pdptr, dptr) }
+        })
+    }
+
+    fn cuMemHostGetDevicePointer(pdptr: *mut CUdeviceptr_v1, p: *mut c_void, flags: c_uint) {
+        with_context(|d, _| {
+            non_null(pdptr)?;
+            let dptr = legacy_pointer(host_device_pointer(d, p, flags)?)?;
+            unsafe { write_out(pdptr, dptr) }
+        })
+    }
+
+    fn cuMemPrefetchAsync(dev_ptr: CUdeviceptr, count: usize, dst_device: CUdevice, stream: CUstream) {
+        with_context(|d, _| {
+            check_target_device(dst_device)?;
+            prefetch(d, dev_ptr, count, stream)
+        })
+    }
+
+    fn cuMemPrefetchAsync_v2(
+        dev_ptr: CUdeviceptr,
+        count: usize,
+        location: CUmemLocation,
+        flags: c_uint,
+        stream: CUstream,
+    ) {
+        with_context(|d, _| {
+            if flags != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            check_location(location)?;
+            prefetch(d, dev_ptr, count, stream)
+        })
+    }
+
+    fn cuMemAdvise(dev_ptr: CUdeviceptr, count: usize, advice: c_int, device: CUdevice) {
+        with_context(|d, _| {
+            check_target_device(device)?;
+            advise(d, dev_ptr, count, advice)
+        })
+    }
+
+    fn cuMemAdvise_v2(dev_ptr: CUdeviceptr, count: usize, advice: c_int, location: CUmemLocation) {
+        with_context(|d, _| {
+            check_location(location)?;
+            advise(d, dev_ptr, count, advice)
+        })
     }
 
     fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) {
@@ -484,6 +716,8 @@ exports! {
 }
 
 aliases! {
+    cuMemPrefetchAsync_ptsz = cuMemPrefetchAsync(dev_ptr: CUdeviceptr, count: usize, dst_device: CUdevice, stream: CUstream);
+    cuMemPrefetchAsync_v2_ptsz = cuMemPrefetchAsync_v2(dev_ptr: CUdeviceptr, count: usize, location: CUmemLocation, flags: c_uint, stream: CUstream);
     cuMemAllocAsync_ptsz = cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream);
     cuMemFreeAsync_ptsz = cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream);
 }

@@ -31,22 +31,45 @@ const ACCESS_READWRITE: c_uint = 3;
 /// What a pointer lies in.
 #[derive(Debug, Clone, Copy)]
 enum Region {
-    Device { base: u64, size: u64, ctx: usize },
-    Host { base: usize, size: usize },
+    /// Device memory; `managed` memory is also host memory at the same address.
+    Device {
+        base: u64,
+        size: u64,
+        ctx: usize,
+        managed: bool,
+    },
+    /// Page-locked host memory; `mapped` memory is also device memory at
+    /// the same address.
+    Host {
+        base: usize,
+        size: usize,
+        mapped: bool,
+    },
 }
 
 fn region_of(d: &Driver, current: usize, ptr: u64) -> Option<Region> {
+    if let Some((&base, a)) = d.host_allocations.range(..=ptr as usize).next_back()
+        && (ptr as usize - base) < a.layout.size()
+    {
+        return Some(Region::Host {
+            base,
+            size: a.layout.size(),
+            mapped: a.mapped,
+        });
+    }
     if let Some((base, size)) = d.device.mem_range(ptr) {
         // Module variables are not in the allocation table; they belong to
         // the context that loaded the module, which the caller has current.
         let ctx = d.allocations.get(&base).copied().unwrap_or(current);
-        return Some(Region::Device { base, size, ctx });
+        let managed = d.managed.contains_key(&base);
+        return Some(Region::Device {
+            base,
+            size,
+            ctx,
+            managed,
+        });
     }
-    let (&base, a) = d.host_allocations.range(..=ptr as usize).next_back()?;
-    (ptr as usize - base < a.layout.size()).then_some(Region::Host {
-        base,
-        size: a.layout.size(),
-    })
+    None
 }
 
 /// The value of one attribute, as the bytes the caller's `data` receives.
@@ -54,9 +77,16 @@ fn region_of(d: &Driver, current: usize, ptr: u64) -> Option<Region> {
 fn attribute(region: Region, attribute: c_uint, ptr: u64) -> Result<Option<Vec<u8>>, CUresult> {
     let u32_bytes = |v: u32| Some(v.to_ne_bytes().to_vec());
     let u64_bytes = |v: u64| Some(v.to_ne_bytes().to_vec());
-    let (is_device, base, size, ctx) = match region {
-        Region::Device { base, size, ctx } => (true, base, size, ctx),
-        Region::Host { base, size } => (false, base as u64, size as u64, 0),
+    let (is_device, base, size, ctx, managed, on_device, on_host) = match region {
+        Region::Device {
+            base,
+            size,
+            ctx,
+            managed,
+        } => (true, base, size, ctx, managed, true, managed),
+        Region::Host { base, size, mapped } => {
+            (false, base as u64, size as u64, 0, false, mapped, true)
+        }
     };
     Ok(match attribute {
         CU_POINTER_ATTRIBUTE_CONTEXT if is_device => u64_bytes(ctx as u64),
@@ -66,15 +96,15 @@ fn attribute(region: Region, attribute: c_uint, ptr: u64) -> Result<Option<Vec<u
         } else {
             CU_MEMORYTYPE_HOST
         }),
-        // Host memory is not mapped into the device, nor device memory into the host.
-        CU_POINTER_ATTRIBUTE_DEVICE_POINTER if is_device => u64_bytes(ptr),
-        CU_POINTER_ATTRIBUTE_HOST_POINTER if !is_device => u64_bytes(ptr),
+        // Managed and mapped memory has one address on both sides; other
+        // device memory is not mapped into the host.
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER if on_device => u64_bytes(ptr),
+        CU_POINTER_ATTRIBUTE_HOST_POINTER if on_host => u64_bytes(ptr),
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER | CU_POINTER_ATTRIBUTE_HOST_POINTER => None,
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS | CU_POINTER_ATTRIBUTE_MAPPED => u32_bytes(1),
         CU_POINTER_ATTRIBUTE_BUFFER_ID => u64_bytes(base),
-        CU_POINTER_ATTRIBUTE_IS_MANAGED | CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => {
-            u32_bytes(0)
-        }
+        CU_POINTER_ATTRIBUTE_IS_MANAGED => u32_bytes(managed.into()),
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => u32_bytes(0),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => u32_bytes(0),
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => u64_bytes(base),
         CU_POINTER_ATTRIBUTE_RANGE_SIZE => u64_bytes(size),
@@ -136,7 +166,16 @@ exports! {
                 let (attr, out) = unsafe { (*attributes.add(i), *data.add(i)) };
                 let value = match region {
                     Some(r) => attribute(r, attr, ptr)?,
-                    None => attribute(Region::Host { base: 0, size: 0 }, attr, ptr).map(|_| None)?,
+                    None => attribute(
+                        Region::Host {
+                            base: 0,
+                            size: 0,
+                            mapped: false,
+                        },
+                        attr,
+                        ptr,
+                    )
+                    .map(|_| None)?,
                 };
                 if out.is_null() {
                     continue;
@@ -159,10 +198,12 @@ mod tests {
             base: 0x1000,
             size: 256,
             ctx: 7,
+            managed: false,
         };
         let host = Region::Host {
             base: 0x2000,
             size: 64,
+            mapped: false,
         };
         let t = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
         assert_eq!(
