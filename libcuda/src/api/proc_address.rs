@@ -172,6 +172,7 @@ pub fn table() -> &'static [ProcEntry] {
                 @ptds 9020 => cuStreamGetCtx_ptsz, @ptds 12050 => cuStreamGetCtx_v2_ptsz;
             "cuStreamWaitEvent": 3020 => cuStreamWaitEvent, @ptds 7000 => cuStreamWaitEvent_ptsz;
             "cuStreamQuery": 2000 => cuStreamQuery, @ptds 7000 => cuStreamQuery_ptsz;
+            "cuStreamIsCapturing": 10000 => cuStreamIsCapturing, @ptds 10000 => cuStreamIsCapturing_ptsz;
             "cuStreamSynchronize": 2000 => cuStreamSynchronize, @ptds 7000 => cuStreamSynchronize_ptsz;
             "cuStreamDestroy": 2000 => cuStreamDestroy, 4000 => cuStreamDestroy_v2;
             "cuLaunchHostFunc": 10000 => cuLaunchHostFunc, @ptds 10000 => cuLaunchHostFunc_ptsz;

@@ -56,6 +56,16 @@ exports! {
         with_context(|d, _| d.check_stream(h_stream))
     }
 
+    /// Stream capture is not supported (`cuStreamBeginCapture` is refused),
+    /// so no stream is ever capturing: `CU_STREAM_CAPTURE_STATUS_NONE`.
+    fn cuStreamIsCapturing(h_stream: CUstream, capture_status: *mut c_int) {
+        with_context(|d, _| {
+            non_null(capture_status)?;
+            d.check_stream(h_stream)?;
+            unsafe { write_out(capture_status, 0) }
+        })
+    }
+
     /// Work is already complete when this is called, so there is nothing to order.
     fn cuStreamWaitEvent(h_stream: CUstream, h_event: CUevent, flags: c_uint) {
         with_context(|d, _| {
@@ -212,6 +222,7 @@ aliases! {
     cuEventElapsedTime_v2 = cuEventElapsedTime(pms: *mut f32, h_start: CUevent, h_end: CUevent);
     cuStreamSynchronize_ptsz = cuStreamSynchronize(h_stream: CUstream);
     cuStreamQuery_ptsz = cuStreamQuery(h_stream: CUstream);
+    cuStreamIsCapturing_ptsz = cuStreamIsCapturing(h_stream: CUstream, capture_status: *mut c_int);
     cuStreamWaitEvent_ptsz = cuStreamWaitEvent(h_stream: CUstream, h_event: CUevent, flags: c_uint);
     cuStreamGetPriority_ptsz = cuStreamGetPriority(h_stream: CUstream, priority: *mut c_int);
     cuStreamGetFlags_ptsz = cuStreamGetFlags(h_stream: CUstream, flags: *mut c_uint);

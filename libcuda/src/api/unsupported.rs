@@ -482,7 +482,6 @@ unsupported! {
     "cuStreamGetDevice": 12080 => cuStreamGetDevice, @ptds 12080 => cuStreamGetDevice_ptsz;
     "cuStreamGetGreenCtx": 12040 => cuStreamGetGreenCtx;
     "cuStreamGetId": 12000 => cuStreamGetId, @ptds 12000 => cuStreamGetId_ptsz;
-    "cuStreamIsCapturing": 10000 => cuStreamIsCapturing, @ptds 10000 => cuStreamIsCapturing_ptsz;
     "cuStreamSetAttribute": 11000 => cuStreamSetAttribute, @ptds 11000 => cuStreamSetAttribute_ptsz;
     "cuStreamUpdateCaptureDependencies":
         11030 => cuStreamUpdateCaptureDependencies,
