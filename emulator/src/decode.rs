@@ -293,7 +293,15 @@ pub fn decode_module(
                     ));
                     continue;
                 }
-                let Some(addr) = memory.alloc(size.max(1)) else {
+                // `__managed__` variables live at their host address, so
+                // the host can use the pointer cuLibraryGetManaged returns.
+                let managed = v.attributes.iter().any(|a| a == "managed");
+                let addr = if managed {
+                    memory.alloc_host_addressed(size.max(1))
+                } else {
+                    memory.alloc(size.max(1))
+                };
+                let Some(addr) = addr else {
                     m.diags.push(diag(
                         file,
                         v.span,

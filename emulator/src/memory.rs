@@ -83,6 +83,11 @@ impl Allocation {
                 .is_some_and(|end| end <= self.base + self.len as u64)
     }
 
+    /// Whether the host address of the bytes is their device address.
+    fn host_addressed(&self) -> bool {
+        self.ptr as u64 == self.base
+    }
+
     /// End of the address range, guard gap included.
     fn end_with_guard(&self) -> u64 {
         self.base + self.len as u64 + GUARD_BYTES
@@ -175,7 +180,7 @@ impl GlobalMemory {
     fn free_base(&self, rounded: u64) -> u64 {
         let mut base = self.next_base;
         for a in &self.allocations {
-            if a.owned || a.end_with_guard() <= base {
+            if !a.host_addressed() || a.end_with_guard() <= base {
                 continue;
             }
             if a.base < base + rounded + GUARD_BYTES {
@@ -224,11 +229,43 @@ impl GlobalMemory {
         Ok(())
     }
 
-    /// Whether the allocation at `base` is host-backed.
+    /// Whether the allocation at `base` lives at its own host address
+    /// (registered host memory, or [`GlobalMemory::alloc_host_addressed`]).
     pub fn is_host_backed(&self, base: u64) -> bool {
         self.allocations
             .binary_search_by_key(&base, |a| a.base)
-            .is_ok_and(|i| !self.allocations[i].owned)
+            .is_ok_and(|i| self.allocations[i].host_addressed())
+    }
+
+    /// Allocates `bytes` zeroed bytes whose device address is their host
+    /// address (`__managed__` module variables: the host reads them through
+    /// that pointer). Counted in the budget; `None` when over it or when the
+    /// host address collides with an allocation.
+    pub fn alloc_host_addressed(&mut self, bytes: u64) -> Option<u64> {
+        let size = bytes.max(1);
+        let rounded = size.checked_add(ALLOC_ALIGN - 1)? & !(ALLOC_ALIGN - 1);
+        if self.used.checked_add(rounded)? > self.budget {
+            return None;
+        }
+        let len = usize::try_from(size).ok()?;
+        let mut a = Allocation::owned(0, len);
+        a.base = a.ptr as u64;
+        let (base, end) = (a.base, a.base + len as u64);
+        let window_hit = [SHARED_WINDOW, LOCAL_WINDOW, PARAM_WINDOW]
+            .iter()
+            .any(|&w| base < w + WINDOW_SIZE && end > w);
+        let alloc_hit = self
+            .allocations
+            .iter()
+            .any(|o| base < o.base + o.len as u64 && end > o.base);
+        if window_hit || alloc_hit {
+            return None;
+        }
+        self.used += rounded;
+        let at = self.allocations.partition_point(|o| o.base < base);
+        self.allocations.insert(at, a);
+        self.last_hit.set(0);
+        Some(base)
     }
 
     /// Frees the allocation starting at `base`; `false` if there is none.
@@ -420,6 +457,21 @@ mod tests {
         // SAFETY: a window address is refused before anything is stored.
         let window = unsafe { m.register_host(SHARED_WINDOW as *mut u8, 16) };
         assert_eq!(window, Err(RegisterError::Overlaps));
+    }
+
+    #[test]
+    fn host_addressed_allocations_are_readable_through_their_address() {
+        let mut m = GlobalMemory::new(1 << 20);
+        let p = m.alloc_host_addressed(12).unwrap();
+        assert!(m.is_host_backed(p));
+        m.store(p + 4, 4, 77).unwrap();
+        // SAFETY: the allocation is live and 12 bytes long.
+        let host = unsafe { std::ptr::read_unaligned((p + 4) as *const u32) };
+        assert_eq!(host, 77);
+        assert!(m.load(p + 12, 1).is_err());
+        assert_eq!(m.used(), 256);
+        assert!(m.free(p));
+        assert_eq!(m.used(), 0);
     }
 
     #[test]

@@ -229,3 +229,40 @@ fn mapped_host_memory_has_a_device_pointer() {
         );
     }
 }
+
+#[test]
+fn managed_module_variables_live_at_their_host_address() {
+    context();
+    let ptx = c".version 8.0
+.target sm_80
+.address_size 64
+.global .attribute(.managed) .align 4 .u32 flag = 7;
+.global .align 4 .u32 plain;
+";
+    unsafe {
+        use cuda::api::library::*;
+        let mut lib: *mut c_void = null_mut();
+        let code = ptx.as_ptr().cast();
+        let none = null_mut();
+        assert_eq!(
+            cuLibraryLoadData(&mut lib, code, none, null_mut(), 0, none, null_mut(), 0),
+            CUDA_SUCCESS
+        );
+        let (mut p, mut size): (CUdeviceptr, usize) = (0, 0);
+        assert_eq!(
+            cuLibraryGetManaged(&mut p, &mut size, lib, c"flag".as_ptr()),
+            CUDA_SUCCESS
+        );
+        assert_eq!(size, 4);
+        // The host reads the initializer through the device pointer.
+        assert_eq!(*(p as *const u32), 7);
+        assert_eq!(cuMemsetD32_v2(p, 9, 1), CUDA_SUCCESS);
+        assert_eq!(*(p as *const u32), 9);
+        assert_eq!(attr_u32(IS_MANAGED, p), Ok(1));
+        assert_eq!(
+            cuLibraryGetManaged(&mut p, &mut size, lib, c"plain".as_ptr()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuLibraryUnload(lib), CUDA_SUCCESS);
+    }
+}

@@ -425,7 +425,12 @@ fn sass_only_programs_are_refused_in_one_line_naming_the_kernel() {
 fn managed_and_mapped_memory_run_without_copies() {
     let Some(corpus) = corpus() else { return };
     let built = Built::get();
-    for name in ["managed_memory", "managed_round_trip", "mapped_zero_copy"] {
+    for name in [
+        "managed_memory",
+        "managed_round_trip",
+        "managed_variables",
+        "mapped_zero_copy",
+    ] {
         let (_, exe) = corpus
             .iter()
             .find(|(n, _)| n == name)

@@ -148,6 +148,24 @@ exports! {
         })
     }
 
+    /// A `__managed__` variable: the emulator placed it at its own host
+    /// address, so the pointer is valid on the host and in kernels.
+    fn cuLibraryGetManaged(dptr: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char) {
+        with_driver(|d| {
+            let name = unsafe { c_str(name) }?;
+            let module = library_module(d, library)?;
+            let (addr, size) = get_global(d, module, name)?;
+            if !d.device.mem_is_host_backed(addr) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            unsafe {
+                write_optional(dptr, addr);
+                write_optional(bytes, size as usize);
+            }
+            Ok(())
+        })
+    }
+
     fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: *mut c_void) {
         with_driver(|d| {
             non_null(p_func)?;

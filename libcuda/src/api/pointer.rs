@@ -61,7 +61,9 @@ fn region_of(d: &Driver, current: usize, ptr: u64) -> Option<Region> {
         // Module variables are not in the allocation table; they belong to
         // the context that loaded the module, which the caller has current.
         let ctx = d.allocations.get(&base).copied().unwrap_or(current);
-        let managed = d.managed.contains_key(&base);
+        // Managed allocations and `__managed__` variables live at their
+        // host address (mapped host memory was answered above).
+        let managed = d.device.mem_is_host_backed(base);
         return Some(Region::Device {
             base,
             size,

@@ -110,6 +110,7 @@ pub fn table() -> &'static [ProcEntry] {
             "cuLibraryGetModule": 12000 => cuLibraryGetModule;
             "cuLibraryGetKernel": 12000 => cuLibraryGetKernel;
             "cuLibraryGetGlobal": 12000 => cuLibraryGetGlobal;
+            "cuLibraryGetManaged": 12000 => cuLibraryGetManaged;
             "cuKernelGetFunction": 12000 => cuKernelGetFunction;
             "cuKernelGetLibrary": 12050 => cuKernelGetLibrary;
             "cuKernelGetName": 12030 => cuKernelGetName;

@@ -290,7 +290,6 @@ unsupported! {
     "cuLaunchHostFunc": 13010 => cuLaunchHostFunc_v2, @ptds 13010 => cuLaunchHostFunc_v2_ptsz;
     "cuLibraryEnumerateKernels": 12040 => cuLibraryEnumerateKernels;
     "cuLibraryGetKernelCount": 12040 => cuLibraryGetKernelCount;
-    "cuLibraryGetManaged": 12000 => cuLibraryGetManaged;
     "cuLibraryGetUnifiedFunction": 12000 => cuLibraryGetUnifiedFunction;
     "cuLogicalEndpointAddDevice": 13030 => cuLogicalEndpointAddDevice;
     "cuLogicalEndpointBindAddr": 13030 => cuLogicalEndpointBindAddr;
