@@ -313,6 +313,11 @@ impl Driver {
             self.allocations.remove(&base);
             // The allocation was live in our table, so the emulator knows it.
             let _ = self.device.mem_free(base);
+            if let Some(len) = self.managed.remove(&base) {
+                // SAFETY: a managed allocation's own mapping (see
+                // api/memory.rs), which the emulator no longer refers to.
+                unsafe { libc::munmap(base as *mut std::ffi::c_void, len) };
+            }
         }
     }
 

@@ -266,3 +266,25 @@ fn managed_module_variables_live_at_their_host_address() {
         assert_eq!(cuLibraryUnload(lib), CUDA_SUCCESS);
     }
 }
+
+#[test]
+fn destroying_a_context_frees_its_managed_memory() {
+    unsafe {
+        assert_eq!(cuInit(0), CUDA_SUCCESS);
+        let mut ctx: CUcontext = null_mut();
+        assert_eq!(cuCtxCreate_v2(&mut ctx, 0, 0), CUDA_SUCCESS);
+        let mut m: CUdeviceptr = 0;
+        assert_eq!(cuMemAllocManaged(&mut m, 4096, ATTACH_GLOBAL), CUDA_SUCCESS);
+        assert_eq!(libc::msync(m as *mut c_void, 4096, libc::MS_ASYNC), 0);
+        assert_eq!(cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+        // The mapping is gone: msync of an unmapped page fails (ENOMEM).
+        assert_eq!(libc::msync(m as *mut c_void, 4096, libc::MS_ASYNC), -1);
+        context();
+        assert_eq!(attr_u32(IS_MANAGED, m), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(
+            cuMemPrefetchAsync(m, 4, 0, null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuMemFree_v2(m), CUDA_ERROR_INVALID_VALUE);
+    }
+}
