@@ -121,6 +121,29 @@ pub struct HostAllocation {
     pub mapped: bool,
 }
 
+/// What `cuMemAdvise` and `cuMemPrefetchAsync` said about one page of a
+/// managed allocation, for `cuMemRangeGetAttribute(s)`. Locations are device
+/// ordinals, `CU_DEVICE_CPU` (-1) or `CU_DEVICE_INVALID` (-2, none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageAdvice {
+    pub read_mostly: bool,
+    pub preferred: i32,
+    /// Bit 0: device 0; bit 1: the CPU.
+    pub accessed_by: u8,
+    pub last_prefetch: i32,
+}
+
+impl Default for PageAdvice {
+    fn default() -> PageAdvice {
+        PageAdvice {
+            read_mostly: false,
+            preferred: -2,
+            accessed_by: 0,
+            last_prefetch: -2,
+        }
+    }
+}
+
 pub struct Driver {
     pub device: Device,
     pub contexts: HandleTable<Context>,
@@ -139,6 +162,9 @@ pub struct Driver {
     pub host_allocations: BTreeMap<usize, HostAllocation>,
     /// Managed allocations (also in `allocations`): base -> bytes mapped.
     pub managed: BTreeMap<u64, usize>,
+    /// Per-page advice of managed allocations that were advised or
+    /// prefetched (absent: all default).
+    pub managed_advice: BTreeMap<u64, Vec<PageAdvice>>,
     /// Emulated nanoseconds since `cuInit`; see [`crate::clock`].
     pub clock_ns: u64,
     next_context_id: u64,
@@ -231,6 +257,7 @@ impl Driver {
             allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
             managed: BTreeMap::new(),
+            managed_advice: BTreeMap::new(),
             clock_ns: 0,
             next_context_id: 1,
         }
@@ -313,6 +340,7 @@ impl Driver {
             self.allocations.remove(&base);
             // The allocation was live in our table, so the emulator knows it.
             let _ = self.device.mem_free(base);
+            self.managed_advice.remove(&base);
             if let Some(len) = self.managed.remove(&base) {
                 // SAFETY: a managed allocation's own mapping (see
                 // api/memory.rs), which the emulator no longer refers to.

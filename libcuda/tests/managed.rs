@@ -288,3 +288,109 @@ fn destroying_a_context_frees_its_managed_memory() {
         assert_eq!(cuMemFree_v2(m), CUDA_ERROR_INVALID_VALUE);
     }
 }
+
+fn range_int(attribute: i32, ptr: u64, count: usize) -> Result<i32, CUresult> {
+    let mut v = 0i32;
+    let r =
+        unsafe { cuMemRangeGetAttribute((&mut v as *mut i32).cast(), 4, attribute, ptr, count) };
+    if r == CUDA_SUCCESS { Ok(v) } else { Err(r) }
+}
+
+#[test]
+fn range_attributes_report_advice_and_prefetches_per_page() {
+    context();
+    unsafe {
+        let mut m: CUdeviceptr = 0;
+        let page = 4096usize;
+        assert_eq!(
+            cuMemAllocManaged(&mut m, 4 * page, ATTACH_GLOBAL),
+            CUDA_SUCCESS
+        );
+        let all = 4 * page;
+        // Nothing said yet.
+        assert_eq!(range_int(1, m, all), Ok(0));
+        assert_eq!(range_int(2, m, all), Ok(-2));
+        assert_eq!(range_int(4, m, all), Ok(-2));
+        // Read-mostly on the first two pages only.
+        assert_eq!(cuMemAdvise(m, 2 * page, 1, 0), CUDA_SUCCESS);
+        assert_eq!(range_int(1, m, 2 * page), Ok(1));
+        assert_eq!(range_int(1, m + 100, page), Ok(1));
+        assert_eq!(range_int(1, m, 3 * page), Ok(0));
+        assert_eq!(cuMemAdvise(m, page, 2, 0), CUDA_SUCCESS);
+        assert_eq!(range_int(1, m, 2 * page), Ok(0));
+        assert_eq!(range_int(1, m + page as u64, page), Ok(1));
+        // Preferred location: the CPU on all pages, then the device on one.
+        let host = CUmemLocation { type_: 2, id: 0 };
+        assert_eq!(cuMemAdvise_v2(m, all, 3, host), CUDA_SUCCESS);
+        assert_eq!(range_int(2, m, all), Ok(-1));
+        assert_eq!(range_int(5, m, all), Ok(2));
+        assert_eq!(cuMemAdvise(m + 3 * page as u64, page, 3, 0), CUDA_SUCCESS);
+        assert_eq!(range_int(2, m, all), Ok(-2));
+        assert_eq!(range_int(2, m + 3 * page as u64, 8), Ok(0));
+        assert_eq!(range_int(6, m + 3 * page as u64, 8), Ok(0));
+        assert_eq!(range_int(5, m + 3 * page as u64, 8), Ok(1));
+        // Accessed-by: a list, padded with CU_DEVICE_INVALID.
+        assert_eq!(cuMemAdvise(m, all, 5, 0), CUDA_SUCCESS);
+        assert_eq!(cuMemAdvise(m, page, 5, -1), CUDA_SUCCESS);
+        let mut list = [7i32; 3];
+        assert_eq!(
+            cuMemRangeGetAttribute(list.as_mut_ptr().cast(), 12, 3, m, page),
+            CUDA_SUCCESS
+        );
+        assert_eq!(list, [0, -1, -2]);
+        assert_eq!(
+            cuMemRangeGetAttribute(list.as_mut_ptr().cast(), 12, 3, m, all),
+            CUDA_SUCCESS
+        );
+        assert_eq!(list, [0, -2, -2]);
+        // Last prefetch location, and several attributes at once.
+        assert_eq!(cuMemPrefetchAsync(m, all, 0, null_mut()), CUDA_SUCCESS);
+        assert_eq!(cuMemPrefetchAsync(m, page, -1, null_mut()), CUDA_SUCCESS);
+        let (mut a, mut b) = (9i32, 9i32);
+        let mut data: [*mut c_void; 2] = [(&mut a as *mut i32).cast(), (&mut b as *mut i32).cast()];
+        let mut sizes = [4usize, 4];
+        let mut attrs = [4i32, 7];
+        assert_eq!(
+            cuMemRangeGetAttributes(
+                data.as_mut_ptr(),
+                sizes.as_mut_ptr(),
+                attrs.as_mut_ptr(),
+                2,
+                m + page as u64,
+                page
+            ),
+            CUDA_SUCCESS
+        );
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(range_int(4, m, all), Ok(-2));
+        assert_eq!(range_int(4, m, 10), Ok(-1));
+        // Errors: bad size, bad attribute, outside the allocation, not managed.
+        let mut v = 0i32;
+        let pv = (&mut v as *mut i32).cast();
+        assert_eq!(
+            cuMemRangeGetAttribute(pv, 8, 1, m, all),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuMemRangeGetAttribute(pv, 4, 99, m, all),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuMemRangeGetAttribute(pv, 4, 1, m, all + 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuMemRangeGetAttribute(pv, 4, 1, m, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let mut d: CUdeviceptr = 0;
+        assert_eq!(cuMemAlloc_v2(&mut d, 64), CUDA_SUCCESS);
+        assert_eq!(
+            cuMemRangeGetAttribute(pv, 4, 1, d, 64),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuMemFree_v2(d), CUDA_SUCCESS);
+        assert_eq!(cuMemFree_v2(m), CUDA_SUCCESS);
+        assert_eq!(range_int(1, m, 4), Err(CUDA_ERROR_INVALID_VALUE));
+    }
+}

@@ -11,11 +11,12 @@
 //! so the driver registers the mapping with the emulated device's memory and
 //! kernels read and write the very bytes the host sees (bounds-checked like
 //! any allocation). `cuMemPrefetchAsync` and `cuMemAdvise` have nothing to
-//! move or tune, so they check their arguments and return.
+//! move or tune; they record, per page, what `cuMemRangeGetAttribute(s)`
+//! reports.
 
 use crate::clock;
 use crate::cu::*;
-use crate::driver::{Driver, HostAllocation, with_context};
+use crate::driver::{Driver, HostAllocation, PageAdvice, with_context};
 use crate::entry::{aliases, exports, non_null, write_optional, write_out};
 use prlx_emu::EmuError;
 use std::alloc::Layout;
@@ -77,6 +78,7 @@ fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     d.device.mem_free(dptr).map_err(mem_error)?;
+    d.managed_advice.remove(&dptr);
     if let Some(len) = d.managed.remove(&dptr) {
         // SAFETY: mapped by `map_host` with this length; the emulator no
         // longer refers to it.
@@ -137,8 +139,8 @@ fn alloc_managed(d: &mut Driver, ctx: usize, bytes: usize, flags: c_uint) -> Res
 }
 
 /// The managed allocation holding `[ptr, ptr + count)`, for prefetch and
-/// advice, which apply to managed memory only.
-fn check_managed_range(d: &Driver, ptr: u64, count: usize) -> Result<(), CUresult> {
+/// advice, which apply to managed memory only: its base and size.
+fn check_managed_range(d: &Driver, ptr: u64, count: usize) -> Result<(u64, u64), CUresult> {
     let (&base, &len) = d
         .managed
         .range(..=ptr)
@@ -149,10 +151,101 @@ fn check_managed_range(d: &Driver, ptr: u64, count: usize) -> Result<(), CUresul
         .checked_add(count as u64)
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if end <= base + size.min(len as u64) {
-        Ok(())
+        Ok((base, size))
     } else {
         Err(CUDA_ERROR_INVALID_VALUE)
     }
+}
+
+/// The advice of the pages `[ptr, ptr + count)` touches, created on first use.
+fn advice_pages(d: &mut Driver, ptr: u64, count: usize) -> Result<&mut [PageAdvice], CUresult> {
+    let (base, size) = check_managed_range(d, ptr, count)?;
+    let pages = d
+        .managed_advice
+        .entry(base)
+        .or_insert_with(|| vec![PageAdvice::default(); size.div_ceil(HOST_ALIGN as u64) as usize]);
+    if count == 0 {
+        return Ok(&mut pages[..0]);
+    }
+    let first = ((ptr - base) / HOST_ALIGN as u64) as usize;
+    let last = ((ptr + count as u64 - 1 - base) / HOST_ALIGN as u64) as usize;
+    Ok(&mut pages[first..=last])
+}
+
+/// The single value all of `values` share, or `CU_DEVICE_INVALID`.
+fn common(mut values: impl Iterator<Item = i32>) -> i32 {
+    let Some(first) = values.next() else {
+        return -2;
+    };
+    if values.all(|v| v == first) {
+        first
+    } else {
+        -2
+    }
+}
+
+/// One `CUmem_range_attribute` of `[ptr, ptr + count)` as the ints the
+/// caller's `data_size` bytes receive.
+fn range_attribute(
+    d: &mut Driver,
+    attribute: c_int,
+    data_size: usize,
+    ptr: u64,
+    count: usize,
+) -> Result<Vec<i32>, CUresult> {
+    if count == 0 || data_size == 0 || data_size % 4 != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let pages = advice_pages(d, ptr, count)?;
+    let location_type = |id: i32| match id {
+        -2 => 0,
+        -1 => CU_MEM_LOCATION_TYPE_HOST,
+        _ => CU_MEM_LOCATION_TYPE_DEVICE,
+    };
+    let location_id = |id: i32| if id >= 0 { id } else { 0 };
+    let scalar = |v: i32| {
+        if data_size == 4 {
+            Ok(vec![v])
+        } else {
+            Err(CUDA_ERROR_INVALID_VALUE)
+        }
+    };
+    let preferred = common(pages.iter().map(|p| p.preferred));
+    let prefetched = common(pages.iter().map(|p| p.last_prefetch));
+    match attribute {
+        // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        1 => scalar(pages.iter().all(|p| p.read_mostly).into()),
+        // PREFERRED_LOCATION
+        2 => scalar(preferred),
+        // ACCESSED_BY: the devices advised for the whole range, then
+        // CU_DEVICE_INVALID.
+        3 => {
+            let all = pages.iter().fold(0b11, |acc, p| acc & p.accessed_by);
+            let mut out: Vec<i32> = [(1u8, 0), (2, CU_DEVICE_CPU)]
+                .iter()
+                .filter(|(bit, _)| all & bit != 0)
+                .map(|&(_, dev)| dev)
+                .collect();
+            out.resize(data_size / 4, -2);
+            out.truncate(data_size / 4);
+            Ok(out)
+        }
+        // LAST_PREFETCH_LOCATION
+        4 => scalar(prefetched),
+        // PREFERRED_LOCATION_TYPE / _ID, LAST_PREFETCH_LOCATION_TYPE / _ID
+        5 => scalar(location_type(preferred)),
+        6 => scalar(location_id(preferred)),
+        7 => scalar(location_type(prefetched)),
+        8 => scalar(location_id(prefetched)),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// # Safety
+/// `data` must be writable for `values.len()` ints.
+unsafe fn write_ints(data: *mut c_void, values: &[i32]) {
+    // SAFETY: forwarded contract.
+    unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), data as *mut i32, values.len()) };
 }
 
 /// A prefetch or advice target given as a device ordinal.
@@ -175,16 +268,52 @@ fn check_location(location: CUmemLocation) -> Result<(), CUresult> {
     }
 }
 
-fn prefetch(d: &Driver, ptr: u64, count: usize, stream: CUstream) -> Result<(), CUresult> {
+fn prefetch(
+    d: &mut Driver,
+    ptr: u64,
+    count: usize,
+    target: CUdevice,
+    stream: CUstream,
+) -> Result<(), CUresult> {
     d.check_stream(stream)?;
-    check_managed_range(d, ptr, count)
+    for page in advice_pages(d, ptr, count)? {
+        page.last_prefetch = target;
+    }
+    Ok(())
 }
 
-fn advise(d: &Driver, ptr: u64, count: usize, advice: c_int) -> Result<(), CUresult> {
+fn advise(
+    d: &mut Driver,
+    ptr: u64,
+    count: usize,
+    advice: c_int,
+    target: CUdevice,
+) -> Result<(), CUresult> {
     if !ADVICE_RANGE.contains(&advice) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    check_managed_range(d, ptr, count)
+    let bit = if target == CU_DEVICE_CPU { 2 } else { 1 };
+    for page in advice_pages(d, ptr, count)? {
+        match advice {
+            1 => page.read_mostly = true,
+            2 => page.read_mostly = false,
+            3 => page.preferred = target,
+            4 => page.preferred = -2,
+            5 => page.accessed_by |= bit,
+            _ => page.accessed_by &= !bit,
+        }
+    }
+    Ok(())
+}
+
+/// A `CUmemLocation` as a device ordinal or `CU_DEVICE_CPU`.
+fn location_device(location: CUmemLocation) -> Result<CUdevice, CUresult> {
+    check_location(location)?;
+    Ok(if location.type_ == CU_MEM_LOCATION_TYPE_DEVICE {
+        location.id
+    } else {
+        CU_DEVICE_CPU
+    })
 }
 
 /// The device pointer of mapped host memory at `p`: the same address.
@@ -550,7 +679,7 @@ exports! {
     fn cuMemPrefetchAsync(dev_ptr: CUdeviceptr, count: usize, dst_device: CUdevice, stream: CUstream) {
         with_context(|d, _| {
             check_target_device(dst_device)?;
-            prefetch(d, dev_ptr, count, stream)
+            prefetch(d, dev_ptr, count, dst_device, stream)
         })
     }
 
@@ -565,22 +694,67 @@ exports! {
             if flags != 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            check_location(location)?;
-            prefetch(d, dev_ptr, count, stream)
+            let target = location_device(location)?;
+            prefetch(d, dev_ptr, count, target, stream)
         })
     }
 
     fn cuMemAdvise(dev_ptr: CUdeviceptr, count: usize, advice: c_int, device: CUdevice) {
         with_context(|d, _| {
             check_target_device(device)?;
-            advise(d, dev_ptr, count, advice)
+            advise(d, dev_ptr, count, advice, device)
         })
     }
 
     fn cuMemAdvise_v2(dev_ptr: CUdeviceptr, count: usize, advice: c_int, location: CUmemLocation) {
         with_context(|d, _| {
-            check_location(location)?;
-            advise(d, dev_ptr, count, advice)
+            let target = location_device(location)?;
+            advise(d, dev_ptr, count, advice, target)
+        })
+    }
+
+    fn cuMemRangeGetAttribute(
+        data: *mut c_void,
+        data_size: usize,
+        attribute: c_int,
+        dev_ptr: CUdeviceptr,
+        count: usize,
+    ) {
+        with_context(|d, _| {
+            non_null(data)?;
+            let values = range_attribute(d, attribute, data_size, dev_ptr, count)?;
+            unsafe { write_ints(data, &values) };
+            Ok(())
+        })
+    }
+
+    fn cuMemRangeGetAttributes(
+        data: *mut *mut c_void,
+        data_sizes: *mut usize,
+        attributes: *mut c_int,
+        num_attributes: usize,
+        dev_ptr: CUdeviceptr,
+        count: usize,
+    ) {
+        with_context(|d, _| {
+            non_null(data)?;
+            non_null(data_sizes)?;
+            non_null(attributes)?;
+            if num_attributes == 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            // All answers first, so an invalid one writes nothing.
+            let mut answers = Vec::with_capacity(num_attributes);
+            for i in 0..num_attributes {
+                // SAFETY: the three arrays hold `num_attributes` entries.
+                let (out, size, attr) = unsafe { (*data.add(i), *data_sizes.add(i), *attributes.add(i)) };
+                non_null(out)?;
+                answers.push((out, range_attribute(d, attr, size, dev_ptr, count)?));
+            }
+            for (out, values) in answers {
+                unsafe { write_ints(out, &values) };
+            }
+            Ok(())
         })
     }
 

@@ -349,8 +349,6 @@ unsupported! {
     "cuMemPrefetchBatchAsync":
         13000 => cuMemPrefetchBatchAsync,
         @ptds 13000 => cuMemPrefetchBatchAsync_ptsz;
-    "cuMemRangeGetAttribute": 8000 => cuMemRangeGetAttribute;
-    "cuMemRangeGetAttributes": 8000 => cuMemRangeGetAttributes;
     "cuMemRelease": 10020 => cuMemRelease;
     "cuMemRetainAllocationHandle": 11000 => cuMemRetainAllocationHandle;
     "cuMemSetAccess": 10020 => cuMemSetAccess;
