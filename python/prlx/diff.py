@@ -55,12 +55,12 @@ class Divergence:
         )
 
 
-class DiffResult:
-    """The report of one trace diff: what ``prlxctl diff A B --json`` prints."""
+class _JsonReport:
+    """A report as ``prlxctl`` prints it with ``--json``: the text and its parsed form."""
 
     def __init__(self, text: str) -> None:
         self.json: str = text
-        """The JSON text, byte for byte as ``prlxctl diff --json`` prints it."""
+        """The JSON text, byte for byte as ``prlxctl`` prints it."""
         self.data: Dict[str, Any] = _json.loads(text)
         """The JSON document as Python objects."""
 
@@ -72,6 +72,16 @@ class DiffResult:
     @property
     def diverged(self) -> bool:
         return self.status == "diverged"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.data
+
+    def to_json(self) -> str:
+        return self.json
+
+
+class DiffResult(_JsonReport):
+    """The report of one trace diff: what ``prlxctl diff A B --json`` prints."""
 
     @property
     def identical(self) -> bool:
@@ -111,12 +121,6 @@ class DiffResult:
         masks = self.breakdown.get("ActiveMask", 0) if ignore_active_mask else 0
         return self.total_divergences - masks
 
-    def to_dict(self) -> Dict[str, Any]:
-        return self.data
-
-    def to_json(self) -> str:
-        return self.json
-
     def __repr__(self) -> str:
         return (
             f"DiffResult(status={self.status!r}, kernel={self.kernel!r}, "
@@ -124,23 +128,8 @@ class DiffResult:
         )
 
 
-class SessionDiffResult:
+class SessionDiffResult(_JsonReport):
     """The report of a session diff: what ``prlxctl diff --session A B --json`` prints."""
-
-    def __init__(self, text: str) -> None:
-        self.json: str = text
-        """The JSON text, as ``prlxctl diff --session --json`` prints it."""
-        self.data: Dict[str, Any] = _json.loads(text)
-        """The JSON document as Python objects."""
-
-    @property
-    def status(self) -> str:
-        """``"diverged"``, ``"identical"`` or ``"unknown"``."""
-        return self.data["status"]
-
-    @property
-    def diverged(self) -> bool:
-        return self.status == "diverged"
 
     @property
     def launches(self) -> List[Dict[str, Any]]:
@@ -170,12 +159,6 @@ class SessionDiffResult:
     @property
     def total_divergences(self) -> int:
         return sum(l["total_divergences"] for l in self.launches)
-
-    def to_dict(self) -> Dict[str, Any]:
-        return self.data
-
-    def to_json(self) -> str:
-        return self.json
 
     def __repr__(self) -> str:
         return (
