@@ -5,59 +5,10 @@
 //! Without a file, builds a ~1 MiB module from the committed samples (their
 //! bodies repeated under one header) and parses it; prints MB/s.
 
-use std::path::Path;
 use std::time::Instant;
 
-fn synthesize(min_bytes: usize) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ptx-samples");
-    let mut bodies = Vec::new();
-    for dir in ["clang", "nvcc", "triton"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "ptx")
-                && let Ok(text) = std::fs::read_to_string(&p)
-            {
-                // Drop the header directives; keep everything else.
-                let body: String = text
-                    .lines()
-                    .filter(|l| {
-                        let t = l.trim_start();
-                        !(t.starts_with(".version")
-                            || t.starts_with(".target")
-                            || t.starts_with(".address_size"))
-                    })
-                    .flat_map(|l| [l, "\n"])
-                    .collect();
-                bodies.push(body);
-            }
-        }
-    }
-    assert!(!bodies.is_empty(), "no samples under {}", root.display());
-    let mut out = String::from(".version 8.8\n.target sm_80\n.address_size 64\n");
-    while out.len() < min_bytes {
-        for b in &bodies {
-            out.push_str(b);
-        }
-    }
-    out
-}
-
-/// CPU time of this thread: unaffected by other processes competing for cores.
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
+mod bench_support;
+use bench_support::{synthesize, thread_cpu_seconds};
 
 fn main() {
     let (name, text) = match std::env::args().nth(1) {
