@@ -59,4 +59,35 @@ if [ ! -x "$pyenv/bin/maturin" ] || [ ! -x "$pyenv/bin/pytest" ] ||
     fi
     "$pyenv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" pytest numpy
 fi
+# ---- AMD (HIP) toolchain: begin ------------------------------------------------
+# Debian's HIP 5.2 (headers, libamdhip64 to link against, hipcc) and ROCm device
+# libraries. HIP programs are built with clang-19 for gfx1100 and run on prlx's
+# own libamdhip64.so.5 (hip-runtime/) over the RDNA3 emulator (rdna/).
+amd_packages=(libamdhip64-dev rocm-device-libs hipcc)
+amd_missing=()
+for p in "${amd_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || amd_missing+=("$p")
+done
+if [ ${#amd_missing[@]} -gt 0 ]; then
+    log "installing ${amd_missing[*]}"
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${amd_missing[@]}" >/dev/null
+fi
+# ROCm 5.2's device libraries stop at gfx1030; gfx1100 (RDNA3) needs only
+# oclc_isa_version_1100.bc, which is the 1030 file with __oclc_ISA_version = 11000.
+# Pass this directory as clang's --rocm-device-lib-path.
+amd_bitcode=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
+amd_libdir="$tools/amdgcn-gfx1100/bitcode"
+if [ ! -e "$amd_libdir/oclc_isa_version_1100.bc" ]; then
+    log "making the gfx1100 device-library directory ${amd_libdir#"$root"/}"
+    rm -rf "$amd_libdir.partial"
+    mkdir -p "$amd_libdir.partial"
+    cp -a "$amd_bitcode"/. "$amd_libdir.partial"/
+    llvm-dis-19 "$amd_bitcode/oclc_isa_version_1030.bc" -o - |
+        sed 's/i32 10300/i32 11000/' |
+        llvm-as-19 -o "$amd_libdir.partial/oclc_isa_version_1100.bc"
+    rm -rf "$amd_libdir"
+    mv "$amd_libdir.partial" "$amd_libdir"
+fi
+# ---- AMD (HIP) toolchain: end --------------------------------------------------
 log "toolchain ready"
