@@ -360,6 +360,11 @@ impl GlobalMemory {
     }
 }
 
+/// Hiding and re-backing allocations for virtual memory, IPC and several
+/// devices (see the file).
+#[path = "memory_map.rs"]
+pub mod map;
+
 /// Little-endian value of a 1–8 byte slice, zero-extended.
 #[inline]
 pub fn read_le(bytes: &[u8]) -> u64 {
