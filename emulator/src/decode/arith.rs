@@ -1,0 +1,363 @@
+//! Arithmetic whose opcode serves integers and floats alike: `add/sub/mul/div/rem/min/max`,
+//! the bitwise `and/or/xor` and shifts, `mad/fma`, the unary `neg/abs/not/.../sqrt/rcp/sin/...`
+//! (the implementation is picked by type in `select_binary`/`select_unary`), and `mov`.
+
+use super::*;
+
+pub(super) fn decode(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    match inst.opcode.as_str() {
+        "mov" => decode_mov(m, fc, inst, mods),
+        "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl"
+        | "shr" | "copysign" => {
+            let is_mul = inst.opcode == "mul";
+            let wide = is_mul && mods.take(".wide");
+            let hi = is_mul && mods.take(".hi");
+            if is_mul {
+                mods.take(".lo");
+            }
+            let approx = mods.take(".approx");
+            let full = mods.take(".full");
+            let propagate_nan = matches!(inst.opcode.as_str(), "min" | "max") && mods.take(".NaN");
+            let mode = fmode(mods);
+            let ty = need_type(mods, inst)?;
+            if propagate_nan
+                && !matches!(
+                    ty,
+                    ScalarType::F32
+                        | ScalarType::F16
+                        | ScalarType::F16x2
+                        | ScalarType::BF16
+                        | ScalarType::BF16x2
+                )
+            {
+                return Err(un());
+            }
+            if ty == ScalarType::Pred {
+                let o = operands(inst, 3)?;
+                let op = match inst.opcode.as_str() {
+                    "and" => BoolOp::And,
+                    "or" => BoolOp::Or,
+                    "xor" => BoolOp::Xor,
+                    _ => return Err(un()),
+                };
+                return Ok(Op::PredLogic {
+                    op: Some(op),
+                    d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+                    a: pred_src(fc, &o[1])?,
+                    b: pred_src(fc, &o[2])?,
+                });
+            }
+            if (approx || full) && !(inst.opcode == "div" && ty == ScalarType::F32) {
+                return Err(un());
+            }
+            let f =
+                select_binary(&inst.opcode, ty, mode, wide, hi, approx || full).ok_or_else(un)?;
+            let o = operands(inst, 3)?;
+            let mut ctx = AluCtx::new(ty);
+            ctx.mode = mode;
+            ctx.aux = propagate_nan as u32;
+            ctx.div = if approx {
+                crate::semantics::DivKind::Approx
+            } else if full {
+                crate::semantics::DivKind::Full
+            } else {
+                crate::semantics::DivKind::Ieee
+            };
+            let bty = if matches!(inst.opcode.as_str(), "shl" | "shr") {
+                ScalarType::U32
+            } else {
+                ty
+            };
+            Ok(Op::Alu2 {
+                f,
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], bty)?,
+            })
+        }
+        "mad" | "fma" => {
+            let wide = mods.take(".wide");
+            let hi = mods.take(".hi");
+            mods.take(".lo");
+            let mode = fmode(mods);
+            let ty = need_type(mods, inst)?;
+            let f: Alu3Fn = match ty {
+                ScalarType::F32
+                | ScalarType::F64
+                | ScalarType::F16
+                | ScalarType::F16x2
+                | ScalarType::BF16
+                | ScalarType::BF16x2 => alu::fma_f,
+                t if t.is_int() && inst.opcode == "mad" && !mode.sat => {
+                    if wide {
+                        if t.bits() > 32 {
+                            return Err(un());
+                        }
+                        alu::mad_wide
+                    } else if hi {
+                        alu::mad_hi
+                    } else if t.bits() == 32 {
+                        alu::mad_lo_b32
+                    } else {
+                        alu::mad_lo
+                    }
+                }
+                _ => return Err(un()),
+            };
+            let o = operands(inst, 4)?;
+            let cty = if wide { wide_of(ty) } else { ty };
+            let mut ctx = AluCtx::new(ty);
+            ctx.mode = mode;
+            Ok(Op::Alu3 {
+                f,
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], cty)?,
+            })
+        }
+        "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt" | "rcp"
+        | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => {
+            let approx = mods.take(".approx");
+            let full = mods.take(".full");
+            let shiftamt = mods.take(".shiftamt");
+            let mode = fmode(mods);
+            let ty = need_type(mods, inst)?;
+            if ty == ScalarType::Pred && inst.opcode == "not" {
+                let o = operands(inst, 2)?;
+                return Ok(Op::PredLogic {
+                    op: None,
+                    d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+                    a: match pred_src(fc, &o[1])? {
+                        PredSrc::Reg(i, n) => PredSrc::Reg(i, !n),
+                        PredSrc::Const(c) => PredSrc::Const(!c),
+                    },
+                    b: PredSrc::Const(false),
+                });
+            }
+            let f = select_unary(&inst.opcode, ty, mode, approx, full).ok_or_else(un)?;
+            let o = operands(inst, 2)?;
+            let mut ctx = AluCtx::new(ty);
+            ctx.mode = mode;
+            ctx.aux = shiftamt as u32;
+            if approx {
+                ctx.div = crate::semantics::DivKind::Approx;
+            }
+            Ok(Op::Alu1 {
+                f,
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+            })
+        }
+        _ => Err(un()),
+    }
+}
+
+fn decode_mov(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let ty = need_type(mods, inst)?;
+    let o = operands(inst, 2)?;
+    if ty == ScalarType::Pred {
+        return Ok(Op::PredLogic {
+            op: None,
+            d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+            a: pred_src(fc, &o[1])?,
+            b: PredSrc::Const(false),
+        });
+    }
+    // Pack / unpack.
+    if let Operand::Vector(items) = &o[1] {
+        let n = items.len();
+        if !(2..=4).contains(&n) || ty.bits() % n as u32 != 0 {
+            return Err(unsupported(inst));
+        }
+        let width = (ty.bits() / n as u32) as u8;
+        let pty = bits_type(width as u32);
+        let mut s = [sreg::ZERO; 4];
+        for (i, it) in items.iter().enumerate() {
+            s[i] = src(m, fc, it, pty)?;
+        }
+        return Ok(Op::Pack {
+            d: dst(fc, &o[0])?,
+            s,
+            n: n as u8,
+            width,
+        });
+    }
+    if let Operand::Vector(items) = &o[0] {
+        let n = items.len();
+        if !(2..=4).contains(&n) || ty.bits() % n as u32 != 0 {
+            return Err(unsupported(inst));
+        }
+        let d = vector_rows(fc, &o[0], n as u8, dst)?;
+        return Ok(Op::Unpack {
+            d,
+            n: n as u8,
+            width: (ty.bits() / n as u32) as u8,
+            a: src(m, fc, &o[1], ty)?,
+        });
+    }
+    let d = dst(fc, &o[0])?;
+    if let Operand::Register(r) = &o[1] {
+        if let Some(which) = timer_of(r) {
+            return Ok(Op::Timer { d, which });
+        }
+        if let Some(RegKind::Pred(i)) = lookup_reg(fc, &r.name) {
+            return Ok(Op::PredToReg {
+                d,
+                p: PredSrc::Reg(i, false),
+            });
+        }
+    }
+    if let Operand::Symbol(name) = &o[1]
+        && let Some(Sym::LocalFrame(off)) = lookup_sym(m, fc, name)
+    {
+        return Ok(Op::LocalAddr { d, offset: off });
+    }
+    if let Operand::Symbol(name) = &o[1]
+        && let Some(Sym::FrameParam(_)) = lookup_sym(m, fc, name)
+    {
+        return Err(format!(
+            "unsupported: taking the address of .param symbol `{name}` in a function"
+        ));
+    }
+    Ok(Op::Mov {
+        d,
+        a: src(m, fc, &o[1], ty)?,
+    })
+}
+
+fn select_binary(
+    opcode: &str,
+    ty: ScalarType,
+    mode: FloatMode,
+    wide: bool,
+    hi: bool,
+    approx: bool,
+) -> Option<Alu2Fn> {
+    use ScalarType::*;
+    let rn = mode.rounding == FloatRounding::Rn;
+    let plain = rn && !mode.ftz && !mode.sat;
+    if ty.is_int() || ty.is_bits() {
+        if mode.ftz || (mode.sat && !(ty == S32 && matches!(opcode, "add" | "sub"))) || approx {
+            return None;
+        }
+        if ty == B128 {
+            return None;
+        }
+        let bits_ok = ty.is_bits();
+        return Some(match opcode {
+            "add" if mode.sat => alu::add_sat_s32,
+            "sub" if mode.sat => alu::sub_sat_s32,
+            "add" if ty.bits() == 32 => alu::add_b32,
+            "add" if ty.bits() == 64 => alu::add_b64,
+            "add" => alu::add_int,
+            "sub" if ty.bits() == 32 => alu::sub_b32,
+            "sub" if ty.bits() == 64 => alu::sub_b64,
+            "sub" => alu::sub_int,
+            "mul" if bits_ok => return None,
+            "mul" if wide => {
+                if ty.bits() > 32 {
+                    return None;
+                }
+                alu::mul_wide
+            }
+            "mul" if hi => alu::mul_hi,
+            "mul" if ty.bits() == 32 => alu::mul_lo_b32,
+            "mul" => alu::mul_lo,
+            "div" if !bits_ok => alu::div_int,
+            "rem" if !bits_ok => alu::rem_int,
+            "min" if !bits_ok => alu::min_int,
+            "max" if !bits_ok => alu::max_int,
+            "and" if bits_ok => alu::and,
+            "or" if bits_ok => alu::or,
+            "xor" if bits_ok => alu::xor,
+            "shl" if bits_ok => alu::shl,
+            "shr" => alu::shr,
+            _ => return None,
+        });
+    }
+    if !matches!(ty, F32 | F64 | F16 | F16x2 | BF16 | BF16x2) {
+        return None;
+    }
+    let wide = matches!(ty, F32 | F64);
+    let _ = (rn, plain);
+    Some(match opcode {
+        "add" => alu::add_f,
+        "sub" => alu::sub_f,
+        "mul" => alu::mul_f,
+        "div" if wide => alu::div_f,
+        "min" if !mode.sat => alu::min_f,
+        "max" if !mode.sat => alu::max_f,
+        "copysign" if wide && !mode.sat && !mode.ftz => alu::copysign_f,
+        _ => return None,
+    })
+}
+
+fn select_unary(
+    opcode: &str,
+    ty: ScalarType,
+    mode: FloatMode,
+    approx: bool,
+    full: bool,
+) -> Option<Alu1Fn> {
+    use ScalarType::*;
+    let rn = mode.rounding == FloatRounding::Rn;
+    if ty.is_int() || ty.is_bits() {
+        if mode.ftz || mode.sat || approx || full || ty == B128 {
+            return None;
+        }
+        let signed = ty.is_signed_int();
+        return Some(match opcode {
+            "neg" if signed => alu::neg_int,
+            "abs" if signed => alu::abs_int,
+            "not" if ty.is_bits() => alu::not,
+            "cnot" if ty.is_bits() => alu::cnot,
+            "popc" if ty.is_bits() && ty.bits() >= 32 => alu::popc,
+            "clz" if ty.is_bits() && ty.bits() >= 32 => alu::clz,
+            "brev" if ty.is_bits() && ty.bits() >= 32 => alu::brev,
+            "bfind" if ty.is_int() && ty.bits() >= 32 => alu::bfind,
+            _ => return None,
+        });
+    }
+    let _ = full;
+    if !matches!(ty, F32 | F64 | F16 | F16x2 | BF16 | BF16x2) || mode.sat {
+        return None;
+    }
+    let half = !matches!(ty, F32 | F64);
+    Some(match opcode {
+        "neg" if rn => alu::neg_f,
+        "abs" if rn => alu::abs_f,
+        "sqrt" if !half => alu::sqrt_f,
+        "rcp" if !half => alu::rcp_f,
+        "rsqrt" if approx && !half => alu::rsqrt_f,
+        "sin" if approx && ty == F32 => alu::sin_f,
+        "cos" if approx && ty == F32 => alu::cos_f,
+        "lg2" if approx && ty == F32 => alu::lg2_f,
+        "ex2" if approx && ty != F64 => alu::ex2_f,
+        "tanh" if approx && ty != F64 => alu::tanh_f,
+        _ => return None,
+    })
+}
+
+fn wide_of(ty: ScalarType) -> ScalarType {
+    match ty {
+        ScalarType::S16 => ScalarType::S32,
+        ScalarType::U16 => ScalarType::U32,
+        ScalarType::S32 => ScalarType::S64,
+        _ => ScalarType::U64,
+    }
+}

@@ -1,0 +1,252 @@
+//! Integer-only instructions: the carry chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`), `mul24/mad24`,
+//! `dp4a/dp2a`, `bfe`, `bfi`, `prmt`, `shf`, `lop3`, `sad` (`bmsk/szext` are in `bitfield`).
+
+use super::*;
+
+pub(super) fn decode(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    match inst.opcode.as_str() {
+        "add" | "sub" if mods.list.contains(&".cc") => {
+            mods.take(".cc");
+            let ty = need_type(mods, inst)?;
+            if ty.bits() < 32 || ty.is_float() {
+                return Err(un());
+            }
+            let o = operands(inst, 3)?;
+            Ok(Op::AddCarry {
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                sub: inst.opcode == "sub",
+                cin: false,
+                cout: true,
+                wide: ty.bits() == 64,
+            })
+        }
+        "addc" | "subc" => {
+            let cout = mods.take(".cc");
+            let ty = need_type(mods, inst)?;
+            if ty.bits() < 32 || ty.is_float() {
+                return Err(un());
+            }
+            let o = operands(inst, 3)?;
+            Ok(Op::AddCarry {
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                sub: inst.opcode == "subc",
+                cin: true,
+                cout,
+                wide: ty.bits() == 64,
+            })
+        }
+        "mad" | "madc" if inst.opcode == "madc" || mods.list.contains(&".cc") => {
+            let cout = mods.take(".cc");
+            let hi = mods.take(".hi");
+            mods.take(".lo");
+            let ty = need_type(mods, inst)?;
+            if !matches!(
+                ty,
+                ScalarType::U32 | ScalarType::S32 | ScalarType::U64 | ScalarType::S64
+            ) {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            Ok(Op::MadCarry {
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], ty)?,
+                ty,
+                hi,
+                cin: inst.opcode == "madc",
+                cout,
+            })
+        }
+        "mul24" | "mad24" => {
+            let hi = mods.take(".hi");
+            mods.take(".lo");
+            let ty = need_type(mods, inst)?;
+            if !matches!(ty, ScalarType::U32 | ScalarType::S32) {
+                return Err(un());
+            }
+            let ctx = AluCtx::new(ty);
+            if inst.opcode == "mul24" {
+                let o = operands(inst, 3)?;
+                Ok(Op::Alu2 {
+                    f: if hi { alu::mul24_hi } else { alu::mul24_lo },
+                    ctx,
+                    d: dst(fc, &o[0])?,
+                    a: src(m, fc, &o[1], ty)?,
+                    b: src(m, fc, &o[2], ty)?,
+                })
+            } else {
+                let o = operands(inst, 4)?;
+                Ok(Op::Alu3 {
+                    f: if hi { alu::mad24_hi } else { alu::mad24_lo },
+                    ctx,
+                    d: dst(fc, &o[0])?,
+                    a: src(m, fc, &o[1], ty)?,
+                    b: src(m, fc, &o[2], ty)?,
+                    c: src(m, fc, &o[3], ty)?,
+                })
+            }
+        }
+        "dp4a" | "dp2a" => {
+            let hi = match (inst.opcode.as_str(), mods.take_any(&[".lo", ".hi"])) {
+                ("dp2a", Some(".hi")) => 1,
+                ("dp2a", Some(_)) => 0,
+                ("dp4a", None) => 0,
+                _ => return Err(un()),
+            };
+            let aty = need_type(mods, inst)?;
+            let bty = need_type(mods, inst)?;
+            let int32 = |t: ScalarType| matches!(t, ScalarType::U32 | ScalarType::S32);
+            if !int32(aty) || !int32(bty) {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            let mut ctx = AluCtx::new(aty);
+            ctx.ty2 = bty;
+            ctx.aux = hi;
+            let cty = if aty == ScalarType::S32 || bty == ScalarType::S32 {
+                ScalarType::S32
+            } else {
+                ScalarType::U32
+            };
+            Ok(Op::Alu3 {
+                f: if inst.opcode == "dp4a" {
+                    alu::dp4a
+                } else {
+                    alu::dp2a
+                },
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], aty)?,
+                b: src(m, fc, &o[2], bty)?,
+                c: src(m, fc, &o[3], cty)?,
+            })
+        }
+        "bfe" => {
+            let ty = need_type(mods, inst)?;
+            if !ty.is_int() || ty.bits() < 32 {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            Ok(Op::Alu3 {
+                f: alu::bfe,
+                ctx: AluCtx::new(ty),
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ScalarType::U32)?,
+                c: src(m, fc, &o[3], ScalarType::U32)?,
+            })
+        }
+        "bfi" => {
+            let ty = need_type(mods, inst)?;
+            if ty.bits() < 32 || ty.is_float() {
+                return Err(un());
+            }
+            let o = operands(inst, 5)?;
+            Ok(Op::Bfi {
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                pos: src(m, fc, &o[3], ScalarType::U32)?,
+                len: src(m, fc, &o[4], ScalarType::U32)?,
+                wide: ty.bits() == 64,
+            })
+        }
+        "prmt" => {
+            let mode = mods
+                .take_any(&[".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"])
+                .and_then(crate::semantics::PrmtMode::parse)
+                .unwrap_or(crate::semantics::PrmtMode::Generic);
+            let ty = need_type(mods, inst)?;
+            if ty != ScalarType::B32 {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            let mut ctx = AluCtx::new(ty);
+            ctx.prmt = mode;
+            Ok(Op::Alu3 {
+                f: alu::prmt,
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], ty)?,
+            })
+        }
+        "shf" => {
+            let right = match mods.take_any(&[".l", ".r"]) {
+                Some(".r") => 1,
+                Some(_) => 0,
+                None => return Err(un()),
+            };
+            let clamp = match mods.take_any(&[".wrap", ".clamp"]) {
+                Some(".clamp") => 2,
+                Some(_) => 0,
+                None => return Err(un()),
+            };
+            let ty = need_type(mods, inst)?;
+            if ty != ScalarType::B32 {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            let mut ctx = AluCtx::new(ty);
+            ctx.aux = right | clamp;
+            Ok(Op::Alu3 {
+                f: alu::shf,
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], ScalarType::U32)?,
+            })
+        }
+        "lop3" => {
+            let ty = need_type(mods, inst)?;
+            let o = operands(inst, 5)?;
+            let lut = match &o[4] {
+                Operand::Immediate(ast::Immediate::Int(v)) if (0..=255).contains(v) => *v as u32,
+                _ => return Err("lop3 truth table must be an immediate 0..255".into()),
+            };
+            if ty != ScalarType::B32 {
+                return Err(un());
+            }
+            let mut ctx = AluCtx::new(ty);
+            ctx.aux = lut;
+            Ok(Op::Alu3 {
+                f: alu::lop3,
+                ctx,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], ty)?,
+            })
+        }
+        "sad" => {
+            let ty = need_type(mods, inst)?;
+            if !ty.is_int() {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            Ok(Op::Alu3 {
+                f: alu::sad,
+                ctx: AluCtx::new(ty),
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                b: src(m, fc, &o[2], ty)?,
+                c: src(m, fc, &o[3], ty)?,
+            })
+        }
+        "bmsk" | "szext" => bitfield::decode(m, fc, inst, mods),
+        _ => Err(un()),
+    }
+}

@@ -1,0 +1,229 @@
+//! Memory instructions: `ld/ldu/st`, `atom/red`, `cp.async` and its groups, `cvta`, `isspacep`,
+//! `membar/fence`, and the hints `prefetch/nanosleep/pmevent`.
+
+use super::*;
+
+pub(super) fn decode(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    match inst.opcode.as_str() {
+        "cp" => {
+            if !mods.take(".async") {
+                return Err(un());
+            }
+            if mods.take(".wait_all") || mods.take(".commit_group") {
+                return Ok(Op::Nop);
+            }
+            if mods.take(".wait_group") {
+                let _ = operands(inst, 1)?;
+                return Ok(Op::Nop);
+            }
+            if mods.take_any(&[".ca", ".cg"]).is_none() {
+                return Err(un());
+            }
+            let to_shared = mods.take(".shared") || mods.take(".shared::cta");
+            if !to_shared || !mods.take(".global") {
+                return Err(un());
+            }
+            mods.take_memory_qualifiers();
+            if inst.operands.len() != 3 && inst.operands.len() != 4 {
+                return Err(format!("{}: expects 3 or 4 operands", un()));
+            }
+            let o = &inst.operands;
+            let (_, dst_addr) = address(m, fc, &o[0], Some(StateSpace::Shared))?;
+            let (_, src_addr) = address(m, fc, &o[1], Some(StateSpace::Global))?;
+            let size = match &o[2] {
+                Operand::Immediate(ast::Immediate::Int(v)) if matches!(v, 4 | 8 | 16) => *v as u8,
+                _ => return Err("cp.async size must be 4, 8 or 16".into()),
+            };
+            let src_size = match o.get(3) {
+                Some(op) => Some(src(m, fc, op, ScalarType::U32)?),
+                None => None,
+            };
+            Ok(Op::CpAsync {
+                dst: dst_addr,
+                src: src_addr,
+                size,
+                src_size,
+            })
+        }
+        "cvta" => {
+            let to = mods.take(".to");
+            let space = match space_of(mods)? {
+                Some(StateSpace::Global) => Space::Global,
+                Some(StateSpace::Shared) => Space::Shared,
+                Some(StateSpace::Local) => Space::Local,
+                Some(StateSpace::Const) => Space::Const,
+                Some(StateSpace::Param) if fc.is_kernel => Space::KernelParam,
+                _ => return Err(un()),
+            };
+            let ty = need_type(mods, inst)?;
+            if !matches!(
+                ty,
+                ScalarType::U64
+                    | ScalarType::U32
+                    | ScalarType::B64
+                    | ScalarType::B32
+                    | ScalarType::S64
+            ) {
+                return Err(un());
+            }
+            let o = operands(inst, 2)?;
+            if let Operand::Symbol(name) = &o[1]
+                && let Some(Sym::LocalFrame(_)) = lookup_sym(m, fc, name)
+            {
+                return Err("cvta of a frame-local symbol: load its address with mov first".into());
+            }
+            Ok(Op::Cvta {
+                to_generic: !to,
+                space,
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ty)?,
+                a32: reg_width(fc, &o[1]) == Some(32) || ty.bits() == 32,
+            })
+        }
+        "isspacep" => {
+            let space = match space_of(mods)? {
+                Some(StateSpace::Global) => Space::Global,
+                Some(StateSpace::Shared) => Space::Shared,
+                Some(StateSpace::Local) => Space::Local,
+                Some(StateSpace::Const) => Space::Const,
+                Some(StateSpace::Param) => Space::KernelParam,
+                _ => return Err(un()),
+            };
+            let o = operands(inst, 2)?;
+            Ok(Op::Isspacep {
+                space,
+                d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+                a: src(m, fc, &o[1], ScalarType::U64)?,
+            })
+        }
+        "ld" | "ldu" => {
+            mods.take_memory_qualifiers();
+            let space = space_of(mods)?;
+            let n = vec_count(mods);
+            let ty = need_type(mods, inst)?;
+            if ty == ScalarType::B128 || ty == ScalarType::Pred {
+                return Err(un());
+            }
+            let o = operands(inst, 2)?;
+            let (sp, addr) = address(m, fc, &o[1], space)?;
+            let d = vector_rows(fc, &o[0], n, dst)?;
+            Ok(Op::Ld {
+                space: sp,
+                size: ty.size_bytes() as u8,
+                signed: ty.is_signed_int(),
+                n,
+                d,
+                addr,
+            })
+        }
+        "st" => {
+            mods.take_memory_qualifiers();
+            let space = space_of(mods)?;
+            let n = vec_count(mods);
+            let ty = need_type(mods, inst)?;
+            if ty == ScalarType::B128 || ty == ScalarType::Pred {
+                return Err(un());
+            }
+            let o = operands(inst, 2)?;
+            let (sp, addr) = address(m, fc, &o[0], space)?;
+            if sp == Space::KernelParam || sp == Space::Const {
+                return Err(format!("{}: the {} space is read-only", un(), sp.name()));
+            }
+            let mut rows = [sreg::ZERO; 4];
+            let whole = vector_components(fc, &o[1]).map(Operand::Vector);
+            match whole.as_ref().unwrap_or(&o[1]) {
+                Operand::Vector(items) if items.len() == n as usize => {
+                    for (i, it) in items.iter().enumerate() {
+                        rows[i] = src(m, fc, it, ty)?;
+                    }
+                }
+                single if n == 1 => rows[0] = src(m, fc, single, ty)?,
+                _ => return Err("vector width does not match the operand list".into()),
+            }
+            Ok(Op::St {
+                space: sp,
+                size: ty.size_bytes() as u8,
+                n,
+                s: rows,
+                addr,
+            })
+        }
+        "atom" | "red" => decode_atom(m, fc, inst, mods),
+        "membar" | "fence" => {
+            mods.take_memory_qualifiers();
+            mods.take_any(&[".gl", ".cta", ".sys"]);
+            if mods.take_where(|m| m.starts_with(".proxy")).is_some() {
+                mods.take_where(|m| m.starts_with('.'));
+            }
+            Ok(Op::Nop)
+        }
+        "nanosleep" | "prefetch" | "prefetchu" | "pmevent" => {
+            for i in 0..mods.used.len() {
+                mods.used[i] = true;
+            }
+            Ok(Op::Nop)
+        }
+        _ => Err(un()),
+    }
+}
+
+fn decode_atom(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let is_red = inst.opcode == "red";
+    mods.take_memory_qualifiers();
+    let space = space_of(mods)?;
+    let op = mods
+        .take_where(|m| AtomOp::parse(m).is_some() && m.starts_with('.'))
+        .and_then(AtomOp::parse)
+        .ok_or_else(|| unsupported(inst))?;
+    mods.take(".noftz");
+    let ty = need_type(mods, inst)?;
+    let ok = op.supports(ty) && ty != ScalarType::B128;
+    if !ok {
+        return Err(unsupported(inst));
+    }
+    let n = match (is_red, op) {
+        (true, _) => 2,
+        (false, AtomOp::Cas) => 4,
+        (false, _) => 3,
+    };
+    let o = operands(inst, n)?;
+    let (d, rest) = if is_red {
+        (None, o)
+    } else {
+        (Some(dst(fc, &o[0])?), &o[1..])
+    };
+    let (sp, addr) = address(m, fc, &rest[0], space)?;
+    if !matches!(sp, Space::Global | Space::Shared | Space::Generic) {
+        return Err(format!(
+            "{}: atomics on the {} space",
+            unsupported(inst),
+            sp.name()
+        ));
+    }
+    let b = src(m, fc, &rest[1], ty)?;
+    let c = if op == AtomOp::Cas && !is_red {
+        src(m, fc, &rest[2], ty)?
+    } else {
+        sreg::ZERO
+    };
+    Ok(Op::Atom {
+        space: sp,
+        op,
+        ty,
+        d,
+        addr,
+        b,
+        c,
+    })
+}

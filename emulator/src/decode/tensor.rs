@@ -1,0 +1,91 @@
+//! Tensor-core instructions: `ldmatrix` and `mma.sync`.
+
+use super::*;
+
+pub(super) fn decode(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    match inst.opcode.as_str() {
+        "ldmatrix" => {
+            for m in [".sync", ".aligned", ".m8n8", ".b16"] {
+                if !mods.take(m) {
+                    return Err(un());
+                }
+            }
+            let n = match mods.take_any(&[".x1", ".x2", ".x4"]) {
+                Some(".x1") => 1,
+                Some(".x2") => 2,
+                Some(_) => 4,
+                None => return Err(un()),
+            };
+            let trans = mods.take(".trans");
+            if space_of(mods)? != Some(StateSpace::Shared) {
+                return Err(un());
+            }
+            let o = operands(inst, 2)?;
+            let (_, addr) = address(m, fc, &o[1], Some(StateSpace::Shared))?;
+            let d = vector_rows(fc, &o[0], n, dst)?;
+            Ok(Op::Ldmatrix { n, trans, d, addr })
+        }
+        "mma" => {
+            for m in [".sync", ".aligned", ".row", ".col"] {
+                if !mods.take(m) {
+                    return Err(un());
+                }
+            }
+            let k = match mods.take_any(&[".m16n8k16", ".m16n8k8"]) {
+                Some(".m16n8k16") => 16,
+                Some(_) => 8,
+                None => return Err(un()),
+            };
+            let types: Vec<ScalarType> = (0..4).filter_map(|_| mods.take_type()).collect();
+            let bf16 = match types.as_slice() {
+                [
+                    ScalarType::F32,
+                    ScalarType::F16,
+                    ScalarType::F16,
+                    ScalarType::F32,
+                ] => false,
+                [
+                    ScalarType::F32,
+                    ScalarType::BF16,
+                    ScalarType::BF16,
+                    ScalarType::F32,
+                ] => true,
+                _ => return Err(un()),
+            };
+            let o = operands(inst, 4)?;
+            let (na, nb) = if k == 16 { (4, 2) } else { (2, 1) };
+            let d = vector_rows(fc, &o[0], 4, dst)?;
+            let mut regs = |op: &Operand, n: usize| -> Result<[Row; 4], String> {
+                let Operand::Vector(items) = op else {
+                    return Err("mma operands must be register vectors".into());
+                };
+                if items.len() != n {
+                    return Err("mma operand vector has the wrong length".into());
+                }
+                let mut rows = [sreg::ZERO; 4];
+                for (i, it) in items.iter().enumerate() {
+                    rows[i] = src(m, fc, it, ScalarType::B32)?;
+                }
+                Ok(rows)
+            };
+            let a = regs(&o[1], na)?;
+            let b4 = regs(&o[2], nb)?;
+            let c = regs(&o[3], 4)?;
+            Ok(Op::Mma {
+                k,
+                bf16,
+                d,
+                a,
+                b: [b4[0], b4[1]],
+                c,
+            })
+        }
+        _ => Err(un()),
+    }
+}

@@ -1,0 +1,386 @@
+//! Execution of control flow: branches, calls and returns (per-thread frames), `exit`, `trap`,
+//! CTA barriers, the built-in `vprintf`/`__assertfail`, and the timers.
+
+use super::memory_ops::{load, read_cstr};
+use super::*;
+
+#[inline(always)]
+pub(crate) fn execute(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    op: &Op,
+    pc: u32,
+    active: u32,
+    exec: u32,
+) -> Result<Option<StepResult>, LaneFault> {
+    let prog = env.prog;
+    let next = pc + 1;
+    let v = &mut w.values;
+    match op {
+        Op::Bra { target } => {
+            w.jump(exec, pc, *target);
+            w.jump(active & !exec, pc, next);
+            return Ok(Some(StepResult::Continue));
+        }
+        Op::BrxIdx { index, targets } => {
+            let index = r(*index);
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let i = w.values[index + l] as u32 as usize;
+                let Some(t) = targets.get(i) else {
+                    return Err(LaneFault {
+                        kind: FaultKind::IllegalInstruction,
+                        lane: l as u32,
+                        address: None,
+                        message: format!("brx.idx index {i} out of range 0..{}", targets.len()),
+                    });
+                };
+                w.jump(1 << l, pc, *t);
+            }
+            w.jump(active & !exec, pc, next);
+            return Ok(Some(StepResult::Continue));
+        }
+        Op::Vprintf { fmt, args, ret } => {
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let fp = w.param_fp[l] as u64;
+                let fmt_ptr = w.param[l].load(fp + *fmt as u64, 8).unwrap_or(0);
+                let args_ptr = w.param[l].load(fp + *args as u64, 8).unwrap_or(0);
+                let text = read_cstr(env, w, fmt_ptr, l)?;
+                let mut off = 0u64;
+                let mut failed = None;
+                let (out, count) = crate::printf::format(
+                    text.as_bytes(),
+                    |size| {
+                        off = off.next_multiple_of(size as u64);
+                        let v = if args_ptr == 0 {
+                            0
+                        } else {
+                            match load(env, w, Space::Generic, args_ptr + off, size, l) {
+                                Ok(v) => v,
+                                Err(e) => {
+                                    failed.get_or_insert(e);
+                                    0
+                                }
+                            }
+                        };
+                        off += size as u64;
+                        v
+                    },
+                    |p| read_cstr(env, w, p, l).unwrap_or_else(|_| "(bad string)".into()),
+                );
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                env.printf.push_str(&out);
+                if let Some(ret) = ret {
+                    let _ = w.param[l].store(fp + *ret as u64, 4, count as u64);
+                }
+            }
+        }
+        Op::AssertFail {
+            message,
+            file,
+            line,
+        } => {
+            if exec != 0 {
+                let l = exec.trailing_zeros() as usize;
+                let fp = w.param_fp[l] as u64;
+                let msg_ptr = w.param[l].load(fp + *message as u64, 8).unwrap_or(0);
+                let file_ptr = w.param[l].load(fp + *file as u64, 8).unwrap_or(0);
+                let line_no = w.param[l].load(fp + *line as u64, 4).unwrap_or(0);
+                let msg = read_cstr(env, w, msg_ptr, l).unwrap_or_default();
+                let file = read_cstr(env, w, file_ptr, l).unwrap_or_default();
+                return Err(LaneFault {
+                    kind: FaultKind::Assert,
+                    lane: l as u32,
+                    address: None,
+                    message: format!("assertion `{msg}` failed ({file}:{line_no})"),
+                });
+            }
+        }
+        Op::Call(info) => {
+            do_call(w, prog, info, exec, next)?;
+            w.jump(active & !exec, pc, next);
+            return Ok(Some(StepResult::Continue));
+        }
+        Op::Ret => {
+            do_ret(w, prog, exec);
+            w.jump(active & !exec, pc, next);
+            return Ok(Some(StepResult::Continue));
+        }
+        Op::Exit => {
+            w.park(exec, next, true);
+            *env.live_threads -= exec.count_ones();
+            w.jump(active & !exec, pc, next);
+            return Ok(if exec != 0 {
+                Some(StepResult::Exited)
+            } else {
+                Some(StepResult::Continue)
+            });
+        }
+        Op::Trap => {
+            if exec != 0 {
+                return Err(LaneFault {
+                    kind: FaultKind::Trap,
+                    lane: exec.trailing_zeros(),
+                    address: None,
+                    message: "trap".into(),
+                });
+            }
+        }
+        Op::Bar {
+            kind,
+            id,
+            count,
+            d,
+            dp,
+            p,
+        } => {
+            if exec == 0 {
+                w.jump(active, pc, next);
+                return Ok(Some(StepResult::Continue));
+            }
+            let lane = exec.trailing_zeros() as usize;
+            let bar_id = w.values[r(*id) + lane] as u32;
+            if bar_id >= 16 {
+                return Err(LaneFault {
+                    kind: FaultKind::IllegalInstruction,
+                    lane: lane as u32,
+                    address: None,
+                    message: format!("barrier id {bar_id} out of range 0..16"),
+                });
+            }
+            let b = &mut env.barriers[bar_id as usize];
+            if let Some(c) = count {
+                let c = w.values[r(*c) + lane] as u32;
+                if c == 0 || c % 32 != 0 {
+                    return Err(LaneFault {
+                        kind: FaultKind::IllegalInstruction,
+                        lane: lane as u32,
+                        address: None,
+                        message: format!(
+                            "barrier thread count {c} is not a positive multiple of 32"
+                        ),
+                    });
+                }
+                b.expected = Some(c);
+            }
+            b.arrived += exec.count_ones();
+            let bits = pred_bits(&w.preds, *p) & exec;
+            match kind {
+                BarKind::RedPopc => b.red_popc += bits.count_ones(),
+                BarKind::RedAnd => b.red_and_failed |= bits != exec,
+                BarKind::RedOr => b.red_or |= bits != 0,
+                _ => {}
+            }
+            if matches!(kind, BarKind::RedPopc | BarKind::RedAnd | BarKind::RedOr) {
+                b.reductions.push((w.index, exec, *kind, *d, *dp));
+            }
+            w.jump(active & !exec, pc, next);
+            if *kind == BarKind::Arrive {
+                w.jump(exec, pc, next);
+            } else {
+                b.waiters.push((w.index, exec));
+                w.park(exec, next, false);
+            }
+            return Ok(Some(StepResult::Arrived(bar_id)));
+        }
+        Op::Timer { d, which } => {
+            let t = match which {
+                TimeSource::Clock32 => (w.executed * 4) & 0xffff_ffff,
+                TimeSource::Clock64 => w.executed * 4,
+                TimeSource::GlobalTimer => (env.launch_clock + w.executed) * 32,
+                TimeSource::GlobalTimerLo => ((env.launch_clock + w.executed) * 32) & 0xffff_ffff,
+                TimeSource::GlobalTimerHi => ((env.launch_clock + w.executed) * 32) >> 32,
+            };
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = t);
+        }
+        _ => unreachable!("an operation of another family"),
+    }
+    Ok(None)
+}
+
+fn do_call(
+    w: &mut Warp,
+    prog: &Program,
+    info: &CallInfo,
+    exec: u32,
+    next: u32,
+) -> Result<(), LaneFault> {
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let callee_index = match info.target {
+            CallTarget::Direct(f) => f,
+            CallTarget::Indirect {
+                row,
+                params,
+                returns,
+            } => {
+                let addr = w.values[r(row) + l];
+                let f = addr.wrapping_sub(crate::decode::FUNC_ADDR_BASE);
+                let ok = prog.funcs.get(f as usize).is_some_and(|c| {
+                    !c.is_kernel
+                        && c.params.len() as u32 == params
+                        && c.returns.len() as u32 == returns
+                });
+                if !ok {
+                    return Err(LaneFault {
+                        kind: FaultKind::IllegalInstruction,
+                        lane: l as u32,
+                        address: Some(addr),
+                        message: "indirect call to an address that is not a matching function"
+                            .into(),
+                    });
+                }
+                f as u32
+            }
+        };
+        let callee = &prog.funcs[callee_index as usize];
+        let caller = &prog.funcs[w.func[l] as usize];
+        if w.frames[l].len() >= 1024 {
+            return Err(LaneFault {
+                kind: FaultKind::IllegalInstruction,
+                lane: l as u32,
+                address: None,
+                message: "call stack overflow (1024 frames)".into(),
+            });
+        }
+        // Save the caller's registers: the callee reuses the same window.
+        let save_at = w.saves[l].len();
+        for row in prog.window_base..prog.window_base + caller.num_rows {
+            w.saves[l].push(w.values[r(row) + l]);
+        }
+        for p in 0..caller.num_preds as usize {
+            w.saves[l].push((w.preds[p] >> l & 1) as u64);
+        }
+        w.frames[l].push(Frame {
+            ret_pc: next,
+            caller: w.func[l],
+            local_fp: w.local_fp[l],
+            param_fp: w.param_fp[l],
+            save_at,
+        });
+        let new_param_fp = w.param_fp[l] + caller.param_frame;
+        let need = (new_param_fp + callee.param_frame) as usize;
+        if w.param[l].bytes.len() < need {
+            w.param[l].bytes.resize(need, 0);
+        }
+        for (from, (to, size)) in info.args.iter().zip(&callee.params) {
+            let size = *size as usize;
+            let value = match from {
+                CallSlot::Frame(from) => {
+                    let src = (w.param_fp[l] + from) as usize;
+                    let dst = (new_param_fp + to) as usize;
+                    w.param[l].bytes.copy_within(src..src + size, dst);
+                    None
+                }
+                // Read before any `.reg` parameter is written: they share the window.
+                CallSlot::Reg(row) => Some(w.values[r(*row) + l]),
+            };
+            if let Some(v) = value {
+                let dst = (new_param_fp + to) as usize;
+                let bytes = v.to_le_bytes();
+                w.param[l].bytes[dst..dst + size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
+            }
+        }
+        // `.reg` parameters: the callee's registers, filled from its frame slots.
+        for (row, (off, size)) in callee.reg_params.iter().zip(&callee.params) {
+            if let Some(row) = row {
+                let at = (new_param_fp + off) as usize;
+                let mut bytes = [0u8; 8];
+                let n = (*size as usize).min(8);
+                bytes[..n].copy_from_slice(&w.param[l].bytes[at..at + n]);
+                w.values[r(*row) + l] = u64::from_le_bytes(bytes);
+            }
+        }
+        let new_local_fp = w.local_fp[l] + caller.local_frame;
+        let need = (new_local_fp + callee.local_frame) as usize;
+        if w.local[l].bytes.len() < need {
+            w.local[l].bytes.resize(need, 0);
+        }
+        w.param_fp[l] = new_param_fp;
+        w.local_fp[l] = new_local_fp;
+        w.func[l] = callee_index;
+        w.jump(1 << l, next - 1, callee.entry_pc);
+    }
+    Ok(())
+}
+
+fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
+    let mut m = exec;
+    w.diverge();
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let Some(frame) = w.frames[l].pop() else {
+            // `ret` from the kernel's outermost function retires the thread.
+            w.exited |= 1 << l;
+            continue;
+        };
+        // Return values: `.reg` returns are the callee's registers; register
+        // destinations are written after the caller's registers are restored.
+        let mut into_regs: [(Row, u64); 8] = [(0, 0); 8];
+        let mut n_into = 0;
+        if let Op::Call(info) = &prog.code[frame.ret_pc as usize - 1].op {
+            let callee = &prog.funcs[w.func[l] as usize];
+            for (k, (to, (from, size))) in info.rets.iter().zip(&callee.returns).enumerate() {
+                let size = *size as usize;
+                let src = (w.param_fp[l] + from) as usize;
+                let value = match callee.reg_returns.get(k).copied().flatten() {
+                    Some(row) => w.values[r(row) + l],
+                    None => {
+                        let mut bytes = [0u8; 8];
+                        let n = size.min(8);
+                        bytes[..n].copy_from_slice(&w.param[l].bytes[src..src + n]);
+                        u64::from_le_bytes(bytes)
+                    }
+                };
+                match to {
+                    CallSlot::Frame(to) => {
+                        let dst = (frame.param_fp + to) as usize;
+                        if callee.reg_returns.get(k).copied().flatten().is_some() {
+                            let n = size.min(8);
+                            w.param[l].bytes[dst..dst + n]
+                                .copy_from_slice(&value.to_le_bytes()[..n]);
+                        } else {
+                            w.param[l].bytes.copy_within(src..src + size, dst);
+                        }
+                    }
+                    CallSlot::Reg(row) if n_into < into_regs.len() => {
+                        into_regs[n_into] = (*row, value);
+                        n_into += 1;
+                    }
+                    CallSlot::Reg(_) => {}
+                }
+            }
+        }
+        let caller = &prog.funcs[frame.caller as usize];
+        let mut k = frame.save_at;
+        for row in prog.window_base..prog.window_base + caller.num_rows {
+            w.values[r(row) + l] = w.saves[l][k];
+            k += 1;
+        }
+        for p in 0..caller.num_preds as usize {
+            let bit = w.saves[l][k] as u32;
+            w.preds[p] = (w.preds[p] & !(1 << l)) | (bit << l);
+            k += 1;
+        }
+        for (row, value) in &into_regs[..n_into] {
+            w.values[r(*row) + l] = *value;
+        }
+        w.saves[l].truncate(frame.save_at);
+        w.local_fp[l] = frame.local_fp;
+        w.param_fp[l] = frame.param_fp;
+        w.func[l] = frame.caller;
+        w.pcs[l] = frame.ret_pc;
+    }
+    w.maybe_reconverge();
+}

@@ -1,0 +1,503 @@
+//! Execution of memory operations: `ld/st` (with the single-region fast path), atomics,
+//! `cp.async`, local addresses, `cvta` and `isspacep`; and the bounds- and alignment-checked
+//! access helpers every family uses.
+
+use super::*;
+
+#[inline(always)]
+pub(crate) fn execute(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    op: &Op,
+    exec: u32,
+) -> Result<(), LaneFault> {
+    let v = &mut w.values;
+    match op {
+        Op::Ld {
+            space,
+            size,
+            signed,
+            n,
+            d,
+            addr,
+        } => {
+            let (size, n) = (*size as u32, *n as usize);
+            let addrs = addresses(w, addr, *space, exec)?;
+            check_aligned(&addrs, exec, size as u64 * n as u64)?;
+            let ext_bits = 64 - size * 8;
+            let region = fast_region(env, *space, &addrs, exec);
+            let extend = |raw: u64| {
+                if *signed && ext_bits > 0 {
+                    (((raw << ext_bits) as i64) >> ext_bits) as u64
+                } else {
+                    raw
+                }
+            };
+            // Scalar loads that stay inside one region: one tight loop.
+            let mut pending = exec;
+            if n == 1
+                && let Some((base, bytes)) = region
+            {
+                let dst = r(d[0]);
+                let mut slow = 0u32;
+                for_lanes(exec, |l| {
+                    match read_at(bytes, addrs[l].wrapping_sub(base), size) {
+                        Some(x) => w.values[dst + l] = extend(x),
+                        None => slow |= 1 << l,
+                    }
+                });
+                pending = slow;
+            }
+            let mut m = pending;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for (i, dst) in d.iter().enumerate().take(n) {
+                    let a = addrs[l] + (i as u64) * size as u64;
+                    let raw = match region
+                        .and_then(|(base, bytes)| read_at(bytes, a.wrapping_sub(base), size))
+                    {
+                        Some(x) => x,
+                        None => load(env, w, *space, a, size, l)?,
+                    };
+                    w.values[r(*dst) + l] = extend(raw);
+                }
+            }
+        }
+        Op::St {
+            space,
+            size,
+            n,
+            s: srcs,
+            addr,
+        } => {
+            let (size, n) = (*size as u32, *n as usize);
+            env.wrote |= !matches!(space, Space::Local | Space::FrameParam);
+            let addrs = addresses(w, addr, *space, exec)?;
+            check_aligned(&addrs, exec, size as u64 * n as u64)?;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for (i, src) in srcs.iter().enumerate().take(n) {
+                    let a = addrs[l] + (i as u64) * size as u64;
+                    let val = w.values[r(*src) + l];
+                    if !write_fast(env, *space, a, size, val) {
+                        store(env, w, *space, a, size, val, l)?;
+                    }
+                }
+            }
+        }
+        Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b,
+            c,
+        } => {
+            let size = ty.size_bytes();
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = effective(&w.values, addr, l, 0);
+                check_align(a, size as u64, l)?;
+                let old = load(env, w, *space, a, size, l)?;
+                let (bv, cv) = (w.values[r(*b) + l], w.values[r(*c) + l]);
+                let new = if *op == AtomOp::Cas {
+                    crate::semantics::atomic_apply(*op, *ty, old, cv, bv)
+                } else {
+                    crate::semantics::atomic_apply(*op, *ty, old, bv, 0)
+                };
+                env.wrote |= new != old;
+                store(env, w, *space, a, size, new, l)?;
+                if let Some(d) = d {
+                    w.values[r(*d) + l] = old;
+                }
+            }
+        }
+        Op::LocalAddr { d, offset } => {
+            let d = r(*d);
+            for_lanes(exec, |l| v[d + l] = (w.local_fp[l] + offset) as u64);
+        }
+        Op::Cvta {
+            to_generic,
+            space,
+            d,
+            a,
+            a32,
+        } => {
+            let (d, a) = (r(*d), r(*a));
+            let window = match space {
+                Space::Shared => memory::SHARED_WINDOW,
+                Space::Local => memory::LOCAL_WINDOW,
+                Space::KernelParam => memory::PARAM_WINDOW,
+                _ => 0,
+            };
+            for_lanes(exec, |l| {
+                let x = if *a32 {
+                    v[a + l] & 0xffff_ffff
+                } else {
+                    v[a + l]
+                };
+                v[d + l] = if window == 0 {
+                    x
+                } else if *to_generic {
+                    window | (x & (memory::WINDOW_SIZE - 1))
+                } else {
+                    x.wrapping_sub(window)
+                };
+            });
+        }
+        Op::Isspacep { space, d, a } => {
+            let a = r(*a);
+            let mut bits = 0u32;
+            for_lanes(exec, |l| {
+                let win = memory::window_of(v[a + l]);
+                let yes = match space {
+                    Space::Shared => win == Window::Shared,
+                    Space::Local => win == Window::Local,
+                    Space::KernelParam => win == Window::Param,
+                    _ => win == Window::Global,
+                };
+                if yes {
+                    bits |= 1 << l;
+                }
+            });
+            let p = &mut w.preds[*d as usize];
+            *p = (*p & !exec) | (bits & exec);
+        }
+        Op::CpAsync {
+            dst,
+            src,
+            size,
+            src_size,
+        } => {
+            // Copies complete immediately: earlier than `cp.async.wait_*`
+            // requires, which every correct kernel tolerates.
+            let size = *size as u64;
+            env.wrote = true;
+            let dsts = addresses(w, dst, Space::Shared, exec)?;
+            let srcs = addresses(w, src, Space::Global, exec)?;
+            check_aligned(&dsts, exec, size)?;
+            check_aligned(&srcs, exec, size)?;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let valid = src_size.map_or(size, |row| w.values[r(row) + l].min(size));
+                for off in (0..size).step_by(4) {
+                    let x = if off < valid {
+                        let take = (valid - off).min(4) as u32;
+                        let v = load(env, w, Space::Global, srcs[l] + off, 1, l)?;
+                        let mut v = v;
+                        for b in 1..take {
+                            v |= load(env, w, Space::Global, srcs[l] + off + b as u64, 1, l)?
+                                << (8 * b);
+                        }
+                        v
+                    } else {
+                        0
+                    };
+                    store(
+                        env,
+                        w,
+                        Space::Shared,
+                        dsts[l] + off,
+                        4.min(size as u32),
+                        x,
+                        l,
+                    )?;
+                }
+            }
+        }
+        _ => unreachable!("an operation of another family"),
+    }
+    Ok(())
+}
+
+/// Computes `[base + offset]` for one lane.
+#[inline]
+pub(super) fn effective(values: &[u64], a: &Addr, lane: usize, frame_base: u32) -> u64 {
+    let mut v = match a.base {
+        Some(row) => {
+            let x = values[r(row) + lane];
+            if a.base32 { x & 0xffff_ffff } else { x }
+        }
+        None => 0,
+    };
+    v = v.wrapping_add(a.offset as u64);
+    if a.frame {
+        v = v.wrapping_add(frame_base as u64);
+    }
+    v
+}
+
+pub(super) fn fault(kind: FaultKind, lane: usize, addr: u64, msg: impl Into<String>) -> LaneFault {
+    LaneFault {
+        kind,
+        lane: lane as u32,
+        address: Some(addr),
+        message: msg.into(),
+    }
+}
+
+/// Loads `size` bytes from `space` at `addr` for `lane`.
+#[inline]
+pub(super) fn load(
+    env: &Env<'_>,
+    w: &Warp,
+    space: Space,
+    addr: u64,
+    size: u32,
+    lane: usize,
+) -> Result<u64, LaneFault> {
+    let oob = |_: OutOfBounds| {
+        fault(
+            FaultKind::IllegalAddress,
+            lane,
+            addr,
+            format!("{} load of {size} bytes out of bounds", space.name()),
+        )
+    };
+    match space {
+        Space::Global | Space::Const => env.global.load(addr, size).map_err(oob),
+        Space::Shared => env.shared.load(addr & 0xffff_ffff, size).map_err(oob),
+        Space::Local => w.local[lane].load(addr, size).map_err(oob),
+        Space::FrameParam => w.param[lane].load(addr, size).map_err(oob),
+        Space::KernelParam => {
+            let off = addr & 0xffff_ffff;
+            let end = off + size as u64;
+            if end > env.kparams.len() as u64 {
+                return Err(oob(OutOfBounds));
+            }
+            Ok(memory::read_le(&env.kparams[off as usize..end as usize]))
+        }
+        Space::Generic => match memory::window_of(addr) {
+            Window::Global => env.global.load(addr, size).map_err(oob),
+            Window::Shared => env
+                .shared
+                .load(addr - memory::SHARED_WINDOW, size)
+                .map_err(oob),
+            Window::Local => w.local[lane]
+                .load(addr - memory::LOCAL_WINDOW, size)
+                .map_err(oob),
+            Window::Param => load(
+                env,
+                w,
+                Space::KernelParam,
+                addr - memory::PARAM_WINDOW,
+                size,
+                lane,
+            ),
+        },
+    }
+}
+
+#[inline]
+pub(super) fn store(
+    env: &mut Env<'_>,
+    w: &mut Warp,
+    space: Space,
+    addr: u64,
+    size: u32,
+    value: u64,
+    lane: usize,
+) -> Result<(), LaneFault> {
+    let oob = |_: OutOfBounds| {
+        fault(
+            FaultKind::IllegalAddress,
+            lane,
+            addr,
+            format!("{} store of {size} bytes out of bounds", space.name()),
+        )
+    };
+    match space {
+        Space::Global => env.global.store(addr, size, value).map_err(oob),
+        Space::Shared => env
+            .shared
+            .store(addr & 0xffff_ffff, size, value)
+            .map_err(oob),
+        Space::Local => w.local[lane].store(addr, size, value).map_err(oob),
+        Space::FrameParam => w.param[lane].store(addr, size, value).map_err(oob),
+        Space::Const | Space::KernelParam => Err(fault(
+            FaultKind::IllegalAddress,
+            lane,
+            addr,
+            "store to read-only memory",
+        )),
+        Space::Generic => match memory::window_of(addr) {
+            Window::Global => env.global.store(addr, size, value).map_err(oob),
+            Window::Shared => env
+                .shared
+                .store(addr - memory::SHARED_WINDOW, size, value)
+                .map_err(oob),
+            Window::Local => w.local[lane]
+                .store(addr - memory::LOCAL_WINDOW, size, value)
+                .map_err(oob),
+            Window::Param => Err(fault(
+                FaultKind::IllegalAddress,
+                lane,
+                addr,
+                "store to kernel parameter memory",
+            )),
+        },
+    }
+}
+
+pub(super) fn frame_base(w: &Warp, space: Space, lane: usize) -> u32 {
+    match space {
+        Space::Local => w.local_fp[lane],
+        Space::FrameParam => w.param_fp[lane],
+        _ => 0,
+    }
+}
+
+#[inline]
+pub(super) fn check_align(addr: u64, bytes: u64, lane: usize) -> Result<(), LaneFault> {
+    if addr & (bytes - 1) != 0 {
+        return Err(fault(
+            FaultKind::Misaligned,
+            lane,
+            addr,
+            format!("access of {bytes} bytes is not {bytes}-byte aligned"),
+        ));
+    }
+    Ok(())
+}
+
+/// Effective addresses of every lane in `exec`.
+#[inline(always)]
+pub(super) fn addresses(
+    w: &Warp,
+    a: &Addr,
+    space: Space,
+    exec: u32,
+) -> Result<[u64; WARP], LaneFault> {
+    let mut out = [0u64; WARP];
+    let base = a.base.map(|b| row(&w.values, b));
+    let mask = if a.base32 { 0xffff_ffff } else { u64::MAX };
+    for (l, slot) in out.iter_mut().enumerate() {
+        let mut v = match &base {
+            Some(b) => b[l] & mask,
+            None => 0,
+        };
+        v = v.wrapping_add(a.offset as u64);
+        if a.frame {
+            v = v.wrapping_add(frame_base(w, space, l) as u64);
+        }
+        *slot = v;
+    }
+    let _ = exec;
+    Ok(out)
+}
+
+#[inline(always)]
+pub(super) fn check_aligned(addrs: &[u64; WARP], exec: u32, bytes: u64) -> Result<(), LaneFault> {
+    let mask = bytes.next_power_of_two() - 1;
+    let mut bad = 0u32;
+    for (l, a) in addrs.iter().enumerate() {
+        bad |= ((a & mask != 0) as u32) << l;
+    }
+    bad &= exec;
+    if bad != 0 {
+        let l = bad.trailing_zeros() as usize;
+        return check_align(addrs[l], mask + 1, l);
+    }
+    Ok(())
+}
+
+#[inline(always)]
+pub(super) fn read_at(bytes: &[u8], off: u64, size: u32) -> Option<u64> {
+    let off = usize::try_from(off).ok()?;
+    Some(match size {
+        4 => u32::from_le_bytes(bytes.get(off..off + 4)?.try_into().ok()?) as u64,
+        8 => u64::from_le_bytes(bytes.get(off..off + 8)?.try_into().ok()?),
+        2 => u16::from_le_bytes(bytes.get(off..off + 2)?.try_into().ok()?) as u64,
+        1 => *bytes.get(off)? as u64,
+        _ => return None,
+    })
+}
+
+/// A memory region most lanes of a load will hit: the allocation (or shared
+/// memory) holding the first active lane's address. Lanes outside it take
+/// the checked slow path.
+#[inline(always)]
+pub(super) fn fast_region<'e>(
+    env: &'e Env<'_>,
+    space: Space,
+    addrs: &[u64; WARP],
+    exec: u32,
+) -> Option<(u64, &'e [u8])> {
+    if exec == 0 {
+        return None;
+    }
+    let first = addrs[exec.trailing_zeros() as usize];
+    match space {
+        Space::Shared => Some((0, &env.shared.bytes[..])),
+        Space::KernelParam => None,
+        Space::Global | Space::Const => env.global.region_of(first),
+        Space::Generic => match memory::window_of(first) {
+            Window::Global => env.global.region_of(first),
+            Window::Shared => Some((memory::SHARED_WINDOW, &env.shared.bytes[..])),
+            _ => None,
+        },
+        Space::Local | Space::FrameParam => None,
+    }
+}
+
+/// Stores to shared or global memory without the fault bookkeeping; `false`
+/// when the access needs the checked path.
+#[inline(always)]
+pub(super) fn write_fast(
+    env: &mut Env<'_>,
+    space: Space,
+    addr: u64,
+    size: u32,
+    value: u64,
+) -> bool {
+    let (bytes, off): (&mut [u8], u64) = match space {
+        Space::Shared => (&mut env.shared.bytes[..], addr & 0xffff_ffff),
+        Space::Global => match env.global.slice_mut(addr, size as u64) {
+            Ok(s) => (s, 0),
+            Err(_) => return false,
+        },
+        Space::Generic => match memory::window_of(addr) {
+            Window::Shared => (&mut env.shared.bytes[..], addr - memory::SHARED_WINDOW),
+            Window::Global => match env.global.slice_mut(addr, size as u64) {
+                Ok(s) => (s, 0),
+                Err(_) => return false,
+            },
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let Ok(off) = usize::try_from(off) else {
+        return false;
+    };
+    let Some(dst) = bytes.get_mut(off..off + size as usize) else {
+        return false;
+    };
+    memory::write_le(dst, value);
+    true
+}
+
+/// A NUL-terminated string at a generic address (at most 4 KiB).
+pub(super) fn read_cstr(
+    env: &Env<'_>,
+    w: &Warp,
+    addr: u64,
+    lane: usize,
+) -> Result<String, LaneFault> {
+    let mut bytes = Vec::new();
+    for k in 0..4096 {
+        let b = load(env, w, Space::Generic, addr + k, 1, lane)? as u8;
+        if b == 0 {
+            break;
+        }
+        bytes.push(b);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,135 @@
+//! Execution of tensor-core operations: `ldmatrix` and `mma.sync` (fragments as the PTX ISA lays them out).
+
+use super::arith::canon32;
+use super::memory_ops::{addresses, check_align, load};
+use super::*;
+
+#[inline(always)]
+pub(crate) fn execute(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    op: &Op,
+    exec: u32,
+) -> Result<(), LaneFault> {
+    match op {
+        Op::Ldmatrix { n, trans, d, addr } => {
+            // A warp-collective load: every lane's address takes part.
+            let addrs = addresses(w, addr, Space::Shared, u32::MAX)?;
+            let rows = 8 * *n as usize;
+            let mut mats = [[[0u16; 8]; 8]; 4];
+            for lane in 0..rows {
+                let a = addrs[lane] & 0xffff_ffff;
+                check_align(a, 16, lane)?;
+                for (e, slot) in mats[lane / 8][lane % 8].iter_mut().enumerate() {
+                    *slot = load(env, w, Space::Shared, a + 2 * e as u64, 2, lane)? as u16;
+                }
+            }
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let (row, col) = (l / 4, (l % 4) * 2);
+                for (i, dst) in d.iter().enumerate().take(*n as usize) {
+                    let (lo, hi) = if *trans {
+                        (mats[i][col][row], mats[i][col + 1][row])
+                    } else {
+                        (mats[i][row][col], mats[i][row][col + 1])
+                    };
+                    w.values[r(*dst) + l] = lo as u64 | (hi as u64) << 16;
+                }
+            }
+        }
+        Op::Mma {
+            k,
+            bf16,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let k = *k as usize;
+            let half = |bits: u64| -> f32 {
+                if *bf16 {
+                    half::bf16::from_bits(bits as u16).to_f32()
+                } else {
+                    half::f16::from_bits(bits as u16).to_f32()
+                }
+            };
+            // Gather the fragments (PTX ISA "Matrix fragments for mma.m16n8k16").
+            let mut am = [[0f32; 16]; 16];
+            let mut bm = [[0f32; 8]; 16];
+            let mut cm = [[0f32; 8]; 16];
+            for l in 0..WARP {
+                let (g, t) = (l / 4, l % 4);
+                let val = |row: Row| w.values[r(row) + l];
+                let pair = |x: u64| (half(x), half(x >> 16));
+                let a_regs: &[(usize, usize)] = if k == 16 {
+                    &[
+                        (g, 2 * t),
+                        (g + 8, 2 * t),
+                        (g, 2 * t + 8),
+                        (g + 8, 2 * t + 8),
+                    ]
+                } else {
+                    &[(g, 2 * t), (g + 8, 2 * t)]
+                };
+                for (i, (row, col)) in a_regs.iter().enumerate() {
+                    let (x0, x1) = pair(val(a[i]));
+                    am[*row][*col] = x0;
+                    am[*row][*col + 1] = x1;
+                }
+                let b_regs: &[usize] = if k == 16 {
+                    &[2 * t, 2 * t + 8]
+                } else {
+                    &[2 * t]
+                };
+                for (i, kk) in b_regs.iter().enumerate() {
+                    let (x0, x1) = pair(val(b[i]));
+                    bm[*kk][g] = x0;
+                    bm[*kk + 1][g] = x1;
+                }
+                for (i, (row, col)) in [
+                    (g, 2 * t),
+                    (g, 2 * t + 1),
+                    (g + 8, 2 * t),
+                    (g + 8, 2 * t + 1),
+                ]
+                .iter()
+                .enumerate()
+                {
+                    cm[*row][*col] = f32::from_bits(val(c[i]) as u32);
+                }
+            }
+            let mut out = [[0f32; 8]; 16];
+            for (row, out_row) in out.iter_mut().enumerate() {
+                for (col, o) in out_row.iter_mut().enumerate() {
+                    // f16/bf16 products are exact in f32; accumulate in k order.
+                    let mut acc = cm[row][col];
+                    for kk in 0..k {
+                        acc += am[row][kk] * bm[kk][col];
+                    }
+                    *o = acc;
+                }
+            }
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let (g, t) = (l / 4, l % 4);
+                for (i, (row, col)) in [
+                    (g, 2 * t),
+                    (g, 2 * t + 1),
+                    (g + 8, 2 * t),
+                    (g + 8, 2 * t + 1),
+                ]
+                .iter()
+                .enumerate()
+                {
+                    w.values[r(d[i]) + l] = canon32(out[*row][*col]);
+                }
+            }
+        }
+        _ => unreachable!("an operation of another family"),
+    }
+    Ok(())
+}
