@@ -20,6 +20,7 @@
 pub mod rewrite;
 pub mod runtime;
 pub mod sites;
+mod switch_tree;
 pub mod value;
 
 pub use rewrite::{Options, instrument_parsed};

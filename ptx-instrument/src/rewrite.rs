@@ -10,6 +10,7 @@ use prlx_ptx::{
 
 use crate::runtime::{DESCRIPTOR, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE, runtime_ptx};
 use crate::sites::{Location, SiteKind, SiteTable};
+use crate::switch_tree::{self, SwitchTrees};
 use crate::value::{FLOAT_DECL, HALF_DECL, RegisterTypes, SCRATCH_DECLS, instruction_type, word};
 use crate::{Error, Instrumented};
 
@@ -322,6 +323,8 @@ struct FunctionRewrite<'a> {
     /// Predicates guarding something other than control flow.
     predicating: HashSet<&'a str>,
     origins: HashMap<&'a str, Origin>,
+    /// Switches llc lowered to compare-and-branch trees.
+    switches: SwitchTrees<'a>,
 }
 
 impl<'a> FunctionRewrite<'a> {
@@ -365,6 +368,7 @@ impl<'a> FunctionRewrite<'a> {
             }
             locs.push(current);
         }
+        let switches = switch_tree::find(&flat);
         FunctionRewrite {
             function,
             files,
@@ -375,6 +379,7 @@ impl<'a> FunctionRewrite<'a> {
             regs,
             predicating,
             origins,
+            switches,
         }
     }
 
@@ -474,7 +479,11 @@ impl<'a> FunctionRewrite<'a> {
             }
             match inst.opcode.as_str() {
                 "bra" | "ret" | "exit" => {
-                    if let Some(guard) = &inst.guard {
+                    if let Some(&(value, modifiers)) = self.switches.roots.get(&at) {
+                        self.switch_tree_root(at, inst, value, modifiers, table, edits);
+                    } else if self.switches.inner.contains(&at) {
+                        // Recorded once, by the tree's root.
+                    } else if let Some(guard) = &inst.guard {
                         self.branch(at, inst, guard, table, edits);
                     }
                     if inst.opcode != "bra" && self.options.func_entry_exit {
@@ -601,6 +610,45 @@ impl<'a> FunctionRewrite<'a> {
                 &prelude,
                 RECORD_BRANCH,
                 &[id.to_string(), "%prlx_w0".into()],
+            ),
+        );
+    }
+
+    /// The first test of a lowered switch: one Switch event with the value
+    /// switched on, recorded by every lane (not under the branch's guard).
+    fn switch_tree_root(
+        &self,
+        at: usize,
+        inst: &Instruction,
+        value: &str,
+        compare_modifiers: &[String],
+        table: &mut SiteTable,
+        edits: &mut Edits,
+    ) {
+        let compare = inst
+            .guard
+            .as_ref()
+            .and_then(|g| self.guard_compare(at, &g.register.name));
+        let id = table.add(self.site_location(at, compare), SiteKind::Switch);
+        let mut prelude = String::new();
+        let operand = Operand::Register(prlx_ptx::Register::new(value));
+        let w = word(
+            &mut prelude,
+            &operand,
+            instruction_type(compare_modifiers),
+            false,
+            &self.regs,
+            0,
+        );
+        edits.insert(
+            self.lines.offset(inst.span),
+            probe(
+                SiteKind::Switch,
+                id,
+                None,
+                &prelude,
+                RECORD_VALUE,
+                &[id.to_string(), (SiteKind::Switch as u32).to_string(), w],
             ),
         );
     }
