@@ -11,6 +11,7 @@ mod float;
 mod int;
 mod memory;
 mod tensor;
+mod texture;
 mod warp;
 
 use std::collections::HashMap;
@@ -1397,6 +1398,7 @@ fn decode_op(
         }
         "shfl" | "vote" | "activemask" | "match" | "redux" => warp::decode,
         "ldmatrix" | "mma" => tensor::decode,
+        "tex" | "tld4" | "txq" | "suld" | "sust" | "suq" => texture::decode,
         _ => return Err(unsupported(inst)),
     };
     family(m, fc, inst, mods)

@@ -464,6 +464,8 @@ pub enum Op {
     /// registers and predicates only: how instruction families are added
     /// without growing the machine's `execute`.
     Family(Box<FamilyOp>),
+    /// `tex/tld4/txq/suld/sust/suq`, executed by `crate::texture::exec`.
+    Texture(Box<crate::texture::TextureOp>),
     /// `bar.warp.sync membermask` (`__syncwarp`): no effect of its own; the
     /// scheduler makes lanes wait here for the lanes of the mask it had set
     /// aside (independent thread scheduling, see `Warp::next_group`).

@@ -134,6 +134,7 @@ mod printf;
 mod program;
 pub mod semantics;
 mod text;
+pub mod texture;
 
 pub use config::{DeviceAttribute, DeviceConfig};
 pub use device::{

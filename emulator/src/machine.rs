@@ -695,6 +695,7 @@ pub fn execute(
             tensor::execute(w, env, &inst.op, exec)?;
         }
         Op::Family(f) => (f.run)(f, v, &mut w.preds, exec),
+        Op::Texture(t) => crate::texture::exec::execute(t, v, exec, env)?,
         Op::Nop | Op::WarpSync { .. } => {}
     }
     // Straight-line instruction: every active lane moves on.

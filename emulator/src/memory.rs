@@ -137,6 +137,8 @@ pub struct GlobalMemory {
     /// Index of the allocation hit last: consecutive accesses of a warp
     /// almost always hit the same buffer.
     last_hit: std::cell::Cell<usize>,
+    /// Texture and surface objects by handle (`crate::texture`).
+    pub(crate) textures: crate::texture::ObjectTable,
 }
 
 impl GlobalMemory {
@@ -147,6 +149,7 @@ impl GlobalMemory {
             used: 0,
             budget,
             last_hit: std::cell::Cell::new(0),
+            textures: Default::default(),
         }
     }
 
