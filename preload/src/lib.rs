@@ -33,6 +33,7 @@ pub mod ffi;
 pub mod graphs;
 pub mod hooks;
 pub mod log;
+pub mod marks;
 pub mod module_load;
 pub mod rank;
 pub mod registry;

@@ -155,7 +155,8 @@ impl Target {
 }
 
 fn store_manifest(dir: &SessionDir, manifest: &Manifest) -> Result<(), String> {
-    dir.write_atomically(prlx_session::MANIFEST_NAME, &manifest.to_json()?)
+    let json = crate::marks::annotate(manifest.to_json()?, &manifest.launches);
+    dir.write_atomically(prlx_session::MANIFEST_NAME, &json)
 }
 
 struct Writer {

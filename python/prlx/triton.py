@@ -1,0 +1,382 @@
+"""Triton integration: run Triton kernels on prlx's emulator and instrument them.
+
+``import prlx.triton`` installs one hook, Triton's pipeline-stages hook
+(``triton.knobs.runtime.add_stages_inspection_hook``, called by the NVIDIA
+backend's ``add_stages`` for every kernel compiled afterwards). It changes two
+stages of that kernel's compilation:
+
+- ``llir`` (Triton's LLVM IR, with debug locations that point at the Python
+  source of the ``@triton.jit`` function): when instrumenting, the IR goes
+  through ``opt-22`` with prlx's pass (``-prlx-target=nvptx``: Triton's IR has
+  no triple), is linked with the device runtime (``llvm-link-22``) and its
+  always-inline recording calls are inlined, so the kernel records the pass's
+  events whenever the shim (``libprlx.so``) gives it a buffer, with sites named
+  by Python file and line. The site table is also embedded (``__prlx_sites``).
+- ``cubin``: when the driver is prlx's emulator, which runs PTX and no
+  machine code, the stage returns the PTX text itself (NUL-terminated), and
+  Triton's ``cuModuleLoadData`` hands the driver PTX. On a real driver
+  ptxas runs as usual.
+
+The hook adds a key to Triton's cache key, so instrumented, emulator and
+plain builds never share cache entries.
+
+When PyTorch is imported without a usable CUDA (its CPU wheel, or a CUDA
+build on a machine whose driver is the emulator), Triton would find no
+active driver; :func:`enable` then makes a torch-free CUDA driver active,
+whose benchmarker (for ``@triton.autotune``) times launches on the host.
+
+:func:`enable` / :func:`disable` switch it; :func:`status` says what is on.
+A Triton version this hook does not know is warned about once
+(:class:`TritonVersionWarning`); one without the stages hook raises
+:class:`TritonHookError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ._native import PrlxError
+
+__all__ = [
+    "TESTED_TRITON",
+    "TritonHookError",
+    "TritonVersionWarning",
+    "disable",
+    "enable",
+    "status",
+]
+
+#: Triton releases (major.minor) whose stage pipeline this hook was written for.
+TESTED_TRITON = ("3.9",)
+
+#: Bumped whenever what the hook does to a kernel changes (it is in the cache key).
+HOOK_VERSION = "1"
+
+
+class TritonHookError(PrlxError):
+    """Triton cannot be hooked (not installed, no stages hook) or a stage failed."""
+
+
+class TritonVersionWarning(UserWarning):
+    """The installed Triton is not a version this hook was tested with."""
+
+
+_lock = threading.Lock()
+_state: Dict[str, Any] = {
+    "installed": False,
+    "instrument": False,
+    "ptx": None,  # None: decide from the driver when a kernel is compiled
+    "snapshots": False,
+    "previous_hook": None,
+    "tools": None,
+}
+
+
+def _triton():
+    try:
+        import triton
+        from triton import knobs
+    except ImportError as e:
+        raise TritonHookError(f"prlx.triton needs Triton (pip install triton): {e}") from e
+    if not hasattr(knobs, "runtime") or not hasattr(knobs.runtime, "add_stages_inspection_hook"):
+        raise TritonHookError(
+            f"Triton {getattr(triton, '__version__', '?')} has no knobs.runtime.add_stages_inspection_hook; "
+            f"prlx.triton supports Triton {', '.join(TESTED_TRITON)}"
+        )
+    return triton, knobs
+
+
+def _check_version(version: str) -> None:
+    major_minor = ".".join(version.split(".")[:2])
+    if major_minor not in TESTED_TRITON:
+        warnings.warn(
+            f"prlx.triton was written for Triton {', '.join(TESTED_TRITON)}, not {version}: "
+            "kernels may fail to compile or be left uninstrumented",
+            TritonVersionWarning,
+            stacklevel=3,
+        )
+
+
+# ---------------------------------------------------------------- toolchain
+
+
+def _repo_root() -> Optional[Path]:
+    """The prlx checkout, when the package runs from one ($PRLX_ROOT, else
+    upward from this file or the working directory)."""
+    env = os.environ.get("PRLX_ROOT")
+    if env:
+        return Path(env)
+    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
+        for p in (start, *start.parents):
+            if (p / "llvm-pass" / "build.sh").is_file() and (p / "device-rt" / "build.sh").is_file():
+                return p
+    return None
+
+
+def _find_tools() -> Dict[str, str]:
+    """opt-22, llvm-link-22, the LLVM 22 pass plugin and the flag-free NVPTX
+    device runtime; $PRLX_PASS_PLUGIN_22 / $PRLX_DEVICE_RT_TRITON override."""
+    missing = []
+    tools: Dict[str, str] = {}
+    for key, names in (("opt", ["opt-22"]), ("llvm_link", ["llvm-link-22"])):
+        found = next((shutil.which(n) for n in names if shutil.which(n)), None)
+        if found is None:
+            cand = f"/usr/lib/llvm-22/bin/{names[0].split('-')[0] if key == 'opt' else 'llvm-link'}"
+            found = cand if os.access(cand, os.X_OK) else None
+        if found is None:
+            missing.append(f"{names[0]} (install llvm-22; scripts/setup.sh does)")
+        else:
+            tools[key] = found
+    root = _repo_root()
+    plugin = os.environ.get("PRLX_PASS_PLUGIN_22") or (
+        str(root / "llvm-pass" / "build-22" / "libPrlxPass.so") if root else None
+    )
+    runtime = os.environ.get("PRLX_DEVICE_RT_TRITON") or (
+        str(root / "device-rt" / "build" / "prlx_rt_nvptx.flagfree.ll") if root else None
+    )
+    if not plugin or not os.path.isfile(plugin):
+        missing.append(f"the LLVM 22 pass plugin ({plugin or 'set PRLX_PASS_PLUGIN_22'}; llvm-pass/build.sh 22)")
+    else:
+        tools["plugin"] = plugin
+    if not runtime or not os.path.isfile(runtime):
+        missing.append(f"the device runtime ({runtime or 'set PRLX_DEVICE_RT_TRITON'}; device-rt/build.sh)")
+    else:
+        tools["runtime"] = runtime
+    if missing:
+        raise TritonHookError("cannot instrument Triton kernels, missing: " + "; ".join(missing))
+    return tools
+
+
+def _file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+# ---------------------------------------------------------------- stages
+
+
+def _run(cmd: List[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TritonHookError(f"{what} failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.strip()}")
+
+
+def instrument_llir(llir: str, *, snapshots: bool = False, sites_json: Optional[str] = None) -> str:
+    """Triton LLVM IR in, the same IR recording prlx events out (pass, runtime linked and inlined)."""
+    tools = _state["tools"] or _find_tools()
+    with tempfile.TemporaryDirectory(prefix="prlx-triton-") as tmp:
+        src = os.path.join(tmp, "kernel.ll")
+        inst = os.path.join(tmp, "kernel.prlx.ll")
+        linked = os.path.join(tmp, "kernel.linked.ll")
+        out = os.path.join(tmp, "kernel.out.ll")
+        Path(src).write_text(llir)
+        cmd = [
+            tools["opt"],
+            f"-load-pass-plugin={tools['plugin']}",
+            "-passes=prlx-instrument",
+            "-prlx-target=nvptx",
+            f"-prlx-sites-json={sites_json or 'none'}",
+            "-S",
+            src,
+            "-o",
+            inst,
+        ]
+        if snapshots:
+            cmd.insert(4, "-prlx-snapshots")
+        _run(cmd, "opt-22 with the prlx pass")
+        # Triton's data layout is its own; the runtime has none (flag-free build).
+        _run([tools["llvm_link"], "--suppress-warnings", "-S", inst, tools["runtime"], "-o", linked], "llvm-link-22")
+        # Inline the always-inline recording calls and drop what no kernel uses;
+        # nothing else: Triton already optimised its kernel.
+        _run([tools["opt"], "-passes=always-inline,globaldce", "-S", linked, "-o", out], "opt-22 (inlining)")
+        return Path(out).read_text()
+
+
+def _driver_is_emulator() -> bool:
+    from . import cuda
+
+    try:
+        return cuda.driver().is_emulator
+    except cuda.CudaError:
+        return False
+
+
+def _want_ptx() -> bool:
+    ptx = _state["ptx"]
+    if ptx is None:
+        ptx = _driver_is_emulator()
+        _state["ptx"] = ptx
+    return bool(ptx)
+
+
+def _hook(*args: Any) -> Optional[Tuple[str, str]]:
+    """Triton's add_stages_inspection_hook: with no arguments, the cache key;
+    with (backend, stages, options, language, capability), edits the stages."""
+    previous = _state["previous_hook"]
+    if not args:
+        key = f"prlx-{HOOK_VERSION}-i{int(_state['instrument'])}-s{int(_state['snapshots'])}-p{int(_want_ptx())}"
+        if _state["instrument"] and _state["tools"]:
+            t = _state["tools"]
+            key += "-" + _file_digest(t["plugin"]) + _file_digest(t["runtime"])
+        if previous is not None:
+            prev_key, prev_hash = previous()
+            key = f"{prev_key}|{key}"
+        return key, hashlib.sha256(key.encode()).hexdigest()
+    if previous is not None:
+        previous(*args)
+    _backend, stages, _options, _language, _capability = args
+    if _state["instrument"] and "llir" in stages:
+        make_llir = stages["llir"]
+        snapshots = _state["snapshots"]
+
+        def llir_then_prlx(src: Any, metadata: Dict[str, Any]) -> str:
+            return instrument_llir(make_llir(src, metadata), snapshots=snapshots)
+
+        stages["llir"] = llir_then_prlx
+    if _want_ptx() and "cubin" in stages:
+
+        def ptx_image(src: str, metadata: Dict[str, Any]) -> bytes:
+            # The emulator JIT-compiles PTX in cuModuleLoadData; it needs the NUL.
+            return src.encode() + b"\0"
+
+        stages["cubin"] = ptx_image
+    return None
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _activate_torch_free_driver() -> None:
+    """Triton's CUDA driver asks PyTorch for devices and streams once torch
+    is imported; a CPU torch (or the emulator under a CUDA torch) has none.
+    Make a driver active that talks to libcuda alone."""
+    import sys
+
+    from triton.backends.nvidia.driver import CudaDriver
+    from triton.runtime import driver as triton_driver
+
+    if not _want_ptx():
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return  # Triton's own driver is torch-free then
+        try:
+            if torch.cuda.is_available():
+                return  # a real GPU under torch: Triton's own driver is right
+        except Exception:
+            pass
+
+    class TorchFreeCudaDriver(CudaDriver):
+        def __init__(self) -> None:
+            # CudaDriver.__init__'s torch-free branch, whatever is imported.
+            from triton.backends.nvidia.driver import CudaLauncher, CudaUtils
+
+            self.utils = CudaUtils()
+            self.launcher_cls = CudaLauncher
+            self.get_device_capability = self._get_device_capability
+            self.get_current_stream = self._get_current_stream
+            self.get_current_device = self._get_current_device
+            self.set_current_device = self._set_current_device
+
+        @staticmethod
+        def is_active() -> bool:
+            from triton.backends.nvidia.driver import _cuda_driver_is_active
+
+            return _cuda_driver_is_active()
+
+        def get_benchmarker(self) -> Callable[..., Any]:
+            return host_timed_bench
+
+    triton_driver.set_active(TorchFreeCudaDriver())
+
+
+def host_timed_bench(
+    kernel_call: Callable[[], Any], quantiles: Any = None, warmup: int = 0, rep: int = 0, return_mode: str = "mean"
+) -> Any:
+    """``triton.testing.do_bench``'s contract, timed on the host (ms): what
+    ``@triton.autotune`` uses on the emulator, where no CUDA events exist
+    through PyTorch. Runs the call once to compile, then three times."""
+    from . import cuda
+
+    kernel_call()
+    cuda.synchronize()
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        kernel_call()
+        cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    if quantiles is not None:
+        n = len(times)
+        ret = [times[min(n - 1, int(q * n))] for q in quantiles]
+        return ret[0] if len(ret) == 1 else ret
+    return {"mean": sum(times) / len(times), "min": times[0], "max": times[-1], "median": times[len(times) // 2]}.get(
+        return_mode, sum(times) / len(times)
+    )
+
+
+# ---------------------------------------------------------------- switches
+
+
+def enable(instrument: bool = True, *, snapshots: bool = False, ptx: Optional[bool] = None) -> None:
+    """Installs the hook for every Triton kernel compiled from now on.
+
+    ``instrument``: run prlx's pass at the LLVM IR stage (needs opt-22,
+    llvm-link-22, the LLVM 22 plugin and the device runtime: a
+    :class:`TritonHookError` names what is missing). ``snapshots``: also
+    record each branch's per-lane compare operands. ``ptx``: hand the driver
+    PTX instead of a cubin; default: when the driver is prlx's emulator.
+    """
+    triton, knobs = _triton()
+    _check_version(getattr(triton, "__version__", "0"))
+    with _lock:
+        tools = _find_tools() if instrument else None
+        current = knobs.runtime.add_stages_inspection_hook
+        if not _state["installed"]:
+            _state["previous_hook"] = current if current is not _hook else None
+        _state.update(installed=True, instrument=instrument, snapshots=snapshots, ptx=ptx, tools=tools)
+        knobs.runtime.add_stages_inspection_hook = _hook
+    _activate_torch_free_driver()
+
+
+def disable() -> None:
+    """Removes the hook (kernels compiled afterwards are plain again)."""
+    try:
+        _, knobs = _triton()
+    except TritonHookError:
+        return
+    with _lock:
+        if _state["installed"] and knobs.runtime.add_stages_inspection_hook is _hook:
+            knobs.runtime.add_stages_inspection_hook = _state["previous_hook"]
+        _state.update(installed=False, instrument=False, previous_hook=None)
+
+
+def status() -> Dict[str, Any]:
+    """What the hook does now: installed, instrument, snapshots, ptx (None = not decided yet)."""
+    return {k: _state[k] for k in ("installed", "instrument", "snapshots", "ptx")}
+
+
+def _enable_on_import() -> None:
+    """``import prlx.triton`` enables the hook; ``PRLX_TRITON=off`` keeps it
+    off, ``PRLX_TRITON=ptx`` only hands the emulator PTX (no pass)."""
+    mode = os.environ.get("PRLX_TRITON", "on").strip().lower()
+    if mode in ("off", "0", "no", "false"):
+        return
+    try:
+        enable(instrument=mode not in ("ptx",))
+    except TritonHookError as e:
+        warnings.warn(f"prlx.triton not enabled: {e}", RuntimeWarning, stacklevel=3)
+
+
+_enable_on_import()
