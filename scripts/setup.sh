@@ -59,6 +59,24 @@ if [ ! -x "$pyenv/bin/maturin" ] || [ ! -x "$pyenv/bin/pytest" ] ||
     fi
     "$pyenv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" pytest numpy
 fi
+# Triton 3.9 (prlx.triton runs its kernels on the emulator in python/tests)
+# and PyTorch (the training-loop helpers' tests). PyPI carries only PyTorch's
+# CUDA build (about 3 GB with its NVIDIA libraries, which then go unused):
+# installed once, kept in the venv; PRLX_NO_TORCH=1 skips it.
+if ! "$pyenv/bin/python" -c "import triton, sys; sys.exit(not triton.__version__.startswith('3.9.'))" 2>/dev/null; then
+    log "installing triton 3.9 into ${pyenv#"$root"/}"
+    "$pyenv/bin/pip" install -q --disable-pip-version-check "triton==3.9.*"
+fi
+if [ "${PRLX_NO_TORCH:-0}" != 1 ] && ! "$pyenv/bin/python" -c "import torch" 2>/dev/null; then
+    log "installing torch into ${pyenv#"$root"/} (large: CUDA build)"
+    "$pyenv/bin/pip" install -q --disable-pip-version-check "torch>=2.5"
+fi
+# Triton compiles its launcher against Python.h at first use.
+py_include=$("$pyenv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+if [ ! -f "$py_include/Python.h" ]; then
+    log "installing python3-dev (Python.h for Triton's launcher)"
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev >/dev/null
+fi
 # ---- AMD (HIP) toolchain: begin ------------------------------------------------
 # Debian's HIP 5.2 (headers, libamdhip64 to link against, hipcc) and ROCm device
 # libraries. HIP programs are built with clang-19 for gfx1100 and run on prlx's
