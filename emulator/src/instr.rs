@@ -507,6 +507,28 @@ impl FamilyOp {
         values[row as usize * 32 + lane] = x;
     }
 
+    /// The lanes of `exec`, lowest first.
+    #[inline]
+    pub fn lanes(exec: u32) -> impl Iterator<Item = usize> {
+        let mut m = exec;
+        std::iter::from_fn(move || {
+            (m != 0).then(|| {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                l
+            })
+        })
+    }
+
+    /// The two sources `a` (`rows[1]`) and `b` (`rows[2]`) in `lane`.
+    #[inline]
+    pub fn sources(&self, values: &[u64], lane: usize) -> (u64, u64) {
+        (
+            Self::get(values, self.rows[1], lane),
+            Self::get(values, self.rows[2], lane),
+        )
+    }
+
     /// The lanes whose predicate source is true.
     #[inline]
     pub fn pred_bits(&self, preds: &[u32]) -> u32 {

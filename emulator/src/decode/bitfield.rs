@@ -49,12 +49,8 @@ pub(super) fn decode(
 }
 
 fn for_lanes(op: &FamilyOp, v: &mut [u64], exec: u32, f: impl Fn(u64, u64) -> u64) {
-    let mut m = exec;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let a = FamilyOp::get(v, op.rows[1], l);
-        let b = FamilyOp::get(v, op.rows[2], l);
+    for l in FamilyOp::lanes(exec) {
+        let (a, b) = op.sources(v, l);
         FamilyOp::set(v, op.rows[0], l, f(a, b));
     }
 }

@@ -29,6 +29,16 @@ fn bool_op(mods: &mut Mods<'_>) -> u32 {
     }
 }
 
+/// The modifiers `setp` and `set` share: `.cmp` (required), `.and/.or/.xor`
+/// (see [`bool_op`]) and `.ftz`.
+fn compare_modifiers(
+    mods: &mut Mods<'_>,
+    inst: &ast::Instruction,
+) -> Result<(CmpOp, u32, bool), String> {
+    let cmp = mods.take_cmp().ok_or_else(|| unsupported(inst))?;
+    Ok((cmp, bool_op(mods), mods.take(".ftz")))
+}
+
 #[inline]
 fn combine(op: u32, t: bool, c: bool) -> bool {
     match op {
@@ -59,9 +69,7 @@ pub(super) fn decode_setp(
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
     let un = || unsupported(inst);
-    let cmp = mods.take_cmp().ok_or_else(un)?;
-    let bop = bool_op(mods);
-    let ftz = mods.take(".ftz");
+    let (cmp, bop, ftz) = compare_modifiers(mods, inst)?;
     let ty = need_type(mods, inst)?;
     if ty.is_packed() && (int_only(cmp) || (ftz && ty == ScalarType::BF16x2)) {
         return Err(un());
@@ -130,12 +138,8 @@ pub(super) fn decode_setp(
 fn setp_packed(op: &FamilyOp, v: &mut [u64], preds: &mut [u32], exec: u32) {
     let c = op.pred_bits(preds);
     let (mut p, mut q) = (0u32, 0u32);
-    let mut m = exec;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let a = FamilyOp::get(v, op.rows[1], l);
-        let b = FamilyOp::get(v, op.rows[2], l);
+    for l in FamilyOp::lanes(exec) {
+        let (a, b) = op.sources(v, l);
         let (hi, lo) = compare_packed(op.ctx.cmp, op.ctx.ty, op.ctx.mode.ftz, a, b);
         let cl = c >> l & 1 != 0;
         p |= (combine(op.ctx.aux, lo, cl) as u32) << l;
@@ -163,9 +167,7 @@ pub(super) fn decode_set(
 ) -> Result<Op, String> {
     use ScalarType::*;
     let un = || unsupported(inst);
-    let cmp = mods.take_cmp().ok_or_else(un)?;
-    let bop = bool_op(mods);
-    let ftz = mods.take(".ftz");
+    let (cmp, bop, ftz) = compare_modifiers(mods, inst)?;
     let dty = need_type(mods, inst)?;
     let sty = need_type(mods, inst)?;
     let half_source = matches!(sty, F16 | BF16);
@@ -214,12 +216,8 @@ fn set_scalar(op: &FamilyOp, v: &mut [u64], preds: &mut [u32], exec: u32) {
     let ctx = &op.ctx;
     let (bop, width) = (ctx.aux & 0xff, ctx.aux >> 8);
     let one = true_value(ctx.ty);
-    let mut m = exec;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let a = FamilyOp::get(v, op.rows[1], l);
-        let b = FamilyOp::get(v, op.rows[2], l);
+    for l in FamilyOp::lanes(exec) {
+        let (a, b) = op.sources(v, l);
         let t = compare_ftz(ctx.cmp, ctx.ty2, ctx.mode.ftz, a, b);
         let r = if combine(bop, t, c >> l & 1 != 0) {
             one
@@ -245,12 +243,8 @@ fn set_packed(op: &FamilyOp, v: &mut [u64], preds: &mut [u32], exec: u32) {
     } else {
         0xffff
     };
-    let mut m = exec;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let a = FamilyOp::get(v, op.rows[1], l);
-        let b = FamilyOp::get(v, op.rows[2], l);
+    for l in FamilyOp::lanes(exec) {
+        let (a, b) = op.sources(v, l);
         let (hi, lo) = compare_packed(ctx.cmp, ctx.ty2, ctx.mode.ftz, a, b);
         let cl = c >> l & 1 != 0;
         let lo = if combine(bop, lo, cl) { one } else { 0 };
@@ -295,10 +289,7 @@ pub(super) fn decode_selp(
 /// `selp` into a register wider than its type.
 fn selp_widen(op: &FamilyOp, v: &mut [u64], preds: &mut [u32], exec: u32) {
     let c = op.pred_bits(preds);
-    let mut m = exec;
-    while m != 0 {
-        let l = m.trailing_zeros() as usize;
-        m &= m - 1;
+    for l in FamilyOp::lanes(exec) {
         let x = if c >> l & 1 != 0 {
             FamilyOp::get(v, op.rows[1], l)
         } else {

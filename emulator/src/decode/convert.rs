@@ -25,7 +25,7 @@ use prlx_ptx::ast;
 use super::{
     FnCtx, Mods, ModuleCtx, dst, is_pred_operand, need_type, operands, reg_width, src, unsupported,
 };
-use crate::alu::{self, AluCtx};
+use crate::alu::{self, Alu1Fn, Alu2Fn, AluCtx};
 use crate::instr::*;
 use crate::semantics::cvt::{cvt_rna_tf32, cvt_tf32};
 use crate::semantics::fp8::{Fp8, from_fp8, to_fp8};
@@ -90,13 +90,7 @@ pub(super) fn decode_cvt(
             return Err(un());
         }
         ctx.aux = rna as u32;
-        let o = operands(inst, 2)?;
-        return Ok(Op::Alu1 {
-            f: tf32,
-            ctx,
-            d: dst(fc, &o[0])?,
-            a: src(m, fc, &o[1], sty)?,
-        });
+        return alu1(m, fc, inst, tf32, ctx, sty);
     }
     if rna {
         return Err(un());
@@ -106,14 +100,7 @@ pub(super) fn decode_cvt(
         if sty != ScalarType::F32 || float_rounding.is_none() || int_rounding.is_some() {
             return Err(un());
         }
-        let o = operands(inst, 3)?;
-        return Ok(Op::Alu2 {
-            f: alu::cvt_pack_half2,
-            ctx,
-            d: dst(fc, &o[0])?,
-            a: src(m, fc, &o[1], sty)?,
-            b: src(m, fc, &o[2], sty)?,
-        });
+        return alu2(m, fc, inst, alu::cvt_pack_half2, ctx, sty);
     }
     crate::semantics::cvt::validate(dty, sty, cvt_mode).map_err(|e| format!("{} ({e})", un()))?;
     let o = operands(inst, 2)?;
@@ -181,37 +168,23 @@ fn decode_fp8(
     ctx.aux = (fmt == Fp8::E5M2) as u32 | (relu as u32) << 1;
     match (other, other_first) {
         (Some(ScalarType::F32), false) if rn && satfinite => {
-            let o = operands(inst, 3)?;
-            Ok(Op::Alu2 {
-                f: f32x2_to_fp8x2,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ScalarType::F32)?,
-                b: src(m, fc, &o[2], ScalarType::F32)?,
-            })
+            alu2(m, fc, inst, f32x2_to_fp8x2, ctx, ScalarType::F32)
         }
         (Some(ScalarType::F16x2), false) if rn && satfinite => {
-            let o = operands(inst, 2)?;
-            Ok(Op::Alu1 {
-                f: f16x2_to_fp8x2,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ScalarType::F16x2)?,
-            })
+            alu1(m, fc, inst, f16x2_to_fp8x2, ctx, ScalarType::F16x2)
         }
-        (Some(ty @ (ScalarType::F16x2 | ScalarType::BF16x2)), true) if rn && !satfinite => {
-            let o = operands(inst, 2)?;
-            Ok(Op::Alu1 {
-                f: if ty == ScalarType::F16x2 {
-                    fp8x2_to_f16x2
-                } else {
-                    fp8x2_to_bf16x2
-                },
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ScalarType::B16)?,
-            })
-        }
+        (Some(ty @ (ScalarType::F16x2 | ScalarType::BF16x2)), true) if rn && !satfinite => alu1(
+            m,
+            fc,
+            inst,
+            if ty == ScalarType::F16x2 {
+                fp8x2_to_f16x2
+            } else {
+                fp8x2_to_bf16x2
+            },
+            ctx,
+            ScalarType::B16,
+        ),
         _ => Err(format!(
             "{}: FP8 conversions are cvt.rn.satfinite{{.relu}}.f8x2.{{f32,f16x2}} and cvt.rn{{.relu}}.{{f16x2,bf16x2}}.f8x2",
             un()
@@ -338,4 +311,42 @@ fn fp8x2_to_bf16x2(c: &AluCtx, a: u64) -> u64 {
         }
     };
     f((a >> 8) & 0xff) << 16 | f(a & 0xff)
+}
+
+/// `d, a` of a one-source conversion: both operands checked, `a` read as `sty`.
+fn alu1(
+    m: &mut ModuleCtx<'_>,
+    fc: &FnCtx<'_>,
+    inst: &ast::Instruction,
+    f: Alu1Fn,
+    ctx: AluCtx,
+    sty: ScalarType,
+) -> Result<Op, String> {
+    let o = operands(inst, 2)?;
+    Ok(Op::Alu1 {
+        f,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], sty)?,
+    })
+}
+
+/// `d, a, b` of a two-source conversion (a pair packed into `d`), both
+/// sources read as `sty`.
+fn alu2(
+    m: &mut ModuleCtx<'_>,
+    fc: &FnCtx<'_>,
+    inst: &ast::Instruction,
+    f: Alu2Fn,
+    ctx: AluCtx,
+    sty: ScalarType,
+) -> Result<Op, String> {
+    let o = operands(inst, 3)?;
+    Ok(Op::Alu2 {
+        f,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], sty)?,
+        b: src(m, fc, &o[2], sty)?,
+    })
 }
