@@ -335,47 +335,145 @@ impl Nvcc13 {
         args: &[String],
         cache: &Path,
     ) -> PathBuf {
-        let mut key = Fnv::default();
-        key.add(self.nvcc.as_os_str().as_encoded_bytes());
-        for a in args {
-            key.add(a.as_bytes());
-        }
-        let mut inputs: Vec<PathBuf> = sources.to_vec();
-        for dir in sources.iter().filter_map(|s| s.parent()) {
-            for entry in std::fs::read_dir(dir)
-                .expect("read the source dir")
-                .flatten()
-            {
-                if entry.path().extension().is_some_and(|e| e == "h") {
-                    inputs.push(entry.path());
-                }
+        compile_cached(&self.nvcc, name, sources, args, cache)
+    }
+}
+
+/// `COMPILER ARGS SOURCES -o <cache>/<key>/<name>`, unless an earlier run
+/// built the same sources (and the headers beside them) with the same
+/// compiler and arguments: the output is kept under `cache`, keyed by their
+/// hash. The build runs in a scratch directory renamed into place, so
+/// concurrent test processes agree.
+pub fn compile_cached(
+    compiler: &Path,
+    name: &str,
+    sources: &[PathBuf],
+    args: &[String],
+    cache: &Path,
+) -> PathBuf {
+    let mut key = Fnv::default();
+    key.add(compiler.as_os_str().as_encoded_bytes());
+    for a in args {
+        key.add(a.as_bytes());
+    }
+    let mut inputs: Vec<PathBuf> = sources.to_vec();
+    for dir in sources.iter().filter_map(|s| s.parent()) {
+        for entry in std::fs::read_dir(dir)
+            .expect("read the source dir")
+            .flatten()
+        {
+            if entry.path().extension().is_some_and(|e| e == "h") {
+                inputs.push(entry.path());
             }
         }
-        for input in &inputs {
-            key.add(input.as_os_str().as_encoded_bytes());
-            key.add(&std::fs::read(input).expect("read a source"));
-        }
-        let dir = cache.join(format!("{:016x}", key.0));
-        let out = dir.join(name);
-        if out.is_file() {
-            return out;
-        }
-        let tmp = cache.join(format!("{:016x}.tmp{}", key.0, std::process::id()));
+    }
+    for input in &inputs {
+        key.add(input.as_os_str().as_encoded_bytes());
+        key.add(&std::fs::read(input).expect("read a source"));
+    }
+    let dir = cache.join(format!("{:016x}", key.0));
+    let out = dir.join(name);
+    if out.is_file() {
+        return out;
+    }
+    let tmp = cache.join(format!("{:016x}.tmp{}", key.0, std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("create a cache dir");
+    run_ok(
+        Command::new(compiler)
+            .args(args)
+            .args(sources)
+            .arg("-o")
+            .arg(tmp.join(name))
+            .current_dir(&tmp),
+    );
+    // Another test process may have finished the same build first.
+    if std::fs::rename(&tmp, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(&tmp).expect("create a cache dir");
-        run_ok(
-            Command::new(&self.nvcc)
-                .args(args)
-                .args(sources)
-                .arg("-o")
-                .arg(tmp.join(name))
-                .current_dir(&tmp),
-        );
-        // Another test process may have finished the same build first.
-        if std::fs::rename(&tmp, &dir).is_err() {
-            let _ = std::fs::remove_dir_all(&tmp);
+    }
+    out
+}
+
+/// clang-19 building HIP programs for gfx1100 against Debian's HIP 5.2
+/// (headers and `libamdhip64.so`), with the device-library directory
+/// `scripts/setup.sh` makes (`.tools/amdgcn-gfx1100/bitcode`: ROCm 5.2's
+/// bitcode plus `oclc_isa_version_1100.bc`). The programs then run on
+/// prlx's `libamdhip64.so.5` (`hip-runtime/build.sh`) put first on
+/// `LD_LIBRARY_PATH`.
+#[derive(Clone, Debug)]
+pub struct HipClang {
+    pub clang: PathBuf,
+    pub device_libs: PathBuf,
+}
+
+impl HipClang {
+    /// `None` (after [`missing`]) without clang++-19, the HIP headers,
+    /// Debian's `libamdhip64.so` or the gfx1100 device libraries.
+    pub fn find() -> Option<HipClang> {
+        let device_libs = repo_root().join(".tools/amdgcn-gfx1100/bitcode");
+        let Some(clang) = find_tool("clang++-19") else {
+            missing("clang++-19");
+            return None;
+        };
+        if !Path::new("/usr/include/hip/hip_runtime.h").is_file()
+            || !Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so").exists()
+        {
+            missing("Debian's HIP 5.2 (libamdhip64-dev)");
+            return None;
         }
-        out
+        if !device_libs.join("oclc_isa_version_1100.bc").is_file() {
+            missing("the gfx1100 device libraries (.tools/amdgcn-gfx1100/bitcode)");
+            return None;
+        }
+        Some(HipClang { clang, device_libs })
+    }
+
+    /// The arguments of an ordinary HIP build for gfx1100 (Wave32, or
+    /// Wave64 with `wave64`), with line info, linked with `-lamdhip64`.
+    pub fn args(&self, wave64: bool, extra: &[&str]) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "-x",
+            "hip",
+            "--offload-arch=gfx1100",
+            "-O2",
+            "-g",
+            "-Wall",
+            "-Werror",
+            "-Wno-unused-result",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(format!(
+            "--rocm-device-lib-path={}",
+            self.device_libs.display()
+        ));
+        if wave64 {
+            args.push("-mwavefrontsize64".into());
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        // The sources follow the arguments: keep the library even though
+        // no object before it needs it yet.
+        args.extend(
+            [
+                "-Wl,--push-state,--no-as-needed",
+                "-lamdhip64",
+                "-Wl,--pop-state",
+            ]
+            .map(String::from),
+        );
+        args
+    }
+
+    /// [`compile_cached`] with clang++-19.
+    pub fn build_cached(
+        &self,
+        name: &str,
+        sources: &[PathBuf],
+        args: &[String],
+        cache: &Path,
+    ) -> PathBuf {
+        compile_cached(&self.clang, name, sources, args, cache)
     }
 }
 
