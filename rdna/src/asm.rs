@@ -1,0 +1,1 @@
+//! The spec's `.s` input files (see `prlxctl emu run`).

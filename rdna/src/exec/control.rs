@@ -1,0 +1,4 @@
+//! control family.
+use super::Handler;
+
+pub static OPS: &[(&str, Handler)] = &[];

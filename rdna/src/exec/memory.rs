@@ -1,0 +1,4 @@
+//! memory family.
+use super::Handler;
+
+pub static OPS: &[(&str, Handler)] = &[];

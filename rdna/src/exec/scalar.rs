@@ -1,0 +1,4 @@
+//! scalar family.
+use super::Handler;
+
+pub static OPS: &[(&str, Handler)] = &[];
