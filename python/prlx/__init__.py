@@ -10,11 +10,18 @@ results are those of ``prlxctl diff --json``.
 - :func:`diff` → :class:`DiffResult`; :func:`diff_sessions` → :class:`SessionDiffResult`
 - :func:`prlx.testing.assert_no_divergence` for pytest
 - :mod:`prlx.daemon`: sessions stored by prlxd (list, show)
+- :mod:`prlx.triton`: ``import prlx.triton`` runs Triton kernels on the emulator and instruments them
+- :mod:`prlx.cuda`: device arrays for Triton kernels without PyTorch's CUDA
+- :func:`mark`, :func:`session` (a named range): annotate a captured run's launches;
+  :mod:`prlx.training`: mark training steps and diff step N of two runs;
+  ``python -m prlx run -- CMD`` runs CMD under the capture shim
 - every error is a :class:`PrlxError` (:class:`TraceError`, :class:`SessionError`,
   :class:`DaemonError`, :class:`OptionError`) carrying the Rust error's message
 """
 
 from . import daemon
+from .marks import MarkWarning, mark
+from .marks import range as session_range
 from ._native import DaemonError, OptionError, PrlxError, SessionError, TraceError
 from .diff import (
     DIVERGENCE_KINDS,
@@ -37,6 +44,13 @@ from .trace import (
     read_trace,
 )
 
+
+def session(name: str):
+    """``with prlx.session("warmup"):`` — the launches inside form a named
+    range in the captured session's ``session.json`` (see :mod:`prlx.marks`)."""
+    return session_range(name)
+
+
 try:
     from importlib.metadata import version as _version
 
@@ -53,6 +67,7 @@ __all__ = [
     "Event",
     "Header",
     "Launch",
+    "MarkWarning",
     "OptionError",
     "PrlxError",
     "Session",
@@ -67,6 +82,8 @@ __all__ = [
     "diff",
     "diff_sessions",
     "has_numpy",
+    "mark",
+    "session",
     "open_session",
     "read_trace",
 ]

@@ -86,6 +86,30 @@ class Session:
     def name(self) -> str:
         return self.data["session"]
 
+    @property
+    def marks(self) -> List[Dict[str, Any]]:
+        """The marks made while recording (``prlx.mark``, ``prlx.session``):
+        ``name``, ``kind`` (point/begin/end), ``time_ns``, ``first_seq``."""
+        try:
+            raw = _json.loads((self.path / "session.json").read_text())
+        except (OSError, ValueError):
+            return []
+        return list(raw.get("marks", [])) if isinstance(raw, dict) else []
+
+    def launches_in(self, name: str) -> List[Launch]:
+        """The launches of the range ``name`` (its first begin/end marks; to the end when it was never closed)."""
+        begin = end = None
+        for m in self.marks:
+            if m.get("name") != name:
+                continue
+            if m.get("kind") == "begin" and begin is None:
+                begin = m["first_seq"]
+            elif m.get("kind") == "end" and begin is not None and end is None:
+                end = m["first_seq"]
+        if begin is None:
+            raise KeyError(f"{self.path}: no range {name!r} among the marks")
+        return [l for l in self.launches if l.seq >= begin and (end is None or l.seq < end)]
+
     def kernels(self) -> List[str]:
         """Kernel names in order of their first launch."""
         return list(dict.fromkeys(l.kernel for l in self.launches))

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -172,6 +174,37 @@ def _run(cmd: List[str], what: str) -> None:
         raise TritonHookError(f"{what} failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.strip()}")
 
 
+_HEX_FLOAT = re.compile(r"\bf0x([0-9A-Fa-f]+)\b")
+_FLOAT_TYPE = re.compile(r"\b(half|bfloat|float|double)\b")
+
+
+def _legacy_float_literals(llir: str) -> str:
+    """Rewrites LLVM 23's ``f0x<bits>`` float literals (what Triton's bundled
+    LLVM prints) in the form LLVM 22's parser reads: ``0x<double bits>`` for
+    float and double, ``0xH``/``0xR`` + bits for half/bfloat (the type is
+    the nearest type name before the literal on its line)."""
+    if "f0x" not in llir:
+        return llir
+
+    def fix_line(line: str) -> str:
+        def repl(m: "re.Match[str]") -> str:
+            bits = m.group(1)
+            types = _FLOAT_TYPE.findall(line, 0, m.start())
+            ty = types[-1] if types else {4: "half", 8: "float", 16: "double"}.get(len(bits), "")
+            if len(bits) == 16 or ty == "double":
+                return "0x" + bits.upper().rjust(16, "0")
+            if len(bits) <= 4 and ty == "bfloat":
+                return "0xR" + bits.upper().rjust(4, "0")
+            if len(bits) <= 4:
+                return "0xH" + bits.upper().rjust(4, "0")
+            value = struct.unpack("<f", struct.pack("<I", int(bits, 16)))[0]
+            return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+        return _HEX_FLOAT.sub(repl, line)
+
+    return "\n".join(fix_line(line) if "f0x" in line else line for line in llir.split("\n"))
+
+
 def instrument_llir(llir: str, *, snapshots: bool = False, sites_json: Optional[str] = None) -> str:
     """Triton LLVM IR in, the same IR recording prlx events out (pass, runtime linked and inlined)."""
     tools = _state["tools"] or _find_tools()
@@ -180,7 +213,7 @@ def instrument_llir(llir: str, *, snapshots: bool = False, sites_json: Optional[
         inst = os.path.join(tmp, "kernel.prlx.ll")
         linked = os.path.join(tmp, "kernel.linked.ll")
         out = os.path.join(tmp, "kernel.out.ll")
-        Path(src).write_text(llir)
+        Path(src).write_text(_legacy_float_literals(llir))
         cmd = [
             tools["opt"],
             f"-load-pass-plugin={tools['plugin']}",

@@ -1,0 +1,221 @@
+"""Triton on the emulator: tutorial-shaped kernels against NumPy, the
+instrumentation hook, and races found at their Python line (under the shim,
+the pass's build and the shim's PTX-at-load instrumentation)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import prlx
+
+HERE = Path(__file__).resolve().parent
+APPS = HERE / "apps"
+
+
+def require(condition: bool, why: str) -> None:
+    """Skip, or fail under PRLX_REQUIRE_TOOLCHAIN=1 (scripts/test.sh)."""
+    if not condition:
+        if os.environ.get("PRLX_REQUIRE_TOOLCHAIN") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def emu():
+    """The emulator as the driver, prlx.triton enabled; the kernels module."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        require(False, "triton is not installed (scripts/setup.sh)")
+    import prlx.cuda as pc
+
+    try:
+        drv = pc.driver()
+    except pc.CudaError as e:
+        require(False, f"no CUDA driver: {e}")
+    require(drv.is_emulator, f"the driver is {drv.device_name!r}, not prlx's emulator (LD_LIBRARY_PATH)")
+    import prlx.triton as pt
+
+    pt.enable(instrument=True)
+    sys.path.insert(0, str(HERE))
+    import triton_kernels
+
+    return triton_kernels
+
+
+def shim() -> str:
+    from prlx.run import CaptureError, shim_path
+
+    try:
+        return str(shim_path())
+    except CaptureError as e:
+        require(False, str(e))
+
+
+def test_vector_add(emu):
+    import prlx.cuda as pc
+    import triton
+
+    rng = np.random.default_rng(1)
+    n = 3000  # not a multiple of the block: the mask matters
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    out = pc.empty(n)
+    emu.add_kernel[(triton.cdiv(n, 1024),)](pc.to_device(x), pc.to_device(y), out, n, BLOCK_SIZE=1024)
+    np.testing.assert_array_equal(out.numpy(), x + y)
+
+
+def test_fused_softmax(emu):
+    import prlx.cuda as pc
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((37, 100)).astype(np.float32)
+    out = pc.empty(a.shape)
+    # 8 programs over 37 rows: each loops over rows with a stride.
+    emu.softmax_kernel[(8,)](out, pc.to_device(a), a.shape[1], a.shape[1], a.shape[0], a.shape[1], BLOCK_SIZE=128)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_matmul_with_autotune(emu):
+    import prlx.cuda as pc
+    import triton
+
+    rng = np.random.default_rng(3)
+    M, N, K = 64, 48, 40  # K not a multiple of BLOCK_K: the masked tail
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    da, db, c = pc.to_device(a), pc.to_device(b), pc.empty((M, N), np.float16)
+
+    def grid(meta):
+        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+
+    emu.matmul_kernel[grid](da, db, c, M, N, K, da.stride(0), da.stride(1), db.stride(0), db.stride(1), c.stride(0), c.stride(1))
+    ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16).astype(np.float32)
+    np.testing.assert_allclose(c.numpy().astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+    best = emu.matmul_kernel.best_config
+    assert best is not None and best.kwargs in [cfg.kwargs for cfg in emu.matmul_kernel.configs]
+
+
+def test_layer_norm_forward(emu):
+    import prlx.cuda as pc
+
+    rng = np.random.default_rng(4)
+    rows, n = 5, 300
+    x = rng.standard_normal((rows, n)).astype(np.float32)
+    w, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    y, mean, rstd = pc.empty(x.shape), pc.empty(rows), pc.empty(rows)
+    emu.layer_norm_fwd_kernel[(rows,)](pc.to_device(x), y, pc.to_device(w), pc.to_device(b), mean, rstd, n, n, 1e-5, BLOCK_SIZE=128)
+    mu = x.mean(axis=1, keepdims=True)
+    sd = np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y.numpy(), (x - mu) / sd * w + b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(mean.numpy(), mu[:, 0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rstd.numpy(), 1 / sd[:, 0], rtol=1e-4)
+
+
+def test_reduction_with_atomics(emu):
+    import prlx.cuda as pc
+    import triton
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(-1000, 1000, 5000).astype(np.int32)
+    total = pc.zeros(1, np.int32)
+    emu.sum_atomic_kernel[(triton.cdiv(x.size, 512),)](pc.to_device(x), total, x.size, BLOCK_SIZE=512)
+    assert int(total.numpy()[0]) == int(x.sum())
+
+
+def test_kernels_are_instrumented_with_python_lines(emu):
+    import prlx.cuda as pc
+
+    counter, out = pc.zeros(1, np.int32), pc.empty(16, np.int32)
+    compiled = emu.ticket_kernel[(16,)](counter, out, 8)
+    ptx = compiled.asm["ptx"]
+    assert "__prlx_desc" in ptx and "__prlx_sites" in ptx
+    # The emulator is handed PTX where a cubin would be.
+    assert compiled.asm["cubin"].rstrip(b"\0").decode() == ptx
+    sites_decl = ptx[ptx.index("__prlx_sites[") :]
+    body = sites_decl[sites_decl.index("{") + 1 : sites_decl.index("}")]
+    sites = json.loads(bytes(int(v) for v in body.split(",")).rstrip(b"\0"))
+    lines = {(s["filename"], s["line"], s["kind"]) for s in sites}
+    assert ("triton_kernels.py", emu.BRANCH_LINE, "Branch") in lines
+    # Triton writes the atomic as predicated inline PTX: the pass records
+    # its predicate (the program's lanes that do the atomic) as a branch.
+    assert ("triton_kernels.py", emu.ATOMIC_LINE, "Branch") in lines
+    # Not capturing (no shim): the kernel still computes the same tickets.
+    assert sorted(out.numpy().tolist()) == sorted([t * 10 for t in range(8)] + [-1] * 8)
+
+
+def run_race(tmp_path, capture_env):
+    """ticket_race.py twice under the shim, run b with another schedule; the session diff."""
+    from prlx.run import run
+
+    base = {"TRITON_DEFAULT_FP_FUSION": "1", **capture_env}
+    a = run([sys.executable, str(APPS / "ticket_race.py")], "a", tmp_path, shim=shim(), extra=base)
+    b = run([sys.executable, str(APPS / "ticket_race.py")], "b", tmp_path, shim=shim(), extra={**base, "PRLX_EMU_SCHEDULE": "7"})
+    return a, b, prlx.diff_sessions(a, b)
+
+
+def test_race_is_named_at_its_python_line(emu, tmp_path):
+    a, b, result = run_race(tmp_path, {"PRLX_TRITON": "on"})
+    assert prlx.open_session(a).launches[0].capture == "pass"
+    assert result.status == "diverged"
+    (kernel,) = result.kernels
+    assert kernel["kernel"] == "ticket_kernel"
+    # The branch on the ticket parts; its line in the @triton.jit function.
+    assert kernel["first_source_location"].startswith(f"triton_kernels.py:{emu.BRANCH_LINE}:")
+    first = result.launches[0]["first_divergence"]
+    assert first["kind"] == "Branch" and first["function"] == "ticket_kernel"
+
+
+def test_unmodified_triton_kernel_is_captured_by_ptx_instrumentation(emu, tmp_path):
+    # PRLX_TRITON=ptx: no pass, only PTX for the emulator; the shim
+    # instruments the PTX when the module is loaded.
+    a, b, result = run_race(tmp_path, {"PRLX_TRITON": "ptx", "PRLX_CAPTURE": "ptx"})
+    session = prlx.open_session(a)
+    assert session.launches[0].capture == "ptx"
+    assert result.status == "diverged"
+    assert result.kernels[0]["first_source_location"].split(":")[-3].endswith("triton_kernels.py")
+    assert result.kernels[0]["first_source_location"].split(":")[-2] == str(emu.BRANCH_LINE)
+    # The same schedule twice: no divergence.
+    from prlx.run import run
+
+    env = {"TRITON_DEFAULT_FP_FUSION": "1", "PRLX_TRITON": "ptx", "PRLX_CAPTURE": "ptx"}
+    a2 = run([sys.executable, str(APPS / "ticket_race.py")], "a2", tmp_path, shim=shim(), extra=env)
+    assert prlx.diff_sessions(a, a2).status == "identical"
+
+
+def test_python_m_prlx_run(emu, tmp_path):
+    cmd = [sys.executable, "-m", "prlx", "run", "--session", "cli", "--trace-dir", str(tmp_path), "--shim", shim()]
+    proc = subprocess.run([*cmd, "--", sys.executable, str(APPS / "ticket_race.py")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "10", "20", "30", "40", "50", "60", "70"] + ["-1"] * 8
+    session = prlx.open_session(tmp_path / "cli")
+    assert session.kernels() == ["ticket_kernel"]
+    assert session.launches[0].trace().header.kernel_name == "ticket_kernel"
+
+
+def test_training_step_of_two_runs(emu, tmp_path):
+    pytest.importorskip("torch") if os.environ.get("PRLX_REQUIRE_TOOLCHAIN") != "1" else None
+    import prlx.training as training
+
+    cmd = [sys.executable, str(APPS / "train.py")]
+    extra = {"TRITON_DEFAULT_FP_FUSION": "1"}
+    result = training.compare_runs(cmd, 2, tmp_path, env_a=extra, env_b={**extra, "PRLX_EMU_SCHEDULE": "5"})
+    assert result.status == "diverged"
+    assert [k["kernel"] for k in result.kernels] == ["ticket_kernel"]
+    assert result.kernels[0]["first_source_location"].startswith(f"triton_kernels.py:{emu.BRANCH_LINE}:")
+    a, b = tmp_path / "run-a", tmp_path / "run-b"
+    # The other steps ran the same kernels the same way.
+    assert training.diff_step(a, b, 1).status == "identical"
+    assert [l["kernel"] for l in training.step_launches(a, 2)] == ["softmax_kernel", "ticket_kernel"]
+    session = prlx.open_session(a)
+    names = [(m["name"], m["kind"]) for m in session.marks]
+    assert names[:2] == [("setup", "begin"), ("setup", "end")]
+    assert ("step 3", "end") in names
+    assert [l.kernel for l in session.launches_in("step 0")] == ["softmax_kernel"]
+    with pytest.raises(prlx.SessionError, match="no mark 'step 9'"):
+        training.diff_step(a, b, 9)
