@@ -260,8 +260,7 @@ def _hook(*args: Any) -> Optional[Tuple[str, str]]:
     if not args:
         key = f"prlx-{HOOK_VERSION}-i{int(_state['instrument'])}-s{int(_state['snapshots'])}-p{int(_want_ptx())}"
         if _state["instrument"] and _state["tools"]:
-            t = _state["tools"]
-            key += "-" + _file_digest(t["plugin"]) + _file_digest(t["runtime"])
+            key += "-" + _state["tools"]["digest"]
         if previous is not None:
             prev_key, prev_hash = previous()
             key = f"{prev_key}|{key}"
@@ -375,6 +374,10 @@ def enable(instrument: bool = True, *, snapshots: bool = False, ptx: Optional[bo
     _check_version(getattr(triton, "__version__", "0"))
     with _lock:
         tools = _find_tools() if instrument else None
+        if tools is not None:
+            # In the cache key: a rebuilt pass or runtime recompiles kernels.
+            # (Hashed once here: the key is asked for at every launch.)
+            tools["digest"] = _file_digest(tools["plugin"]) + _file_digest(tools["runtime"])
         current = knobs.runtime.add_stages_inspection_hook
         if not _state["installed"]:
             _state["previous_hook"] = current if current is not _hook else None
