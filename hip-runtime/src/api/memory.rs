@@ -1,0 +1,500 @@
+//! Device memory, page-locked host memory, copies, memsets and module
+//! variables (`hipMemcpyToSymbol` and friends).
+//!
+//! Copies and memsets run synchronously; the `Async` forms check their
+//! stream and do the same. `hipMemcpyDefault` tells host from device by the
+//! address: device addresses are the emulator's allocations and loaded
+//! modules. Page-locked host memory is plain host memory: kernels cannot
+//! reach it (there is no mapped, zero-copy memory), so
+//! `hipHostGetDevicePointer` and `hipMallocManaged` are refused.
+
+use crate::abi::*;
+use crate::entry::{exports, non_null, write_out};
+use crate::runtime::{HostAllocation, Runtime, runtime};
+use std::alloc::Layout;
+use std::ffi::{c_int, c_uint, c_void};
+
+/// Page-locked host allocations are page aligned, as HIP's are.
+const HOST_ALIGN: usize = 4096;
+/// `hipMallocPitch` rounds rows up to this.
+const PITCH_ALIGN: usize = 512;
+
+/// Which way bytes move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+}
+
+fn direction(
+    rt: &Runtime,
+    dst: u64,
+    src: u64,
+    kind: hipMemcpyKind,
+) -> Result<Direction, hipError_t> {
+    Ok(match kind {
+        hipMemcpyHostToHost => Direction::HostToHost,
+        hipMemcpyHostToDevice => Direction::HostToDevice,
+        hipMemcpyDeviceToHost => Direction::DeviceToHost,
+        hipMemcpyDeviceToDevice => Direction::DeviceToDevice,
+        hipMemcpyDefault => match (rt.is_device(src), rt.is_device(dst)) {
+            (false, false) => Direction::HostToHost,
+            (false, true) => Direction::HostToDevice,
+            (true, false) => Direction::DeviceToHost,
+            (true, true) => Direction::DeviceToDevice,
+        },
+        _ => return Err(hipErrorInvalidMemcpyDirection),
+    })
+}
+
+fn device_error(message: String) -> hipError_t {
+    eprintln!("prlx hip: {message}");
+    hipErrorInvalidValue
+}
+
+/// Copies `size` bytes; the emulator checks device addresses.
+pub fn copy(
+    rt: &mut Runtime,
+    dst: u64,
+    src: u64,
+    size: usize,
+    kind: hipMemcpyKind,
+) -> Result<(), hipError_t> {
+    let way = direction(rt, dst, src, kind)?;
+    if size == 0 {
+        return Ok(());
+    }
+    if dst == 0 || src == 0 {
+        return Err(hipErrorInvalidValue);
+    }
+    rt.healthy()?;
+    match way {
+        Direction::HostToHost => {
+            // SAFETY: both are host ranges of `size` bytes by the caller's
+            // contract; `copy` allows overlap.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+            Ok(())
+        }
+        Direction::HostToDevice => {
+            // SAFETY: `src` is a host range of `size` bytes (caller's contract).
+            let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, size) };
+            rt.gpu.write(dst, bytes).map_err(device_error)
+        }
+        Direction::DeviceToHost => {
+            // SAFETY: `dst` is a writable host range of `size` bytes.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, size) };
+            rt.gpu.read(src, out).map_err(device_error)
+        }
+        Direction::DeviceToDevice => {
+            let mut bytes = vec![0u8; size];
+            rt.gpu.read(src, &mut bytes).map_err(device_error)?;
+            rt.gpu.write(dst, &bytes).map_err(device_error)
+        }
+    }
+}
+
+/// Fills `count` elements of `pattern` at device address `dst`.
+fn fill(dst: u64, pattern: &[u8], count: usize) -> Result<(), hipError_t> {
+    if count == 0 {
+        return Ok(());
+    }
+    if dst == 0 {
+        return Err(hipErrorInvalidValue);
+    }
+    let mut rt = runtime();
+    rt.healthy()?;
+    let bytes: Vec<u8> = pattern
+        .iter()
+        .copied()
+        .cycle()
+        .take(pattern.len() * count)
+        .collect();
+    rt.gpu.write(dst, &bytes).map_err(device_error)
+}
+
+fn malloc(ptr: *mut *mut c_void, size: usize) -> Result<(), hipError_t> {
+    non_null(ptr)?;
+    if size == 0 {
+        // SAFETY: checked non-null; HIP returns NULL for zero bytes.
+        return unsafe { write_out(ptr, std::ptr::null_mut()) };
+    }
+    let mut rt = runtime();
+    rt.healthy()?;
+    let addr = rt.gpu.alloc(size).map_err(|message| {
+        eprintln!("prlx hip: hipMalloc({size}): {message}");
+        hipErrorOutOfMemory
+    })?;
+    rt.allocations.insert(addr, size);
+    // SAFETY: checked non-null.
+    unsafe { write_out(ptr, addr as *mut c_void) }
+}
+
+fn free(ptr: *mut c_void) -> Result<(), hipError_t> {
+    if ptr.is_null() {
+        return Ok(());
+    }
+    let mut rt = runtime();
+    let addr = ptr as u64;
+    if rt.allocations.remove(&addr).is_none() {
+        return Err(hipErrorInvalidValue);
+    }
+    rt.gpu.free(addr);
+    Ok(())
+}
+
+fn host_malloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> Result<(), hipError_t> {
+    non_null(ptr)?;
+    if size == 0 {
+        // SAFETY: checked non-null.
+        return unsafe { write_out(ptr, std::ptr::null_mut()) };
+    }
+    let layout = Layout::from_size_align(size, HOST_ALIGN).map_err(|_| hipErrorOutOfMemory)?;
+    // SAFETY: the layout has a non-zero size.
+    let block = unsafe { std::alloc::alloc_zeroed(layout) };
+    if block.is_null() {
+        return Err(hipErrorOutOfMemory);
+    }
+    runtime()
+        .host_allocations
+        .insert(block as usize, HostAllocation { size, flags });
+    // SAFETY: checked non-null.
+    unsafe { write_out(ptr, block.cast()) }
+}
+
+fn host_free(ptr: *mut c_void) -> Result<(), hipError_t> {
+    if ptr.is_null() {
+        return Ok(());
+    }
+    let Some(allocation) = runtime().host_allocations.remove(&(ptr as usize)) else {
+        return Err(hipErrorInvalidValue);
+    };
+    let layout =
+        Layout::from_size_align(allocation.size, HOST_ALIGN).expect("was valid when allocated");
+    // SAFETY: allocated by `host_malloc` with this layout and not yet freed
+    // (it was still in the table).
+    unsafe { std::alloc::dealloc(ptr.cast(), layout) };
+    Ok(())
+}
+
+fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> Result<(), hipError_t> {
+    let mut rt = runtime();
+    rt.check_stream(stream)?;
+    copy(&mut rt, dst as u64, src as u64, size, kind)
+}
+
+/// Device address of a registered variable plus `offset`, checked to hold
+/// `size` more bytes.
+fn symbol_range(symbol: *const c_void, size: usize, offset: usize) -> Result<u64, hipError_t> {
+    non_null(symbol)?;
+    let (addr, var_size) = runtime().variable(symbol as usize)?;
+    if offset.checked_add(size).is_none_or(|end| end > var_size) {
+        return Err(hipErrorInvalidValue);
+    }
+    Ok(addr + offset as u64)
+}
+
+fn to_symbol(
+    symbol: *const c_void,
+    src: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> Result<(), hipError_t> {
+    if !matches!(
+        kind,
+        hipMemcpyHostToDevice | hipMemcpyDeviceToDevice | hipMemcpyDefault
+    ) {
+        return Err(hipErrorInvalidMemcpyDirection);
+    }
+    let dst = symbol_range(symbol, size, offset)?;
+    let mut rt = runtime();
+    rt.check_stream(stream)?;
+    copy(&mut rt, dst, src as u64, size, kind)
+}
+
+fn from_symbol(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> Result<(), hipError_t> {
+    if !matches!(
+        kind,
+        hipMemcpyDeviceToHost | hipMemcpyDeviceToDevice | hipMemcpyDefault
+    ) {
+        return Err(hipErrorInvalidMemcpyDirection);
+    }
+    let src = symbol_range(symbol, size, offset)?;
+    let mut rt = runtime();
+    rt.check_stream(stream)?;
+    copy(&mut rt, dst as u64, src, size, kind)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn memcpy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> Result<(), hipError_t> {
+    if width > dpitch || width > spitch {
+        return Err(hipErrorInvalidPitchValue);
+    }
+    let mut rt = runtime();
+    rt.check_stream(stream)?;
+    for row in 0..height {
+        copy(
+            &mut rt,
+            dst as u64 + (row * dpitch) as u64,
+            src as u64 + (row * spitch) as u64,
+            width,
+            kind,
+        )?;
+    }
+    Ok(())
+}
+
+exports! {
+    fn hipMalloc(ptr: *mut *mut c_void, size: usize) {
+        malloc(ptr, size)
+    }
+
+    /// `hipDeviceMallocDefault` and the other flags change nothing here.
+    fn hipExtMallocWithFlags(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        let _ = flags;
+        malloc(ptr, size)
+    }
+
+    fn hipMallocPitch(ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) {
+        non_null(pitch)?;
+        let row = width.div_ceil(PITCH_ALIGN).max(1) * PITCH_ALIGN;
+        malloc(ptr, row * height)?;
+        // SAFETY: checked non-null.
+        unsafe { write_out(pitch, row) }
+    }
+
+    fn hipFree(ptr: *mut c_void) {
+        free(ptr)
+    }
+
+    fn hipMemGetInfo(free_bytes: *mut usize, total: *mut usize) {
+        let used: usize = runtime().allocations.values().sum();
+        let total_bytes = super::device::TOTAL_GLOBAL_MEM;
+        // SAFETY: out-pointers per the C API.
+        unsafe {
+            write_out(free_bytes, total_bytes.saturating_sub(used))?;
+            write_out(total, total_bytes)
+        }
+    }
+
+    fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        host_malloc(ptr, size, flags)
+    }
+
+    fn hipHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        host_malloc(ptr, size, flags)
+    }
+
+    fn hipMallocHost(ptr: *mut *mut c_void, size: usize) {
+        host_malloc(ptr, size, 0)
+    }
+
+    fn hipHostFree(ptr: *mut c_void) {
+        host_free(ptr)
+    }
+
+    fn hipFreeHost(ptr: *mut c_void) {
+        host_free(ptr)
+    }
+
+    fn hipHostGetFlags(flags: *mut c_uint, ptr: *mut c_void) {
+        let allocation = runtime().host_allocations.get(&(ptr as usize)).copied();
+        let allocation = allocation.ok_or(hipErrorInvalidValue)?;
+        // SAFETY: out-pointer per the C API.
+        unsafe { write_out(flags, allocation.flags) }
+    }
+
+    /// Registering host memory pins nothing here; kernels still cannot
+    /// address it (see `hipHostGetDevicePointer`).
+    fn hipHostRegister(ptr: *mut c_void, size: usize, flags: c_uint) {
+        let _ = flags;
+        if ptr.is_null() || size == 0 {
+            return Err(hipErrorInvalidValue);
+        }
+        Ok(())
+    }
+
+    fn hipHostUnregister(ptr: *mut c_void) {
+        non_null(ptr)
+    }
+
+    /// Host memory is not mapped into the emulated device.
+    fn hipHostGetDevicePointer(device_ptr: *mut *mut c_void, host: *mut c_void, flags: c_uint) {
+        let _ = (device_ptr, host, flags);
+        eprintln!("prlx hip: hipHostGetDevicePointer: host memory is not mapped into the emulated device");
+        Err(hipErrorNotSupported)
+    }
+
+    fn hipMallocManaged(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        let _ = (ptr, size, flags);
+        eprintln!("prlx hip: hipMallocManaged: managed memory is not supported by the emulated device");
+        Err(hipErrorNotSupported)
+    }
+
+    fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) {
+        non_null(attributes)?;
+        let rt = runtime();
+        let addr = ptr as u64;
+        let value = if let Some((start, _)) = rt.allocation_of(addr, 0) {
+            let _ = start;
+            hipPointerAttribute_t {
+                memoryType: hipMemoryTypeDevice,
+                device: 0,
+                devicePointer: ptr as *mut c_void,
+                hostPointer: std::ptr::null_mut(),
+                isManaged: 0,
+                allocationFlags: 0,
+            }
+        } else if let Some((&start, allocation)) = rt.host_allocations.range(..=addr as usize).next_back()
+            && (addr as usize) < start + allocation.size
+        {
+            hipPointerAttribute_t {
+                memoryType: hipMemoryTypeHost,
+                device: 0,
+                devicePointer: std::ptr::null_mut(),
+                hostPointer: ptr as *mut c_void,
+                isManaged: 0,
+                allocationFlags: allocation.flags,
+            }
+        } else {
+            return Err(hipErrorInvalidValue);
+        };
+        // SAFETY: checked non-null.
+        unsafe { write_out(attributes, value) }
+    }
+
+    fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: hipMemcpyKind) {
+        memcpy(dst, src, size, kind, std::ptr::null_mut())
+    }
+
+    fn hipMemcpyWithStream(dst: *mut c_void, src: *const c_void, size: usize, kind: hipMemcpyKind, stream: hipStream_t) {
+        memcpy(dst, src, size, kind, stream)
+    }
+
+    fn hipMemcpyAsync(dst: *mut c_void, src: *const c_void, size: usize, kind: hipMemcpyKind, stream: hipStream_t) {
+        memcpy(dst, src, size, kind, stream)
+    }
+
+    fn hipMemcpyHtoD(dst: hipDeviceptr_t, src: *mut c_void, size: usize) {
+        memcpy(dst, src, size, hipMemcpyHostToDevice, std::ptr::null_mut())
+    }
+
+    fn hipMemcpyDtoH(dst: *mut c_void, src: hipDeviceptr_t, size: usize) {
+        memcpy(dst, src, size, hipMemcpyDeviceToHost, std::ptr::null_mut())
+    }
+
+    fn hipMemcpyDtoD(dst: hipDeviceptr_t, src: hipDeviceptr_t, size: usize) {
+        memcpy(dst, src, size, hipMemcpyDeviceToDevice, std::ptr::null_mut())
+    }
+
+    fn hipMemcpyHtoDAsync(dst: hipDeviceptr_t, src: *mut c_void, size: usize, stream: hipStream_t) {
+        memcpy(dst, src, size, hipMemcpyHostToDevice, stream)
+    }
+
+    fn hipMemcpyDtoHAsync(dst: *mut c_void, src: hipDeviceptr_t, size: usize, stream: hipStream_t) {
+        memcpy(dst, src, size, hipMemcpyDeviceToHost, stream)
+    }
+
+    fn hipMemcpyDtoDAsync(dst: hipDeviceptr_t, src: hipDeviceptr_t, size: usize, stream: hipStream_t) {
+        memcpy(dst, src, size, hipMemcpyDeviceToDevice, stream)
+    }
+
+    fn hipMemcpy2D(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: hipMemcpyKind) {
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, std::ptr::null_mut())
+    }
+
+    fn hipMemcpy2DAsync(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: hipMemcpyKind, stream: hipStream_t) {
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream)
+    }
+
+    fn hipMemset(dst: *mut c_void, value: c_int, size: usize) {
+        fill(dst as u64, &[value as u8], size)
+    }
+
+    fn hipMemsetAsync(dst: *mut c_void, value: c_int, size: usize, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        fill(dst as u64, &[value as u8], size)
+    }
+
+    fn hipMemsetD8(dst: hipDeviceptr_t, value: u8, count: usize) {
+        fill(dst as u64, &[value], count)
+    }
+
+    fn hipMemsetD8Async(dst: hipDeviceptr_t, value: u8, count: usize, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        fill(dst as u64, &[value], count)
+    }
+
+    fn hipMemsetD16(dst: hipDeviceptr_t, value: u16, count: usize) {
+        fill(dst as u64, &value.to_le_bytes(), count)
+    }
+
+    fn hipMemsetD16Async(dst: hipDeviceptr_t, value: u16, count: usize, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        fill(dst as u64, &value.to_le_bytes(), count)
+    }
+
+    fn hipMemsetD32(dst: hipDeviceptr_t, value: c_int, count: usize) {
+        fill(dst as u64, &value.to_le_bytes(), count)
+    }
+
+    fn hipMemsetD32Async(dst: hipDeviceptr_t, value: c_int, count: usize, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        fill(dst as u64, &value.to_le_bytes(), count)
+    }
+
+    fn hipMemcpyToSymbol(symbol: *const c_void, src: *const c_void, size: usize, offset: usize, kind: hipMemcpyKind) {
+        to_symbol(symbol, src, size, offset, kind, std::ptr::null_mut())
+    }
+
+    fn hipMemcpyToSymbolAsync(symbol: *const c_void, src: *const c_void, size: usize, offset: usize, kind: hipMemcpyKind, stream: hipStream_t) {
+        to_symbol(symbol, src, size, offset, kind, stream)
+    }
+
+    fn hipMemcpyFromSymbol(dst: *mut c_void, symbol: *const c_void, size: usize, offset: usize, kind: hipMemcpyKind) {
+        from_symbol(dst, symbol, size, offset, kind, std::ptr::null_mut())
+    }
+
+    fn hipMemcpyFromSymbolAsync(dst: *mut c_void, symbol: *const c_void, size: usize, offset: usize, kind: hipMemcpyKind, stream: hipStream_t) {
+        from_symbol(dst, symbol, size, offset, kind, stream)
+    }
+
+    fn hipGetSymbolAddress(device_ptr: *mut *mut c_void, symbol: *const c_void) {
+        non_null(symbol)?;
+        let (addr, _) = runtime().variable(symbol as usize)?;
+        // SAFETY: out-pointer per the C API.
+        unsafe { write_out(device_ptr, addr as *mut c_void) }
+    }
+
+    fn hipGetSymbolSize(size: *mut usize, symbol: *const c_void) {
+        non_null(symbol)?;
+        let (_, bytes) = runtime().variable(symbol as usize)?;
+        // SAFETY: out-pointer per the C API.
+        unsafe { write_out(size, bytes) }
+    }
+}
