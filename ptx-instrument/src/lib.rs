@@ -23,7 +23,7 @@ pub mod sites;
 mod switch_tree;
 pub mod value;
 
-pub use rewrite::{Options, instrument_parsed};
+pub use rewrite::{Options, Runtime, instrument_link_input, instrument_parsed};
 pub use sites::{Location, Site, SiteKind, SiteTable};
 
 /// A module rewritten to record events.

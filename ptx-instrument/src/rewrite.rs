@@ -8,7 +8,10 @@ use prlx_ptx::{
     ScalarType, Span, Statement,
 };
 
-use crate::runtime::{DESCRIPTOR, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE, runtime_ptx};
+use crate::runtime::{
+    DESCRIPTOR, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE, WARP_SLOT_REGISTER, runtime_ptx_for,
+    warp_slot_setup,
+};
 use crate::sites::{Location, SiteKind, SiteTable};
 use crate::switch_tree::{self, SwitchTrees};
 use crate::value::{FLOAT_DECL, HALF_DECL, RegisterTypes, SCRATCH_DECLS, instruction_type, word};
@@ -35,6 +38,47 @@ pub fn instrument_parsed(
     text: &str,
     options: &Options,
 ) -> Result<Instrumented, Error> {
+    let mut sites = SiteTable::default();
+    let (ptx, kernels) = instrument_into(module, text, options, &mut sites, Runtime::Own)?;
+    Ok(Instrumented {
+        ptx,
+        sites,
+        kernels,
+    })
+}
+
+/// Where an instrumented module's runtime and descriptor come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// A module loaded on its own: it defines them (module-local functions).
+    Own,
+    /// One input of a `cuLink*` link, the one that defines them (visible,
+    /// so the other inputs link against them).
+    LinkDefine,
+    /// Another input of that link: it declares them `.extern`.
+    LinkExtern,
+}
+
+/// One input of a link: instruments `module` (parsed from `text`) adding
+/// its sites to `sites`, shared by every input of the link so that ids are
+/// unique in the linked image. Returns the PTX and the kernels it defines.
+pub fn instrument_link_input(
+    module: &Module,
+    text: &str,
+    options: &Options,
+    sites: &mut SiteTable,
+    runtime: Runtime,
+) -> Result<(String, Vec<String>), Error> {
+    instrument_into(module, text, options, sites, runtime)
+}
+
+fn instrument_into(
+    module: &Module,
+    text: &str,
+    options: &Options,
+    table: &mut SiteTable,
+    runtime: Runtime,
+) -> Result<(String, Vec<String>), Error> {
     for item in &module.items {
         if let Item::Variable(v) = item
             && v.name == DESCRIPTOR
@@ -77,9 +121,8 @@ pub fn instrument_parsed(
     let Some(first_item) = first_item else {
         return Err(Error::Unsupported("the module defines no functions".into()));
     };
-    edits.insert(first_item, runtime_ptx());
+    edits.insert(first_item, runtime_ptx_for(runtime));
 
-    let mut table = SiteTable::default();
     let mut kernels = Vec::new();
     for item in &module.items {
         let Item::Function(function) = item else {
@@ -94,13 +137,9 @@ pub fn instrument_parsed(
         if skipped(&function.name) {
             continue;
         }
-        FunctionRewrite::new(function, &files, &lines, options).run(&mut table, &mut edits);
+        FunctionRewrite::new(function, &files, &lines, options).run(table, &mut edits);
     }
-    Ok(Instrumented {
-        ptx: edits.apply(text),
-        sites: table,
-        kernels,
-    })
+    Ok((edits.apply(text), kernels))
 }
 
 /// The digits after `.version`.
@@ -451,6 +490,33 @@ impl<'a> FunctionRewrite<'a> {
     }
 
     fn run(&self, table: &mut SiteTable, edits: &mut Edits) {
+        // The warp slot, computed once at the start of the body (before its
+        // first label: once per call), if any probe is placed.
+        let start = self
+            .function
+            .body
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .find(|s| {
+                !matches!(
+                    s,
+                    Statement::Reg(_) | Statement::Var(_) | Statement::Pragma(_)
+                )
+            })
+            .map(|s| self.lines.offset(s.span()));
+        let Some(start) = start else {
+            return;
+        };
+        let setup = edits.edits.len();
+        edits.insert(start, warp_slot_setup());
+        self.place_probes(table, edits);
+        if edits.edits.len() == setup + 1 {
+            edits.edits.pop();
+        }
+    }
+
+    fn place_probes(&self, table: &mut SiteTable, edits: &mut Edits) {
         let mut entry_done = !self.options.func_entry_exit;
         for (at, flat) in self.flat.iter().enumerate() {
             let Some(inst) = as_instruction(flat) else {
@@ -819,6 +885,9 @@ fn probe(
     if prelude.contains("%prlx_f") {
         out.push_str(FLOAT_DECL);
     }
+    // The function's warp slot goes last.
+    let slot = WARP_SLOT_REGISTER.to_string();
+    let args: Vec<&String> = args.iter().chain(std::iter::once(&slot)).collect();
     for i in 0..args.len() {
         let _ = writeln!(out, "\t.param .b32 	prlx_arg{i};");
     }

@@ -20,31 +20,47 @@ pub const RECORD_SNAPSHOT: &str = "__prlx_record_snapshot";
 /// `TraceEvent` flag bit 0 of the reserved half-word: `value_a` is the taken mask.
 const TAKEN_MASK_FLAG: u32 = 1 << 16;
 
-/// The warp slot into `%r27`: `linear_block * warps_per_block + linear_tid / 32`
-/// (`device-rt/README.md`, "Warp slot").
-const WARP_SLOT: &str = "\
-	mov.u32 	%r12, %ntid.x;
-	mov.u32 	%r13, %ntid.y;
-	mov.u32 	%r14, %ntid.z;
-	mov.u32 	%r15, %tid.x;
-	mov.u32 	%r16, %tid.y;
-	mov.u32 	%r17, %tid.z;
-	mad.lo.s32 	%r18, %r13, %r17, %r16;
-	mad.lo.s32 	%r18, %r12, %r18, %r15;
-	mul.lo.s32 	%r19, %r12, %r13;
-	mul.lo.s32 	%r19, %r19, %r14;
-	add.s32 	%r19, %r19, 31;
-	shr.u32 	%r19, %r19, 5;
-	mov.u32 	%r20, %ctaid.x;
-	mov.u32 	%r21, %ctaid.y;
-	mov.u32 	%r22, %ctaid.z;
-	mov.u32 	%r23, %nctaid.x;
-	mov.u32 	%r24, %nctaid.y;
-	mad.lo.s32 	%r25, %r24, %r22, %r21;
-	mad.lo.s32 	%r25, %r23, %r25, %r20;
-	shr.u32 	%r26, %r18, 5;
-	mad.lo.s32 	%r27, %r25, %r19, %r26;
-";
+/// The register every instrumented function computes its warp slot into,
+/// once, at its start ([`warp_slot_setup`]); each probe passes it to the
+/// runtime as its last argument. (Computing it per event cost ~21
+/// warp-instructions an event, which the pass's inlined runtime hoists out
+/// of loops: collatz_steps ran 1.57× the pass's cost.)
+pub const WARP_SLOT_REGISTER: &str = "%prlx_slot";
+
+/// Declares [`WARP_SLOT_REGISTER`] and sets it to
+/// `linear_block * warps_per_block + linear_tid / 32` (`device-rt/README.md`,
+/// "Warp slot"), with scratch registers of its own scope.
+pub fn warp_slot_setup() -> String {
+    format!(
+        "// prlx: warp slot
+	.reg .b32 	{WARP_SLOT_REGISTER};
+	{{
+	.reg .b32 	%prlx_s<16>;
+	mov.u32 	%prlx_s0, %ntid.x;
+	mov.u32 	%prlx_s1, %ntid.y;
+	mov.u32 	%prlx_s2, %ntid.z;
+	mov.u32 	%prlx_s3, %tid.x;
+	mov.u32 	%prlx_s4, %tid.y;
+	mov.u32 	%prlx_s5, %tid.z;
+	mad.lo.s32 	%prlx_s6, %prlx_s1, %prlx_s5, %prlx_s4;
+	mad.lo.s32 	%prlx_s6, %prlx_s0, %prlx_s6, %prlx_s3;
+	mul.lo.s32 	%prlx_s7, %prlx_s0, %prlx_s1;
+	mul.lo.s32 	%prlx_s7, %prlx_s7, %prlx_s2;
+	add.s32 	%prlx_s7, %prlx_s7, 31;
+	shr.u32 	%prlx_s7, %prlx_s7, 5;
+	mov.u32 	%prlx_s8, %ctaid.x;
+	mov.u32 	%prlx_s9, %ctaid.y;
+	mov.u32 	%prlx_s10, %ctaid.z;
+	mov.u32 	%prlx_s11, %nctaid.x;
+	mov.u32 	%prlx_s12, %nctaid.y;
+	mad.lo.s32 	%prlx_s13, %prlx_s12, %prlx_s10, %prlx_s9;
+	mad.lo.s32 	%prlx_s13, %prlx_s11, %prlx_s13, %prlx_s8;
+	shr.u32 	%prlx_s14, %prlx_s6, 5;
+	mad.lo.s32 	{WARP_SLOT_REGISTER}, %prlx_s13, %prlx_s7, %prlx_s14;
+	}}
+	"
+    )
+}
 
 /// One event, written by the leader lane (`prlx_emit`): site `%r1`,
 /// type|dir|flags `%r6`, active mask `%r3`, value `%r7`; `%p9` is set in
@@ -60,7 +76,6 @@ fn emit(out: &mut String, label: &str) {
 	ld.global.u32 	%r11, [%rd1+28];
 ",
     );
-    out.push_str(WARP_SLOT);
     let _ = write!(
         out,
         "\tsetp.ge.u32 	%p4, %r27, %r11;
@@ -122,6 +137,33 @@ const LOCALS: &str = "\t.reg .pred 	%p<10>;
 	.reg .b64 	%rd<12>;
 ";
 
+/// The descriptor and the recording functions as a module needs them
+/// ([`crate::rewrite::Runtime`]): defined module-locally, defined visibly
+/// for the other inputs of a link, or declared `.extern` (an input of a
+/// link that another input gives them to).
+pub fn runtime_ptx_for(runtime: crate::rewrite::Runtime) -> String {
+    use crate::rewrite::Runtime;
+    let own = runtime_ptx();
+    match runtime {
+        Runtime::Own => own,
+        Runtime::LinkDefine => own.replace("\n.func ", "\n.visible .func "),
+        Runtime::LinkExtern => {
+            let mut out =
+                String::from("// prlx: recording runtime, defined by another input of this link\n");
+            let _ = writeln!(out, ".extern .global .align 8 .b8 {DESCRIPTOR}[64];");
+            let mut rest = own.as_str();
+            while let Some(at) = rest.find("\n.func ") {
+                let signature = &rest[at + 1..];
+                let end = signature.find(')').map_or(signature.len(), |e| e + 1);
+                let _ = writeln!(out, ".extern {};", &signature[..end]);
+                rest = &signature[end..];
+            }
+            out.push('\n');
+            out
+        }
+    }
+}
+
 /// The descriptor and the three recording functions, as PTX text to place
 /// before the module's first function or variable.
 pub fn runtime_ptx() -> String {
@@ -134,10 +176,12 @@ pub fn runtime_ptx() -> String {
         out,
         ".func {RECORD_BRANCH}(
 	.param .b32 __prlx_branch_site,
-	.param .b32 __prlx_branch_cond
+	.param .b32 __prlx_branch_cond,
+	.param .b32 __prlx_branch_slot
 )
 {{
-{LOCALS}	ld.param.u32 	%r1, [__prlx_branch_site];
+{LOCALS}	ld.param.u32 	%r27, [__prlx_branch_slot];
+	ld.param.u32 	%r1, [__prlx_branch_site];
 	ld.param.u32 	%r2, [__prlx_branch_cond];
 	activemask.b32 	%r3;
 	setp.ne.u32 	%p1, %r2, 0;
@@ -161,10 +205,12 @@ pub fn runtime_ptx() -> String {
         ".func {RECORD_VALUE}(
 	.param .b32 __prlx_value_site,
 	.param .b32 __prlx_value_type,
-	.param .b32 __prlx_value_value
+	.param .b32 __prlx_value_value,
+	.param .b32 __prlx_value_slot
 )
 {{
-{LOCALS}	ld.param.u32 	%r1, [__prlx_value_site];
+{LOCALS}	ld.param.u32 	%r27, [__prlx_value_slot];
+	ld.param.u32 	%r1, [__prlx_value_site];
 	ld.param.u32 	%r6, [__prlx_value_type];
 	ld.param.u32 	%r7, [__prlx_value_value];
 	activemask.b32 	%r3;
@@ -185,10 +231,12 @@ pub fn runtime_ptx() -> String {
 	.param .b32 __prlx_snapshot_site,
 	.param .b32 __prlx_snapshot_lhs,
 	.param .b32 __prlx_snapshot_rhs,
-	.param .b32 __prlx_snapshot_pred
+	.param .b32 __prlx_snapshot_pred,
+	.param .b32 __prlx_snapshot_slot
 )
 {{
-{LOCALS}	ld.param.u32 	%r1, [__prlx_snapshot_site];
+{LOCALS}	ld.param.u32 	%r27, [__prlx_snapshot_slot];
+	ld.param.u32 	%r1, [__prlx_snapshot_site];
 	ld.param.u32 	%r40, [__prlx_snapshot_lhs];
 	ld.param.u32 	%r41, [__prlx_snapshot_rhs];
 	ld.param.u32 	%r42, [__prlx_snapshot_pred];
@@ -199,7 +247,7 @@ pub fn runtime_ptx() -> String {
 	setp.eq.or.u32 	%p1, %r10, 0, %p1;
 	@%p1 bra 	$__prlx_snapshot_done;
 	ld.global.u32 	%r11, [%rd1+28];
-{WARP_SLOT}	setp.ge.u32 	%p2, %r27, %r11;
+	setp.ge.u32 	%p2, %r27, %r11;
 	@%p2 bra 	$__prlx_snapshot_done;
 	activemask.b32 	%r3;
 	mov.u32 	%r43, %laneid;
@@ -255,4 +303,31 @@ $__prlx_snapshot_done:
 "
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::Runtime;
+
+    #[test]
+    fn link_inputs_define_the_runtime_once_and_declare_it_elsewhere() {
+        let define = runtime_ptx_for(Runtime::LinkDefine);
+        assert!(define.contains(&format!(".visible .func {RECORD_BRANCH}(")));
+        assert!(define.contains(".visible .global .align 8 .b8 __prlx_desc[64];"));
+        let declare = runtime_ptx_for(Runtime::LinkExtern);
+        assert!(declare.contains(".extern .global .align 8 .b8 __prlx_desc[64];"));
+        for name in [RECORD_BRANCH, RECORD_VALUE, RECORD_SNAPSHOT] {
+            let decl = declare
+                .lines()
+                .position(|l| l == format!(".extern .func {name}("))
+                .unwrap_or_else(|| panic!("{name} not declared:\n{declare}"));
+            // The declaration ends its parameter list and has no body.
+            let rest: Vec<&str> = declare.lines().skip(decl).collect();
+            let end = rest.iter().position(|l| l.ends_with(");")).unwrap();
+            assert!(rest[..=end].iter().all(|l| !l.contains('{')));
+            assert!(rest[end - 1].contains("_slot"), "{declare}");
+        }
+        assert!(!declare.contains("ret;"));
+    }
 }
