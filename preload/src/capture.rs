@@ -330,6 +330,63 @@ impl Drop for DescriptorGuard<'_> {
     }
 }
 
+/// A module's descriptor pointing at fresh trace buffers, set on a stream
+/// for the launch (or graph launch) about to be queued there. Dropping it
+/// unarmed clears the descriptor again.
+pub struct Armed<'a> {
+    on: OnStream<'a>,
+    header: TraceFileHeader,
+    sizes: Sizes,
+    addresses: [u64; 3],
+    guard: DescriptorGuard<'a>,
+    lease: crate::device_pool::Lease,
+}
+
+/// Allocates and initialises the trace image for one launch of `kernel`
+/// with `geometry` and points the descriptor at `descriptor` to it, all
+/// queued on `stream` ahead of the launch.
+pub fn arm<'a>(
+    cuda: &'a Cuda,
+    config: &Config,
+    descriptor: u64,
+    kernel: &str,
+    geometry: Geometry,
+    stream: CUstream,
+) -> Result<Armed<'a>, String> {
+    let on = OnStream { cuda, stream };
+    let sizes = sizes(geometry, config)?;
+    let lease = crate::device_pool::take(cuda, sizes.total())?;
+    let (header, addresses, guard) =
+        prepare(on, config, descriptor, kernel, geometry, &sizes, lease.ptr)?;
+    Ok(Armed {
+        on,
+        header,
+        sizes,
+        addresses,
+        guard,
+        lease,
+    })
+}
+
+impl Armed<'_> {
+    /// After the launch was queued: waits for its stream, copies the trace
+    /// back and clears the descriptor.
+    pub fn collect(self) -> Result<CapturedTrace, String> {
+        let Armed {
+            on,
+            header,
+            sizes,
+            addresses,
+            guard,
+            lease,
+        } = self;
+        let copied = collect(on, header, &sizes, addresses);
+        drop(guard);
+        drop(lease);
+        copied
+    }
+}
+
 /// Runs `launch` with the descriptor at `descriptor` pointing at fresh
 /// buffers; returns the launch's result and, when the launch succeeded and
 /// the capture worked, the trace.
@@ -344,18 +401,8 @@ pub fn capture(
 ) -> (CUresult, Result<CapturedTrace, String>) {
     // Prepare everything that can fail before launching; on failure the
     // launch still runs, uncaptured.
-    let on = OnStream { cuda, stream };
-    let sizes = match sizes(geometry, config) {
-        Ok(sizes) => sizes,
-        Err(e) => return (launch(), Err(e)),
-    };
-    let lease = match crate::device_pool::take(cuda, sizes.total()) {
-        Ok(lease) => lease,
-        Err(e) => return (launch(), Err(e)),
-    };
-    let prepared = prepare(on, config, descriptor, kernel, geometry, &sizes, lease.ptr);
-    let (header, addresses, guard) = match prepared {
-        Ok(p) => p,
+    let armed = match arm(cuda, config, descriptor, kernel, geometry, stream) {
+        Ok(armed) => armed,
         Err(e) => return (launch(), Err(e)),
     };
     let result = launch();
@@ -365,10 +412,7 @@ pub fn capture(
             Err(format!("the launch itself failed with CUresult {result}")),
         );
     }
-    let copied = collect(on, header, &sizes, addresses);
-    drop(guard);
-    drop(lease);
-    (result, copied)
+    (result, armed.collect())
 }
 
 type Prepared<'a> = (TraceFileHeader, [u64; 3], DescriptorGuard<'a>);

@@ -15,9 +15,15 @@
 //!   (`cuGraphGetNodes`, `cuGraphNodeGetType`, `cuGraphKernelNodeGetParams`,
 //!   child graphs followed), kept up to date through `cuGraphExecUpdate`
 //!   and `cuGraphExecKernelNodeSetParams`, and every `cuGraphLaunch`
-//!   records one metadata launch per kernel node (kernel, geometry,
-//!   argument hash, the graph and node index). Graph kernels are not traced
-//!   (the capture buffers are per launch; a graph launch has none).
+//!   records one launch per kernel node (kernel, geometry, argument hash,
+//!   the graph and node index, its own launch index).
+//! - Kernel nodes are traced like direct launches: before the graph is
+//!   launched, each node whose module records (pass-built or instrumented
+//!   at load) gets fresh trace buffers bound to its module's descriptor, on
+//!   the graph launch's own stream; after it, that stream (not the device)
+//!   is synchronised and the traces copied back. A module has one
+//!   descriptor, so a graph with several kernel nodes of one module records
+//!   those nodes without a trace (`capture_error` says why).
 //!
 //! Not covered: device-side graph launches (invisible to a host shim) and
 //! conditional nodes' bodies (CUDA 12.3+; their kernels are not listed).
@@ -31,7 +37,9 @@ use crate::state;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+use crate::registry::Instrumented;
 
 pub type CUgraph = *mut c_void;
 pub type CUgraphExec = *mut c_void;
@@ -275,15 +283,67 @@ fn set_node_params(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNo
     }
 }
 
-/// After a graph launch the driver accepted: one record per kernel node.
-fn launched(exec: CUgraphExec, stream: CUstream) {
+/// What became of one kernel node's trace in a graph launch.
+#[derive(Default)]
+pub(crate) struct NodeOutcome {
+    pub trace: Option<crate::capture::CapturedTrace>,
+    /// Why the node has no trace although its module records.
+    pub error: Option<String>,
+}
+
+/// A graph launch: every kernel node whose module records (built with the
+/// pass, or instrumented at load) gets trace buffers of its own, bound to
+/// its module's descriptor on the launch's stream before the graph runs and
+/// copied back after it (`capture::arm`, `Armed::collect`); then one record
+/// per kernel node, each with its own launch index.
+///
+/// A module has one descriptor, so only a module with exactly one kernel
+/// node in the graph can be traced; nodes sharing a module are recorded
+/// without a trace, saying why. Nothing is armed while any stream captures
+/// (the calls would be illegal) or when the graph goes into a capture.
+fn launch_graph(
+    exec: CUgraphExec,
+    stream: CUstream,
+    forward: impl FnOnce() -> CUresult,
+) -> CUresult {
     if !state::active() {
-        return;
+        return forward();
     }
+    let mut forward = Some(forward);
+    let mut result = None;
+    let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        record_graph_launch(exec, stream, &mut forward, &mut result)
+    }));
+    if recorded.is_err() {
+        log::once(
+            LogLevel::Error,
+            "graph-launch",
+            "internal error while recording a CUDA graph launch; passing graph launches through",
+        );
+    }
+    match (result, forward.take()) {
+        (Some(result), _) => result,
+        (None, Some(forward)) => forward(),
+        (None, None) => CUDA_SUCCESS, // unreachable: taking the call sets the result
+    }
+}
+
+fn record_graph_launch<F: FnOnce() -> CUresult>(
+    exec: CUgraphExec,
+    stream: CUstream,
+    forward: &mut Option<F>,
+    result: &mut Option<CUresult>,
+) {
+    let mut run = || -> CUresult {
+        let r = forward.take().map_or(CUDA_SUCCESS, |f| f());
+        *result = Some(r);
+        r
+    };
     if stream_is_capturing(stream) {
         // A graph launched into a capture becomes a child graph node: it
         // runs (and is recorded) with the outer graph.
         note_captured_launch("a CUDA graph");
+        run();
         return;
     }
     let nodes = graphs().execs.get(&(exec as usize)).cloned();
@@ -293,9 +353,78 @@ fn launched(exec: CUgraphExec, stream: CUstream) {
             "graph-unknown",
             "a CUDA graph instantiated before the shim saw it was launched; its kernels are not recorded",
         );
+        run();
         return;
     };
-    state::record_graph_launch(exec as u64, stream, &nodes);
+    let config = state::config();
+    let recording: Vec<Option<Arc<Instrumented>>> = nodes
+        .iter()
+        .map(|n| n.code.and_then(state::instrumented_of))
+        .collect();
+    let mut outcomes: Vec<NodeOutcome> = nodes.iter().map(|_| NodeOutcome::default()).collect();
+    // Which nodes get trace buffers: the wanted nodes alone in their module.
+    let mut traced: Vec<usize> = Vec::new();
+    for (index, instrumented) in recording.iter().enumerate() {
+        let Some(inst) = instrumented else { continue };
+        let sharing = recording
+            .iter()
+            .flatten()
+            .filter(|other| other.descriptor == inst.descriptor)
+            .count();
+        if sharing > 1 {
+            outcomes[index].error = Some(format!(
+                "not traced: {sharing} kernel nodes of this CUDA graph belong to one module, which has one trace descriptor"
+            ));
+        } else if any_capture_in_progress() {
+            outcomes[index].error =
+                Some("not captured: a stream was being captured into a CUDA graph".into());
+        } else if config.wants(&nodes[index].name) {
+            traced.push(index);
+        }
+    }
+    // Serialised with direct launches of the same modules (in one order).
+    let mut locks: Vec<&Arc<Instrumented>> = traced
+        .iter()
+        .filter_map(|&i| recording[i].as_ref())
+        .collect();
+    locks.sort_by_key(|inst| inst.descriptor);
+    let _held: Vec<_> = locks
+        .iter()
+        .map(|inst| inst.capture_lock.lock().unwrap_or_else(|p| p.into_inner()))
+        .collect();
+    let cuda = driver::cuda();
+    let mut armed = Vec::new();
+    for &index in &traced {
+        let (Some(inst), node) = (&recording[index], &nodes[index]) else {
+            continue;
+        };
+        let geometry = crate::capture::Geometry {
+            grid: node.grid,
+            block: node.block,
+        };
+        match crate::capture::arm(cuda, config, inst.descriptor, &node.name, geometry, stream) {
+            Ok(a) => armed.push((index, a)),
+            Err(e) => outcomes[index].error = Some(e),
+        }
+    }
+    let launched = run();
+    if launched != CUDA_SUCCESS {
+        return; // the armed buffers are released, the descriptors cleared
+    }
+    for (index, a) in armed {
+        match a.collect() {
+            Ok(trace) => outcomes[index].trace = Some(trace),
+            Err(e) => {
+                log::once(
+                    LogLevel::Warn,
+                    "graph-capture",
+                    &format!("capture of graph node {} failed: {e}", nodes[index].name),
+                );
+                outcomes[index].error = Some(e);
+            }
+        }
+    }
+    state::record_graph_launch(exec as u64, stream, &nodes, outcomes);
 }
 
 // ---- the wrappers --------------------------------------------------------
@@ -408,11 +537,7 @@ macro_rules! graph_launch {
                 return CUDA_ERROR_NOT_INITIALIZED;
             };
             // SAFETY: forwarding unchanged.
-            let result = unsafe { real(exec, stream) };
-            if result == CUDA_SUCCESS {
-                state::guarded(stringify!($name), || (), || launched(exec, stream));
-            }
-            result
+            launch_graph(exec, stream, || unsafe { real(exec, stream) })
         }
     };
 }

@@ -523,11 +523,18 @@ fn device_and_context(stream: CUstream) -> (Option<i32>, Option<u64>) {
     (device, context)
 }
 
-/// One metadata record per kernel node of a graph launch the driver accepted.
+/// The recording state of the module `code`, when its launches record.
+pub(crate) fn instrumented_of(code: CodeHandle) -> Option<Arc<Instrumented>> {
+    registry().code.get(&code)?.instrumented.clone()
+}
+
+/// One record per kernel node of a graph launch the driver accepted, with
+/// the node's trace when it was captured (`graphs`).
 pub(crate) fn record_graph_launch(
     exec: u64,
     stream: CUstream,
     nodes: &[crate::graphs::KernelNode],
+    outcomes: Vec<crate::graphs::NodeOutcome>,
 ) {
     let config = config();
     if !nodes.iter().any(|n| config.wants(&n.name)) {
@@ -539,7 +546,7 @@ pub(crate) fn record_graph_launch(
     let timestamp_ns = now_ns();
     let (device, current_context) = device_and_context(stream);
     let mut stack = None;
-    for (index, node) in nodes.iter().enumerate() {
+    for ((index, node), outcome) in nodes.iter().enumerate().zip(outcomes) {
         if !config.wants(&node.name) {
             continue;
         }
@@ -560,7 +567,18 @@ pub(crate) fn record_graph_launch(
         if stack.is_none() {
             stack = Some(crate::stack::capture_for(launch_index));
         }
-        let site_table = None;
+        let (capture, capture_reason) = capture_of(node.code);
+        let site_table = {
+            let registry = registry();
+            let info = node.code.and_then(|c| registry.code.get(&c));
+            info.and_then(|i| {
+                let table = i.instrumented.as_ref()?.site_table.clone()?;
+                Some((i.image_id, table))
+            })
+        };
+        if outcome.trace.is_none() && outcome.error.is_none() {
+            crate::module_load::notice_metadata(&node.name, capture_reason.as_deref());
+        }
         let record = LaunchRecord {
             seq,
             kernel: node.name.clone(),
@@ -580,11 +598,13 @@ pub(crate) fn record_graph_launch(
             },
             graph_exec: Some(exec),
             graph_node: Some(index as u32),
+            capture: Some(capture.as_str().to_owned()),
+            capture_error: outcome.error,
             ..LaunchRecord::default()
         };
         sink.submit(Launch {
             record,
-            trace: None,
+            trace: outcome.trace,
             site_table,
             stack: stack.clone().flatten(),
         });

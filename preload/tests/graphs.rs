@@ -148,6 +148,15 @@ fn graph_launches_are_recorded_and_capture_is_never_disturbed() {
             node("scale", 7, 0),
             node("shift", 8, 1),
             direct("probe", 9),
+            // A graph with the instrumented kernel as a node, launched twice.
+            node("scale", 10, 0),
+            node("probe", 11, 1),
+            node("scale", 10, 0),
+            node("probe", 11, 1),
+            // Two nodes of the instrumented module in one graph.
+            node("probe", 12, 0),
+            node("probe", 13, 1),
+            direct("probe", 14),
         ],
         "{manifest:#?}"
     );
@@ -177,4 +186,51 @@ fn graph_launches_are_recorded_and_capture_is_never_disturbed() {
         .map(|l| l.launch_index)
         .collect();
     assert_eq!(indices, (0..indices.len() as u32).collect::<Vec<_>>());
+    graph_kernels_are_traced(&traces.path().join("graphs"), launches);
+}
+
+/// The events in the trace of `launch` (the stand-in records one per run
+/// of an instrumented kernel, its site id the kernel's argument).
+fn recorded_sites(session: &Path, launch: &LaunchRecord) -> Vec<u32> {
+    let file = launch
+        .file
+        .as_ref()
+        .unwrap_or_else(|| panic!("no trace: {launch:#?}"));
+    let trace = prlx_trace::TraceFile::open(session.join(file)).unwrap();
+    trace
+        .warps()
+        .flat_map(|w| w.events.iter().map(|e| e.site_id).collect::<Vec<_>>())
+        .collect()
+}
+
+/// Kernel nodes of an instrumented module are traced per graph launch,
+/// each launch with its own buffers and launch index; nodes sharing one
+/// module's descriptor are not, and say why; the descriptor is cleared
+/// after each graph launch (the next direct launch sees only its events).
+fn graph_kernels_are_traced(session: &Path, launches: &[LaunchRecord]) {
+    let (first, second) = (&launches[18], &launches[20]);
+    for launch in [first, second] {
+        assert_eq!(launch.capture.as_deref(), Some("pass"), "{launch:#?}");
+        assert_eq!(launch.capture_error, None, "{launch:#?}");
+        assert_eq!(recorded_sites(session, launch), vec![11], "{launch:#?}");
+    }
+    assert_ne!(first.file, second.file);
+    assert_eq!(second.launch_index, first.launch_index + 1);
+    assert_eq!(
+        launches[17].file, None,
+        "the plain kernel: {:#?}",
+        launches[17]
+    );
+    assert_eq!(launches[17].capture.as_deref(), Some("metadata"));
+    for shared in &launches[21..23] {
+        assert_eq!(shared.file, None, "{shared:#?}");
+        assert!(
+            shared
+                .capture_error
+                .as_deref()
+                .is_some_and(|e| e.contains("one trace descriptor")),
+            "{shared:#?}"
+        );
+    }
+    assert_eq!(recorded_sites(session, &launches[23]), vec![14]);
 }

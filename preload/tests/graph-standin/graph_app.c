@@ -62,17 +62,22 @@ static CUresult launch(void *f, int arg, CUstream s) {
   return cuLaunchKernel(f, 2, 1, 1, 32, 1, 1, 0, s, params, NULL);
 }
 
-static void *kernel_graph(int scale_arg, int shift_arg) {
+/* A graph of two kernel nodes, `first` then `second`. */
+static void *pair_graph(void *first, int first_arg, void *second, int second_arg) {
   void *g, *node;
   cuGraphCreate(&g, 0);
-  int args[2] = {scale_arg, shift_arg};
+  int args[2] = {first_arg, second_arg};
   void *p0[] = {&args[0]}, *p1[] = {&args[1]};
-  kernel_params kp = {scale, {2, 1, 1}, {32, 1, 1}, 0, p0, NULL, NULL, NULL};
-  printf("add scale: %d\n", cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp));
-  kp.func = shift;
+  kernel_params kp = {first, {2, 1, 1}, {32, 1, 1}, 0, p0, NULL, NULL, NULL};
+  printf("add node: %d\n", cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp));
+  kp.func = second;
   kp.params = p1;
-  printf("add shift: %d\n", cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp));
+  printf("add node: %d\n", cuGraphAddKernelNode_v2(&node, g, NULL, 0, &kp));
   return g;
+}
+
+static void *kernel_graph(int scale_arg, int shift_arg) {
+  return pair_graph(scale, scale_arg, shift, shift_arg);
 }
 
 int main(void) {
@@ -136,5 +141,16 @@ int main(void) {
 
   printf("probe after capture: %d\n", launch(probe, 9, s2));
   printf("sync: %d\n", cuStreamSynchronize(s2));
+
+  /* A graph with a kernel of the instrumented module: traced per launch. */
+  void *g4 = pair_graph(scale, 10, probe, 11), *e4;
+  printf("instantiate: %d\n", cuGraphInstantiateWithFlags(&e4, g4, 0));
+  printf("graph launch: %d\n", cuGraphLaunch(e4, s1));
+  printf("graph launch: %d\n", cuGraphLaunch(e4, s2));
+  /* Two nodes of that module share its one descriptor: not traced. */
+  void *g5 = pair_graph(probe, 12, probe, 13), *e5;
+  printf("instantiate: %d\n", cuGraphInstantiateWithFlags(&e5, g5, 0));
+  printf("graph launch: %d\n", cuGraphLaunch(e5, s1));
+  printf("probe after graphs: %d\n", launch(probe, 14, s1));
   return 0;
 }
