@@ -405,12 +405,16 @@ def status() -> Dict[str, Any]:
 
 def _enable_on_import() -> None:
     """``import prlx.triton`` enables the hook; ``PRLX_TRITON=off`` keeps it
-    off, ``PRLX_TRITON=ptx`` only hands the emulator PTX (no pass)."""
+    off, ``ptx`` only hands the emulator PTX (no pass), ``snapshots`` also
+    records each branch's per-lane compare operands (with the shim's
+    ``PRLX_SNAPSHOT_DEPTH``); ``on`` (the default) instruments."""
     mode = os.environ.get("PRLX_TRITON", "on").strip().lower()
     if mode in ("off", "0", "no", "false"):
         return
+    if mode not in ("on", "1", "yes", "true", "ptx", "snapshots"):
+        warnings.warn(f"PRLX_TRITON={mode!r} is not off, on, ptx or snapshots: using on", RuntimeWarning, stacklevel=3)
     try:
-        enable(instrument=mode not in ("ptx",))
+        enable(instrument=mode != "ptx", snapshots=mode == "snapshots")
     except TritonHookError as e:
         warnings.warn(f"prlx.triton not enabled: {e}", RuntimeWarning, stacklevel=3)
 

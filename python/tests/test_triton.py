@@ -188,6 +188,25 @@ def test_unmodified_triton_kernel_is_captured_by_ptx_instrumentation(emu, tmp_pa
     assert prlx.diff_sessions(a, a2).status == "identical"
 
 
+def test_snapshots_show_each_programs_ticket(emu, tmp_path):
+    # PRLX_TRITON=snapshots: the pass also records the compare's per-lane
+    # operands; the shim keeps PRLX_SNAPSHOT_DEPTH of them per warp.
+    a, b, result = run_race(tmp_path, {"PRLX_TRITON": "snapshots", "PRLX_SNAPSHOT_DEPTH": "4"})
+    assert result.status == "diverged"
+    site = result.launches[0]["first_divergence"]["site_id"]
+
+    def operands(session, block):
+        trace = prlx.open_session(session).trace("ticket_kernel")
+        warp = next(w for w in trace.warps if tuple(w.block) == (block, 0, 0))
+        snap = next(s for s in warp.snapshots if int(s["site_id"]) == int(site, 16))
+        return int(snap["lhs"][0]), int(snap["rhs"][0])
+
+    # Run A ran the programs in order: program 5 took ticket 5 (< 8).
+    assert operands(a, 5) == (5, 8)
+    # Run B's schedule gave program 5 another ticket.
+    assert operands(b, 5)[0] != 5 and operands(b, 5)[1] == 8
+
+
 def test_python_m_prlx_run(emu, tmp_path):
     cmd = [sys.executable, "-m", "prlx", "run", "--session", "cli", "--trace-dir", str(tmp_path), "--shim", shim()]
     proc = subprocess.run([*cmd, "--", sys.executable, str(APPS / "ticket_race.py")], capture_output=True, text=True)
