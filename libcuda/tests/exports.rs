@@ -326,9 +326,9 @@ fn refused_entry_points_return_not_supported_through_dlsym() {
         let mut array: Ptr = std::ptr::null_mut();
         let descriptor = [0u8; 24];
         assert_eq!(array_create(&mut array, descriptor.as_ptr()), 801);
-        let mem_map: extern "C" fn(u64, usize, usize, u64, u64) -> i32 =
-            std::mem::transmute(symbol("cuMemMap"));
-        assert_eq!(mem_map(0x1000, 1 << 21, 0, 7, 0), 801);
+        let map_array: extern "C" fn(Ptr, u32, Ptr) -> i32 =
+            std::mem::transmute(symbol("cuMemMapArrayAsync"));
+        assert_eq!(map_array(std::ptr::null_mut(), 1, std::ptr::null_mut()), 801);
         let graph_launch: extern "C" fn(Ptr, Ptr) -> i32 =
             std::mem::transmute(symbol("cuGraphLaunch_ptsz"));
         assert_eq!(

@@ -318,8 +318,8 @@ fn texture_lane(
         }
         _ => unreachable!("surface instruction on the texture path"),
     };
-    for i in 0..op.ndata as usize {
-        set(v, op.data[i], lane, result[i] as u64);
+    for (row, x) in op.data.iter().zip(result).take(op.ndata as usize) {
+        set(v, *row, lane, x as u64);
     }
     Ok(())
 }
@@ -496,7 +496,9 @@ fn surface_lane(
         TexKind::Sust { geom, size, oob } => (geom, size, oob, true),
         _ => unreachable!("texture instruction on the surface path"),
     };
-    if !geom.fits(s.resource.shape) && !(geom == Geometry::A2D && s.resource.shape.cube()) {
+    // Cubemaps are read and written as layered 2D surfaces (face = layer).
+    let cube_as_layers = geom == Geometry::A2D && s.resource.shape.cube();
+    if !(geom.fits(s.resource.shape) || cube_as_layers) {
         return Err(fault(
             FaultKind::IllegalInstruction,
             lane,

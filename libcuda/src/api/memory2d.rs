@@ -1,6 +1,7 @@
 //! Pitched 2D and 3D copies (`cuMemcpy2D*`, `cuMemcpy3D*`) and memsets
-//! (`cuMemsetD2D*`), row by row over the emulator's linear memory. CUDA arrays are not modelled, so
-//! copies to or from them fail with `CUDA_ERROR_NOT_SUPPORTED`.
+//! (`cuMemsetD2D*`), row by row over the emulator's linear memory. A CUDA array side
+//! (`CU_MEMORYTYPE_ARRAY`) is its dense device allocation with the array's own pitch and rows
+//! (`array.rs`); its pitch and height fields are ignored, as `cuda.h` documents.
 
 use crate::clock;
 use crate::cu::*;
@@ -73,10 +74,44 @@ unsafe fn copy_2d(p_copy: *const CUDA_MEMCPY2D, stream: CUstream) -> Result<(), 
         if width == 0 || height == 0 {
             return Ok(());
         }
-        let src = resolve(d, c.src_memory_type, c.src_host as usize, c.src_device)?;
-        let dst = resolve(d, c.dst_memory_type, c.dst_host as usize, c.dst_device)?;
+        let (src, src_pitch) = match c.src_memory_type {
+            CU_MEMORYTYPE_ARRAY => {
+                let (base, pitch, _) = super::array::copy_side(
+                    c.src_array,
+                    c.src_x_in_bytes,
+                    c.src_y,
+                    0,
+                    width,
+                    height,
+                    1,
+                )?;
+                (Side::Device(base), pitch)
+            }
+            t => (
+                resolve(d, t, c.src_host as usize, c.src_device)?,
+                c.src_pitch,
+            ),
+        };
+        let (dst, dst_pitch) = match c.dst_memory_type {
+            CU_MEMORYTYPE_ARRAY => {
+                let (base, pitch, _) = super::array::copy_side(
+                    c.dst_array,
+                    c.dst_x_in_bytes,
+                    c.dst_y,
+                    0,
+                    width,
+                    height,
+                    1,
+                )?;
+                (Side::Device(base), pitch)
+            }
+            t => (
+                resolve(d, t, c.dst_host as usize, c.dst_device)?,
+                c.dst_pitch,
+            ),
+        };
         if height > 1
-            && (c.src_pitch < c.src_x_in_bytes + width || c.dst_pitch < c.dst_x_in_bytes + width)
+            && (src_pitch < c.src_x_in_bytes + width || dst_pitch < c.dst_x_in_bytes + width)
         {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -86,8 +121,8 @@ unsafe fn copy_2d(p_copy: *const CUDA_MEMCPY2D, stream: CUstream) -> Result<(), 
                 .ok_or(CUDA_ERROR_INVALID_VALUE)
         };
         for row in 0..height {
-            let s = src.offset(at(c.src_y + row, c.src_pitch, c.src_x_in_bytes)?);
-            let t = dst.offset(at(c.dst_y + row, c.dst_pitch, c.dst_x_in_bytes)?);
+            let s = src.offset(at(c.src_y + row, src_pitch, c.src_x_in_bytes)?);
+            let t = dst.offset(at(c.dst_y + row, dst_pitch, c.dst_x_in_bytes)?);
             copy_row(d, t, s, width)?;
         }
         let bytes = (width * height) as u64;
@@ -115,14 +150,32 @@ unsafe fn copy_3d(p_copy: *const CUDA_MEMCPY3D, stream: CUstream) -> Result<(), 
         if width == 0 || height == 0 || depth == 0 {
             return Ok(());
         }
-        let src = resolve(d, c.src_memory_type, c.src_host as usize, c.src_device)?;
-        let dst = resolve(d, c.dst_memory_type, c.dst_host as usize, c.dst_device)?;
+        let array_side = |array, x, y, z| {
+            super::array::copy_side(array, x, y, z, width, height, depth)
+                .map(|(base, pitch, rows)| (Side::Device(base), pitch, rows))
+        };
+        let (src, src_pitch, src_height) = match c.src_memory_type {
+            CU_MEMORYTYPE_ARRAY => array_side(c.src_array, c.src_x_in_bytes, c.src_y, c.src_z)?,
+            t => (
+                resolve(d, t, c.src_host as usize, c.src_device)?,
+                c.src_pitch,
+                c.src_height,
+            ),
+        };
+        let (dst, dst_pitch, dst_height) = match c.dst_memory_type {
+            CU_MEMORYTYPE_ARRAY => array_side(c.dst_array, c.dst_x_in_bytes, c.dst_y, c.dst_z)?,
+            t => (
+                resolve(d, t, c.dst_host as usize, c.dst_device)?,
+                c.dst_pitch,
+                c.dst_height,
+            ),
+        };
         let fits = |pitch: usize, x: usize, rows: usize, y: usize| {
             (height == 1 && depth == 1)
                 || (pitch >= x + width && (depth == 1 || rows >= y + height))
         };
-        if !fits(c.src_pitch, c.src_x_in_bytes, c.src_height, c.src_y)
-            || !fits(c.dst_pitch, c.dst_x_in_bytes, c.dst_height, c.dst_y)
+        if !fits(src_pitch, c.src_x_in_bytes, src_height, c.src_y)
+            || !fits(dst_pitch, c.dst_x_in_bytes, dst_height, c.dst_y)
         {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -138,16 +191,16 @@ unsafe fn copy_3d(p_copy: *const CUDA_MEMCPY3D, stream: CUstream) -> Result<(), 
             for row in 0..height {
                 let s = src.offset(at(
                     c.src_z + z,
-                    c.src_height,
+                    src_height,
                     c.src_y + row,
-                    c.src_pitch,
+                    src_pitch,
                     c.src_x_in_bytes,
                 )?);
                 let t = dst.offset(at(
                     c.dst_z + z,
-                    c.dst_height,
+                    dst_height,
                     c.dst_y + row,
-                    c.dst_pitch,
+                    dst_pitch,
                     c.dst_x_in_bytes,
                 )?);
                 copy_row(d, t, s, width)?;

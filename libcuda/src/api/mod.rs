@@ -1,5 +1,6 @@
 //! The exported driver-API functions, grouped as `cuda.h` groups them.
 
+pub mod array;
 pub mod context;
 pub mod device;
 pub mod export_table;
@@ -12,4 +13,6 @@ pub mod occupancy;
 pub mod pointer;
 pub mod proc_address;
 pub mod stream;
+pub mod surface;
+pub mod texture;
 pub mod unsupported;

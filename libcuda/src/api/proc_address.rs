@@ -54,6 +54,7 @@ macro_rules! procs {
     (@pt ptds) => { true };
     (@pt) => { false };
 }
+pub(crate) use procs;
 
 pub fn table() -> &'static [ProcEntry] {
     static TABLE: OnceLock<Vec<ProcEntry>> = OnceLock::new();
@@ -205,6 +206,7 @@ pub fn table() -> &'static [ProcEntry] {
             "cuLaunchKernelEx": 11060 => cuLaunchKernelEx, @ptds 11060 => cuLaunchKernelEx_ptsz;
         };
         // The rest of `cuda.h`, refused with CUDA_ERROR_NOT_SUPPORTED.
+        table.extend(super::array::entries());
         table.extend(super::unsupported::entries());
         table
     })

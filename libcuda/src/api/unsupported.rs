@@ -74,11 +74,10 @@ macro_rules! unsupported {
 }
 
 unsupported! {
-    "cuArray3DCreate": 2000 => cuArray3DCreate, 3020 => cuArray3DCreate_v2;
-    "cuArray3DGetDescriptor": 2000 => cuArray3DGetDescriptor, 3020 => cuArray3DGetDescriptor_v2;
-    "cuArrayCreate": 2000 => cuArrayCreate, 3020 => cuArrayCreate_v2;
-    "cuArrayDestroy": 2000 => cuArrayDestroy;
-    "cuArrayGetDescriptor": 2000 => cuArrayGetDescriptor, 3020 => cuArrayGetDescriptor_v2;
+    "cuArray3DCreate": 2000 => cuArray3DCreate;
+    "cuArray3DGetDescriptor": 2000 => cuArray3DGetDescriptor;
+    "cuArrayCreate": 2000 => cuArrayCreate;
+    "cuArrayGetDescriptor": 2000 => cuArrayGetDescriptor;
     "cuArrayGetMemoryRequirements": 11060 => cuArrayGetMemoryRequirements;
     "cuArrayGetPlane": 11020 => cuArrayGetPlane;
     "cuArrayGetSparseProperties": 11010 => cuArrayGetSparseProperties;
@@ -369,39 +368,18 @@ unsupported! {
     "cuMemcpy3DWithAttributesAsync":
         13020 => cuMemcpy3DWithAttributesAsync,
         @ptds 13020 => cuMemcpy3DWithAttributesAsync_ptsz;
-    "cuMemcpyAtoA":
-        2000 => cuMemcpyAtoA,
-        3020 => cuMemcpyAtoA_v2,
-        @ptds 7000 => cuMemcpyAtoA_v2_ptds;
-    "cuMemcpyAtoD":
-        2000 => cuMemcpyAtoD,
-        3020 => cuMemcpyAtoD_v2,
-        @ptds 7000 => cuMemcpyAtoD_v2_ptds;
-    "cuMemcpyAtoH":
-        2000 => cuMemcpyAtoH,
-        3020 => cuMemcpyAtoH_v2,
-        @ptds 7000 => cuMemcpyAtoH_v2_ptds;
-    "cuMemcpyAtoHAsync":
-        2000 => cuMemcpyAtoHAsync,
-        3020 => cuMemcpyAtoHAsync_v2,
-        @ptds 7000 => cuMemcpyAtoHAsync_v2_ptsz;
+    "cuMemcpyAtoA": 2000 => cuMemcpyAtoA;
+    "cuMemcpyAtoD": 2000 => cuMemcpyAtoD;
+    "cuMemcpyAtoH": 2000 => cuMemcpyAtoH;
+    "cuMemcpyAtoHAsync": 2000 => cuMemcpyAtoHAsync;
     "cuMemcpyBatchAsync":
         12080 => cuMemcpyBatchAsync,
         13000 => cuMemcpyBatchAsync_v2,
         @ptds 12080 => cuMemcpyBatchAsync_ptsz,
         @ptds 13000 => cuMemcpyBatchAsync_v2_ptsz;
-    "cuMemcpyDtoA":
-        2000 => cuMemcpyDtoA,
-        3020 => cuMemcpyDtoA_v2,
-        @ptds 7000 => cuMemcpyDtoA_v2_ptds;
-    "cuMemcpyHtoA":
-        2000 => cuMemcpyHtoA,
-        3020 => cuMemcpyHtoA_v2,
-        @ptds 7000 => cuMemcpyHtoA_v2_ptds;
-    "cuMemcpyHtoAAsync":
-        2000 => cuMemcpyHtoAAsync,
-        3020 => cuMemcpyHtoAAsync_v2,
-        @ptds 7000 => cuMemcpyHtoAAsync_v2_ptsz;
+    "cuMemcpyDtoA": 2000 => cuMemcpyDtoA;
+    "cuMemcpyHtoA": 2000 => cuMemcpyHtoA;
+    "cuMemcpyHtoAAsync": 2000 => cuMemcpyHtoAAsync;
     "cuMemcpyPeer": 4000 => cuMemcpyPeer, @ptds 7000 => cuMemcpyPeer_ptds;
     "cuMemcpyPeerAsync": 4000 => cuMemcpyPeerAsync, @ptds 7000 => cuMemcpyPeerAsync_ptsz;
     "cuMemcpyWithAttributesAsync":
@@ -410,9 +388,6 @@ unsupported! {
     "cuMemsetD2D16": 2000 => cuMemsetD2D16;
     "cuMemsetD2D32": 2000 => cuMemsetD2D32;
     "cuMemsetD2D8": 2000 => cuMemsetD2D8;
-    "cuMipmappedArrayCreate": 5000 => cuMipmappedArrayCreate;
-    "cuMipmappedArrayDestroy": 5000 => cuMipmappedArrayDestroy;
-    "cuMipmappedArrayGetLevel": 5000 => cuMipmappedArrayGetLevel;
     "cuMipmappedArrayGetMemoryRequirements": 11060 => cuMipmappedArrayGetMemoryRequirements;
     "cuMipmappedArrayGetSparseProperties": 11010 => cuMipmappedArrayGetSparseProperties;
     "cuModuleEnumerateFunctions": 12040 => cuModuleEnumerateFunctions;
@@ -505,9 +480,6 @@ unsupported! {
         11070 => cuStreamWriteValue64_v2,
         @ptds 9000 => cuStreamWriteValue64_ptsz,
         @ptds 11070 => cuStreamWriteValue64_v2_ptsz;
-    "cuSurfObjectCreate": 5000 => cuSurfObjectCreate;
-    "cuSurfObjectDestroy": 5000 => cuSurfObjectDestroy;
-    "cuSurfObjectGetResourceDesc": 5000 => cuSurfObjectGetResourceDesc;
     "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
     "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
     "cuTensorMapEncodeIm2col": 12000 => cuTensorMapEncodeIm2col;
@@ -515,11 +487,6 @@ unsupported! {
     "cuTensorMapEncodeTiled": 12000 => cuTensorMapEncodeTiled;
     "cuTensorMapReplaceAddress": 12000 => cuTensorMapReplaceAddress;
     "cuTensorMapSetAllocationClass": 13050 => cuTensorMapSetAllocationClass;
-    "cuTexObjectCreate": 5000 => cuTexObjectCreate;
-    "cuTexObjectDestroy": 5000 => cuTexObjectDestroy;
-    "cuTexObjectGetResourceDesc": 5000 => cuTexObjectGetResourceDesc;
-    "cuTexObjectGetResourceViewDesc": 5000 => cuTexObjectGetResourceViewDesc;
-    "cuTexObjectGetTextureDesc": 5000 => cuTexObjectGetTextureDesc;
     "cuTexRefCreate": 2000 => cuTexRefCreate;
     "cuTexRefDestroy": 2000 => cuTexRefDestroy;
     "cuTexRefGetAddress": 2000 => cuTexRefGetAddress, 3020 => cuTexRefGetAddress_v2;

@@ -1,0 +1,371 @@
+//! Texture objects: `cuTexObjectCreate/Destroy/GetResourceDesc/
+//! GetTextureDesc/GetResourceViewDesc`.
+//!
+//! `cuTexObjectCreate` turns the resource description (a CUDA array, a
+//! mipmapped array, linear or pitched linear memory) and the texture
+//! description into the emulator's descriptor
+//! ([`prlx_emu::texture::TextureObject`]); the handle it returns is what
+//! kernels receive and pass to `tex`/`tld4`/`txq`. The descriptions the
+//! caller gave are kept as given, for the `Get*Desc` queries.
+//!
+//! Following the `cuTexObjectCreate` contract: address and filter modes are
+//! ignored for linear memory; without `CU_TRSF_NORMALIZED_COORDINATES` only
+//! clamp and border addressing exist (wrap and mirror clamp); mipmapped
+//! arrays need normalized coordinates; `flags` of the resource must be 0;
+//! pitched memory needs a pitch that is a multiple of
+//! `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` (32) and a width and
+//! height within it. Resource views are accepted when they keep the
+//! resource's format and extent (`CU_RES_VIEW_FORMAT_NONE`), which is all
+//! the emulator can honour; others fail with `CUDA_ERROR_NOT_SUPPORTED`.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use super::array::{array, arrays};
+use crate::cu::*;
+use crate::driver::{Driver, with_context};
+use crate::entry::{exports, non_null, write_out};
+use prlx_emu::texture::{
+    AddressMode, ChannelFormat, FilterMode, Level, Resource, Sampler, Shape, TextureObject,
+};
+
+pub type CUtexObject = u64;
+
+pub const CU_RESOURCE_TYPE_ARRAY: u32 = 0;
+pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: u32 = 1;
+pub const CU_RESOURCE_TYPE_LINEAR: u32 = 2;
+pub const CU_RESOURCE_TYPE_PITCH2D: u32 = 3;
+
+pub const CU_TRSF_READ_AS_INTEGER: u32 = 0x01;
+pub const CU_TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
+pub const CU_TRSF_SRGB: u32 = 0x10;
+pub const CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION: u32 = 0x20;
+pub const CU_TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
+
+/// `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` of the devices emulated.
+pub const TEXTURE_PITCH_ALIGNMENT: usize = 32;
+
+/// `CUDA_RESOURCE_DESC`: `resType`, then a 128-byte union (read by the
+/// accessors below), then `flags`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUDA_RESOURCE_DESC {
+    pub res_type: u32,
+    pub res: [u64; 16],
+    pub flags: u32,
+}
+
+impl CUDA_RESOURCE_DESC {
+    /// `res.array.hArray`, `res.mipmap.hMipmappedArray`, or `devPtr`.
+    fn handle(&self) -> u64 {
+        self.res[0]
+    }
+    /// `format` of `res.linear`/`res.pitch2D`.
+    fn format(&self) -> u32 {
+        self.res[1] as u32
+    }
+    fn num_channels(&self) -> u32 {
+        (self.res[1] >> 32) as u32
+    }
+    /// `res.linear.sizeInBytes` / `res.pitch2D.width`.
+    fn word(&self, i: usize) -> usize {
+        self.res[i] as usize
+    }
+
+    pub fn for_array(h: *mut c_void) -> CUDA_RESOURCE_DESC {
+        let mut res = [0u64; 16];
+        res[0] = h as u64;
+        CUDA_RESOURCE_DESC {
+            res_type: CU_RESOURCE_TYPE_ARRAY,
+            res,
+            flags: 0,
+        }
+    }
+}
+
+/// `CUDA_TEXTURE_DESC`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUDA_TEXTURE_DESC {
+    pub address_mode: [u32; 3],
+    pub filter_mode: u32,
+    pub flags: u32,
+    pub max_anisotropy: u32,
+    pub mipmap_filter_mode: u32,
+    pub mipmap_level_bias: f32,
+    pub min_mipmap_level_clamp: f32,
+    pub max_mipmap_level_clamp: f32,
+    pub border_color: [f32; 4],
+    pub reserved: [i32; 12],
+}
+
+/// `CUDA_RESOURCE_VIEW_DESC`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CUDA_RESOURCE_VIEW_DESC {
+    pub format: u32,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub first_mipmap_level: u32,
+    pub last_mipmap_level: u32,
+    pub first_layer: u32,
+    pub last_layer: u32,
+    pub reserved: [u32; 16],
+}
+
+/// What a texture object was created from.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    resource: CUDA_RESOURCE_DESC,
+    texture: CUDA_TEXTURE_DESC,
+    view: Option<CUDA_RESOURCE_VIEW_DESC>,
+}
+
+fn records() -> MutexGuard<'static, HashMap<u64, Record>> {
+    static TABLE: OnceLock<Mutex<HashMap<u64, Record>>> = OnceLock::new();
+    TABLE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The emulator resource a `CUDA_RESOURCE_DESC` describes.
+pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resource, CUresult> {
+    if desc.flags != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let linear_format = || -> Result<(ChannelFormat, u8, usize), CUresult> {
+        let format = ChannelFormat::from_cu(desc.format()).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let channels = desc.num_channels();
+        if !matches!(channels, 1 | 2 | 4) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let texel = format.bytes() as usize * channels as usize;
+        let ptr = desc.handle();
+        if ptr == 0 || ptr % texel as u64 != 0 || d.device.mem_range(ptr).is_none() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok((format, channels as u8, texel))
+    };
+    match desc.res_type {
+        CU_RESOURCE_TYPE_ARRAY => Ok(array(desc.handle() as *mut c_void)?.resource()),
+        CU_RESOURCE_TYPE_MIPMAPPED_ARRAY => {
+            let t = arrays();
+            let m = t
+                .mipmapped
+                .get(&(desc.handle() as usize))
+                .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let levels: Vec<Level> = m
+                .levels
+                .iter()
+                .filter_map(|h| t.arrays.get(h))
+                .map(|a| a.level())
+                .collect();
+            let first = t
+                .arrays
+                .get(&m.levels[0])
+                .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let mut r = first.resource();
+            r.levels = levels;
+            Ok(r)
+        }
+        CU_RESOURCE_TYPE_LINEAR => {
+            let (format, channels, texel) = linear_format()?;
+            let size = desc.word(2);
+            let width = size / texel;
+            if width == 0 || width > u32::MAX as usize {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            Ok(Resource {
+                shape: Shape::Linear,
+                format,
+                channels,
+                layers: 1,
+                levels: vec![Level {
+                    base: desc.handle(),
+                    width: width as u32,
+                    height: 1,
+                    depth: 1,
+                    pitch: size as u64,
+                    slice: size as u64,
+                }],
+            })
+        }
+        CU_RESOURCE_TYPE_PITCH2D => {
+            let (format, channels, texel) = linear_format()?;
+            let (width, height, pitch) = (desc.word(2), desc.word(3), desc.word(4));
+            if width == 0
+                || height == 0
+                || pitch % TEXTURE_PITCH_ALIGNMENT != 0
+                || width.checked_mul(texel).is_none_or(|row| row > pitch)
+                || width > 1 << 20
+                || height > 1 << 20
+            {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            Ok(Resource {
+                shape: Shape::Pitch2D,
+                format,
+                channels,
+                layers: 1,
+                levels: vec![Level {
+                    base: desc.handle(),
+                    width: width as u32,
+                    height: height as u32,
+                    depth: 1,
+                    pitch: pitch as u64,
+                    slice: (pitch * height) as u64,
+                }],
+            })
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// The sampler a `CUDA_TEXTURE_DESC` describes, for `resource`.
+fn sampler_of(t: &CUDA_TEXTURE_DESC, resource: &Resource) -> Result<Sampler, CUresult> {
+    let known = CU_TRSF_READ_AS_INTEGER
+        | CU_TRSF_NORMALIZED_COORDINATES
+        | CU_TRSF_SRGB
+        | CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+        | CU_TRSF_SEAMLESS_CUBEMAP;
+    if t.flags & !known != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if t.flags & CU_TRSF_SEAMLESS_CUBEMAP != 0 && !resource.shape.cube() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut address = [AddressMode::Clamp; 3];
+    for (slot, code) in address.iter_mut().zip(t.address_mode) {
+        *slot = AddressMode::from_cu(code).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    }
+    let filter = FilterMode::from_cu(t.filter_mode).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let mip_filter = FilterMode::from_cu(t.mipmap_filter_mode).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let normalized = t.flags & CU_TRSF_NORMALIZED_COORDINATES != 0;
+    if resource.levels.len() > 1 && !normalized {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let linear = resource.shape == Shape::Linear;
+    Ok(Sampler {
+        address: if linear {
+            [AddressMode::Clamp; 3]
+        } else {
+            address
+        },
+        filter: if linear { FilterMode::Point } else { filter },
+        mip_filter,
+        normalized_coords: normalized && !linear,
+        read_as_integer: t.flags & CU_TRSF_READ_AS_INTEGER != 0,
+        srgb: t.flags & CU_TRSF_SRGB != 0,
+        border: t.border_color,
+        lod_bias: t.mipmap_level_bias,
+        min_lod: t.min_mipmap_level_clamp,
+        max_lod: t.max_mipmap_level_clamp,
+    })
+}
+
+/// Whether a resource view asks for nothing but the resource itself.
+fn identity_view(v: &CUDA_RESOURCE_VIEW_DESC, r: &Resource) -> bool {
+    let l0 = &r.levels[0];
+    let layered = r.shape.layered() || r.shape.cube();
+    v.format == 0
+        && (v.width == 0 || v.width == l0.width as usize)
+        && (v.height == 0 || v.height == l0.height as usize || r.shape.dims() < 2)
+        && (v.depth == 0 || v.depth == l0.depth as usize || v.depth == r.layers as usize)
+        && v.first_mipmap_level == 0
+        && (v.last_mipmap_level == 0 || v.last_mipmap_level as usize == r.levels.len() - 1)
+        && v.first_layer == 0
+        && (v.last_layer == 0 || (layered && v.last_layer + 1 == r.layers))
+}
+
+exports! {
+    fn cuTexObjectCreate(
+        p_tex_object: *mut CUtexObject,
+        p_res_desc: *const CUDA_RESOURCE_DESC,
+        p_tex_desc: *const CUDA_TEXTURE_DESC,
+        p_res_view_desc: *const CUDA_RESOURCE_VIEW_DESC,
+    ) {
+        with_context(|d, _| {
+            non_null(p_tex_object)?;
+            non_null(p_res_desc)?;
+            non_null(p_tex_desc)?;
+            // SAFETY: non-null, the caller's descriptions.
+            let (res, tex) = unsafe { (*p_res_desc, *p_tex_desc) };
+            let view = if p_res_view_desc.is_null() {
+                None
+            } else {
+                // SAFETY: non-null, the caller's view.
+                Some(unsafe { *p_res_view_desc })
+            };
+            let resource = resource_of(d, &res)?;
+            if let Some(v) = &view {
+                if res.res_type >= CU_RESOURCE_TYPE_LINEAR {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                if !identity_view(v, &resource) {
+                    return Err(CUDA_ERROR_NOT_SUPPORTED);
+                }
+            }
+            let sampler = sampler_of(&tex, &resource)?;
+            let handle = d
+                .device
+                .texture_object_create(TextureObject { resource, sampler })
+                .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            records().insert(handle, Record { resource: res, texture: tex, view });
+            unsafe { write_out(p_tex_object, handle) }
+        })
+    }
+
+    fn cuTexObjectDestroy(tex_object: CUtexObject) {
+        with_context(|d, _| {
+            d.device
+                .bound_object_destroy(tex_object, false)
+                .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            records().remove(&tex_object);
+            Ok(())
+        })
+    }
+
+    fn cuTexObjectGetResourceDesc(p_res_desc: *mut CUDA_RESOURCE_DESC, tex_object: CUtexObject) {
+        with_context(|_, _| {
+            let r = records().get(&tex_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe { write_out(p_res_desc, r.resource) }
+        })
+    }
+
+    fn cuTexObjectGetTextureDesc(p_tex_desc: *mut CUDA_TEXTURE_DESC, tex_object: CUtexObject) {
+        with_context(|_, _| {
+            let r = records().get(&tex_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe { write_out(p_tex_desc, r.texture) }
+        })
+    }
+
+    /// `CUDA_ERROR_INVALID_VALUE` when the object was created without a view.
+    fn cuTexObjectGetResourceViewDesc(p_res_view_desc: *mut CUDA_RESOURCE_VIEW_DESC, tex_object: CUtexObject) {
+        with_context(|_, _| {
+            let r = records().get(&tex_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let v = r.view.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe { write_out(p_res_view_desc, v) }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_layouts_match_cuda_h() {
+        assert_eq!(std::mem::size_of::<CUDA_RESOURCE_DESC>(), 144);
+        assert_eq!(std::mem::offset_of!(CUDA_RESOURCE_DESC, flags), 136);
+        assert_eq!(std::mem::size_of::<CUDA_TEXTURE_DESC>(), 104);
+        assert_eq!(std::mem::offset_of!(CUDA_TEXTURE_DESC, border_color), 40);
+        assert_eq!(std::mem::size_of::<CUDA_RESOURCE_VIEW_DESC>(), 112);
+        assert_eq!(
+            std::mem::offset_of!(CUDA_RESOURCE_VIEW_DESC, first_mipmap_level),
+            32
+        );
+    }
+}
