@@ -606,7 +606,9 @@ pub(crate) fn export_wrapper(symbol: &[u8]) -> Option<(&'static AtomicPtr<c_void
     };
     match found {
         Some((slot, wrapper)) => Some((&PROC_ADDRESSES[slot as usize], wrapper)),
-        None => crate::graphs::export_wrapper(symbol),
+        None => {
+            crate::graphs::export_wrapper(symbol).or_else(|| crate::link::export_wrapper(symbol))
+        }
     }
 }
 
@@ -626,7 +628,8 @@ fn substitute(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int,
     }
     let picked = match wrapper_for(name.to_bytes(), cuda_version, flags) {
         Some((slot, wrapper)) => Some((&PROC_ADDRESSES[slot as usize], wrapper)),
-        None => crate::graphs::proc_wrapper(name.to_bytes(), cuda_version, flags),
+        None => crate::graphs::proc_wrapper(name.to_bytes(), cuda_version, flags)
+            .or_else(|| crate::link::proc_wrapper(name.to_bytes(), cuda_version)),
     };
     if let Some((cell, wrapper)) = picked {
         // A driver whose own references are interposed (no -Bsymbolic) hands

@@ -32,6 +32,7 @@ pub mod driver;
 pub mod ffi;
 pub mod graphs;
 pub mod hooks;
+pub mod link;
 pub mod log;
 pub mod marks;
 pub mod module_load;

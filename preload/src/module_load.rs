@@ -141,6 +141,28 @@ pub struct Plan {
     pub params: Option<HashMap<String, Vec<ParamSlot>>>,
 }
 
+impl Plan {
+    /// An image that already carries instrumentation made by the shim
+    /// elsewhere (a link of rewritten inputs): loaded as is.
+    pub(crate) fn instrumented_elsewhere(
+        mode: CaptureMode,
+        site_table: String,
+        params: HashMap<String, Vec<ParamSlot>>,
+    ) -> Plan {
+        Plan {
+            mode,
+            site_table: Some(site_table),
+            params: Some(params),
+            ..Plan::default()
+        }
+    }
+}
+
+/// Whether `PRLX_CAPTURE` allows `mode`.
+pub(crate) fn allows(policy: &Policy, mode: CaptureMode) -> bool {
+    policy.allows(mode)
+}
+
 /// An image as the driver API receives it.
 enum Image<'a> {
     Ptx(&'a [u8]),
@@ -221,6 +243,9 @@ fn nvbit_loaded() -> bool {
 /// # Safety
 /// As [`classify`].
 pub unsafe fn plan(image: *const c_void) -> Plan {
+    if let Some(linked) = crate::link::linked_plan(image) {
+        return linked;
+    }
     let policy = policy();
     // SAFETY: per the contract.
     let (ptx, binary) = match unsafe { classify(image) } {

@@ -1,11 +1,22 @@
 /* An ordinary driver-API application, unaware of prlx: built against cuda.h,
  * linked with -lcuda (the emulator's in tests).
  *
- *   e2e_app KERNELS.ptx SEED
+ *   e2e_app KERNELS.ptx SEED [ROAD]
  *
  * Runs `classify` and `steps` once each over N ints and prints every output,
  * so two builds of the kernels can be compared by their stdout. SEED 2
- * changes one input: element 40 (block 0, warp 1, lane 8). */
+ * changes one input: element 40 (block 0, warp 1, lane 8).
+ *
+ * ROAD is how the kernels reach the driver (default module-data):
+ *   module-data     cuModuleLoadData
+ *   module-data-ex  cuModuleLoadDataEx with JIT options (log buffers, line info)
+ *   module-file     cuModuleLoad
+ *   fatbinary       cuModuleLoadFatBinary (KERNELS is then a .fatbin)
+ *   library-data    cuLibraryLoadData with JIT and library options
+ *   library-file    cuLibraryLoadFromFile with the same options
+ *   link            cuLinkCreate, cuLinkAddFile (KERNELS), cuLinkAddData (a
+ *                   second PTX input defining `extra`), cuLinkComplete, then
+ *                   cuModuleLoadData of the linked image; also runs `extra`. */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +51,102 @@ static char *read_file(const char *path) {
   return buf;
 }
 
+/* A second PTX input for the link road: out[i] = in[i] > 10 ? 1 : 2. */
+static const char extra_ptx[] =
+    ".version 7.5\n.target sm_80\n.address_size 64\n"
+    ".visible .entry extra(.param .u64 extra_in, .param .u64 extra_out)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<5>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [extra_in];\n  ld.param.u64 %rd2, [extra_out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r3, %ntid.x;\n"
+    "  mad.lo.s32 %r1, %r2, %r3, %r1;\n  mul.wide.s32 %rd3, %r1, 4;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  add.s64 %rd5, %rd2, %rd3;\n"
+    "  ld.global.u32 %r4, [%rd4];\n  mov.u32 %r2, 1;\n"
+    "  setp.gt.s32 %p1, %r4, 10;\n  @%p1 bra $L_done;\n  mov.u32 %r2, 2;\n"
+    "$L_done:\n  st.global.u32 [%rd5], %r2;\n  ret;\n}\n";
+
+static unsigned char *read_binary(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) { perror(path); exit(1); }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  /* 8-byte aligned, as the driver expects of a fatbinary. */
+  unsigned char *buf = aligned_alloc(8, ((size_t)n + 8) & ~(size_t)7);
+  if (fread(buf, 1, n, f) != (size_t)n) { perror("fread"); exit(1); }
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+/* JIT options every road that takes them passes: both log buffers and line info. */
+static char info_log[4096], error_log[4096];
+static CUjit_option jit_options[] = {
+    CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    CU_JIT_GENERATE_LINE_INFO};
+static void *jit_values[] = {info_log, (void *)sizeof info_log, error_log,
+                             (void *)sizeof error_log, (void *)1};
+#define NUM_JIT (sizeof jit_options / sizeof jit_options[0])
+
+/* Loads the kernels by `road`; returns the functions (and `extra` for link). */
+static void load_kernels(const char *path, const char *road, CUfunction *classify,
+                         CUfunction *steps, CUfunction *extra) {
+  CUmodule module = NULL;
+  *extra = NULL;
+  if (!strcmp(road, "module-data")) {
+    char *ptx = read_file(path);
+    CHECK(cuModuleLoadData(&module, ptx));
+    free(ptx);
+  } else if (!strcmp(road, "module-data-ex")) {
+    char *ptx = read_file(path);
+    CHECK(cuModuleLoadDataEx(&module, ptx, NUM_JIT, jit_options, jit_values));
+    free(ptx);
+  } else if (!strcmp(road, "module-file")) {
+    CHECK(cuModuleLoad(&module, path));
+  } else if (!strcmp(road, "fatbinary")) {
+    size_t len;
+    unsigned char *fatbin = read_binary(path, &len);
+    CHECK(cuModuleLoadFatBinary(&module, fatbin));
+    free(fatbin);
+  } else if (!strcmp(road, "library-data") || !strcmp(road, "library-file")) {
+    CUlibrary library;
+    CUlibraryOption lib_options[] = {CU_LIBRARY_BINARY_IS_PRESERVED};
+    void *lib_values[] = {(void *)1};
+    if (road[8] == 'd') {
+      char *ptx = read_file(path);
+      CHECK(cuLibraryLoadData(&library, ptx, jit_options, jit_values, NUM_JIT, lib_options,
+                              lib_values, 1));
+      free(ptx); /* the library keeps its own copy (BINARY_IS_PRESERVED) */
+    } else {
+      CHECK(cuLibraryLoadFromFile(&library, path, jit_options, jit_values, NUM_JIT, lib_options,
+                                  lib_values, 1));
+    }
+    CUkernel kernel;
+    CHECK(cuLibraryGetKernel(&kernel, library, "classify"));
+    CHECK(cuKernelGetFunction(classify, kernel));
+    CHECK(cuLibraryGetKernel(&kernel, library, "steps"));
+    CHECK(cuKernelGetFunction(steps, kernel));
+    return;
+  } else if (!strcmp(road, "link")) {
+    CUlinkState link;
+    void *image;
+    size_t size;
+    CHECK(cuLinkCreate(NUM_JIT, jit_options, jit_values, &link));
+    CHECK(cuLinkAddFile(link, CU_JIT_INPUT_PTX, path, 0, NULL, NULL));
+    CHECK(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)extra_ptx, sizeof extra_ptx, "extra.ptx",
+                        0, NULL, NULL));
+    CHECK(cuLinkComplete(link, &image, &size));
+    CHECK(cuModuleLoadData(&module, image));
+    CHECK(cuLinkDestroy(link));
+    CHECK(cuModuleGetFunction(extra, module, "extra"));
+  } else {
+    fprintf(stderr, "unknown road %s\n", road);
+    exit(2);
+  }
+  CHECK(cuModuleGetFunction(classify, module, "classify"));
+  CHECK(cuModuleGetFunction(steps, module, "steps"));
+}
+
 static void print_ints(const char *label, const int *v, int n) {
   printf("%s", label);
   for (int i = 0; i < n; i++) printf(" %d", v[i]);
@@ -47,10 +154,11 @@ static void print_ints(const char *label, const int *v, int n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s KERNELS.ptx SEED\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: %s KERNELS.ptx SEED [ROAD]\n", argv[0]);
     return 2;
   }
+  const char *road = argc == 4 ? argv[3] : "module-data";
   int seed = atoi(argv[2]);
   int host_in[N], host_out[N], hits = 0;
   /* Only warp 0 has values above the threshold in run 1 (elements 0..31:
@@ -60,17 +168,12 @@ int main(int argc, char **argv) {
 
   CUdevice dev;
   CUcontext ctx;
-  CUmodule module;
-  CUfunction classify, steps;
+  CUfunction classify, steps, extra;
   CHECK(cuInit(0));
   CHECK(cuDeviceGet(&dev, 0));
   CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CHECK(cuCtxSetCurrent(ctx));
-  char *ptx = read_file(argv[1]);
-  CHECK(cuModuleLoadData(&module, ptx));
-  free(ptx);
-  CHECK(cuModuleGetFunction(&classify, module, "classify"));
-  CHECK(cuModuleGetFunction(&steps, module, "steps"));
+  load_kernels(argv[1], road, &classify, &steps, &extra);
 
   CUdeviceptr in, out, dhits;
   CHECK(cuMemAlloc(&in, sizeof host_in));
@@ -94,10 +197,17 @@ int main(int argc, char **argv) {
   CHECK(cuMemcpyDtoH(host_out, out, sizeof host_out));
   print_ints("steps", host_out, N);
 
+  if (extra) {
+    void *extra_params[] = {&in, &out};
+    CHECK(cuLaunchKernel(extra, N / THREADS, 1, 1, THREADS, 1, 1, 0, NULL, extra_params, NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuMemcpyDtoH(host_out, out, sizeof host_out));
+    print_ints("extra", host_out, N);
+  }
+
   CHECK(cuMemFree(in));
   CHECK(cuMemFree(out));
   CHECK(cuMemFree(dhits));
-  CHECK(cuModuleUnload(module));
   CHECK(cuDevicePrimaryCtxRelease(dev));
   return 0;
 }
