@@ -94,7 +94,15 @@
 //! chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`). Results narrower than
 //! their destination register are sign- or zero-extended into it.
 //!
-//! Not emulated (rejected at load): textures and surfaces, `mma` forms
+//! - **Textures and surfaces** (`texture/`, decoded by `decode/texture.rs`):
+//!   `tex`/`tld4`/`txq` and `suld.b`/`sust.b`/`suq` on 64-bit texture and
+//!   surface object handles (unified mode), looked up per lane in the
+//!   device's object table ([`Device::texture_object_create`]); sampling
+//!   rules (address modes, formats, 8-bit linear-filter weights, cubemaps,
+//!   mip levels) are documented in `texture/sample.rs`.
+//!
+//! Not emulated (rejected at load): texture, sampler and surface references
+//! (`.texref`/`.samplerref`/`.surfref`), `tex.grad`, `sust.p`, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
 //! clusters and distributed shared memory, `.address_size 32`, calls to
 //! external functions other than `vprintf`/`__assertfail`, stochastic
