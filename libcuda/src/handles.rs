@@ -20,6 +20,10 @@ pub enum Kind {
     Event = 5,
     Link = 6,
     Library = 7,
+    // Graphs take a range of their own, well above the kinds others add.
+    Graph = 24,
+    GraphNode = 25,
+    GraphExec = 26,
 }
 
 /// Handles look like pointers in a region no host allocation uses, 16 bytes

@@ -328,13 +328,13 @@ fn refused_entry_points_return_not_supported_through_dlsym() {
         assert_eq!(array_create(&mut array, descriptor.as_ptr()), 801);
         let map_array: extern "C" fn(Ptr, u32, Ptr) -> i32 =
             std::mem::transmute(symbol("cuMemMapArrayAsync"));
-        assert_eq!(map_array(std::ptr::null_mut(), 1, std::ptr::null_mut()), 801);
-        let graph_launch: extern "C" fn(Ptr, Ptr) -> i32 =
-            std::mem::transmute(symbol("cuGraphLaunch_ptsz"));
         assert_eq!(
-            graph_launch(std::ptr::null_mut(), std::ptr::null_mut()),
+            map_array(std::ptr::null_mut(), 1, std::ptr::null_mut()),
             801
         );
+        let wait_value: extern "C" fn(Ptr, u64, u32, u32) -> i32 =
+            std::mem::transmute(symbol("cuStreamWaitValue32_v2_ptsz"));
+        assert_eq!(wait_value(std::ptr::null_mut(), 0x1000, 1, 0), 801);
         let no_args: extern "C" fn() -> i32 =
             std::mem::transmute(symbol("cuCtxResetPersistingL2Cache"));
         assert_eq!(no_args(), 801);

@@ -217,13 +217,13 @@ exports! {
     /// Work runs synchronously, so there is never anything to wait for;
     /// a faulted context reports its sticky error.
     fn cuCtxSynchronize() {
-        with_context(|_, _| Ok(()))
+        with_context(|_, ctx| super::graph::capture::ctx_sync(ctx))
     }
 
     fn cuCtxSynchronize_v2(ctx: CUcontext) {
         with_driver(|d| {
-            if ctx.is_null() { d.current_context()?; } else { d.usable_context(ctx as usize)?; }
-            Ok(())
+            let ctx = if ctx.is_null() { d.current_context()? } else { d.usable_context(ctx as usize)? };
+            super::graph::capture::ctx_sync(ctx)
         })
     }
 

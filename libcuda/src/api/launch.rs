@@ -109,6 +109,19 @@ unsafe fn launch(
         let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
         // SAFETY: forwarded contract.
         let buffer = unsafe { params::pack(info, kernel_params, extra) }?;
+        // On a capturing stream the launch becomes a graph node.
+        if let Some(r) = super::graph::capture::kernel(
+            d,
+            l.stream,
+            f,
+            l.grid,
+            l.block,
+            l.shared,
+            l.cooperative,
+            &buffer,
+        ) {
+            return r;
+        }
         let config = LaunchConfig {
             grid: l.grid,
             block: l.block,

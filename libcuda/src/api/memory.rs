@@ -14,6 +14,7 @@
 //! move or tune; they record, per page, what `cuMemRangeGetAttribute(s)`
 //! reports.
 
+use super::graph::capture;
 use crate::clock;
 use crate::cu::*;
 use crate::driver::{Driver, HostAllocation, PageAdvice, with_context};
@@ -469,6 +470,7 @@ exports! {
     }
 
     fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) {
+        capture::unsafe_call()?;
         with_context(|d, ctx| {
             non_null(dptr)?;
             let p = alloc(d, ctx, bytesize)?;
@@ -477,6 +479,7 @@ exports! {
     }
 
     fn cuMemAlloc(dptr: *mut CUdeviceptr_v1, bytesize: c_uint) {
+        capture::unsafe_call()?;
         with_context(|d, ctx| {
             non_null(dptr)?;
             let p = alloc(d, ctx, bytesize as usize)?;
@@ -497,6 +500,7 @@ exports! {
         height: usize,
         element_size_bytes: c_uint,
     ) {
+        capture::unsafe_call()?;
         with_context(|d, ctx| {
             non_null(dptr)?;
             non_null(pitch)?;
@@ -514,6 +518,7 @@ exports! {
     }
 
     fn cuMemFree_v2(dptr: CUdeviceptr) {
+        capture::unsafe_call()?;
         with_context(|d, _| free(d, dptr))
     }
 
@@ -538,6 +543,7 @@ exports! {
     }
 
     fn cuMemFree(dptr: CUdeviceptr_v1) {
+        capture::unsafe_call()?;
         with_context(|d, _| free(d, u64::from(dptr)))
     }
 
@@ -564,14 +570,17 @@ exports! {
     }
 
     fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) {
+        capture::unsafe_call()?;
         with_context(|d, _| host_alloc(d, pp, bytesize, 0))
     }
 
     fn cuMemAllocHost(pp: *mut *mut c_void, bytesize: c_uint) {
+        capture::unsafe_call()?;
         with_context(|d, _| host_alloc(d, pp, bytesize as usize, 0))
     }
 
     fn cuMemHostAlloc(pp: *mut *mut c_void, bytesize: usize, flags: c_uint) {
+        capture::unsafe_call()?;
         with_context(|d, _| {
             if flags & !0x7 != 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
@@ -583,6 +592,7 @@ exports! {
     /// Page-locks nothing (all host memory is equally usable here) but
     /// records the range, so pointer queries report it as host memory.
     fn cuMemHostRegister_v2(p: *mut c_void, bytesize: usize, flags: c_uint) {
+        capture::unsafe_call()?;
         with_context(|d, _| {
             non_null(p)?;
             if bytesize == 0 || flags & !0xF != 0 {
@@ -621,6 +631,7 @@ exports! {
     }
 
     fn cuMemHostUnregister(p: *mut c_void) {
+        capture::unsafe_call()?;
         with_context(|d, _| {
             match d.host_allocations.get(&(p as usize)) {
                 Some(a) if a.registered => {
@@ -636,6 +647,7 @@ exports! {
     }
 
     fn cuMemFreeHost(p: *mut c_void) {
+        capture::unsafe_call()?;
         with_context(|d, _| {
             if d.host_allocations.get(&(p as usize)).is_none_or(|a| a.registered) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
@@ -653,6 +665,7 @@ exports! {
     }
 
     fn cuMemAllocManaged(dptr: *mut CUdeviceptr, bytesize: usize, flags: c_uint) {
+        capture::unsafe_call()?;
         with_context(|d, ctx| {
             non_null(dptr)?;
             let p = alloc_managed(d, ctx, bytesize, flags)?;
@@ -767,31 +780,41 @@ exports! {
     }
 
     fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize) {
+        capture::sync_call()?;
         with_context(|d, _| unified_copy(d, dst, src, byte_count))
     }
 
     fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_unified(d, stream, dst, src, byte_count) {
+                return r;
+            }
             unified_copy(d, dst, src, byte_count)
         })
     }
 
     fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize) {
+        capture::sync_call()?;
         with_context(|d, _| host_to_device(d, dst, src, byte_count))
     }
 
     fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, byte_count: usize) {
+        capture::sync_call()?;
         with_context(|d, _| device_to_host(d, dst, src, byte_count))
     }
 
     fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize) {
+        capture::sync_call()?;
         with_context(|d, _| device_to_device(d, dst, src, byte_count))
     }
 
     fn cuMemcpyHtoDAsync_v2(dst: CUdeviceptr, src: *const c_void, byte_count: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_1d(d, stream, dst, false, src as u64, true, byte_count) {
+                return r;
+            }
             host_to_device(d, dst, src, byte_count)
         })
     }
@@ -799,6 +822,9 @@ exports! {
     fn cuMemcpyDtoHAsync_v2(dst: *mut c_void, src: CUdeviceptr, byte_count: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_1d(d, stream, dst as u64, true, src, false, byte_count) {
+                return r;
+            }
             device_to_host(d, dst, src, byte_count)
         })
     }
@@ -806,25 +832,34 @@ exports! {
     fn cuMemcpyDtoDAsync_v2(dst: CUdeviceptr, src: CUdeviceptr, byte_count: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_1d(d, stream, dst, false, src, false, byte_count) {
+                return r;
+            }
             device_to_device(d, dst, src, byte_count)
         })
     }
 
     fn cuMemcpyHtoD(dst: CUdeviceptr_v1, src: *const c_void, byte_count: c_uint) {
+        capture::sync_call()?;
         with_context(|d, _| host_to_device(d, u64::from(dst), src, byte_count as usize))
     }
 
     fn cuMemcpyDtoH(dst: *mut c_void, src: CUdeviceptr_v1, byte_count: c_uint) {
+        capture::sync_call()?;
         with_context(|d, _| device_to_host(d, dst, u64::from(src), byte_count as usize))
     }
 
     fn cuMemcpyDtoD(dst: CUdeviceptr_v1, src: CUdeviceptr_v1, byte_count: c_uint) {
+        capture::sync_call()?;
         with_context(|d, _| device_to_device(d, u64::from(dst), u64::from(src), byte_count as usize))
     }
 
     fn cuMemcpyHtoDAsync(dst: CUdeviceptr_v1, src: *const c_void, byte_count: c_uint, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_1d(d, stream, u64::from(dst), false, src as u64, true, byte_count as usize) {
+                return r;
+            }
             host_to_device(d, u64::from(dst), src, byte_count as usize)
         })
     }
@@ -832,6 +867,9 @@ exports! {
     fn cuMemcpyDtoHAsync(dst: *mut c_void, src: CUdeviceptr_v1, byte_count: c_uint, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_1d(d, stream, dst as u64, true, u64::from(src), false, byte_count as usize) {
+                return r;
+            }
             device_to_host(d, dst, u64::from(src), byte_count as usize)
         })
     }
@@ -839,25 +877,34 @@ exports! {
     fn cuMemcpyDtoDAsync(dst: CUdeviceptr_v1, src: CUdeviceptr_v1, byte_count: c_uint, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::copy_1d(d, stream, u64::from(dst), false, u64::from(src), false, byte_count as usize) {
+                return r;
+            }
             device_to_device(d, u64::from(dst), u64::from(src), byte_count as usize)
         })
     }
 
     fn cuMemsetD8_v2(dst: CUdeviceptr, uc: u8, n: usize) {
+        capture::sync_call()?;
         with_context(|d, _| memset(d, dst, &[uc], n))
     }
 
     fn cuMemsetD16_v2(dst: CUdeviceptr, us: u16, n: usize) {
+        capture::sync_call()?;
         with_context(|d, _| memset(d, dst, &us.to_le_bytes(), n))
     }
 
     fn cuMemsetD32_v2(dst: CUdeviceptr, ui: c_uint, n: usize) {
+        capture::sync_call()?;
         with_context(|d, _| memset(d, dst, &ui.to_le_bytes(), n))
     }
 
     fn cuMemsetD8Async(dst: CUdeviceptr, uc: u8, n: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::memset(d, stream, dst, 0, u32::from(uc), 1, n, 1) {
+                return r;
+            }
             memset(d, dst, &[uc], n)
         })
     }
@@ -865,6 +912,9 @@ exports! {
     fn cuMemsetD16Async(dst: CUdeviceptr, us: u16, n: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::memset(d, stream, dst, 0, u32::from(us), 2, n, 1) {
+                return r;
+            }
             memset(d, dst, &us.to_le_bytes(), n)
         })
     }
@@ -872,19 +922,25 @@ exports! {
     fn cuMemsetD32Async(dst: CUdeviceptr, ui: c_uint, n: usize, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = capture::memset(d, stream, dst, 0, ui, 4, n, 1) {
+                return r;
+            }
             memset(d, dst, &ui.to_le_bytes(), n)
         })
     }
 
     fn cuMemsetD8(dst: CUdeviceptr_v1, uc: u8, n: c_uint) {
+        capture::sync_call()?;
         with_context(|d, _| memset(d, u64::from(dst), &[uc], n as usize))
     }
 
     fn cuMemsetD16(dst: CUdeviceptr_v1, us: u16, n: c_uint) {
+        capture::sync_call()?;
         with_context(|d, _| memset(d, u64::from(dst), &us.to_le_bytes(), n as usize))
     }
 
     fn cuMemsetD32(dst: CUdeviceptr_v1, ui: c_uint, n: c_uint) {
+        capture::sync_call()?;
         with_context(|d, _| memset(d, u64::from(dst), &ui.to_le_bytes(), n as usize))
     }
 }

@@ -3,6 +3,7 @@
 //! (`CU_MEMORYTYPE_ARRAY`) is its dense device allocation with the array's own pitch and rows
 //! (`array.rs`); its pitch and height fields are ignored, as `cuda.h` documents.
 
+use super::graph::capture;
 use crate::clock;
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
@@ -67,6 +68,10 @@ fn copy_row(d: &mut Driver, dst: Side, src: Side, n: usize) -> Result<(), CUresu
 unsafe fn copy_2d(p_copy: *const CUDA_MEMCPY2D, stream: CUstream) -> Result<(), CUresult> {
     with_context(|d, _| {
         d.check_stream(stream)?;
+        // SAFETY: forwarded contract.
+        if let Some(r) = unsafe { capture::copy_2d(d, stream, p_copy) } {
+            return r;
+        }
         non_null(p_copy)?;
         // SAFETY: non-null, the caller's struct.
         let c = unsafe { &*p_copy };
@@ -140,6 +145,10 @@ unsafe fn copy_2d(p_copy: *const CUDA_MEMCPY2D, stream: CUstream) -> Result<(), 
 unsafe fn copy_3d(p_copy: *const CUDA_MEMCPY3D, stream: CUstream) -> Result<(), CUresult> {
     with_context(|d, _| {
         d.check_stream(stream)?;
+        // SAFETY: forwarded contract.
+        if let Some(r) = unsafe { capture::copy_3d(d, stream, p_copy) } {
+            return r;
+        }
         non_null(p_copy)?;
         // SAFETY: non-null, the caller's struct.
         let c = unsafe { &*p_copy };
@@ -226,6 +235,12 @@ fn memset_2d(
     with_context(|d, _| {
         d.check_stream(stream)?;
         let elem = pattern.len();
+        let mut value = [0u8; 4];
+        value[..elem].copy_from_slice(pattern);
+        let value = u32::from_le_bytes(value);
+        if let Some(r) = capture::memset(d, stream, dst, pitch, value, elem as u32, width, height) {
+            return r;
+        }
         if dst % elem as u64 != 0 || (height > 1 && (pitch < width * elem || pitch % elem != 0)) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -245,12 +260,14 @@ fn memset_2d(
 
 exports! {
     fn cuMemcpy2D_v2(p_copy: *const CUDA_MEMCPY2D) {
+        capture::unsafe_call()?;
         unsafe { copy_2d(p_copy, std::ptr::null_mut()) }
     }
 
     /// Alignment restrictions do not apply to the emulator's memory, so this
     /// is `cuMemcpy2D`.
     fn cuMemcpy2DUnaligned_v2(p_copy: *const CUDA_MEMCPY2D) {
+        capture::unsafe_call()?;
         unsafe { copy_2d(p_copy, std::ptr::null_mut()) }
     }
 
@@ -259,6 +276,7 @@ exports! {
     }
 
     fn cuMemcpy3D_v2(p_copy: *const CUDA_MEMCPY3D) {
+        capture::unsafe_call()?;
         unsafe { copy_3d(p_copy, std::ptr::null_mut()) }
     }
 
@@ -267,14 +285,17 @@ exports! {
     }
 
     fn cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize) {
+        capture::unsafe_call()?;
         memset_2d(dst, pitch, &[uc], width, height, std::ptr::null_mut())
     }
 
     fn cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize) {
+        capture::unsafe_call()?;
         memset_2d(dst, pitch, &us.to_le_bytes(), width, height, std::ptr::null_mut())
     }
 
     fn cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize) {
+        capture::unsafe_call()?;
         memset_2d(dst, pitch, &ui.to_le_bytes(), width, height, std::ptr::null_mut())
     }
 

@@ -4,6 +4,7 @@ pub mod array;
 pub mod context;
 pub mod device;
 pub mod export_table;
+pub mod graph;
 pub mod launch;
 pub mod library;
 pub mod memory;

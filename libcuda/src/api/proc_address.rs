@@ -207,6 +207,7 @@ pub fn table() -> &'static [ProcEntry] {
         };
         // The rest of `cuda.h`, refused with CUDA_ERROR_NOT_SUPPORTED.
         table.extend(super::array::entries());
+        table.extend(super::graph::entries());
         table.extend(super::unsupported::entries());
         table
     })

@@ -1,7 +1,10 @@
 //! Streams and events. All work completes before the call that issues it
 //! returns, so streams are always idle and events record the emulated clock
-//! (see [`crate::clock`]) at the moment they are recorded.
+//! (see [`crate::clock`]) at the moment they are recorded. A capturing
+//! stream (see [`super::graph::capture`]) records work into a graph
+//! instead; events recorded and waited on there join streams.
 
+use super::graph::capture;
 use crate::cu::*;
 use crate::driver::{Event, Stream, as_handle, with_context, with_driver};
 use crate::entry::{aliases, exports, non_null, write_out};
@@ -45,28 +48,37 @@ exports! {
     fn cuStreamDestroy_v2(h_stream: CUstream) {
         with_context(|d, _| {
             d.streams.remove(h_stream).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE)
+        })?;
+        capture::stream_destroyed(h_stream);
+        Ok(())
+    }
+
+    /// A capturing stream cannot be synchronized (the capture is invalidated).
+    fn cuStreamSynchronize(h_stream: CUstream) {
+        with_context(|d, _| {
+            d.check_stream(h_stream)?;
+            capture::stream_sync(d, h_stream)
         })
     }
 
-    fn cuStreamSynchronize(h_stream: CUstream) {
-        with_context(|d, _| d.check_stream(h_stream))
-    }
-
     fn cuStreamQuery(h_stream: CUstream) {
-        with_context(|d, _| d.check_stream(h_stream))
+        with_context(|d, _| {
+            d.check_stream(h_stream)?;
+            capture::stream_sync(d, h_stream)
+        })
     }
 
-    /// Stream capture is not supported (`cuStreamBeginCapture` is refused),
-    /// so no stream is ever capturing: `CU_STREAM_CAPTURE_STATUS_NONE`.
     fn cuStreamIsCapturing(h_stream: CUstream, capture_status: *mut c_int) {
         with_context(|d, _| {
             non_null(capture_status)?;
             d.check_stream(h_stream)?;
-            unsafe { write_out(capture_status, 0) }
+            let status = capture::is_capturing(d, h_stream)?;
+            unsafe { write_out(capture_status, status as c_int) }
         })
     }
 
-    /// Work is already complete when this is called, so there is nothing to order.
+    /// Work is already complete when this is called, so there is nothing to
+    /// order, except in stream capture, where the wait joins streams.
     fn cuStreamWaitEvent(h_stream: CUstream, h_event: CUevent, flags: c_uint) {
         with_context(|d, _| {
             d.check_stream(h_stream)?;
@@ -76,7 +88,7 @@ exports! {
             if flags > 1 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            Ok(())
+            capture::wait_event(d, h_stream, h_event, flags).unwrap_or(Ok(()))
         })
     }
 
@@ -121,7 +133,13 @@ exports! {
     /// Runs `f(user_data)` now: all earlier work in the stream is complete.
     fn cuLaunchHostFunc(h_stream: CUstream, f: HostFn, user_data: *mut c_void) {
         let f = f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
-        with_context(|d, _| d.check_stream(h_stream))?;
+        let captured = with_context(|d, _| {
+            d.check_stream(h_stream)?;
+            Ok(capture::host_fn(d, h_stream, f as usize, user_data as usize))
+        })?;
+        if let Some(r) = captured {
+            return r;
+        }
         // Called without the driver lock held: the function may call the driver.
         unsafe { f(user_data) };
         Ok(())
@@ -134,7 +152,11 @@ exports! {
         if flags != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        with_context(|d, _| d.check_stream(h_stream))?;
+        with_context(|d, _| {
+            d.check_stream(h_stream)?;
+            // Not capturable: a callback's signature has no graph node.
+            capture::refuse_in_capture(d, h_stream)
+        })?;
         unsafe { callback(h_stream, CUDA_SUCCESS, user_data) };
         Ok(())
     }
@@ -155,35 +177,34 @@ exports! {
     }
 
     fn cuEventRecord(h_event: CUevent, h_stream: CUstream) {
-        with_context(|d, _| {
-            d.check_stream(h_stream)?;
-            let now = d.clock_ns;
-            let e = d.events.get_mut(h_event).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-            e.recorded_at = Some(now);
-            Ok(())
-        })
+        record_event(h_event, h_stream, 0)
     }
 
     fn cuEventRecordWithFlags(h_event: CUevent, h_stream: CUstream, flags: c_uint) {
         if flags > 1 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        unsafe { cuEventRecord(h_event, h_stream) }.into_result()
+        record_event(h_event, h_stream, flags)
     }
 
     fn cuEventQuery(h_event: CUevent) {
-        with_context(|d, _| d.events.get(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+        with_context(|d, _| d.events.get(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        capture::event_query(h_event)
     }
 
     fn cuEventSynchronize(h_event: CUevent) {
-        with_context(|d, _| d.events.get(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+        with_context(|d, _| d.events.get(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        capture::event_query(h_event)
     }
+
 
     fn cuEventDestroy_v2(h_event: CUevent) {
         with_driver(|d| d.events.remove(h_event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
     }
 
     fn cuEventElapsedTime(pms: *mut f32, h_start: CUevent, h_end: CUevent) {
+        capture::event_query(h_start)?;
+        capture::event_query(h_end)?;
         with_context(|d, _| {
             non_null(pms)?;
             let start = d.events.get(h_start).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
@@ -198,6 +219,25 @@ exports! {
             unsafe { write_out(pms, ms as f32) }
         })
     }
+}
+
+/// `cuEventRecord(WithFlags)`: in a capturing stream, the event marks the
+/// capture's progress (see [`capture::event_record`]); otherwise it records
+/// the emulated clock.
+fn record_event(h_event: CUevent, h_stream: CUstream, flags: c_uint) -> Result<(), CUresult> {
+    with_context(|d, _| {
+        d.check_stream(h_stream)?;
+        if !d.events.contains(h_event) {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        if let Some(r) = capture::event_record(d, h_event, h_stream, flags) {
+            return r;
+        }
+        let now = d.clock_ns;
+        let e = d.events.get_mut(h_event).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        e.recorded_at = Some(now);
+        Ok(())
+    })
 }
 
 /// Turns a returned `CUresult` back into a `Result`, for exports that

@@ -1,0 +1,915 @@
+//! Making and inspecting graphs: `cuGraphCreate`, the `cuGraphAdd*Node`
+//! family, dependencies, node parameters, `cuGraphClone`, `cuGraphDestroy*`.
+//!
+//! Node parameters are validated and copied when a node is made or changed,
+//! as the driver does: kernel arguments are packed then (the caller's
+//! `kernelParams` may go away), and a child graph is cloned into its node.
+
+use super::abi::*;
+use super::model::{Copy3D, KernelOp, MemsetOp, Op, State, with_state};
+use super::{check_edge_data, read_nodes, write_list, zero_edge_data};
+use crate::api::proc_address::{ProcEntry, procs};
+use crate::cu::*;
+use crate::driver::{Driver, with_driver};
+use crate::entry::{c_str, exports, non_null, write_out};
+use crate::params;
+use std::ffi::{c_char, c_uint, c_void};
+
+fn raw<T>(p: *mut T) -> usize {
+    p as usize
+}
+
+/// A kernel launch as a node: the function checked and the arguments packed.
+///
+/// # Safety
+/// `kernel_params`/`extra` as for `cuLaunchKernel`.
+pub(crate) unsafe fn kernel_op(
+    d: &Driver,
+    func: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<KernelOp, CUresult> {
+    if func.is_null() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let emu = d.function(func)?.emu;
+    let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    if grid.contains(&0) || block.contains(&0) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: forwarded contract.
+    let args = unsafe { params::pack(info, kernel_params, extra) }?;
+    let offsets = info.params.iter().map(|p| p.offset).collect();
+    Ok(KernelOp::new(
+        func as usize,
+        grid,
+        block,
+        shared,
+        false,
+        args,
+        offsets,
+    ))
+}
+
+/// The kernel op described by a `CUDA_KERNEL_NODE_PARAMS` (v1 or v2).
+///
+/// # Safety
+/// `p` must be NULL or valid; `v2` says which layout it has.
+unsafe fn kernel_from_params(
+    d: &Driver,
+    p: *const KernelNodeParamsV2,
+    v2: bool,
+) -> Result<KernelOp, CUresult> {
+    non_null(p)?;
+    // SAFETY: non-null; v1 is a prefix of v2, and only v1 fields are read
+    // unless the caller passed v2.
+    let c = unsafe { &*p };
+    let as_kernel = c.func.is_null() && v2;
+    let func = if as_kernel { c.kern } else { c.func };
+    // SAFETY: forwarded contract.
+    let mut op = unsafe {
+        kernel_op(
+            d,
+            func,
+            c.grid,
+            c.block,
+            c.shared_mem_bytes,
+            c.kernel_params,
+            c.extra,
+        )
+    }?;
+    op.as_kernel = as_kernel;
+    Ok(op)
+}
+
+/// Writes a kernel node's parameters in the v1 or v2 layout.
+///
+/// # Safety
+/// `out` must be valid for the layout `v2` names.
+unsafe fn write_kernel_params(out: *mut KernelNodeParamsV2, k: &KernelOp, v2: bool) {
+    let args = if k.arg_ptrs.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        k.arg_ptrs.as_ptr() as *mut *mut c_void
+    };
+    let by_kernel = v2 && k.as_kernel;
+    let p = KernelNodeParamsV1 {
+        func: if by_kernel {
+            std::ptr::null_mut()
+        } else {
+            k.func as CUfunction
+        },
+        grid: k.grid,
+        block: k.block,
+        shared_mem_bytes: k.shared,
+        kernel_params: args,
+        extra: std::ptr::null_mut(),
+    };
+    // SAFETY: the caller's struct, at least v1-sized.
+    unsafe { (out as *mut KernelNodeParamsV1).write_unaligned(p) };
+    if v2 {
+        // SAFETY: the caller passed the v2 layout.
+        unsafe {
+            (*out).kern = if by_kernel {
+                k.func as CUkernel
+            } else {
+                std::ptr::null_mut()
+            };
+            (*out).ctx = std::ptr::null_mut();
+        }
+    }
+}
+
+/// A copy as a node. Memory types must be known; the copy itself is
+/// checked when it runs, as `cuMemcpy3DAsync` checks it.
+///
+/// # Safety
+/// `p` must be NULL or a valid `CUDA_MEMCPY3D`.
+pub(crate) unsafe fn copy_op(p: *const CUDA_MEMCPY3D) -> Result<Copy3D, CUresult> {
+    non_null(p)?;
+    // SAFETY: non-null, the caller's struct; copied bitwise.
+    let c = Copy3D(unsafe { std::ptr::read_unaligned(p) });
+    let known = |t: u32| (CU_MEMORYTYPE_HOST..=CU_MEMORYTYPE_UNIFIED).contains(&t);
+    if !known(c.0.src_memory_type) || !known(c.0.dst_memory_type) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(c)
+}
+
+/// A memset as a node: element size 1, 2 or 4, aligned destination, a
+/// pitch that holds a row when there are several.
+pub(crate) fn memset_op(p: &MemsetNodeParams) -> Result<MemsetOp, CUresult> {
+    let elem = p.element_size as usize;
+    if !matches!(elem, 1 | 2 | 4) || p.dst % elem as u64 != 0 || p.dst == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if p.height > 1 && p.pitch < p.width * elem {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(MemsetOp {
+        dst: p.dst,
+        pitch: p.pitch,
+        value: p.value,
+        element_size: p.element_size,
+        width: p.width,
+        height: p.height,
+    })
+}
+
+fn host_op(f: HostFn, data: *mut c_void) -> Result<Op, CUresult> {
+    let f = f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    Ok(Op::Host {
+        f: f as usize,
+        data: data as usize,
+    })
+}
+
+fn check_event(d: &Driver, event: CUevent) -> Result<usize, CUresult> {
+    if d.events.contains(event) {
+        Ok(event as usize)
+    } else {
+        Err(CUDA_ERROR_INVALID_HANDLE)
+    }
+}
+
+/// Adds a node and writes its handle.
+///
+/// # Safety
+/// `ph` must be NULL or writable; `deps` NULL or `n` handles.
+unsafe fn add(
+    ph: *mut CUgraphNode,
+    graph: CUgraph,
+    deps: *const CUgraphNode,
+    n: usize,
+    op: Op,
+) -> Result<(), CUresult> {
+    non_null(ph)?;
+    // SAFETY: forwarded contract.
+    let deps = unsafe { read_nodes(deps, n) }?;
+    let node = with_state(|s| s.add_node(raw(graph), &deps, op))?;
+    // SAFETY: non-null, the caller's out-pointer.
+    unsafe { write_out(ph, node as CUgraphNode) }
+}
+
+/// A child-graph op: a clone of `child`, owned by the node.
+fn child_op(s: &mut State, child: CUgraph) -> Result<Op, CUresult> {
+    let g = s.graph(raw(child))?;
+    if g.capture.is_some() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(Op::Child(s.clone_graph(raw(child))?))
+}
+
+/// The op a `CUgraphNodeParams` describes (`cuGraphAddNode`).
+///
+/// # Safety
+/// `p` must be NULL or valid.
+unsafe fn op_from_node_params(p: *mut GraphNodeParams) -> Result<Op, CUresult> {
+    non_null(p)?;
+    // SAFETY: non-null, the caller's struct.
+    let params = unsafe { &*p };
+    let body = params.params.as_ptr() as *const u8;
+    match params.type_ {
+        NODE_KERNEL => with_driver(|d| {
+            // SAFETY: the union holds CUDA_KERNEL_NODE_PARAMS_v3 (v2 layout).
+            unsafe { kernel_from_params(d, body as *const KernelNodeParamsV2, true) }
+        })
+        .map(Op::Kernel),
+        NODE_MEMCPY => {
+            // SAFETY: the union holds CUDA_MEMCPY_NODE_PARAMS.
+            let m = unsafe { &*(body as *const MemcpyNodeParams) };
+            if m.flags != 0 || m.reserved != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            // SAFETY: a field of the caller's struct.
+            unsafe { copy_op(&m.copy_params) }.map(Op::Memcpy)
+        }
+        NODE_MEMSET => {
+            // SAFETY: the union holds CUDA_MEMSET_NODE_PARAMS_v2.
+            let m = unsafe { &*(body as *const MemsetNodeParamsV2) };
+            memset_op(&m.base).map(Op::Memset)
+        }
+        NODE_HOST => {
+            // SAFETY: the union holds CUDA_HOST_NODE_PARAMS_v2.
+            let h = unsafe { &*(body as *const HostNodeParamsV2) };
+            host_op(h.f, h.user_data)
+        }
+        NODE_GRAPH => {
+            // SAFETY: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
+            let c = unsafe { &mut *(body as *mut ChildGraphNodeParams) };
+            let op = with_state(|s| child_op(s, c.graph))?;
+            Ok(op)
+        }
+        NODE_EMPTY => Ok(Op::Empty),
+        NODE_WAIT_EVENT | NODE_EVENT_RECORD => {
+            // SAFETY: the union holds CUDA_EVENT_{WAIT,RECORD}_NODE_PARAMS.
+            let e = unsafe { &*(body as *const EventNodeParams) };
+            let ev = with_driver(|d| check_event(d, e.event))?;
+            Ok(if params.type_ == NODE_WAIT_EVENT {
+                Op::EventWait(ev)
+            } else {
+                Op::EventRecord(ev)
+            })
+        }
+        // Memory allocation/free, semaphores, batch memory operations,
+        // conditionals: not modelled.
+        _ => Err(CUDA_ERROR_NOT_SUPPORTED),
+    }
+}
+
+/// `cuGraphNodeSetParams`: the new op must have the node's type.
+fn set_op(node: CUgraphNode, op: Op) -> Result<(), CUresult> {
+    with_state(|s| {
+        let n = s.node_mut(raw(node))?;
+        if n.op.node_type() != op.node_type() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let old = std::mem::replace(&mut n.op, op);
+        let new_child = match &n.op {
+            Op::Child(c) => Some(*c),
+            _ => None,
+        };
+        if let Some(c) = new_child {
+            s.graph_mut(c)?.owner = Some(raw(node));
+        }
+        if let Op::Child(c) = old {
+            s.destroy_graph(c);
+        }
+        Ok(())
+    })
+}
+
+fn node_op(node: CUgraphNode) -> Result<Op, CUresult> {
+    with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.op.clone()))
+}
+
+/// Runs `f` on a kernel node's op.
+fn with_kernel<R>(node: CUgraphNode, f: impl FnOnce(&KernelOp) -> R) -> Result<R, CUresult> {
+    with_state(|s| match &s.node(raw(node))?.op {
+        Op::Kernel(k) => Ok(f(k)),
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
+/// Checks an edge list against `graph` for `cuGraphAdd/RemoveDependencies`.
+///
+/// # Safety
+/// `from`/`to` NULL or `n` handles each.
+unsafe fn edge_list(
+    s: &State,
+    graph: CUgraph,
+    from: *const CUgraphNode,
+    to: *const CUgraphNode,
+    n: usize,
+) -> Result<Vec<(usize, usize)>, CUresult> {
+    s.graph(raw(graph))?;
+    // SAFETY: forwarded contract.
+    let (a, b) = unsafe { (read_nodes(from, n)?, read_nodes(to, n)?) };
+    let in_graph = |x: usize| s.node(x).map(|n| n.graph) == Ok(raw(graph));
+    let edges: Vec<(usize, usize)> = a.into_iter().zip(b).collect();
+    for (x, y) in &edges {
+        if !in_graph(*x) || !in_graph(*y) || x == y {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    Ok(edges)
+}
+
+fn dot_label(s: &State, n: usize) -> String {
+    let Ok(node) = s.node(n) else {
+        return "?".into();
+    };
+    match &node.op {
+        Op::Kernel(k) => format!(
+            "KERNEL\\nfunc {:#x}\\ngrid ({},{},{}) block ({},{},{}) shared {}",
+            k.func, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.shared
+        ),
+        Op::Memcpy(c) => format!(
+            "MEMCPY\\n{}x{}x{} bytes",
+            c.0.width_in_bytes, c.0.height, c.0.depth
+        ),
+        Op::Memset(m) => format!(
+            "MEMSET\\ndst {:#x} value {:#x}\\n{}x{} of {} bytes",
+            m.dst, m.value, m.width, m.height, m.element_size
+        ),
+        Op::Host { f, .. } => format!("HOST\\nfn {f:#x}"),
+        Op::Child(_) => "CHILD GRAPH".into(),
+        Op::Empty => "EMPTY".into(),
+        Op::EventRecord(e) => format!("EVENT_RECORD\\n{e:#x}"),
+        Op::EventWait(e) => format!("EVENT_WAIT\\n{e:#x}"),
+    }
+}
+
+/// The DOT text of a graph and its child graphs (`cuGraphDebugDotPrint`).
+fn dot(s: &State, g: usize, name: &str, out: &mut String) -> Result<(), CUresult> {
+    let graph = s.graph(g)?;
+    out.push_str(&format!("subgraph cluster_{name} {{\nlabel=\"{name}\";\n"));
+    for &n in &graph.nodes {
+        out.push_str(&format!(
+            "\"n{n:x}\" [shape=box, label=\"{}\"];\n",
+            dot_label(s, n)
+        ));
+    }
+    for (a, b) in &graph.edges {
+        out.push_str(&format!("\"n{a:x}\" -> \"n{b:x}\";\n"));
+    }
+    out.push_str("}\n");
+    for &n in &graph.nodes {
+        if let Ok(node) = s.node(n)
+            && let Op::Child(c) = node.op
+        {
+            dot(s, c, &format!("{name}_{n:x}"), out)?;
+            out.push_str(&format!("\"n{n:x}\" -> \"n{:x}\" [style=dashed];\n", {
+                s.graph(c)?.nodes.first().copied().unwrap_or(n)
+            }));
+        }
+    }
+    Ok(())
+}
+
+exports! {
+    fn cuGraphCreate(ph_graph: *mut CUgraph, flags: c_uint) {
+        with_driver(|_| Ok(()))?;
+        non_null(ph_graph)?;
+        if flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let g = with_state(|s| s.new_graph());
+        unsafe { write_out(ph_graph, g as CUgraph) }
+    }
+
+    /// Destroys a graph and its nodes. A child graph (owned by its node)
+    /// and a graph a capture is building cannot be destroyed directly.
+    fn cuGraphDestroy(h_graph: CUgraph) {
+        with_state(|s| {
+            let g = s.graph(raw(h_graph))?;
+            if g.owner.is_some() || g.capture.is_some() {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            s.destroy_graph(raw(h_graph));
+            Ok(())
+        })
+    }
+
+    fn cuGraphClone(ph_clone: *mut CUgraph, original: CUgraph) {
+        non_null(ph_clone)?;
+        let g = with_state(|s| s.clone_graph(raw(original)))?;
+        unsafe { write_out(ph_clone, g as CUgraph) }
+    }
+
+    fn cuGraphNodeFindInClone(ph_node: *mut CUgraphNode, original: CUgraphNode, cloned: CUgraph) {
+        non_null(ph_node)?;
+        let n = with_state(|s| {
+            s.graph(raw(cloned))?
+                .clone_of
+                .get(&raw(original))
+                .copied()
+                .filter(|n| s.nodes.contains(*n as *mut c_void))
+                .ok_or(CUDA_ERROR_INVALID_VALUE)
+        })?;
+        unsafe { write_out(ph_node, n as CUgraphNode) }
+    }
+
+    fn cuGraphAddKernelNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        params: *const KernelNodeParamsV1,
+    ) {
+        let op = with_driver(|d| unsafe { kernel_from_params(d, params as *const KernelNodeParamsV2, false) })?;
+        unsafe { add(ph, graph, deps, n, Op::Kernel(op)) }
+    }
+
+    fn cuGraphAddKernelNode_v2(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        params: *const KernelNodeParamsV2,
+    ) {
+        let op = with_driver(|d| unsafe { kernel_from_params(d, params, true) })?;
+        unsafe { add(ph, graph, deps, n, Op::Kernel(op)) }
+    }
+
+    fn cuGraphAddMemcpyNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        copy: *const CUDA_MEMCPY3D,
+        _ctx: CUcontext,
+    ) {
+        with_driver(|d| d.current_context())?;
+        let op = unsafe { copy_op(copy) }?;
+        unsafe { add(ph, graph, deps, n, Op::Memcpy(op)) }
+    }
+
+    fn cuGraphAddMemsetNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        params: *const MemsetNodeParams,
+        _ctx: CUcontext,
+    ) {
+        with_driver(|d| d.current_context())?;
+        non_null(params)?;
+        let op = memset_op(unsafe { &*params })?;
+        unsafe { add(ph, graph, deps, n, Op::Memset(op)) }
+    }
+
+    fn cuGraphAddHostNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        params: *const HostNodeParams,
+    ) {
+        non_null(params)?;
+        let p = unsafe { &*params };
+        let op = host_op(p.f, p.user_data)?;
+        unsafe { add(ph, graph, deps, n, op) }
+    }
+
+    /// The node gets its own clone of `child` (`cuGraphChildGraphNodeGetGraph`
+    /// returns it); later changes to `child` do not affect it.
+    fn cuGraphAddChildGraphNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        child: CUgraph,
+    ) {
+        non_null(ph)?;
+        let deps = unsafe { read_nodes(deps, n) }?;
+        let node = with_state(|s| {
+            s.graph(raw(graph))?;
+            let op = child_op(s, child)?;
+            let copy = match op { Op::Child(c) => c, _ => unreachable!("child_op makes child ops") };
+            s.add_node(raw(graph), &deps, op).inspect_err(|_| s.destroy_graph(copy))
+        })?;
+        unsafe { write_out(ph, node as CUgraphNode) }
+    }
+
+    fn cuGraphAddEmptyNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) {
+        unsafe { add(ph, graph, deps, n, Op::Empty) }
+    }
+
+    fn cuGraphAddEventRecordNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
+        let e = with_driver(|d| check_event(d, event))?;
+        unsafe { add(ph, graph, deps, n, Op::EventRecord(e)) }
+    }
+
+    fn cuGraphAddEventWaitNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
+        let e = with_driver(|d| check_event(d, event))?;
+        unsafe { add(ph, graph, deps, n, Op::EventWait(e)) }
+    }
+
+    fn cuGraphAddNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        params: *mut GraphNodeParams,
+    ) {
+        unsafe { cuGraphAddNode_v2(ph, graph, deps, std::ptr::null(), n, params) }.into_result()
+    }
+
+    fn cuGraphAddNode_v2(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        edge_data: *const EdgeData,
+        n: usize,
+        params: *mut GraphNodeParams,
+    ) {
+        unsafe { check_edge_data(edge_data, n) }?;
+        let op = unsafe { op_from_node_params(params) }?;
+        let child = match &op { Op::Child(c) => Some(*c), _ => None };
+        let r = unsafe { add(ph, graph, deps, n, op) };
+        match (r, child) {
+            (Err(e), Some(c)) => {
+                with_state(|s| s.destroy_graph(c));
+                Err(e)
+            }
+            (Ok(()), Some(c)) => {
+                // The node's own graph, for queries.
+                unsafe { (*((*params).params.as_mut_ptr() as *mut ChildGraphNodeParams)).graph = c as CUgraph };
+                Ok(())
+            }
+            (r, None) => r,
+        }
+    }
+
+    fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams) {
+        let op = unsafe { op_from_node_params(params) }?;
+        set_op(node, op)
+    }
+
+    fn cuGraphNodeGetType(node: CUgraphNode, ty: *mut c_uint) {
+        non_null(ty)?;
+        let t = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.op.node_type()))?;
+        unsafe { write_out(ty, t) }
+    }
+
+    fn cuGraphNodeGetContainingGraph(node: CUgraphNode, ph_graph: *mut CUgraph) {
+        non_null(ph_graph)?;
+        let g = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.graph))?;
+        unsafe { write_out(ph_graph, g as CUgraph) }
+    }
+
+    fn cuGraphGetId(graph: CUgraph, id: *mut c_uint) {
+        non_null(id)?;
+        let v = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.id))?;
+        unsafe { write_out(id, v) }
+    }
+
+    fn cuGraphDestroyNode(node: CUgraphNode) {
+        with_state(|s| {
+            let g = s.node(raw(node))?.graph;
+            if s.graph(g)?.capture.is_some() {
+                // Node removal is not permitted on a graph being captured.
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            s.destroy_node(raw(node))
+        })
+    }
+
+    fn cuGraphKernelNodeGetParams(node: CUgraphNode, out: *mut KernelNodeParamsV1) {
+        non_null(out)?;
+        with_kernel(node, |k| unsafe { write_kernel_params(out as *mut KernelNodeParamsV2, k, false) })
+    }
+
+    fn cuGraphKernelNodeGetParams_v2(node: CUgraphNode, out: *mut KernelNodeParamsV2) {
+        non_null(out)?;
+        with_kernel(node, |k| unsafe { write_kernel_params(out, k, true) })
+    }
+
+    fn cuGraphKernelNodeSetParams(node: CUgraphNode, params: *const KernelNodeParamsV1) {
+        let op = with_driver(|d| unsafe { kernel_from_params(d, params as *const KernelNodeParamsV2, false) })?;
+        set_kernel(node, op)
+    }
+
+    fn cuGraphKernelNodeSetParams_v2(node: CUgraphNode, params: *const KernelNodeParamsV2) {
+        let op = with_driver(|d| unsafe { kernel_from_params(d, params, true) })?;
+        set_kernel(node, op)
+    }
+
+    fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, out: *mut CUDA_MEMCPY3D) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::Memcpy(c) => unsafe { write_out(out, c.0) },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const CUDA_MEMCPY3D) {
+        let op = unsafe { copy_op(params) }?;
+        set_op(node, Op::Memcpy(op))
+    }
+
+    fn cuGraphMemsetNodeGetParams(node: CUgraphNode, out: *mut MemsetNodeParams) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::Memset(m) => unsafe {
+                write_out(out, MemsetNodeParams {
+                    dst: m.dst,
+                    pitch: m.pitch,
+                    value: m.value,
+                    element_size: m.element_size,
+                    width: m.width,
+                    height: m.height,
+                })
+            },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphMemsetNodeSetParams(node: CUgraphNode, params: *const MemsetNodeParams) {
+        non_null(params)?;
+        let op = memset_op(unsafe { &*params })?;
+        set_op(node, Op::Memset(op))
+    }
+
+    fn cuGraphHostNodeGetParams(node: CUgraphNode, out: *mut HostNodeParams) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::Host { f, data } => unsafe {
+                write_out(out, HostNodeParams {
+                    // SAFETY: `f` was a non-null CUhostFn when stored.
+                    f: Some(std::mem::transmute::<usize, unsafe extern "C" fn(*mut c_void)>(f)),
+                    user_data: data as *mut c_void,
+                })
+            },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const HostNodeParams) {
+        non_null(params)?;
+        let p = unsafe { &*params };
+        set_op(node, host_op(p.f, p.user_data)?)
+    }
+
+    fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, ph_graph: *mut CUgraph) {
+        non_null(ph_graph)?;
+        match node_op(node)? {
+            Op::Child(c) => unsafe { write_out(ph_graph, c as CUgraph) },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, out: *mut CUevent) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::EventRecord(e) => unsafe { write_out(out, e as CUevent) },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent) {
+        let e = with_driver(|d| check_event(d, event))?;
+        set_op(node, Op::EventRecord(e))
+    }
+
+    fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, out: *mut CUevent) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::EventWait(e) => unsafe { write_out(out, e as CUevent) },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent) {
+        let e = with_driver(|d| check_event(d, event))?;
+        set_op(node, Op::EventWait(e))
+    }
+
+    fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) {
+        let all = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.nodes.clone()))?;
+        unsafe { write_list(nodes, count, &all) }
+    }
+
+    fn cuGraphGetRootNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) {
+        let roots = with_state(|s| {
+            let g = s.graph(raw(graph))?;
+            Ok::<_, CUresult>(g.nodes.iter().copied().filter(|n| !g.edges.iter().any(|e| e.1 == *n)).collect::<Vec<_>>())
+        })?;
+        unsafe { write_list(nodes, count, &roots) }
+    }
+
+    fn cuGraphGetEdges(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, count: *mut usize) {
+        unsafe { cuGraphGetEdges_v2(graph, from, to, std::ptr::null_mut(), count) }.into_result()
+    }
+
+    fn cuGraphGetEdges_v2(
+        graph: CUgraph,
+        from: *mut CUgraphNode,
+        to: *mut CUgraphNode,
+        edge_data: *mut EdgeData,
+        count: *mut usize,
+    ) {
+        non_null(count)?;
+        if from.is_null() != to.is_null() || (!edge_data.is_null() && from.is_null()) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let edges = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.edges.clone()))?;
+        let (a, b): (Vec<usize>, Vec<usize>) = edges.into_iter().unzip();
+        let capacity = unsafe { count.read_unaligned() };
+        unsafe {
+            write_list(from, count, &a)?;
+            if !to.is_null() {
+                let mut c = capacity;
+                write_list(to, &mut c, &b)?;
+                zero_edge_data(edge_data, capacity);
+            }
+        }
+        Ok(())
+    }
+
+    fn cuGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, count: *mut usize) {
+        let v = with_state(|s| s.dependencies(raw(node)))?;
+        unsafe { write_list(deps, count, &v) }
+    }
+
+    fn cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
+        non_null(count)?;
+        let capacity = unsafe { count.read_unaligned() };
+        let v = with_state(|s| s.dependencies(raw(node)))?;
+        unsafe {
+            write_list(deps, count, &v)?;
+            if !deps.is_null() {
+                zero_edge_data(edge_data, capacity);
+            }
+        }
+        Ok(())
+    }
+
+    fn cuGraphNodeGetDependentNodes(node: CUgraphNode, out: *mut CUgraphNode, count: *mut usize) {
+        let v = with_state(|s| s.dependents(raw(node)))?;
+        unsafe { write_list(out, count, &v) }
+    }
+
+    fn cuGraphNodeGetDependentNodes_v2(node: CUgraphNode, out: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
+        non_null(count)?;
+        let capacity = unsafe { count.read_unaligned() };
+        let v = with_state(|s| s.dependents(raw(node)))?;
+        unsafe {
+            write_list(out, count, &v)?;
+            if !out.is_null() {
+                zero_edge_data(edge_data, capacity);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every edge must join two distinct nodes of `graph` and be new.
+    fn cuGraphAddDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, n: usize) {
+        unsafe { cuGraphAddDependencies_v2(graph, from, to, std::ptr::null(), n) }.into_result()
+    }
+
+    fn cuGraphAddDependencies_v2(
+        graph: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        edge_data: *const EdgeData,
+        n: usize,
+    ) {
+        unsafe { check_edge_data(edge_data, n) }?;
+        with_state(|s| {
+            let edges = unsafe { edge_list(s, graph, from, to, n) }?;
+            let g = s.graph_mut(raw(graph))?;
+            for (i, e) in edges.iter().enumerate() {
+                if g.edges.contains(e) || edges[..i].contains(e) {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+            }
+            g.edges.extend(edges);
+            Ok(())
+        })
+    }
+
+    /// Every edge must exist.
+    fn cuGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, n: usize) {
+        unsafe { cuGraphRemoveDependencies_v2(graph, from, to, std::ptr::null(), n) }.into_result()
+    }
+
+    fn cuGraphRemoveDependencies_v2(
+        graph: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        edge_data: *const EdgeData,
+        n: usize,
+    ) {
+        unsafe { check_edge_data(edge_data, n) }?;
+        with_state(|s| {
+            let edges = unsafe { edge_list(s, graph, from, to, n) }?;
+            let g = s.graph_mut(raw(graph))?;
+            if !edges.iter().all(|e| g.edges.contains(e)) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            g.edges.retain(|e| !edges.contains(e));
+            Ok(())
+        })
+    }
+
+    /// Writes the graph (and its child graphs) as Graphviz DOT to `path`.
+    fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, _flags: c_uint) {
+        let path = unsafe { c_str(path) }?;
+        let mut text = String::from("digraph prlx_graph {\ncompound=true;\n");
+        with_state(|s| dot(s, raw(graph), "graph", &mut text))?;
+        text.push_str("}\n");
+        std::fs::write(path, text).map_err(|_| CUDA_ERROR_OPERATING_SYSTEM)
+    }
+}
+
+crate::entry::aliases! {
+    cuGraphAddNode_v3 = cuGraphAddNode_v2(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        edge_data: *const EdgeData,
+        n: usize,
+        params: *mut GraphNodeParams,
+    );
+    cuGraphNodeSetParams_v2 = cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams);
+}
+
+/// `cuGraphKernelNodeSetParams`: the node must be a kernel node.
+fn set_kernel(node: CUgraphNode, op: KernelOp) -> Result<(), CUresult> {
+    with_state(|s| match &mut s.node_mut(raw(node))?.op {
+        Op::Kernel(k) => {
+            let cooperative = k.cooperative;
+            *k = op;
+            k.cooperative = cooperative;
+            Ok(())
+        }
+        _ => Err(CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
+/// `CUDA_ERROR_OPERATING_SYSTEM`: the DOT file could not be written.
+const CUDA_ERROR_OPERATING_SYSTEM: CUresult = 304;
+
+/// Turns a returned `CUresult` back into a `Result`.
+pub(crate) trait IntoResult {
+    fn into_result(self) -> Result<(), CUresult>;
+}
+
+impl IntoResult for CUresult {
+    fn into_result(self) -> Result<(), CUresult> {
+        if self == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuGraphCreate": 10000 => cuGraphCreate;
+        "cuGraphDestroy": 10000 => cuGraphDestroy;
+        "cuGraphClone": 10000 => cuGraphClone;
+        "cuGraphNodeFindInClone": 10000 => cuGraphNodeFindInClone;
+        "cuGraphAddKernelNode": 10000 => cuGraphAddKernelNode, 12000 => cuGraphAddKernelNode_v2;
+        "cuGraphAddMemcpyNode": 10000 => cuGraphAddMemcpyNode;
+        "cuGraphAddMemsetNode": 10000 => cuGraphAddMemsetNode;
+        "cuGraphAddHostNode": 10000 => cuGraphAddHostNode;
+        "cuGraphAddChildGraphNode": 10000 => cuGraphAddChildGraphNode;
+        "cuGraphAddEmptyNode": 10000 => cuGraphAddEmptyNode;
+        "cuGraphAddEventRecordNode": 11010 => cuGraphAddEventRecordNode;
+        "cuGraphAddEventWaitNode": 11010 => cuGraphAddEventWaitNode;
+        "cuGraphAddNode": 12020 => cuGraphAddNode, 12030 => cuGraphAddNode_v2, 13040 => cuGraphAddNode_v3;
+        "cuGraphNodeSetParams": 12020 => cuGraphNodeSetParams, 13040 => cuGraphNodeSetParams_v2;
+        "cuGraphNodeGetType": 10000 => cuGraphNodeGetType;
+        "cuGraphNodeGetContainingGraph": 13010 => cuGraphNodeGetContainingGraph;
+        "cuGraphGetId": 13010 => cuGraphGetId;
+        "cuGraphDestroyNode": 10000 => cuGraphDestroyNode;
+        "cuGraphKernelNodeGetParams": 10000 => cuGraphKernelNodeGetParams, 12000 => cuGraphKernelNodeGetParams_v2;
+        "cuGraphKernelNodeSetParams": 10000 => cuGraphKernelNodeSetParams, 12000 => cuGraphKernelNodeSetParams_v2;
+        "cuGraphMemcpyNodeGetParams": 10000 => cuGraphMemcpyNodeGetParams;
+        "cuGraphMemcpyNodeSetParams": 10000 => cuGraphMemcpyNodeSetParams;
+        "cuGraphMemsetNodeGetParams": 10000 => cuGraphMemsetNodeGetParams;
+        "cuGraphMemsetNodeSetParams": 10000 => cuGraphMemsetNodeSetParams;
+        "cuGraphHostNodeGetParams": 10000 => cuGraphHostNodeGetParams;
+        "cuGraphHostNodeSetParams": 10000 => cuGraphHostNodeSetParams;
+        "cuGraphChildGraphNodeGetGraph": 10000 => cuGraphChildGraphNodeGetGraph;
+        "cuGraphEventRecordNodeGetEvent": 11010 => cuGraphEventRecordNodeGetEvent;
+        "cuGraphEventRecordNodeSetEvent": 11010 => cuGraphEventRecordNodeSetEvent;
+        "cuGraphEventWaitNodeGetEvent": 11010 => cuGraphEventWaitNodeGetEvent;
+        "cuGraphEventWaitNodeSetEvent": 11010 => cuGraphEventWaitNodeSetEvent;
+        "cuGraphGetNodes": 10000 => cuGraphGetNodes;
+        "cuGraphGetRootNodes": 10000 => cuGraphGetRootNodes;
+        "cuGraphGetEdges": 10000 => cuGraphGetEdges, 12030 => cuGraphGetEdges_v2;
+        "cuGraphNodeGetDependencies": 10000 => cuGraphNodeGetDependencies, 12030 => cuGraphNodeGetDependencies_v2;
+        "cuGraphNodeGetDependentNodes": 10000 => cuGraphNodeGetDependentNodes, 12030 => cuGraphNodeGetDependentNodes_v2;
+        "cuGraphAddDependencies": 10000 => cuGraphAddDependencies, 12030 => cuGraphAddDependencies_v2;
+        "cuGraphRemoveDependencies": 10000 => cuGraphRemoveDependencies, 12030 => cuGraphRemoveDependencies_v2;
+        "cuGraphDebugDotPrint": 11030 => cuGraphDebugDotPrint;
+    }
+}

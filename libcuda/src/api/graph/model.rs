@@ -1,0 +1,576 @@
+//! What graphs are made of: nodes and their operations, graphs (nodes plus
+//! edges), executable graphs, and the table of all of them.
+//!
+//! Everything lives in one [`State`] behind its own lock. Lock order: the
+//! driver's lock may be held while this one is taken, never the reverse, so
+//! code holding the state never calls into the driver.
+
+use super::abi::*;
+use crate::cu::*;
+use crate::handles::{HandleTable, Kind};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A kernel launch, its arguments copied when the node was made (as the
+/// driver copies `kernelParams`), so the caller's buffers may go away.
+#[derive(Debug)]
+pub struct KernelOp {
+    pub func: usize,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub cooperative: bool,
+    /// Named by a `CUkernel` (`kern` of the v2 parameters, or a library
+    /// kernel launched by handle), which is how the parameters read back.
+    pub as_kernel: bool,
+    /// The packed parameter buffer, laid out as the kernel's `.param` space.
+    pub args: Vec<u8>,
+    /// Each parameter's offset in `args`.
+    pub offsets: Vec<u32>,
+    /// The `kernelParams` array `cuGraphKernelNodeGetParams` hands out:
+    /// addresses into `args`, rebuilt whenever `args` moves.
+    pub arg_ptrs: Vec<usize>,
+}
+
+impl KernelOp {
+    pub fn new(
+        func: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        cooperative: bool,
+        args: Vec<u8>,
+        offsets: Vec<u32>,
+    ) -> KernelOp {
+        let mut op = KernelOp {
+            func,
+            grid,
+            block,
+            shared,
+            cooperative,
+            as_kernel: false,
+            args,
+            offsets,
+            arg_ptrs: Vec::new(),
+        };
+        op.arg_ptrs = op.pointers();
+        op
+    }
+
+    fn pointers(&self) -> Vec<usize> {
+        let base = self.args.as_ptr() as usize;
+        self.offsets.iter().map(|&o| base + o as usize).collect()
+    }
+}
+
+impl Clone for KernelOp {
+    fn clone(&self) -> KernelOp {
+        let mut copy = KernelOp::new(
+            self.func,
+            self.grid,
+            self.block,
+            self.shared,
+            self.cooperative,
+            self.args.clone(),
+            self.offsets.clone(),
+        );
+        copy.as_kernel = self.as_kernel;
+        copy
+    }
+}
+
+/// A copy's `CUDA_MEMCPY3D`, held by value.
+pub struct Copy3D(pub CUDA_MEMCPY3D);
+
+// SAFETY: the host pointers inside belong to the application, which may use
+// the graph from any thread; they are only dereferenced by the copy itself,
+// when the graph runs, as the API documents.
+unsafe impl Send for Copy3D {}
+// SAFETY: as above; shared copies are only read.
+unsafe impl Sync for Copy3D {}
+
+impl Clone for Copy3D {
+    fn clone(&self) -> Copy3D {
+        // SAFETY: a plain-data C struct; reading it bitwise copies it.
+        Copy3D(unsafe { std::ptr::read(&self.0) })
+    }
+}
+
+impl std::fmt::Debug for Copy3D {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.0;
+        write!(
+            f,
+            "Copy3D({}x{}x{} bytes, {} -> {})",
+            c.width_in_bytes, c.height, c.depth, c.src_memory_type, c.dst_memory_type
+        )
+    }
+}
+
+impl Copy3D {
+    /// A zero-filled description (every field unset).
+    pub fn zeroed() -> Copy3D {
+        // SAFETY: all-zero is a valid CUDA_MEMCPY3D (NULL pointers, zero sizes).
+        Copy3D(unsafe { std::mem::zeroed() })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemsetOp {
+    pub dst: u64,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// What a node does.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Kernel(KernelOp),
+    Memcpy(Copy3D),
+    Memset(MemsetOp),
+    Host {
+        f: usize,
+        data: usize,
+    },
+    /// The node's own graph (a clone of the one it was made from).
+    Child(usize),
+    Empty,
+    EventRecord(usize),
+    EventWait(usize),
+}
+
+impl Op {
+    /// Its `CUgraphNodeType`.
+    pub fn node_type(&self) -> u32 {
+        match self {
+            Op::Kernel(_) => NODE_KERNEL,
+            Op::Memcpy(_) => NODE_MEMCPY,
+            Op::Memset(_) => NODE_MEMSET,
+            Op::Host { .. } => NODE_HOST,
+            Op::Child(_) => NODE_GRAPH,
+            Op::Empty => NODE_EMPTY,
+            Op::EventWait(_) => NODE_WAIT_EVENT,
+            Op::EventRecord(_) => NODE_EVENT_RECORD,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Node {
+    pub graph: usize,
+    pub op: Op,
+}
+
+#[derive(Debug, Default)]
+pub struct Graph {
+    /// Nodes in creation order (what `cuGraphGetNodes` lists, and how
+    /// `cuGraphExecUpdate` pairs nodes).
+    pub nodes: Vec<usize>,
+    /// Edges (from, to) in the order they were added.
+    pub edges: Vec<(usize, usize)>,
+    /// The child-graph node this graph belongs to, if any.
+    pub owner: Option<usize>,
+    /// The capture sequence building this graph, while it runs.
+    pub capture: Option<u64>,
+    /// `cuGraphGetId`.
+    pub id: u32,
+    /// For a clone: original node -> its copy (`cuGraphNodeFindInClone`).
+    pub clone_of: HashMap<usize, usize>,
+}
+
+/// One node of an executable graph: its operation as of instantiation (or
+/// the last update), and its dependencies by index.
+#[derive(Debug, Clone)]
+pub struct ExecNode {
+    /// The graph nodes this node stands for: the one instantiated, then the
+    /// nodes of graphs it was updated from.
+    pub origins: Vec<usize>,
+    pub op: ExecOp,
+    pub enabled: bool,
+    /// Indices, in `ExecGraph::nodes`, of the nodes this one depends on,
+    /// in edge order.
+    pub deps: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub enum ExecOp {
+    Kernel(KernelOp),
+    Memcpy(Copy3D),
+    Memset(MemsetOp),
+    Host { f: usize, data: usize },
+    Child(ExecGraph),
+    Empty,
+    EventRecord(usize),
+    EventWait(usize),
+}
+
+impl ExecOp {
+    pub fn node_type(&self) -> u32 {
+        match self {
+            ExecOp::Kernel(_) => NODE_KERNEL,
+            ExecOp::Memcpy(_) => NODE_MEMCPY,
+            ExecOp::Memset(_) => NODE_MEMSET,
+            ExecOp::Host { .. } => NODE_HOST,
+            ExecOp::Child(_) => NODE_GRAPH,
+            ExecOp::Empty => NODE_EMPTY,
+            ExecOp::EventWait(_) => NODE_WAIT_EVENT,
+            ExecOp::EventRecord(_) => NODE_EVENT_RECORD,
+        }
+    }
+}
+
+/// An instantiated graph: its nodes in the source graph's creation order,
+/// and the order they run in.
+#[derive(Debug, Clone, Default)]
+pub struct ExecGraph {
+    pub nodes: Vec<ExecNode>,
+    /// A topological order (ties broken by creation order).
+    pub order: Vec<usize>,
+}
+
+impl ExecGraph {
+    /// The node standing for graph node `origin`, searched through child graphs.
+    pub fn find_mut(&mut self, origin: usize) -> Option<&mut ExecNode> {
+        for n in &mut self.nodes {
+            if n.origins.contains(&origin) {
+                return Some(n);
+            }
+            if let ExecOp::Child(child) = &mut n.op {
+                if let Some(found) = child.find_mut(origin) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+}
+
+#[derive(Debug)]
+pub struct Exec {
+    /// Shared with launches in progress; updates copy on write.
+    pub root: Arc<ExecGraph>,
+    pub flags: u64,
+    pub id: u32,
+}
+
+/// One capture sequence (`cuStreamBeginCapture` .. `cuStreamEndCapture`).
+#[derive(Debug)]
+pub struct Capture {
+    pub origin: usize,
+    pub graph: usize,
+    pub mode: u32,
+    pub thread: std::thread::ThreadId,
+    pub ctx: usize,
+    pub invalidated: bool,
+    /// Streams that joined through an event wait, besides the origin.
+    pub joined: Vec<usize>,
+    /// Capturing into the caller's graph (`cuStreamBeginCaptureToGraph`):
+    /// a failed capture leaves it alone.
+    pub user_graph: bool,
+}
+
+/// A stream taking part in a capture.
+#[derive(Debug)]
+pub struct StreamCapture {
+    pub capture: u64,
+    /// The nodes the next captured node depends on.
+    pub deps: Vec<usize>,
+    /// The last array `cuStreamGetCaptureInfo` handed out (valid until the
+    /// next call on the stream).
+    pub deps_out: Vec<usize>,
+    pub edges_out: Vec<EdgeData>,
+}
+
+/// An event last recorded in a capturing stream: waiting on it joins its
+/// capture after these nodes.
+#[derive(Debug)]
+pub struct CapturedEvent {
+    pub capture: u64,
+    pub nodes: Vec<usize>,
+}
+
+pub struct State {
+    pub graphs: HandleTable<Graph>,
+    pub nodes: HandleTable<Node>,
+    pub execs: HandleTable<Exec>,
+    pub captures: BTreeMap<u64, Capture>,
+    /// Stream key (see `capture::stream_key`) -> its part in a capture.
+    pub streams: HashMap<usize, StreamCapture>,
+    pub events: HashMap<usize, CapturedEvent>,
+    next_id: u32,
+    next_capture: u64,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// Runs `f` on the graph state (never call the driver from inside).
+pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let state = guard.get_or_insert_with(State::new);
+    f(state)
+}
+
+fn h(raw: usize) -> *mut std::ffi::c_void {
+    raw as *mut std::ffi::c_void
+}
+
+impl State {
+    fn new() -> State {
+        State {
+            graphs: HandleTable::new(Kind::Graph),
+            nodes: HandleTable::new(Kind::GraphNode),
+            execs: HandleTable::new(Kind::GraphExec),
+            captures: BTreeMap::new(),
+            streams: HashMap::new(),
+            events: HashMap::new(),
+            next_id: 1,
+            next_capture: 1,
+        }
+    }
+
+    pub fn next_id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    pub fn next_capture_id(&mut self) -> u64 {
+        let id = self.next_capture;
+        self.next_capture += 1;
+        id
+    }
+
+    pub fn new_graph(&mut self) -> usize {
+        let id = self.next_id();
+        self.graphs.insert(Graph {
+            id,
+            ..Graph::default()
+        }) as usize
+    }
+
+    pub fn graph(&self, g: usize) -> Result<&Graph, CUresult> {
+        self.graphs.get(h(g)).ok_or(CUDA_ERROR_INVALID_HANDLE)
+    }
+
+    pub fn graph_mut(&mut self, g: usize) -> Result<&mut Graph, CUresult> {
+        self.graphs.get_mut(h(g)).ok_or(CUDA_ERROR_INVALID_HANDLE)
+    }
+
+    pub fn node(&self, n: usize) -> Result<&Node, CUresult> {
+        self.nodes.get(h(n)).ok_or(CUDA_ERROR_INVALID_HANDLE)
+    }
+
+    pub fn node_mut(&mut self, n: usize) -> Result<&mut Node, CUresult> {
+        self.nodes.get_mut(h(n)).ok_or(CUDA_ERROR_INVALID_HANDLE)
+    }
+
+    /// Adds a node after `deps` (all in `g`, no repeats).
+    pub fn add_node(&mut self, g: usize, deps: &[usize], op: Op) -> Result<usize, CUresult> {
+        self.graph(g)?;
+        for (i, d) in deps.iter().enumerate() {
+            if self.node(*d).map(|n| n.graph) != Ok(g) || deps[..i].contains(d) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+        let child = match &op {
+            Op::Child(c) => Some(*c),
+            _ => None,
+        };
+        let n = self.nodes.insert(Node { graph: g, op }) as usize;
+        if let Some(c) = child {
+            self.graph_mut(c)?.owner = Some(n);
+        }
+        let graph = self.graph_mut(g)?;
+        graph.nodes.push(n);
+        graph.edges.extend(deps.iter().map(|d| (*d, n)));
+        Ok(n)
+    }
+
+    /// The nodes `n` depends on, in edge order.
+    pub fn dependencies(&self, n: usize) -> Result<Vec<usize>, CUresult> {
+        let g = self.node(n)?.graph;
+        Ok(self
+            .graph(g)?
+            .edges
+            .iter()
+            .filter(|e| e.1 == n)
+            .map(|e| e.0)
+            .collect())
+    }
+
+    pub fn dependents(&self, n: usize) -> Result<Vec<usize>, CUresult> {
+        let g = self.node(n)?.graph;
+        Ok(self
+            .graph(g)?
+            .edges
+            .iter()
+            .filter(|e| e.0 == n)
+            .map(|e| e.1)
+            .collect())
+    }
+
+    /// Removes a node, its edges, and (for a child-graph node) its graph.
+    pub fn destroy_node(&mut self, n: usize) -> Result<(), CUresult> {
+        let node = self.nodes.remove(h(n)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        if let Ok(graph) = self.graph_mut(node.graph) {
+            graph.nodes.retain(|x| *x != n);
+            graph.edges.retain(|e| e.0 != n && e.1 != n);
+        }
+        if let Op::Child(c) = node.op {
+            self.destroy_graph(c);
+        }
+        for s in self.streams.values_mut() {
+            s.deps.retain(|x| *x != n);
+        }
+        Ok(())
+    }
+
+    /// Removes a graph and everything in it.
+    pub fn destroy_graph(&mut self, g: usize) {
+        if let Some(graph) = self.graphs.remove(h(g)) {
+            for n in graph.nodes {
+                if let Some(Node {
+                    op: Op::Child(c), ..
+                }) = self.nodes.remove(h(n))
+                {
+                    self.destroy_graph(c);
+                }
+            }
+        }
+    }
+
+    /// A deep copy of `g` (child graphs copied too); records which copy
+    /// each node got.
+    pub fn clone_graph(&mut self, g: usize) -> Result<usize, CUresult> {
+        let (nodes, edges) = {
+            let graph = self.graph(g)?;
+            (graph.nodes.clone(), graph.edges.clone())
+        };
+        let copy = self.new_graph();
+        let mut map = HashMap::new();
+        for n in nodes {
+            let op = match self.node(n)?.op.clone() {
+                Op::Child(c) => Op::Child(self.clone_graph(c)?),
+                op => op,
+            };
+            let new = self.add_node(copy, &[], op)?;
+            map.insert(n, new);
+        }
+        let graph = self.graph_mut(copy)?;
+        graph.edges = edges.iter().map(|(a, b)| (map[a], map[b])).collect();
+        graph.clone_of = map;
+        Ok(copy)
+    }
+
+    /// A topological order of `g`'s nodes (as indices in creation order),
+    /// ready nodes taken in creation order; `Err(node)` names a node on a cycle.
+    pub fn topological_order(&self, g: usize) -> Result<Result<Vec<usize>, usize>, CUresult> {
+        let graph = self.graph(g)?;
+        let index: HashMap<usize, usize> = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i))
+            .collect();
+        let mut pending = vec![0usize; graph.nodes.len()];
+        let mut out_edges = vec![Vec::new(); graph.nodes.len()];
+        for (a, b) in &graph.edges {
+            let (a, b) = (index[a], index[b]);
+            pending[b] += 1;
+            out_edges[a].push(b);
+        }
+        let mut ready: std::collections::BTreeSet<usize> =
+            (0..pending.len()).filter(|i| pending[*i] == 0).collect();
+        let mut order = Vec::with_capacity(pending.len());
+        while let Some(i) = ready.pop_first() {
+            order.push(i);
+            for &j in &out_edges[i] {
+                pending[j] -= 1;
+                if pending[j] == 0 {
+                    ready.insert(j);
+                }
+            }
+        }
+        if order.len() < pending.len() {
+            let stuck = (0..pending.len()).find(|i| pending[*i] > 0).unwrap_or(0);
+            return Ok(Err(graph.nodes[stuck]));
+        }
+        Ok(Ok(order))
+    }
+
+    /// Instantiates `g`: `Err((code, node))` for a cycle (naming a node on it).
+    pub fn instantiate(&self, g: usize) -> Result<ExecGraph, (CUresult, Option<usize>)> {
+        let order = match self.topological_order(g).map_err(|e| (e, None))? {
+            Ok(order) => order,
+            Err(node) => return Err((CUDA_ERROR_INVALID_VALUE, Some(node))),
+        };
+        let graph = self.graph(g).map_err(|e| (e, None))?;
+        let index: HashMap<usize, usize> = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i))
+            .collect();
+        let mut nodes = Vec::with_capacity(graph.nodes.len());
+        for &n in &graph.nodes {
+            let node = self.node(n).map_err(|e| (e, Some(n)))?;
+            let op = match &node.op {
+                Op::Kernel(k) => ExecOp::Kernel(k.clone()),
+                Op::Memcpy(c) => ExecOp::Memcpy(c.clone()),
+                Op::Memset(m) => ExecOp::Memset(*m),
+                Op::Host { f, data } => ExecOp::Host { f: *f, data: *data },
+                Op::Child(c) => ExecOp::Child(self.instantiate(*c)?),
+                Op::Empty => ExecOp::Empty,
+                Op::EventRecord(e) => ExecOp::EventRecord(*e),
+                Op::EventWait(e) => ExecOp::EventWait(*e),
+            };
+            let deps = graph
+                .edges
+                .iter()
+                .filter(|e| e.1 == n)
+                .map(|e| index[&e.0])
+                .collect();
+            nodes.push(ExecNode {
+                origins: vec![n],
+                op,
+                enabled: true,
+                deps,
+            });
+        }
+        Ok(ExecGraph { nodes, order })
+    }
+
+    /// A graph with the nodes and edges of an executable graph (a graph
+    /// launched into a capturing stream becomes a child graph node).
+    pub fn graph_from_exec(&mut self, exec: &ExecGraph) -> Result<usize, CUresult> {
+        let g = self.new_graph();
+        let mut made = Vec::with_capacity(exec.nodes.len());
+        for n in &exec.nodes {
+            let op = match &n.op {
+                ExecOp::Kernel(k) => Op::Kernel(k.clone()),
+                ExecOp::Memcpy(c) => Op::Memcpy(c.clone()),
+                ExecOp::Memset(m) => Op::Memset(*m),
+                ExecOp::Host { f, data } => Op::Host { f: *f, data: *data },
+                ExecOp::Child(c) => Op::Child(self.graph_from_exec(c)?),
+                ExecOp::Empty => Op::Empty,
+                ExecOp::EventRecord(e) => Op::EventRecord(*e),
+                ExecOp::EventWait(e) => Op::EventWait(*e),
+            };
+            let op = if n.enabled { op } else { Op::Empty };
+            made.push(self.add_node(g, &[], op)?);
+        }
+        // Edges after all nodes: a dependency may point at a later node.
+        let edges = exec
+            .nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| n.deps.iter().map(move |d| (*d, i)))
+            .map(|(a, b)| (made[a], made[b]))
+            .collect();
+        self.graph_mut(g)?.edges = edges;
+        Ok(g)
+    }
+}
