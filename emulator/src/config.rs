@@ -107,7 +107,7 @@ impl DeviceConfig {
             DeviceAttribute::MAX_REGISTERS_PER_MULTIPROCESSOR => 65536,
             DeviceAttribute::MANAGED_MEMORY => 0,
             DeviceAttribute::MULTI_GPU_BOARD => 0,
-            DeviceAttribute::COOPERATIVE_LAUNCH => 0,
+            DeviceAttribute::COOPERATIVE_LAUNCH => 1,
             DeviceAttribute::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN => {
                 self.max_shared_per_block_optin as u64
             }

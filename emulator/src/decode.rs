@@ -1115,6 +1115,8 @@ fn special_row(reg: &ast::Register) -> Option<Row> {
         "%lanemask_gt" => sreg::LANEMASK_GT,
         "%dynamic_smem_size" => sreg::DYNAMIC_SMEM_SIZE,
         "%total_smem_size" => sreg::TOTAL_SMEM_SIZE,
+        "%envreg1" => sreg::ENVREG1,
+        "%envreg2" => sreg::ENVREG2,
         n if n.starts_with("%envreg") || n.starts_with("%pm") => sreg::ZERO,
         _ => return None,
     })

@@ -2,6 +2,8 @@
 //! `libcuda` shim and the runner build on.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, PoisonError};
 
 use crate::config::DeviceConfig;
 use crate::error::{EmuError, LaunchError, LoadError};
@@ -63,6 +65,14 @@ pub struct LaunchStats {
     pub ctas: u64,
 }
 
+impl LaunchStats {
+    /// Adds `other`'s instruction counts (not its CTAs).
+    pub(crate) fn add(&mut self, other: &LaunchStats) {
+        self.warp_instructions += other.warp_instructions;
+        self.thread_instructions += other.thread_instructions;
+    }
+}
+
 /// A loaded module: its decoded program and where its variables live.
 pub(crate) struct LoadedModule {
     pub program: crate::program::Program,
@@ -70,16 +80,20 @@ pub(crate) struct LoadedModule {
     pub variable_allocations: Vec<u64>,
 }
 
-/// The emulated GPU. `Send`: the `libcuda` shim keeps one in a global mutex.
+/// The emulated GPU. `Send` and `Sync`: launches take `&self` and may run
+/// concurrently (the `libcuda` shim runs kernels of several host threads at
+/// once); everything else takes `&mut self`.
 pub struct Device {
     config: DeviceConfig,
     pub(crate) memory: GlobalMemory,
     pub(crate) modules: HashMap<u64, LoadedModule>,
     next_module: u64,
     /// Counts launches, for `%gridid`.
-    pub(crate) launches: u64,
+    pub(crate) launches: AtomicU64,
     /// Device `printf` output, when captured instead of written to stdout.
-    pub(crate) printf_capture: Option<String>,
+    pub(crate) printf_capture: Mutex<Option<String>>,
+    /// Host threads that run a launch's CTAs (`PRLX_EMU_THREADS`).
+    pub(crate) threads: usize,
     /// Warp-instructions a launch may execute before it fails with `Timeout`.
     pub(crate) watchdog: Option<u64>,
     /// Warp-instructions a CTA may execute without progress before the
@@ -113,8 +127,9 @@ impl Device {
             config,
             modules: HashMap::new(),
             next_module: 1,
-            launches: 0,
-            printf_capture: None,
+            launches: AtomicU64::new(0),
+            printf_capture: Mutex::new(None),
+            threads: crate::launch::threads_from_env(),
             watchdog: std::env::var("PRLX_EMU_WATCHDOG")
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
@@ -130,7 +145,27 @@ impl Device {
     /// launch (as CUDA prints it at synchronisation), or, after
     /// `capture_printf(true)`, into a buffer read by [`Device::take_printf_output`].
     pub fn capture_printf(&mut self, capture: bool) {
-        self.printf_capture = if capture { Some(String::new()) } else { None };
+        *self.printf_capture_mut() = if capture { Some(String::new()) } else { None };
+    }
+
+    fn printf_capture_mut(&mut self) -> &mut Option<String> {
+        self.printf_capture
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many host threads run the CTAs of a launch (default: the
+    /// available cores, or `PRLX_EMU_THREADS`). Kernels whose CTAs
+    /// communicate through global atomics, cooperative grids and observed
+    /// launches run on one thread whatever the setting (see the crate
+    /// documentation, "Determinism").
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// See [`Device::set_threads`].
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// Limits each launch to `max_warp_instructions` (like a display
@@ -155,7 +190,7 @@ impl Device {
 
     /// The captured `printf` output so far (empty when not capturing).
     pub fn take_printf_output(&mut self) -> String {
-        self.printf_capture
+        self.printf_capture_mut()
             .as_mut()
             .map(std::mem::take)
             .unwrap_or_default()
@@ -336,23 +371,34 @@ impl Device {
             .ok_or_else(|| EmuError::NotFound(format!("no .global/.const variable `{name}`")))
     }
 
-    /// Runs a kernel to completion.
+    /// Runs a kernel to completion. Its CTAs run on [`Device::threads`]
+    /// host threads; several launches may run at once (from different host
+    /// threads), sharing global memory.
     #[allow(clippy::result_large_err)] // a `Fault` by value is the contract; failures are rare
     pub fn launch(
-        &mut self,
+        &self,
         f: FunctionId,
         config: &LaunchConfig,
         params: &[u8],
     ) -> Result<LaunchStats, LaunchError> {
-        crate::launch::launch(self, f, config, params, &mut crate::launch::NoObserver)
+        crate::launch::launch(
+            self,
+            f,
+            config,
+            params,
+            &mut crate::launch::NoObserver,
+            None,
+        )
     }
 
-    /// A cooperative launch (`cuLaunchCooperativeKernel`): the kernel may
-    /// synchronise the whole grid (`cooperative_groups::this_grid().sync()`),
-    /// which needs every block resident at once. Blocks run one after another
-    /// here, so a grid-wide barrier would spin forever: a cooperative launch
-    /// of more than one block is refused with [`LaunchError::Unsupported`]
-    /// before anything runs; a single block runs as [`Device::launch`].
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every CTA of the
+    /// grid is resident at once (interleaved on one thread), so the kernel
+    /// may synchronise the whole grid (`cooperative_groups::this_grid().sync()`,
+    /// an atomic counter in a grid workspace whose address the kernel reads
+    /// from `%envreg1:%envreg2`, then a spin). The workspace is allocated
+    /// for the launch and freed after it. The driver's occupancy limit for
+    /// cooperative grids is the caller's to enforce (the `libcuda` shim
+    /// does, as the CUDA driver does); any grid runs here.
     #[allow(clippy::result_large_err)] // see `launch`
     pub fn launch_cooperative(
         &mut self,
@@ -360,17 +406,22 @@ impl Device {
         config: &LaunchConfig,
         params: &[u8],
     ) -> Result<LaunchStats, LaunchError> {
-        let [x, y, z] = config.grid;
-        let blocks = x as u64 * y as u64 * z as u64;
-        if blocks > 1 {
-            let name = self
-                .kernel_info(f)
-                .map_or_else(|| "?".to_string(), |k| k.name.clone());
-            return Err(LaunchError::Unsupported(format!(
-                "cooperative launch of kernel {name} with {blocks} blocks ({x},{y},{z}): grid-wide synchronization needs every block resident at once, and the emulator runs blocks one after another; launch one block, or launch without grid sync"
-            )));
-        }
-        self.launch(f, config, params)
+        // `{ unsigned int wsSize; unsigned int barrier; }` (cooperative
+        // groups' `driver_abi.h`), zeroed: the barrier counts from 0.
+        let workspace = self.memory.alloc(GRID_WORKSPACE_BYTES).ok_or_else(|| {
+            LaunchError::OutOfResources("no memory for the grid workspace".into())
+        })?;
+        let _ = self.memory.store(workspace, 4, GRID_WORKSPACE_BYTES);
+        let result = crate::launch::launch(
+            self,
+            f,
+            config,
+            params,
+            &mut crate::launch::NoObserver,
+            Some(workspace),
+        );
+        self.memory.free(workspace);
+        result
     }
 
     /// Runs a kernel to completion, calling `observer` before every warp-instruction.
@@ -382,9 +433,12 @@ impl Device {
         params: &[u8],
         observer: &mut dyn Observer,
     ) -> Result<LaunchStats, LaunchError> {
-        crate::launch::launch(self, f, config, params, &mut DynObserver(observer))
+        crate::launch::launch(self, f, config, params, &mut DynObserver(observer), None)
     }
 }
+
+/// Bytes of a cooperative launch's grid workspace.
+const GRID_WORKSPACE_BYTES: u64 = 8;
 
 /// Adapts a `dyn Observer` to the launch loop's static observer parameter.
 struct DynObserver<'a>(&'a mut dyn Observer);
@@ -407,9 +461,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn device_is_send() {
-        fn assert_send<T: Send>() {}
-        assert_send::<Device>();
+    fn device_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Device>();
     }
 
     #[test]

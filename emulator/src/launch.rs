@@ -1,14 +1,20 @@
-//! Launch validation and the scheduler: CTAs one after another, warps of a
-//! CTA interleaved deterministically (or by a seeded pseudo-random schedule).
+//! Launch validation and the scheduler: CTAs on several host threads (or
+//! one after another, or all interleaved for a cooperative grid), warps of
+//! a CTA interleaved deterministically (or by a seeded pseudo-random
+//! schedule). See the crate documentation, "Determinism", for the rules.
 
 // `LaunchError` carries a full `Fault` by value (the public contract); it is
 // returned once per failed launch, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
 
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::device::{Device, FunctionId, LaunchConfig, LaunchStats};
 use crate::error::{Fault, LaunchError};
+use crate::instr::{CallTarget, Op, Space};
 use crate::machine::{self, Barrier, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp};
-use crate::memory::FlatMemory;
+use crate::memory::{FlatMemory, GlobalMemory};
 use crate::observer::{Control, RegisterView, WarpStep};
 use crate::program::Program;
 
@@ -118,12 +124,72 @@ fn validate(
     Ok(())
 }
 
+/// Instructions a warp of a cooperative grid runs before the next CTA's
+/// turn: short, because a CTA spinning on the grid barrier waits for all
+/// the others, which must get to run.
+const COOPERATIVE_QUANTUM: u32 = 1_000;
+
+/// `PRLX_EMU_THREADS`: host threads that run the CTAs of a launch
+/// (default: the available cores).
+pub(crate) fn threads_from_env() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    match std::env::var("PRLX_EMU_THREADS") {
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                eprintln!("prlx-emu: PRLX_EMU_THREADS={v:?} is not a thread count; using {cores}");
+                cores
+            }
+        },
+        Err(_) => cores,
+    }
+}
+
+/// Whether the CTAs of `kernel` must run one after another, in order, for
+/// deterministic results: its code, or a function it may call, has an
+/// atomic or reduction on global memory (or a generic address, which may
+/// be global). Such kernels communicate between CTAs (counters, "last
+/// block" reductions, locks, queues), and the order in which their CTAs
+/// get to memory decides the results. Every other kernel's CTAs only meet
+/// in memory through plain accesses, which give the same result in any
+/// order unless the kernel races (two CTAs writing, or one writing what
+/// another reads, without synchronization), as on hardware.
+fn needs_cta_order(prog: &Program, kernel: u32) -> bool {
+    let mut seen = vec![false; prog.funcs.len()];
+    let mut todo = vec![kernel];
+    let mut any_indirect = false;
+    while let Some(f) = todo.pop() {
+        if std::mem::replace(&mut seen[f as usize], true) {
+            continue;
+        }
+        for inst in prog.code.iter().filter(|i| i.func == f) {
+            match &inst.op {
+                Op::Atom { space, .. } if matches!(space, Space::Global | Space::Generic) => {
+                    return true;
+                }
+                Op::Call(info) => match info.target {
+                    CallTarget::Direct(callee) => todo.push(callee),
+                    CallTarget::Indirect { .. } => any_indirect = true,
+                },
+                _ => {}
+            }
+        }
+        if any_indirect {
+            // A function pointer may reach any function of the module.
+            todo.extend(0..prog.funcs.len() as u32);
+            any_indirect = false;
+        }
+    }
+    false
+}
+
 pub(crate) fn launch<H: StepHook>(
-    device: &mut Device,
+    device: &Device,
     f: FunctionId,
     config: &LaunchConfig,
     params: &[u8],
     hook: &mut H,
+    grid_workspace: Option<u64>,
 ) -> Result<LaunchStats, LaunchError> {
     let module = device
         .modules
@@ -131,79 +197,61 @@ pub(crate) fn launch<H: StepHook>(
         .ok_or_else(|| LaunchError::InvalidHandle("the function's module is not loaded".into()))?;
     let prog = &module.program;
     validate(device, prog, f.index, config, params)?;
-    device.launches += 1;
-    let gridid = device.launches;
+    let gridid = device.launches.fetch_add(1, Ordering::Relaxed) + 1;
     let seed = device.config().schedule_seed;
-    let nsmid = device.config().multiprocessor_count.max(1);
-    let watchdog = device.watchdog.unwrap_or(u64::MAX);
-    let stall_limit = device.stall_watchdog.unwrap_or(u64::MAX);
-    let module = &device.modules[&f.module];
-    let prog = &module.program;
-    let memory = &mut device.memory;
     let (kernel, info) = &prog.kernels[f.index as usize];
-    let kparams = &params[..info.param_bytes as usize];
+    let grid = Grid {
+        prog,
+        kernel: *kernel,
+        kernel_name: &info.name,
+        config,
+        memory: &device.memory,
+        kparams: &params[..info.param_bytes as usize],
+        gridid,
+        nsmid: device.config().multiprocessor_count.max(1),
+        seed,
+        watchdog: device.watchdog.unwrap_or(u64::MAX),
+        stall_limit: device.stall_watchdog.unwrap_or(u64::MAX),
+        grid_workspace: grid_workspace.unwrap_or(0),
+    };
 
     let [gx, gy, gz] = config.grid;
     let total_ctas = gx as u64 * gy as u64 * gz as u64;
     let mut order: Vec<u64> = (0..total_ctas).collect();
-    let mut rng = seed.map(Rng);
-    if let Some(rng) = rng.as_mut() {
+    if let Some(seed) = seed {
+        let mut rng = Rng(seed);
         for i in (1..order.len()).rev() {
             let j = rng.below(i as u64 + 1) as usize;
             order.swap(i, j);
         }
     }
 
-    let threads = config.block[0] * config.block[1] * config.block[2];
-    let nwarps = threads.div_ceil(32) as usize;
-    let mut warps: Vec<Warp> = (0..nwarps).map(|_| Warp::new(prog)).collect();
-    let mut shared = FlatMemory::default();
-    let mut stats = LaunchStats::default();
+    // Parallel unless something needs one CTA after another: an observer
+    // (traces in CTA order), the launch-wide watchdog, a cooperative grid
+    // (interleaved on one thread), or CTAs that communicate.
+    let workers = if H::ENABLED
+        || device.watchdog.is_some()
+        || grid_workspace.is_some()
+        || needs_cta_order(prog, *kernel)
+    {
+        1
+    } else {
+        device.threads.clamp(1, total_ctas.min(4096) as usize)
+    };
     let mut printf = String::new();
-    let result = (|| {
-        for cta in order {
-            let ctaid = [
-                (cta % gx as u64) as u32,
-                ((cta / gx as u64) % gy as u64) as u32,
-                (cta / (gx as u64 * gy as u64)) as u32,
-            ];
-            let shape = CtaShape {
-                ctaid,
-                nctaid: config.grid,
-                ntid: config.block,
-                dynamic_smem: config.dynamic_shared_bytes,
-                gridid,
-                smid: (cta % nsmid as u64) as u32,
-                nsmid,
-            };
-            shared.bytes.clear();
-            shared.bytes.resize(
-                (prog.static_shared + config.dynamic_shared_bytes) as usize,
-                0,
-            );
-            for (i, w) in warps.iter_mut().enumerate() {
-                w.reset(prog, *kernel, i as u32, &shape);
-            }
-            let mut cta_run = CtaRun {
-                prog,
-                kernel_name: &info.name,
-                shape,
-                warps: &mut warps,
-                barriers: Default::default(),
-                live_threads: threads,
-                stats: &mut stats,
-                printf: &mut printf,
-                watchdog,
-                stall_limit,
-                idle: 0,
-            };
-            cta_run.run(memory, &mut shared, kparams, rng.as_mut(), hook)?;
-            stats.ctas += 1;
-        }
-        Ok(stats)
-    })();
+    let result = if grid_workspace.is_some() {
+        grid.run_cooperative(&order, &mut printf, hook)
+    } else if workers == 1 {
+        grid.run_serial(&order, &mut printf, hook)
+    } else {
+        grid.run_parallel(&order, workers, &mut printf)
+    };
     // Device printf output appears when the launch ends, fault or not.
-    match &mut device.printf_capture {
+    match &mut *device
+        .printf_capture
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+    {
         Some(buf) => buf.push_str(&printf),
         None if !printf.is_empty() => {
             use std::io::Write;
@@ -216,81 +264,353 @@ pub(crate) fn launch<H: StepHook>(
     result
 }
 
-struct CtaRun<'a> {
+/// What a launch shares between its CTAs.
+struct Grid<'a> {
     prog: &'a Program,
+    kernel: u32,
     kernel_name: &'a str,
-    shape: CtaShape,
-    warps: &'a mut [Warp],
-    barriers: [Barrier; 16],
-    live_threads: u32,
-    stats: &'a mut LaunchStats,
-    printf: &'a mut String,
+    config: &'a LaunchConfig,
+    memory: &'a GlobalMemory,
+    kparams: &'a [u8],
+    gridid: u64,
+    nsmid: u32,
+    seed: Option<u64>,
     watchdog: u64,
     /// The stall watchdog: warp-instructions allowed without progress.
     stall_limit: u64,
+    grid_workspace: u64,
+}
+
+/// One CTA's state; a worker thread reuses one for CTA after CTA.
+struct Cta {
+    shape: CtaShape,
+    warps: Vec<Warp>,
+    shared: FlatMemory,
+    barriers: [Barrier; 16],
+    live_threads: u32,
+    stats: LaunchStats,
+    printf: String,
     /// Warp-instructions since the CTA last made progress: a thread wrote
     /// global or shared memory (an atomic that changed it), exited, or a
     /// barrier completed.
     idle: u64,
+    /// Set whenever `idle` restarts (for cooperative grids, whose CTAs
+    /// wait for each other).
+    progressed: bool,
+    /// The fixed schedule's round-robin cursor.
+    current: usize,
+    /// The seeded schedule of this CTA (`PRLX_EMU_SCHEDULE`): derived from
+    /// the seed and the CTA's index, so it does not depend on which thread
+    /// runs the CTA or when.
+    rng: Option<Rng>,
 }
 
-impl CtaRun<'_> {
-    fn run<H: StepHook>(
-        &mut self,
-        memory: &mut crate::memory::GlobalMemory,
-        shared: &mut FlatMemory,
-        kparams: &[u8],
-        mut rng: Option<&mut Rng>,
-        hook: &mut H,
-    ) -> Result<(), LaunchError> {
-        let n = self.warps.len();
-        let mut current = 0usize;
-        loop {
-            current %= n.max(1);
-            // Pick the next runnable warp (no allocation: this runs at every switch).
-            let runnable = (0..n).filter(|&i| self.warps[i].runnable() != 0).count();
-            if runnable == 0 {
-                if self.live_threads == 0 || self.warps.iter().all(|w| w.exited == u32::MAX) {
-                    return Ok(());
-                }
-                return Err(self.deadlock());
-            }
-            let nth_runnable = |k: usize| {
-                (0..n)
-                    .filter(|&i| self.warps[i].runnable() != 0)
-                    .nth(k)
-                    .unwrap_or(0)
-            };
-            let (wi, quantum) = match rng.as_deref_mut() {
-                Some(r) => (
-                    nth_runnable(r.below(runnable as u64) as usize),
-                    1 + r.below(32) as u32,
-                ),
-                None => {
-                    let wi = (current..n)
-                        .chain(0..current)
-                        .find(|&i| self.warps[i].runnable() != 0)
-                        .unwrap_or(0);
-                    (wi, FIXED_QUANTUM)
-                }
-            };
-            current = wi + 1;
-            self.run_warp(wi, quantum, memory, shared, kparams, hook)?;
+/// A CTA's outcome: run to the end, or still running (cooperative grids).
+#[derive(PartialEq, Eq)]
+enum CtaState {
+    Finished,
+    Running,
+}
+
+impl<'a> Grid<'a> {
+    fn new_cta(&self) -> Cta {
+        let threads = self.config.block.iter().product::<u32>();
+        let nwarps = threads.div_ceil(32) as usize;
+        Cta {
+            shape: self.shape(0),
+            warps: (0..nwarps).map(|_| Warp::new(self.prog)).collect(),
+            shared: FlatMemory::default(),
+            barriers: Default::default(),
+            live_threads: threads,
+            stats: LaunchStats::default(),
+            printf: String::new(),
+            idle: 0,
+            progressed: false,
+            current: 0,
+            rng: None,
         }
     }
 
+    fn shape(&self, cta: u64) -> CtaShape {
+        let [gx, gy, _] = self.config.grid;
+        CtaShape {
+            ctaid: [
+                (cta % gx as u64) as u32,
+                ((cta / gx as u64) % gy as u64) as u32,
+                (cta / (gx as u64 * gy as u64)) as u32,
+            ],
+            nctaid: self.config.grid,
+            ntid: self.config.block,
+            dynamic_smem: self.config.dynamic_shared_bytes,
+            gridid: self.gridid,
+            smid: (cta % self.nsmid as u64) as u32,
+            nsmid: self.nsmid,
+            grid_workspace: self.grid_workspace,
+        }
+    }
+
+    /// Makes `cta` the CTA of linear index `linear`, at its start.
+    fn start(&self, cta: &mut Cta, linear: u64) {
+        cta.shape = self.shape(linear);
+        cta.shared.bytes.clear();
+        cta.shared.bytes.resize(
+            (self.prog.static_shared + self.config.dynamic_shared_bytes) as usize,
+            0,
+        );
+        for (i, w) in cta.warps.iter_mut().enumerate() {
+            w.reset(self.prog, self.kernel, i as u32, &cta.shape);
+        }
+        cta.barriers = Default::default();
+        cta.live_threads = self.config.block.iter().product::<u32>();
+        cta.stats = LaunchStats::default();
+        cta.printf.clear();
+        cta.idle = 0;
+        cta.progressed = false;
+        cta.current = 0;
+        cta.rng = self
+            .seed
+            .map(|s| Rng(s ^ (linear + 1).wrapping_mul(0xd1b5_4a32_d192_ed03)));
+    }
+
+    /// Runs the CTAs in `order` one after another on this thread.
+    fn run_serial<H: StepHook>(
+        &self,
+        order: &[u64],
+        printf: &mut String,
+        hook: &mut H,
+    ) -> Result<LaunchStats, LaunchError> {
+        let mut cta = self.new_cta();
+        let mut stats = LaunchStats::default();
+        for &linear in order {
+            self.start(&mut cta, linear);
+            let result = loop {
+                match self.step(&mut cta, None, stats.warp_instructions, hook) {
+                    Ok(CtaState::Running) => {}
+                    Ok(CtaState::Finished) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
+            };
+            printf.push_str(&cta.printf);
+            result?;
+            stats.add(&cta.stats);
+            stats.ctas += 1;
+        }
+        Ok(stats)
+    }
+
+    /// Runs the CTAs in `order` on `workers` threads (this one included),
+    /// each taking the next CTA of the order when it finishes one. Global
+    /// memory is shared (atomic accesses, see `memory`). The outcome is
+    /// the serial one: printf output in CTA order, and on faults the first
+    /// faulting CTA in the order (no CTA after it is started once it is
+    /// known; every CTA before it has been started, and runs to its end).
+    fn run_parallel(
+        &self,
+        order: &[u64],
+        workers: usize,
+        printf: &mut String,
+    ) -> Result<LaunchStats, LaunchError> {
+        struct WorkerResult {
+            stats: LaunchStats,
+            printf: Vec<(usize, String)>,
+            faults: Vec<(usize, LaunchError)>,
+        }
+        let next = AtomicUsize::new(0);
+        let first_fault = AtomicUsize::new(usize::MAX);
+        let work = || {
+            let mut cta = self.new_cta();
+            let mut out = WorkerResult {
+                stats: LaunchStats::default(),
+                printf: Vec::new(),
+                faults: Vec::new(),
+            };
+            loop {
+                let pos = next.fetch_add(1, Ordering::Relaxed);
+                if pos >= order.len() || pos > first_fault.load(Ordering::Relaxed) {
+                    return out;
+                }
+                self.start(&mut cta, order[pos]);
+                let result = loop {
+                    match self.step(&mut cta, None, 0, &mut NoObserver) {
+                        Ok(CtaState::Running) => {}
+                        Ok(CtaState::Finished) => break Ok(()),
+                        Err(e) => break Err(e),
+                    }
+                };
+                if !cta.printf.is_empty() {
+                    out.printf.push((pos, std::mem::take(&mut cta.printf)));
+                }
+                match result {
+                    Ok(()) => {
+                        out.stats.add(&cta.stats);
+                        out.stats.ctas += 1;
+                    }
+                    Err(e) => {
+                        first_fault.fetch_min(pos, Ordering::Relaxed);
+                        out.faults.push((pos, e));
+                    }
+                }
+            }
+        };
+        let results: Vec<WorkerResult> = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+            let mut results = vec![work()];
+            for h in helpers {
+                match h.join() {
+                    Ok(r) => results.push(r),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            results
+        });
+        let fault_at = first_fault.load(Ordering::Relaxed);
+        let mut stats = LaunchStats::default();
+        let mut outputs = Vec::new();
+        let mut fault = None;
+        for r in results {
+            stats.add(&r.stats);
+            stats.ctas += r.stats.ctas;
+            outputs.extend(r.printf.into_iter().filter(|(pos, _)| *pos <= fault_at));
+            if let Some((_, e)) = r.faults.into_iter().find(|(pos, _)| *pos == fault_at) {
+                fault = Some(e);
+            }
+        }
+        outputs.sort_by_key(|(pos, _)| *pos);
+        for (_, text) in outputs {
+            printf.push_str(&text);
+        }
+        match fault {
+            Some(e) => Err(e),
+            None => Ok(stats),
+        }
+    }
+
+    /// Runs every CTA of a cooperative grid resident at once, interleaved
+    /// on this thread: each CTA in turn runs one warp for
+    /// [`COOPERATIVE_QUANTUM`] instructions (the seeded schedule: its own
+    /// quantum), so a CTA spinning on the grid barrier lets the others
+    /// arrive. A CTA's progress counts for all (the stall watchdog fires
+    /// only when no CTA of the grid progresses); the first fault in CTA
+    /// order among those found in a round is reported.
+    fn run_cooperative<H: StepHook>(
+        &self,
+        order: &[u64],
+        printf: &mut String,
+        hook: &mut H,
+    ) -> Result<LaunchStats, LaunchError> {
+        let mut ctas: Vec<Cta> = order
+            .iter()
+            .map(|&linear| {
+                let mut cta = self.new_cta();
+                self.start(&mut cta, linear);
+                cta
+            })
+            .collect();
+        let mut running = vec![true; ctas.len()];
+        let mut executed = 0u64;
+        let result = loop {
+            let mut fault: Option<LaunchError> = None;
+            let mut any_progress = false;
+            for (i, cta) in ctas.iter_mut().enumerate() {
+                if !running[i] {
+                    continue;
+                }
+                let before = cta.stats.warp_instructions;
+                let others = executed - before;
+                let state = self.step(cta, Some(COOPERATIVE_QUANTUM), others, hook);
+                executed += cta.stats.warp_instructions - before;
+                match state {
+                    Ok(CtaState::Running) => {}
+                    Ok(CtaState::Finished) => running[i] = false,
+                    Err(e) => {
+                        fault = Some(e);
+                        break;
+                    }
+                }
+                any_progress |= std::mem::take(&mut cta.progressed);
+            }
+            if let Some(e) = fault {
+                break Err(e);
+            }
+            if any_progress {
+                for cta in &mut ctas {
+                    cta.idle = 0;
+                }
+            }
+            if !running.iter().any(|&r| r) {
+                break Ok(());
+            }
+        };
+        let mut stats = LaunchStats::default();
+        for cta in &ctas {
+            printf.push_str(&cta.printf);
+            stats.add(&cta.stats);
+        }
+        stats.ctas = ctas.len() as u64;
+        result.map(|()| stats)
+    }
+
+    /// Picks the CTA's next warp and runs it for a quantum (`quantum`, or
+    /// the schedule's). `others` counts the launch's warp-instructions
+    /// outside this CTA, for the launch-wide watchdog.
+    fn step<H: StepHook>(
+        &self,
+        cta: &mut Cta,
+        quantum: Option<u32>,
+        others: u64,
+        hook: &mut H,
+    ) -> Result<CtaState, LaunchError> {
+        let n = cta.warps.len();
+        cta.current %= n.max(1);
+        // Pick the next runnable warp (no allocation: this runs at every switch).
+        let runnable = (0..n).filter(|&i| cta.warps[i].runnable() != 0).count();
+        if runnable == 0 {
+            if cta.live_threads == 0 || cta.warps.iter().all(|w| w.exited == u32::MAX) {
+                return Ok(CtaState::Finished);
+            }
+            return Err(self.deadlock(cta));
+        }
+        let warps = &cta.warps;
+        let nth_runnable = |k: usize| {
+            (0..n)
+                .filter(|&i| warps[i].runnable() != 0)
+                .nth(k)
+                .unwrap_or(0)
+        };
+        let (wi, own_quantum) = match cta.rng.as_mut() {
+            Some(r) => (
+                nth_runnable(r.below(runnable as u64) as usize),
+                1 + r.below(32) as u32,
+            ),
+            None => {
+                let current = cta.current;
+                let wi = (current..n)
+                    .chain(0..current)
+                    .find(|&i| warps[i].runnable() != 0)
+                    .unwrap_or(0);
+                (wi, FIXED_QUANTUM)
+            }
+        };
+        let quantum = match (quantum, cta.rng.is_some()) {
+            (Some(q), false) => q,
+            _ => own_quantum,
+        };
+        cta.current = wi + 1;
+        self.run_warp(cta, wi, quantum, others, hook)?;
+        Ok(CtaState::Running)
+    }
+
     fn run_warp<H: StepHook>(
-        &mut self,
+        &self,
+        cta: &mut Cta,
         wi: usize,
         quantum: u32,
-        memory: &mut crate::memory::GlobalMemory,
-        shared: &mut FlatMemory,
-        kparams: &[u8],
+        others: u64,
         hook: &mut H,
     ) -> Result<(), LaunchError> {
         let prog = self.prog;
         for _ in 0..quantum {
-            let w = &mut self.warps[wi];
+            let w = &mut cta.warps[wi];
             let Some((pc, active)) = w.next_group(&prog.code) else {
                 return Ok(());
             };
@@ -299,7 +619,7 @@ impl CtaRun<'_> {
             {
                 let func = &prog.funcs[inst.func as usize];
                 let step = WarpStep {
-                    block: self.shape.ctaid,
+                    block: cta.shape.ctaid,
                     warp_in_block: wi as u32,
                     pc: pc as usize,
                     ptx_line: inst.line,
@@ -320,9 +640,9 @@ impl CtaRun<'_> {
                     )));
                 }
             }
-            self.stats.warp_instructions += 1;
-            if self.stats.warp_instructions > self.watchdog {
-                let [x, y, z] = self.shape.ctaid;
+            cta.stats.warp_instructions += 1;
+            if others + cta.stats.warp_instructions > self.watchdog {
+                let [x, y, z] = cta.shape.ctaid;
                 return Err(LaunchError::Timeout(format!(
                     "kernel {} exceeded {} warp-instructions (block ({x},{y},{z}), warp {wi}, at {}:{})",
                     self.kernel_name,
@@ -331,49 +651,152 @@ impl CtaRun<'_> {
                     prog.code.get(pc as usize).map_or(0, |i| i.line)
                 )));
             }
-            self.idle += 1;
-            if self.idle > self.stall_limit {
-                return Err(self.stalled());
+            cta.idle += 1;
+            if cta.idle > self.stall_limit {
+                return Err(self.stalled(cta));
             }
-            self.stats.thread_instructions += active.count_ones() as u64;
+            cta.stats.thread_instructions += active.count_ones() as u64;
             let mut env = Env {
                 prog,
-                global: memory,
-                shared,
-                kparams,
-                barriers: &mut self.barriers,
-                live_threads: &mut self.live_threads,
-                launch_clock: self.stats.warp_instructions,
-                printf: self.printf,
+                global: self.memory,
+                shared: &mut cta.shared,
+                kparams: self.kparams,
+                barriers: &mut cta.barriers,
+                live_threads: &mut cta.live_threads,
+                launch_clock: cta.stats.warp_instructions,
+                printf: &mut cta.printf,
                 wrote: false,
             };
             let result = machine::execute(w, &mut env, pc, active);
             if env.wrote {
-                self.idle = 0;
+                cta.progress();
             }
             match result {
                 Ok(StepResult::Continue) => {}
                 Ok(StepResult::Arrived(id)) => {
-                    if self.check_barrier(id as usize) {
-                        self.idle = 0;
+                    if cta.check_barrier(id as usize) {
+                        cta.progress();
                     }
-                    if self.warps[wi].runnable() == 0 {
+                    if cta.warps[wi].runnable() == 0 {
                         return Ok(());
                     }
                 }
                 Ok(StepResult::Exited) => {
-                    self.idle = 0;
+                    cta.progress();
                     for id in 0..16 {
-                        self.check_barrier(id);
+                        cta.check_barrier(id);
                     }
-                    if self.warps[wi].runnable() == 0 {
+                    if cta.warps[wi].runnable() == 0 {
                         return Ok(());
                     }
                 }
-                Err(f) => return Err(self.fault(wi, pc, f)),
+                Err(f) => return Err(self.fault(cta, wi, pc, f)),
             }
         }
         Ok(())
+    }
+
+    /// The stall watchdog fired: name the kernel, the block and where every
+    /// unfinished warp stands.
+    fn stalled(&self, cta: &Cta) -> LaunchError {
+        const SHOWN: usize = 8;
+        let prog = self.prog;
+        let [x, y, z] = cta.shape.ctaid;
+        let unfinished: Vec<(usize, &Warp)> = cta
+            .warps
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.exited != u32::MAX)
+            .collect();
+        let mut warps = Vec::new();
+        for (wi, w) in unfinished.iter().take(SHOWN) {
+            let groups: Vec<String> = w
+                .groups()
+                .iter()
+                .map(|&(pc, lanes, blocked)| {
+                    let line = prog.code.get(pc as usize).map_or(0, |i| i.line);
+                    let text = prog.text.get(pc as usize).map_or("", String::as_str);
+                    format!(
+                        "lanes {lanes:#010x} {} pc {pc} ({}:{line} `{text}`)",
+                        if blocked { "blocked at" } else { "at" },
+                        prog.file
+                    )
+                })
+                .collect();
+            warps.push(format!("warp {wi}: {}", groups.join(", ")));
+        }
+        if unfinished.len() > SHOWN {
+            warps.push(format!("and {} more warps", unfinished.len() - SHOWN));
+        }
+        LaunchError::Timeout(format!(
+            "kernel {} made no progress in {} warp-instructions (no thread wrote memory, exited or passed a barrier): it hangs; block ({x},{y},{z}): {} (limit: PRLX_EMU_STALL_WATCHDOG)",
+            self.kernel_name,
+            self.stall_limit,
+            warps.join("; ")
+        ))
+    }
+
+    fn deadlock(&self, cta: &Cta) -> LaunchError {
+        let [x, y, z] = cta.shape.ctaid;
+        let mut waiting = Vec::new();
+        for (id, b) in cta.barriers.iter().enumerate() {
+            if b.arrived > 0 {
+                let expected = b.expected.unwrap_or(cta.live_threads);
+                waiting.push(format!(
+                    "barrier {id}: {} of {expected} threads arrived (warps {})",
+                    b.arrived,
+                    b.waiters
+                        .iter()
+                        .map(|(w, _)| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+        }
+        LaunchError::Deadlock(format!(
+            "kernel {} block ({x},{y},{z}): every remaining warp waits forever; {}",
+            self.kernel_name,
+            if waiting.is_empty() {
+                "no barrier has arrivals".to_string()
+            } else {
+                waiting.join("; ")
+            }
+        ))
+    }
+
+    fn fault(&self, cta: &Cta, wi: usize, pc: u32, f: LaneFault) -> LaunchError {
+        let prog = self.prog;
+        let line = prog.code.get(pc as usize).map_or(0, |i| i.line);
+        let text = prog.text.get(pc as usize).map_or("", String::as_str);
+        let t = wi as u32 * 32 + f.lane;
+        let [nx, ny, _] = cta.shape.ntid;
+        let thread = [t % nx, (t / nx) % ny, t / (nx * ny)];
+        let fault = Fault {
+            kernel: self.kernel_name.to_string(),
+            block: cta.shape.ctaid,
+            thread,
+            ptx_line: line,
+            ptx_file: prog.file.clone(),
+            address: f.address,
+            message: format!("{}: {}", f.message, text),
+            source: prog.source_of(pc as usize).map(|(f, l)| format!("{f}:{l}")),
+        };
+        match f.kind {
+            FaultKind::IllegalAddress => LaunchError::IllegalAddress(fault),
+            FaultKind::Misaligned => LaunchError::MisalignedAddress(fault),
+            FaultKind::IllegalInstruction => LaunchError::IllegalInstruction(fault),
+            FaultKind::Trap => LaunchError::Trap(fault),
+            FaultKind::Assert => LaunchError::Assert(fault),
+        }
+    }
+}
+
+impl Cta {
+    /// A thread wrote memory, exited or passed a barrier.
+    #[inline]
+    fn progress(&mut self) {
+        self.idle = 0;
+        self.progressed = true;
     }
 
     /// Releases barrier `id` if every expected thread has arrived; returns
@@ -419,99 +842,5 @@ impl CtaRun<'_> {
             }
         }
         true
-    }
-
-    /// The stall watchdog fired: name the kernel, the block and where every
-    /// unfinished warp stands.
-    fn stalled(&self) -> LaunchError {
-        const SHOWN: usize = 8;
-        let prog = self.prog;
-        let [x, y, z] = self.shape.ctaid;
-        let unfinished: Vec<(usize, &Warp)> = self
-            .warps
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.exited != u32::MAX)
-            .collect();
-        let mut warps = Vec::new();
-        for (wi, w) in unfinished.iter().take(SHOWN) {
-            let groups: Vec<String> = w
-                .groups()
-                .iter()
-                .map(|&(pc, lanes, blocked)| {
-                    let line = prog.code.get(pc as usize).map_or(0, |i| i.line);
-                    let text = prog.text.get(pc as usize).map_or("", String::as_str);
-                    format!(
-                        "lanes {lanes:#010x} {} pc {pc} ({}:{line} `{text}`)",
-                        if blocked { "blocked at" } else { "at" },
-                        prog.file
-                    )
-                })
-                .collect();
-            warps.push(format!("warp {wi}: {}", groups.join(", ")));
-        }
-        if unfinished.len() > SHOWN {
-            warps.push(format!("and {} more warps", unfinished.len() - SHOWN));
-        }
-        LaunchError::Timeout(format!(
-            "kernel {} made no progress in {} warp-instructions (no thread wrote memory, exited or passed a barrier): it hangs; block ({x},{y},{z}): {} (limit: PRLX_EMU_STALL_WATCHDOG)",
-            self.kernel_name,
-            self.stall_limit,
-            warps.join("; ")
-        ))
-    }
-
-    fn deadlock(&self) -> LaunchError {
-        let [x, y, z] = self.shape.ctaid;
-        let mut waiting = Vec::new();
-        for (id, b) in self.barriers.iter().enumerate() {
-            if b.arrived > 0 {
-                let expected = b.expected.unwrap_or(self.live_threads);
-                waiting.push(format!(
-                    "barrier {id}: {} of {expected} threads arrived (warps {})",
-                    b.arrived,
-                    b.waiters
-                        .iter()
-                        .map(|(w, _)| w.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ));
-            }
-        }
-        LaunchError::Deadlock(format!(
-            "kernel {} block ({x},{y},{z}): every remaining warp waits forever; {}",
-            self.kernel_name,
-            if waiting.is_empty() {
-                "no barrier has arrivals".to_string()
-            } else {
-                waiting.join("; ")
-            }
-        ))
-    }
-
-    fn fault(&self, wi: usize, pc: u32, f: LaneFault) -> LaunchError {
-        let prog = self.prog;
-        let line = prog.code.get(pc as usize).map_or(0, |i| i.line);
-        let text = prog.text.get(pc as usize).map_or("", String::as_str);
-        let t = wi as u32 * 32 + f.lane;
-        let [nx, ny, _] = self.shape.ntid;
-        let thread = [t % nx, (t / nx) % ny, t / (nx * ny)];
-        let fault = Fault {
-            kernel: self.kernel_name.to_string(),
-            block: self.shape.ctaid,
-            thread,
-            ptx_line: line,
-            ptx_file: prog.file.clone(),
-            address: f.address,
-            message: format!("{}: {}", f.message, text),
-            source: prog.source_of(pc as usize).map(|(f, l)| format!("{f}:{l}")),
-        };
-        match f.kind {
-            FaultKind::IllegalAddress => LaunchError::IllegalAddress(fault),
-            FaultKind::Misaligned => LaunchError::MisalignedAddress(fault),
-            FaultKind::IllegalInstruction => LaunchError::IllegalInstruction(fault),
-            FaultKind::Trap => LaunchError::Trap(fault),
-            FaultKind::Assert => LaunchError::Assert(fault),
-        }
     }
 }

@@ -142,12 +142,16 @@ pub struct CtaShape {
     /// deterministic placement).
     pub smid: u32,
     pub nsmid: u32,
+    /// Address of the grid workspace of a cooperative launch (0 otherwise):
+    /// `%envreg1:%envreg2`.
+    pub grid_workspace: u64,
 }
 
 /// Everything outside a warp that an instruction can touch.
 pub struct Env<'a> {
     pub prog: &'a Program,
-    pub global: &'a mut GlobalMemory,
+    /// Shared with the CTAs running on other threads: accesses are atomic.
+    pub global: &'a GlobalMemory,
     pub shared: &'a mut FlatMemory,
     pub kparams: &'a [u8],
     pub barriers: &'a mut [Barrier; 16],
@@ -312,6 +316,12 @@ impl Warp {
                 (prog.static_shared + shape.dynamic_smem) as u64,
             );
             set(&mut self.values, sreg::ZERO, 0);
+            set(&mut self.values, sreg::ENVREG1, shape.grid_workspace >> 32);
+            set(
+                &mut self.values,
+                sreg::ENVREG2,
+                shape.grid_workspace & 0xffff_ffff,
+            );
             set(&mut self.values, sreg::CARRY, 0);
             self.func[lane] = kernel;
             self.local_fp[lane] = prog.static_local;

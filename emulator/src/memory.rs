@@ -6,6 +6,25 @@
 //! on first touch), so the configured budget costs nothing until used.
 //! Host-backed allocations (managed and mapped host memory) are host memory
 //! the driver registers at its own address; they share the bounds checks.
+//!
+//! **Concurrency.** CTAs of a launch run on several host threads, all
+//! reading and writing global memory through a shared `&GlobalMemory`:
+//! kernel accesses ([`GlobalMemory::load`], [`GlobalMemory::store`],
+//! [`Region::read`]) are relaxed atomic accesses of the access width
+//! (plain moves on x86-64), so racing CTAs never make a Rust data race;
+//! the host side (`slice_mut`, allocation and free) takes `&mut self`, so
+//! it never overlaps a running kernel.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64};
+
+thread_local! {
+    /// Index of the allocation this thread hit last: consecutive accesses
+    /// of a warp almost always hit the same buffer. Per thread, so CTAs on
+    /// different threads do not contend for it; only a hint (checked
+    /// before use), so one index serves every `GlobalMemory`.
+    static LAST_HIT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// Start of device (global) allocations: looks like a real device pointer.
 pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
@@ -62,6 +81,11 @@ struct Allocation {
 // host-backed one stays mapped until the driver unregisters it, and the
 // driver serializes all access to the device (one global lock).
 unsafe impl Send for Allocation {}
+
+// SAFETY: through a shared reference the bytes are only read and written
+// with atomic accesses (`atomic_read`/`atomic_write`); plain slices of them
+// (`bytes_mut`) need `&mut`, which excludes every other access.
+unsafe impl Sync for Allocation {}
 
 impl Allocation {
     fn owned(base: u64, len: usize) -> Allocation {
@@ -134,9 +158,6 @@ pub struct GlobalMemory {
     next_base: u64,
     used: u64,
     budget: u64,
-    /// Index of the allocation hit last: consecutive accesses of a warp
-    /// almost always hit the same buffer.
-    last_hit: std::cell::Cell<usize>,
     /// Texture and surface objects by handle (`crate::texture`).
     pub(crate) textures: crate::texture::ObjectTable,
 }
@@ -148,7 +169,6 @@ impl GlobalMemory {
             next_base: GLOBAL_BASE,
             used: 0,
             budget,
-            last_hit: std::cell::Cell::new(0),
             textures: Default::default(),
         }
     }
@@ -228,7 +248,6 @@ impl GlobalMemory {
                 owned: false,
             },
         );
-        self.last_hit.set(0);
         Ok(())
     }
 
@@ -267,7 +286,6 @@ impl GlobalMemory {
         self.used += rounded;
         let at = self.allocations.partition_point(|o| o.base < base);
         self.allocations.insert(at, a);
-        self.last_hit.set(0);
         Some(base)
     }
 
@@ -280,7 +298,6 @@ impl GlobalMemory {
                     let size = a.len as u64;
                     self.used -= (size + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
                 }
-                self.last_hit.set(0);
                 true
             }
             Err(_) => false,
@@ -296,7 +313,7 @@ impl GlobalMemory {
 
     #[inline]
     fn find(&self, addr: u64, len: u64) -> Option<usize> {
-        let hint = self.last_hit.get();
+        let hint = LAST_HIT.get();
         if let Some(a) = self.allocations.get(hint)
             && a.contains(addr, len)
         {
@@ -308,19 +325,24 @@ impl GlobalMemory {
             Err(i) => i - 1,
         };
         if self.allocations[i].contains(addr, len) {
-            self.last_hit.set(i);
+            LAST_HIT.set(i);
             Some(i)
         } else {
             None
         }
     }
 
-    /// The allocation containing `addr`: `(base, bytes)`.
+    /// The allocation containing `addr`, for repeated kernel accesses.
     #[inline]
-    pub fn region_of(&self, addr: u64) -> Option<(u64, &[u8])> {
+    pub fn region_of(&self, addr: u64) -> Option<Region<'_>> {
         let i = self.find(addr, 1)?;
         let a = &self.allocations[i];
-        Some((a.base, a.bytes()))
+        Some(Region {
+            base: a.base,
+            ptr: a.ptr,
+            len: a.len,
+            _memory: std::marker::PhantomData,
+        })
     }
 
     /// The `len` bytes at `addr`, all inside one allocation.
@@ -340,15 +362,25 @@ impl GlobalMemory {
         Ok(&mut a.bytes_mut()[off..off + len as usize])
     }
 
-    /// Reads a little-endian value of `size` (1, 2, 4 or 8) bytes.
+    /// Reads a little-endian value of `size` (1, 2, 4 or 8) bytes: one
+    /// relaxed atomic load (kernels of other CTAs may write concurrently).
     #[inline]
     pub fn load(&self, addr: u64, size: u32) -> Result<u64, OutOfBounds> {
-        Ok(read_le(self.slice(addr, size as u64)?))
+        let i = self.find(addr, size as u64).ok_or(OutOfBounds)?;
+        let a = &self.allocations[i];
+        // SAFETY: `find` checked that the `size` bytes lie inside the live
+        // allocation, whose `ptr` is valid for `len` bytes.
+        Ok(unsafe { atomic_read(a.ptr.add((addr - a.base) as usize), size) })
     }
 
+    /// Writes the low `size` (1, 2, 4 or 8) bytes of `value`: one relaxed
+    /// atomic store, so CTAs on other threads may access memory meanwhile.
     #[inline]
-    pub fn store(&mut self, addr: u64, size: u32, value: u64) -> Result<(), OutOfBounds> {
-        write_le(self.slice_mut(addr, size as u64)?, value);
+    pub fn store(&self, addr: u64, size: u32, value: u64) -> Result<(), OutOfBounds> {
+        let i = self.find(addr, size as u64).ok_or(OutOfBounds)?;
+        let a = &self.allocations[i];
+        // SAFETY: as in `load`.
+        unsafe { atomic_write(a.ptr.add((addr - a.base) as usize), size, value) };
         Ok(())
     }
 
@@ -367,6 +399,84 @@ impl GlobalMemory {
 /// devices (see the file).
 #[path = "memory_map.rs"]
 pub mod map;
+
+/// One global allocation as a kernel sees it: reads of several lanes
+/// without looking the allocation up again. Borrows the memory, so no
+/// allocation or free can happen while it lives.
+#[derive(Clone, Copy)]
+pub struct Region<'m> {
+    pub base: u64,
+    ptr: *mut u8,
+    len: usize,
+    _memory: std::marker::PhantomData<&'m GlobalMemory>,
+}
+
+impl Region<'_> {
+    /// The `size`-byte value at `addr`, `None` when it does not lie wholly
+    /// inside the region.
+    #[inline(always)]
+    pub fn read(&self, addr: u64, size: u32) -> Option<u64> {
+        let off = addr.wrapping_sub(self.base);
+        if off.checked_add(size as u64)? > self.len as u64 {
+            return None;
+        }
+        // SAFETY: the bytes lie inside the allocation, which stays live
+        // while the region borrows the memory.
+        Some(unsafe { atomic_read(self.ptr.add(off as usize), size) })
+    }
+}
+
+/// Reads `size` (1, 2, 4 or 8) bytes at `p`, little-endian: one relaxed
+/// atomic load of that width when `p` is aligned to it (PTX requires
+/// natural alignment, and allocations are at least 16-byte aligned), byte
+/// by byte otherwise (host-side callers with odd addresses).
+///
+/// # Safety
+/// `p` must be valid for reads of `size` bytes.
+#[inline(always)]
+unsafe fn atomic_read(p: *mut u8, size: u32) -> u64 {
+    // SAFETY (all arms): `p` is valid for `size` bytes and, where a wider
+    // atomic is made, aligned to its width; every concurrent access to
+    // these bytes is atomic too (see the module comment).
+    unsafe {
+        match size {
+            1 => AtomicU8::from_ptr(p).load(Relaxed) as u64,
+            2 if p as usize % 2 == 0 => AtomicU16::from_ptr(p.cast()).load(Relaxed) as u64,
+            4 if p as usize % 4 == 0 => AtomicU32::from_ptr(p.cast()).load(Relaxed) as u64,
+            8 if p as usize % 8 == 0 => AtomicU64::from_ptr(p.cast()).load(Relaxed),
+            _ => {
+                let mut v = 0u64;
+                for i in 0..size.min(8) as usize {
+                    v |= (AtomicU8::from_ptr(p.add(i)).load(Relaxed) as u64) << (8 * i);
+                }
+                v
+            }
+        }
+    }
+}
+
+/// Writes the low `size` bytes of `value` at `p`, little-endian, as
+/// [`atomic_read`] reads them.
+///
+/// # Safety
+/// `p` must be valid for writes of `size` bytes.
+#[inline(always)]
+unsafe fn atomic_write(p: *mut u8, size: u32, value: u64) {
+    // SAFETY: as in `atomic_read`.
+    unsafe {
+        match size {
+            1 => AtomicU8::from_ptr(p).store(value as u8, Relaxed),
+            2 if p as usize % 2 == 0 => AtomicU16::from_ptr(p.cast()).store(value as u16, Relaxed),
+            4 if p as usize % 4 == 0 => AtomicU32::from_ptr(p.cast()).store(value as u32, Relaxed),
+            8 if p as usize % 8 == 0 => AtomicU64::from_ptr(p.cast()).store(value, Relaxed),
+            _ => {
+                for i in 0..size.min(8) as usize {
+                    AtomicU8::from_ptr(p.add(i)).store((value >> (8 * i)) as u8, Relaxed);
+                }
+            }
+        }
+    }
+}
 
 /// Little-endian value of a 1–8 byte slice, zero-extended.
 #[inline]

@@ -31,13 +31,18 @@ pub mod sreg {
     pub const LANEMASK_GT: u32 = 22;
     pub const DYNAMIC_SMEM_SIZE: u32 = 23;
     pub const TOTAL_SMEM_SIZE: u32 = 24;
-    /// Always zero: `%envreg*` and friends.
+    /// Always zero: `%pm*` and the other `%envreg*`.
     pub const ZERO: u32 = 25;
     /// Written by `_` destinations, never read.
     pub const SINK: u32 = 26;
     /// Carry flags of `add.cc`/`addc` (bit 0).
     pub const CARRY: u32 = 27;
-    pub const COUNT: u32 = 28;
+    /// `%envreg1`/`%envreg2`: the high and low halves of the grid workspace
+    /// address of a cooperative launch (0 otherwise), which
+    /// `cooperative_groups::this_grid()` reads (its `driver_abi.h`).
+    pub const ENVREG1: u32 = 28;
+    pub const ENVREG2: u32 = 29;
+    pub const COUNT: u32 = 30;
 }
 
 /// A function (kernel or `.func`) of the module.

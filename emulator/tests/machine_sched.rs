@@ -222,30 +222,141 @@ fn stall_watchdog_spares_kernels_that_make_progress() {
     assert_eq!(download_u32(&dev, out, 1), [19_999]);
 }
 
-/// A cooperative launch of several blocks is refused before it runs (grid
-/// sync would spin forever with blocks run one after another); one block
-/// runs normally.
-#[test]
-fn cooperative_launches_of_several_blocks_are_refused() {
-    let ptx = format!(
-        "{HEADER}.visible .entry coop(.param .u64 out)\n{{\n.reg .u64 o;\nld.param.u64 o, [out];\n\
-         red.global.add.u32 [o], 1;\nret;\n}}\n"
-    );
-    let mut dev = device();
-    let f = kernel(&mut dev, &ptx, "coop");
-    let out = dev.mem_alloc(4).unwrap();
-    let params = Params::new().u64(out);
-    let err = dev
-        .launch_cooperative(f, &cfg(4, 32), &params.0)
-        .unwrap_err();
-    let LaunchError::Unsupported(msg) = &err else {
-        panic!("{err}")
+/// A grid-sync kernel as nvcc 13 compiles `cooperative_groups::this_grid().sync()`:
+/// the grid workspace address from `%envreg1:%envreg2` (a trap when it is
+/// null, i.e. not a cooperative launch), `bar.sync`, thread 0 of each CTA
+/// adds to the workspace counter (CTA 0 adds `0x80000000 - (n - 1)`, so the
+/// top bit flips once all have arrived) and spins on it, `bar.sync`.
+/// Before the sync every CTA writes `a[ctaid] = ctaid + 1`; after it, each
+/// sums all of `a` into `out[ctaid]`; after a second sync each doubles its
+/// element, and after a third sums again into `out2`.
+fn grid_sync_ptx() -> String {
+    let sync = |k: u32| {
+        format!(
+            "bar.sync 0;\n@%p1 bra $after{k};\nadd.s64 %rd8, %rd7, 4;\nsetp.eq.u32 %p3, %r1, 0;\n\
+             sub.u32 %r7, 0x80000001, %r2;\nselp.b32 %r8, %r7, 1, %p3;\n\
+             atom.add.release.gpu.u32 %r9, [%rd8], %r8;\n$spin{k}:\nld.acquire.gpu.u32 %r10, [%rd8];\n\
+             xor.b32 %r11, %r10, %r9;\nsetp.gt.s32 %p3, %r11, -1;\n@%p3 bra $spin{k};\n$after{k}:\nbar.sync 0;\n"
+        )
     };
-    assert!(
-        msg.contains("cooperative launch of kernel coop with 4 blocks"),
-        "{msg}"
+    let sum = |k: u32, dst: &str| {
+        format!(
+            "@%p1 bra $summed{k};\nmov.u32 %r12, 0;\nmov.u32 %r13, 0;\n$loop{k}:\nmul.wide.u32 %rd9, %r13, 4;\n\
+             add.s64 %rd10, %rd1, %rd9;\nld.global.u32 %r14, [%rd10];\nadd.u32 %r12, %r12, %r14;\n\
+             add.u32 %r13, %r13, 1;\nsetp.lt.u32 %p3, %r13, %r2;\n@%p3 bra $loop{k};\n\
+             mul.wide.u32 %rd11, %r1, 4;\nadd.s64 %rd12, {dst}, %rd11;\nst.global.u32 [%rd12], %r12;\n$summed{k}:\n"
+        )
+    };
+    format!(
+        "{HEADER}.visible .entry gsync(.param .u64 a, .param .u64 out, .param .u64 out2)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<20>;\n\
+         ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [out];\nld.param.u64 %rd3, [out2];\n\
+         mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %nctaid.x;\nmov.u32 %r3, %tid.x;\nsetp.ne.u32 %p1, %r3, 0;\n\
+         @%p1 bra $written;\nmul.wide.u32 %rd4, %r1, 4;\nadd.s64 %rd5, %rd1, %rd4;\nadd.u32 %r4, %r1, 1;\n\
+         st.global.u32 [%rd5], %r4;\n$written:\n\
+         mov.u32 %r5, %envreg1;\nmov.u32 %r6, %envreg2;\ncvt.u64.u32 %rd5, %r5;\ncvt.u64.u32 %rd6, %r6;\n\
+         shl.b64 %rd5, %rd5, 32;\nor.b64 %rd7, %rd5, %rd6;\nsetp.eq.u64 %p2, %rd7, 0;\n@%p2 trap;\n\
+         {}{}{}\
+         @%p1 bra $doubled;\nmul.wide.u32 %rd4, %r1, 4;\nadd.s64 %rd5, %rd1, %rd4;\nld.global.u32 %r4, [%rd5];\n\
+         shl.b32 %r4, %r4, 1;\nst.global.u32 [%rd5], %r4;\n$doubled:\n\
+         {}{}ret;\n}}\n",
+        sync(1),
+        sum(1, "%rd2"),
+        sync(2),
+        sync(3),
+        sum(2, "%rd3"),
+    )
+}
+
+/// Every CTA of a cooperative grid is resident at once: grid-wide barriers
+/// (three, one right after another) complete, and every CTA sees every other CTA's writes
+/// from before it. Without a cooperative launch the grid workspace is null
+/// (the kernel traps, as cooperative groups' `sync()` does on hardware).
+#[test]
+fn cooperative_grids_synchronize() {
+    let ptx = grid_sync_ptx();
+    let mut dev = device();
+    let f = kernel(&mut dev, &ptx, "gsync");
+    for (blocks, threads) in [(1u32, 32u32), (7, 64), (40, 96)] {
+        let a = dev.mem_alloc(4 * blocks as u64).unwrap();
+        let out = dev.mem_alloc(4 * blocks as u64).unwrap();
+        let out2 = dev.mem_alloc(4 * blocks as u64).unwrap();
+        let params = Params::new().u64(a).u64(out).u64(out2);
+        dev.launch_cooperative(f, &cfg(blocks, threads), &params.0)
+            .unwrap();
+        let n = blocks;
+        assert_eq!(
+            download_u32(&dev, out, n as usize),
+            vec![n * (n + 1) / 2; n as usize],
+            "{blocks} blocks: sums after the first grid sync"
+        );
+        assert_eq!(
+            download_u32(&dev, out2, n as usize),
+            vec![n * (n + 1); n as usize],
+            "{blocks} blocks: sums after the second grid sync"
+        );
+    }
+    let a = dev.mem_alloc(16).unwrap();
+    let params = Params::new().u64(a).u64(a).u64(a);
+    let err = run_err(&mut dev, f, cfg(2, 32), &params);
+    assert!(matches!(err, LaunchError::Trap(_)), "{err}");
+}
+
+/// A kernel whose CTAs write disjoint outputs, print, and fault in two of
+/// them: on 1 and on 4 threads the memory, the printf output (in CTA
+/// order, up to the faulting CTA) and the reported fault (the first in CTA
+/// order) are the same.
+#[test]
+fn parallel_ctas_match_the_serial_run() {
+    let ptx = format!(
+        "{HEADER}.extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n\
+         .global .align 1 .b8 fmt[10] = {{99, 116, 97, 32, 37, 117, 10, 0, 0, 0}};\n\
+         .visible .entry work(.param .u64 out, .param .u32 bad1, .param .u32 bad2)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<20>;\n.reg .b64 %rd<20>;\n.local .align 8 .b8 buf[8];\n\
+         ld.param.u64 %rd1, [out];\nld.param.u32 %r10, [bad1];\nld.param.u32 %r11, [bad2];\n\
+         mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %ntid.x;\nmov.u32 %r3, %tid.x;\nmad.lo.s32 %r4, %r1, %r2, %r3;\n\
+         mov.u32 %r5, 0;\nmov.u32 %r6, %r4;\n$loop:\nmad.lo.s32 %r6, %r6, 1103515245, 12345;\nadd.u32 %r5, %r5, 1;\n\
+         setp.lt.u32 %p1, %r5, 200;\n@%p1 bra $loop;\n\
+         mul.wide.u32 %rd2, %r4, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r6;\n\
+         setp.ne.u32 %p2, %r3, 0;\n@%p2 bra $noprint;\n\
+         st.local.u32 [buf], %r1;\nmov.u64 %rd4, fmt;\ncvta.global.u64 %rd4, %rd4;\nmov.u64 %rd5, buf;\ncvta.local.u64 %rd5, %rd5;\n\
+         {{\n.param .b64 p0;\n.param .b64 p1;\n.param .b32 rv;\nst.param.b64 [p0], %rd4;\nst.param.b64 [p1], %rd5;\n\
+         call.uni (rv), vprintf, (p0, p1);\n}}\n$noprint:\n\
+         setp.eq.u32 %p3, %r1, %r10;\n@%p3 st.global.u32 [0], %r1;\nsetp.eq.u32 %p3, %r1, %r11;\n@%p3 st.global.u32 [8], %r1;\n\
+         ret;\n}}\n"
     );
-    assert_eq!(download_u32(&dev, out, 1), [0], "nothing ran");
-    dev.launch_cooperative(f, &cfg(1, 32), &params.0).unwrap();
-    assert_eq!(download_u32(&dev, out, 1), [32]);
+    let outcome = |threads: usize, bad1: u32, bad2: u32| {
+        let mut dev = device();
+        dev.set_threads(threads);
+        dev.capture_printf(true);
+        let f = kernel(&mut dev, &ptx, "work");
+        let out = dev.mem_alloc(4 * 64 * 37).unwrap();
+        let params = Params::new().u64(out).u32(bad1).u32(bad2);
+        let result = dev.launch(f, &cfg(37, 64), &params.0);
+        let memory = download_u32(&dev, out, 64 * 37);
+        (
+            result.map_err(|e| e.to_string()),
+            memory,
+            dev.take_printf_output(),
+        )
+    };
+    // No fault: every CTA runs, output in CTA order.
+    let serial = outcome(1, 999, 999);
+    let stats = serial.0.clone().unwrap();
+    assert_eq!(stats.ctas, 37);
+    let expected: String = (0..37).map(|c| format!("cta {c}\n")).collect();
+    assert_eq!(serial.2, expected);
+    for threads in [2, 4, 8] {
+        assert_eq!(outcome(threads, 999, 999), serial, "{threads} threads");
+    }
+    // Faults in CTAs 30 and 11: CTA 11's is reported, and the output stops there.
+    let serial = outcome(1, 30, 11);
+    let err = serial.0.clone().unwrap_err();
+    assert!(err.contains("block (11,0,0)"), "{err}");
+    assert!(serial.2.ends_with("cta 11\n"), "{}", serial.2);
+    for threads in [2, 4] {
+        let parallel = outcome(threads, 30, 11);
+        assert_eq!(parallel.0, serial.0, "{threads} threads");
+        assert_eq!(parallel.2, serial.2, "{threads} threads");
+    }
 }

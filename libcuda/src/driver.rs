@@ -12,7 +12,7 @@ use prlx_emu::{Device, DeviceConfig, FunctionId, ModuleId};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, c_void};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{PoisonError, RwLock};
 
 /// Bits of the per-context state a real driver keeps.
 #[derive(Debug)]
@@ -175,7 +175,19 @@ pub struct Driver {
 // only touches them while holding the global lock.
 unsafe impl Send for Driver {}
 
-static DRIVER: Mutex<Option<Driver>> = Mutex::new(None);
+// SAFETY: shared access (`with_driver_shared`, the read side of the lock)
+// only runs kernels (`Device::launch` takes `&self` and is thread-safe) and
+// reads plain data; the raw pointers inside are written through only with
+// the exclusive lock (`with_driver`).
+unsafe impl Sync for Driver {}
+
+/// The driver's state. Every call takes the lock exclusively
+/// ([`with_driver`]), except kernel execution, which holds it shared
+/// ([`with_driver_shared`]): kernels launched from several host threads
+/// (on any streams) run at the same time, and a call that changes the
+/// driver's state waits until no kernel runs (launches are synchronous
+/// here, so that is the order a real device would give too).
+static DRIVER: RwLock<Option<Driver>> = RwLock::new(None);
 
 thread_local! {
     /// This thread's context stack; the top is the current context.
@@ -184,7 +196,7 @@ thread_local! {
 
 /// `cuInit`: creates the device on first call; later calls are no-ops.
 pub fn init() {
-    let mut guard = DRIVER.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = DRIVER.write().unwrap_or_else(PoisonError::into_inner);
     if guard.is_none() {
         *guard = Some(Driver::new(Device::new(DeviceConfig::from_env())));
     }
@@ -192,8 +204,18 @@ pub fn init() {
 
 /// Runs `f` on the driver; `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
 pub fn with_driver<R>(f: impl FnOnce(&mut Driver) -> Result<R, CUresult>) -> Result<R, CUresult> {
-    let mut guard = DRIVER.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = DRIVER.write().unwrap_or_else(PoisonError::into_inner);
     let driver = guard.as_mut().ok_or(CUDA_ERROR_NOT_INITIALIZED)?;
+    f(driver)
+}
+
+/// Runs `f` on the driver alongside other threads' `with_driver_shared`
+/// (kernel execution); `CUDA_ERROR_NOT_INITIALIZED` before `cuInit`.
+pub fn with_driver_shared<R>(
+    f: impl FnOnce(&Driver) -> Result<R, CUresult>,
+) -> Result<R, CUresult> {
+    let guard = DRIVER.read().unwrap_or_else(PoisonError::into_inner);
+    let driver = guard.as_ref().ok_or(CUDA_ERROR_NOT_INITIALIZED)?;
     f(driver)
 }
 

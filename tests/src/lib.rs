@@ -477,6 +477,31 @@ impl HipClang {
     }
 }
 
+/// prlx's `libamdhip64.so.5` (`hip-runtime/build.sh`), built once per
+/// process into the running test's target directory and profile; returns
+/// the directory to put first on `LD_LIBRARY_PATH`.
+pub fn hip_runtime_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("current_exe");
+        let lib_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        let target_dir = lib_dir.parent().expect("target dir").to_path_buf();
+        let mut build = Command::new(repo_root().join("hip-runtime/build.sh"));
+        build
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .current_dir(repo_root());
+        if lib_dir.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        let out = run_ok(&mut build);
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+}
+
 /// FNV-1a, 64-bit: cache keys.
 #[derive(Clone, Copy)]
 struct Fnv(u64);

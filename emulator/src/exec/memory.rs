@@ -36,17 +36,19 @@ pub(crate) fn execute(
             // Scalar loads that stay inside one region: one tight loop.
             let mut pending = exec;
             if n == 1
-                && let Some((base, bytes)) = region
+                && let Some(region) = region
             {
-                let dst = r(d[0]);
-                let mut slow = 0u32;
-                for_lanes(exec, |l| {
-                    match read_at(bytes, addrs[l].wrapping_sub(base), size) {
-                        Some(x) => w.values[dst + l] = extend(x),
-                        None => slow |= 1 << l,
+                let (values, dst) = (&mut w.values[..], r(d[0]));
+                pending = match region {
+                    FastRegion::Flat { base, bytes } => {
+                        load_lanes(values, dst, exec, &addrs, extend, |a| {
+                            read_at(bytes, a.wrapping_sub(base), size)
+                        })
                     }
-                });
-                pending = slow;
+                    FastRegion::Global(g) => {
+                        load_lanes(values, dst, exec, &addrs, extend, |a| g.read(a, size))
+                    }
+                };
             }
             let mut m = pending;
             while m != 0 {
@@ -54,9 +56,7 @@ pub(crate) fn execute(
                 m &= m - 1;
                 for (i, dst) in d.iter().enumerate().take(n) {
                     let a = addrs[l] + (i as u64) * size as u64;
-                    let raw = match region
-                        .and_then(|(base, bytes)| read_at(bytes, a.wrapping_sub(base), size))
-                    {
+                    let raw = match region.and_then(|region| region.read(a, size)) {
                         Some(x) => x,
                         None => load(env, w, *space, a, size, l)?,
                     };
@@ -421,27 +421,69 @@ pub(super) fn read_at(bytes: &[u8], off: u64, size: u32) -> Option<u64> {
     })
 }
 
-/// A memory region most lanes of a load will hit: the allocation (or shared
-/// memory) holding the first active lane's address. Lanes outside it take
-/// the checked slow path.
+/// Loads `values[dst + lane] = extend(read(addrs[lane]))` for the lanes in
+/// `exec`; returns the lanes `read` refused (outside the region).
+#[inline(always)]
+fn load_lanes(
+    values: &mut [u64],
+    dst: usize,
+    exec: u32,
+    addrs: &[u64; WARP],
+    extend: impl Fn(u64) -> u64,
+    read: impl Fn(u64) -> Option<u64>,
+) -> u32 {
+    let mut slow = 0u32;
+    for_lanes(exec, |l| match read(addrs[l]) {
+        Some(x) => values[dst + l] = extend(x),
+        None => slow |= 1 << l,
+    });
+    slow
+}
+
+/// A memory region most lanes of a load will hit: the CTA's shared memory
+/// (plain bytes: only this CTA's thread touches them) or one global
+/// allocation (atomic accesses: CTAs on other threads share it).
+#[derive(Clone, Copy)]
+pub(super) enum FastRegion<'e> {
+    Flat { base: u64, bytes: &'e [u8] },
+    Global(memory::Region<'e>),
+}
+
+impl FastRegion<'_> {
+    /// The `size`-byte value at `addr`; `None` outside the region.
+    #[inline(always)]
+    pub(super) fn read(&self, addr: u64, size: u32) -> Option<u64> {
+        match self {
+            FastRegion::Flat { base, bytes } => read_at(bytes, addr.wrapping_sub(*base), size),
+            FastRegion::Global(g) => g.read(addr, size),
+        }
+    }
+}
+
+/// The region holding the first active lane's address. Lanes outside it
+/// take the checked slow path.
 #[inline(always)]
 pub(super) fn fast_region<'e>(
     env: &'e Env<'_>,
     space: Space,
     addrs: &[u64; WARP],
     exec: u32,
-) -> Option<(u64, &'e [u8])> {
+) -> Option<FastRegion<'e>> {
     if exec == 0 {
         return None;
     }
     let first = addrs[exec.trailing_zeros() as usize];
+    let shared = |base| FastRegion::Flat {
+        base,
+        bytes: &env.shared.bytes[..],
+    };
     match space {
-        Space::Shared => Some((0, &env.shared.bytes[..])),
+        Space::Shared => Some(shared(0)),
         Space::KernelParam => None,
-        Space::Global | Space::Const => env.global.region_of(first),
+        Space::Global | Space::Const => env.global.region_of(first).map(FastRegion::Global),
         Space::Generic => match memory::window_of(first) {
-            Window::Global => env.global.region_of(first),
-            Window::Shared => Some((memory::SHARED_WINDOW, &env.shared.bytes[..])),
+            Window::Global => env.global.region_of(first).map(FastRegion::Global),
+            Window::Shared => Some(shared(memory::SHARED_WINDOW)),
             _ => None,
         },
         Space::Local | Space::FrameParam => None,
@@ -460,16 +502,10 @@ pub(super) fn write_fast(
 ) -> bool {
     let (bytes, off): (&mut [u8], u64) = match space {
         Space::Shared => (&mut env.shared.bytes[..], addr & 0xffff_ffff),
-        Space::Global => match env.global.slice_mut(addr, size as u64) {
-            Ok(s) => (s, 0),
-            Err(_) => return false,
-        },
+        Space::Global => return env.global.store(addr, size, value).is_ok(),
         Space::Generic => match memory::window_of(addr) {
             Window::Shared => (&mut env.shared.bytes[..], addr - memory::SHARED_WINDOW),
-            Window::Global => match env.global.slice_mut(addr, size as u64) {
-                Ok(s) => (s, 0),
-                Err(_) => return false,
-            },
+            Window::Global => return env.global.store(addr, size, value).is_ok(),
             _ => return false,
         },
         _ => return false,

@@ -5,12 +5,13 @@
 //! the context sticky-errored: the fault is printed once to stderr, and this
 //! and every later call in the context return the fault's error code.
 
+use crate::api::occupancy;
 use crate::clock;
 use crate::cu::*;
-use crate::driver::{Driver, as_handle, with_context};
+use crate::driver::{Driver, as_handle, with_context, with_driver, with_driver_shared};
 use crate::entry::{aliases, exports, non_null, write_out};
 use crate::params;
-use prlx_emu::{LaunchConfig, LaunchError};
+use prlx_emu::{FunctionId, LaunchConfig, LaunchError, LaunchStats};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// The most registers per thread sm_80 allocates; PTX declares virtual
@@ -69,11 +70,10 @@ fn launch_failed(d: &mut Driver, ctx: usize, e: LaunchError) -> CUresult {
         LaunchError::InvalidConfig(_) => return CUDA_ERROR_INVALID_VALUE,
         LaunchError::OutOfResources(_) => return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
         LaunchError::InvalidHandle(_) => return CUDA_ERROR_INVALID_HANDLE,
-        // Refused before anything ran (a cooperative grid of several blocks,
-        // which cannot all be resident here): not sticky, as on hardware.
+        // Refused before anything ran: not sticky, as on hardware.
         LaunchError::Unsupported(m) => {
-            eprintln!("========= prlx-emu: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: {m}");
-            return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+            eprintln!("========= prlx-emu: CUDA_ERROR_NOT_SUPPORTED: {m}");
+            return CUDA_ERROR_NOT_SUPPORTED;
         }
         // The stall watchdog ended a launch that made no progress: a hung
         // kernel, which a display watchdog reports the same way.
@@ -92,7 +92,67 @@ fn launch_failed(d: &mut Driver, ctx: usize, e: LaunchError) -> CUresult {
     code
 }
 
-/// Validates, packs the arguments, runs the kernel, advances the clock.
+/// The driver's limit for a cooperative grid: every block must be resident
+/// at once, so at most `cuOccupancyMaxActiveBlocksPerMultiprocessor` for
+/// the launch's block size and dynamic shared memory, times
+/// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`; more is
+/// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (not sticky).
+fn check_cooperative_grid(d: &Driver, f: CUfunction, l: &Launch) -> Result<(), CUresult> {
+    let func = d.function(f)?;
+    let info = d
+        .device
+        .kernel_info(func.emu)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let config = d.device.config();
+    let usage = occupancy::KernelUsage {
+        static_shared: info.static_shared_bytes,
+        max_threads_per_block: info.max_threads_per_block.min(config.max_threads_per_block),
+        max_dynamic_shared: func.max_dynamic_shared,
+    };
+    let block = l.block.iter().product::<u32>();
+    let per_sm = occupancy::blocks_per_sm(usage, block, u64::from(l.shared));
+    let limit = u64::from(per_sm) * u64::from(config.multiprocessor_count);
+    let blocks = l.grid.iter().map(|&g| u64::from(g)).product::<u64>();
+    if blocks > limit {
+        eprintln!(
+            "========= prlx-emu: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cooperative launch of {} with {blocks} blocks; at most {per_sm} blocks of {block} threads ({} bytes of dynamic shared memory) fit on each of the {} SMs, {limit} in all",
+            info.name, l.shared, config.multiprocessor_count
+        );
+        return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    }
+    Ok(())
+}
+
+/// Accounts for a finished launch: the clock advances, a fault poisons the
+/// context.
+fn finish(
+    d: &mut Driver,
+    ctx: usize,
+    run: Result<LaunchStats, LaunchError>,
+) -> Result<(), CUresult> {
+    match run {
+        Ok(stats) => {
+            d.clock_ns += clock::launch_ns(d.device.config(), &stats);
+            Ok(())
+        }
+        Err(e) => Err(launch_failed(d, ctx, e)),
+    }
+}
+
+/// A launch checked and packed under the exclusive lock, to run under the
+/// shared one.
+struct Prepared {
+    ctx: usize,
+    emu: FunctionId,
+    config: LaunchConfig,
+    buffer: Vec<u8>,
+}
+
+/// Validates and packs the arguments under the exclusive driver lock, runs
+/// the kernel under the shared lock (kernels of other host threads and
+/// streams run at the same time; calls that change the driver's state wait
+/// until no kernel runs), then advances the clock. Cooperative launches and
+/// launches that hide another device's memory run under the exclusive lock.
 ///
 /// # Safety
 /// `kernel_params`/`extra` as for `cuLaunchKernel`.
@@ -102,9 +162,12 @@ unsafe fn launch(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
-    with_context(|d, ctx| {
+    let prepared = with_context(|d, ctx| {
         d.check_stream(l.stream)?;
         validate(d, f, &l)?;
+        if l.cooperative {
+            check_cooperative_grid(d, f, &l)?;
+        }
         let emu = d.function(f)?.emu;
         let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
         // SAFETY: forwarded contract.
@@ -120,26 +183,34 @@ unsafe fn launch(
             l.cooperative,
             &buffer,
         ) {
-            return r;
+            return r.map(|()| None);
         }
         let config = LaunchConfig {
             grid: l.grid,
             block: l.block,
             dynamic_shared_bytes: l.shared,
         };
-        let run = if l.cooperative {
-            d.device.launch_cooperative(emu, &config, &buffer)
-        } else {
-            d.device.launch(emu, &config, &buffer)
-        };
-        match run {
-            Ok(stats) => {
-                d.clock_ns += clock::launch_ns(d.device.config(), &stats);
-                Ok(())
-            }
-            Err(e) => Err(launch_failed(d, ctx, e)),
+        if l.cooperative {
+            // The grid workspace is allocated for the launch.
+            let run = if l.cooperative {
+                d.device.launch_cooperative(emu, &config, &buffer)
+            } else {
+                d.device.launch(emu, &config, &buffer)
+            };
+            return finish(d, ctx, run).map(|()| None);
         }
-    })
+        Ok(Some(Prepared {
+            ctx,
+            emu,
+            config,
+            buffer,
+        }))
+    })?;
+    let Some(p) = prepared else {
+        return Ok(());
+    };
+    let run = with_driver_shared(|d| Ok(d.device.launch(p.emu, &p.config, &p.buffer)))?;
+    with_driver(|d| finish(d, p.ctx, run))
 }
 
 /// Checks `cuLaunchKernelEx`'s attributes: hints are accepted, clusters
@@ -324,9 +395,10 @@ exports! {
         unsafe { launch(f, l, kernel_params, extra) }
     }
 
-    /// Blocks run one after another here, so a grid sync could never
-    /// complete: a cooperative grid of more than one block is refused with
-    /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (see `Device::launch_cooperative`).
+    /// Every block of the grid is resident at once (interleaved), so
+    /// grid-wide sync works; a
+    /// grid larger than the occupancy limit is refused with
+    /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (see `check_cooperative_grid`).
     fn cuLaunchCooperativeKernel(
         f: CUfunction,
         grid_dim_x: c_uint,

@@ -1,0 +1,223 @@
+//! HIP programs on the RDNA3 emulator: the corpus in `tests/hip/` built by
+//! clang-19 for gfx1100 (Wave32, and Wave64 with `-mwavefrontsize64`)
+//! against Debian's HIP 5.2 and linked with Debian's `libamdhip64.so`, run
+//! with prlx's `libamdhip64.so.5` (`hip-runtime/build.sh`) first on
+//! `LD_LIBRARY_PATH`. Each program checks its results against a CPU
+//! reference and exits 0 only when they match.
+//!
+//! Builds are cached under the target directory (`hip-corpus/`), keyed by
+//! the sources and arguments, like the CUDA runtime-API corpus.
+
+use prlx_e2e::{HipClang, hip_runtime_dir, repo_root};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The corpus' programs (every `.hip` but the module of kernels that
+/// `module_api` loads at run time).
+fn programs() -> Vec<PathBuf> {
+    let dir = repo_root().join("tests/hip");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("read tests/hip")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hip"))
+        .filter(|p| p.file_stem().is_some_and(|s| s != "module_kernels"))
+        .collect();
+    programs.sort();
+    programs
+}
+
+fn cache_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .expect("the target dir");
+    target.join("hip-corpus")
+}
+
+/// `module_kernels.hip` built device-only: (offload bundle, bare ELF).
+fn module_images(hip: &HipClang, wave64: bool) -> (PathBuf, PathBuf) {
+    let source = repo_root().join("tests/hip/module_kernels.hip");
+    let mut args: Vec<String> = [
+        "-x",
+        "hip",
+        "--offload-arch=gfx1100",
+        "--cuda-device-only",
+        "-O2",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(format!(
+        "--rocm-device-lib-path={}",
+        hip.device_libs.display()
+    ));
+    if wave64 {
+        args.push("-mwavefrontsize64".into());
+    }
+    let bundle = hip.build_cached(
+        "module_kernels.hipfb",
+        &[source.clone()],
+        &args,
+        &cache_dir(),
+    );
+    args.push("--no-gpu-bundle-output".into());
+    let elf = hip.build_cached("module_kernels.co", &[source], &args, &cache_dir());
+    (bundle, elf)
+}
+
+/// Builds and runs every program; returns the failures, one paragraph each.
+fn run_corpus(wave64: bool) -> Option<Vec<String>> {
+    let hip = HipClang::find()?;
+    let lib_dir = hip_runtime_dir();
+    let extra: &[&str] = if wave64 { &["-DEXPECT_WAVE64"] } else { &[] };
+    let args = hip.args(wave64, extra);
+    let (bundle, elf) = module_images(&hip, wave64);
+    let mut failures = Vec::new();
+    for source in programs() {
+        let name = source.file_stem().unwrap().to_string_lossy().into_owned();
+        let program = hip.build_cached(&name, &[source.clone()], &args, &cache_dir());
+        let mut command = Command::new(&program);
+        command
+            .env("LD_LIBRARY_PATH", lib_dir)
+            .env_remove("LD_PRELOAD");
+        if name == "module_api" {
+            command.arg(&bundle).arg(&elf);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        if !output.status.success() {
+            failures.push(format!(
+                "{name} ({}): {}\n{}{}",
+                if wave64 { "wave64" } else { "wave32" },
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    Some(failures)
+}
+
+#[test]
+#[ignore = "the RDNA emulator (rdna/) does not yet execute all of clang's gfx1100 code"]
+fn corpus_passes_on_the_emulator_wave32() {
+    let Some(failures) = run_corpus(false) else {
+        return;
+    };
+    assert!(
+        failures.is_empty(),
+        "{} of {} programs failed:\n{}",
+        failures.len(),
+        programs().len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+#[ignore = "the RDNA emulator (rdna/) does not yet execute all of clang's gfx1100 code"]
+fn corpus_passes_on_the_emulator_wave64() {
+    let Some(failures) = run_corpus(true) else {
+        return;
+    };
+    assert!(
+        failures.is_empty(),
+        "{} of {} programs failed:\n{}",
+        failures.len(),
+        programs().len(),
+        failures.join("\n")
+    );
+}
+
+/// Every function the library exports carries the symbol version Debian's
+/// HIP 5.2 library gives it, so programs linked against Debian's bind to
+/// ours (`hipMalloc@hip_4.2`), and the library's soname is Debian's.
+#[test]
+fn exports_carry_hip_5_2_symbol_versions() {
+    if HipClang::find().is_none() {
+        return;
+    }
+    let dynamic_symbols = |lib: &Path| -> Vec<(String, String)> {
+        let out = Command::new("objdump")
+            .arg("-T")
+            .arg(lib)
+            .output()
+            .expect("run objdump");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(" .text"))
+            .filter_map(|l| {
+                let fields: Vec<&str> = l.split_whitespace().collect();
+                let name = fields.last()?.to_string();
+                let version = fields.get(fields.len().checked_sub(2)?)?.to_string();
+                Some((name, version))
+            })
+            .collect()
+    };
+    let ours_path = hip_runtime_dir().join("libamdhip64.so.5");
+    let ours = dynamic_symbols(&ours_path);
+    let debian = dynamic_symbols(Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"));
+    assert!(ours.len() >= 100, "only {} exports: {ours:?}", ours.len());
+    for (name, version) in &ours {
+        let theirs = debian.iter().find(|(n, _)| n == name);
+        assert_eq!(
+            theirs.map(|(_, v)| v.as_str()),
+            Some(version.as_str()),
+            "{name}: our version {version}, Debian's {theirs:?}"
+        );
+    }
+    let dynamic = Command::new("objdump")
+        .arg("-p")
+        .arg(&ours_path)
+        .output()
+        .expect("run objdump -p");
+    let text = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("SONAME") && l.trim_end().ends_with("libamdhip64.so.5")),
+        "no SONAME libamdhip64.so.5:\n{text}"
+    );
+}
+
+/// A program's imports are all served: every `hip*`/`__hip*` symbol the
+/// corpus programs import is exported by our library.
+#[test]
+fn every_symbol_the_corpus_imports_is_exported() {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    let args = hip.args(false, &[]);
+    let out = Command::new("objdump")
+        .arg("-T")
+        .arg(hip_runtime_dir().join("libamdhip64.so.5"))
+        .output()
+        .expect("run objdump");
+    let exported = String::from_utf8_lossy(&out.stdout).into_owned();
+    for source in programs() {
+        let name = source.file_stem().unwrap().to_string_lossy().into_owned();
+        let program = hip.build_cached(&name, &[source.clone()], &args, &cache_dir());
+        let nm = Command::new("nm")
+            .args(["-D", "--undefined-only"])
+            .arg(&program)
+            .output()
+            .expect("run nm");
+        for line in String::from_utf8_lossy(&nm.stdout).lines() {
+            let Some(symbol) = line.split_whitespace().last() else {
+                continue;
+            };
+            let Some((bare, _version)) = symbol.split_once('@') else {
+                continue;
+            };
+            if bare.starts_with("hip") || bare.starts_with("__hip") {
+                assert!(
+                    exported
+                        .lines()
+                        .any(|l| l.split_whitespace().last() == Some(bare)),
+                    "{name} imports {symbol}, which libamdhip64.so.5 does not export"
+                );
+            }
+        }
+    }
+}
