@@ -66,6 +66,8 @@ pub struct Wave {
     pub lanes_present: u64,
     /// Instructions executed, for tracing and runaway detection.
     pub executed: u64,
+    /// Hardware registers (`s_getreg`/`s_setreg`), by HW_REG id.
+    pub hwregs: [u32; 64],
 }
 
 impl Wave {
@@ -89,6 +91,7 @@ impl Wave {
             lane_ids: vec![[0; 3]; wave_size as usize],
             lanes_present: 0,
             executed: 0,
+            hwregs: [0; 64],
         }
     }
 

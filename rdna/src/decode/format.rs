@@ -1,6 +1,692 @@
-//! LLVM-syntax printing of decoded instructions.
-use super::Inst;
+//! Prints decoded instructions in LLVM's AMDGPU assembly syntax (what
+//! `llvm-objdump-19 -d --mcpu=gfx1100` prints), so the decoder can be
+//! compared with LLVM's disassembler instruction by instruction.
 
+use super::{Dpp, Format, Inst, src};
+
+/// Register widths (in dwords) an instruction's operands have.
+struct Widths {
+    dst: u16,
+    src: [u16; 3],
+}
+
+/// Widths from the mnemonic's type suffixes (`_b64`, `_f64_i32`, ...).
+fn widths(inst: &Inst) -> Widths {
+    let name = inst.name;
+    let parts: Vec<&str> = name.split('_').collect();
+    let is_ty = |p: &str| {
+        p.len() >= 2
+            && matches!(p.as_bytes()[0], b'b' | b'f' | b'i' | b'u')
+            && p[1..].chars().all(|c| c.is_ascii_digit())
+    };
+    let dw = |p: &str| {
+        if p.ends_with("64") {
+            2
+        } else if p.ends_with("128") {
+            4
+        } else if p.ends_with("96") {
+            3
+        } else {
+            1
+        }
+    };
+    let tys: Vec<&str> = parts
+        .iter()
+        .rev()
+        .take_while(|p| is_ty(p))
+        .copied()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let (d, s) = match tys.as_slice() {
+        [] => (1, 1),
+        [t] => (dw(t), dw(t)),
+        [t1, t2, ..] => (dw(t1), dw(t2)),
+    };
+    let mut w = Widths {
+        dst: d,
+        src: [s; 3],
+    };
+    match name {
+        "v_lshlrev_b64" | "v_lshrrev_b64" | "v_ashrrev_i64" => w.src[0] = 1,
+        "v_ldexp_f64" | "v_trig_preop_f64" | "v_cmp_class_f64" | "v_cmpx_class_f64" => w.src[1] = 1,
+        "v_mad_u64_u32" | "v_mad_i64_i32" => w.src[2] = 2,
+        "s_lshl_b64" | "s_lshr_b64" | "s_ashr_i64" | "s_bfe_u64" | "s_bfe_i64"
+        | "s_bitcmp0_b64" | "s_bitcmp1_b64" => w.src[1] = 1,
+        "s_bfm_b64" => w.src = [1, 1, 1],
+        "s_bitset0_b64" | "s_bitset1_b64" => w.src[0] = 1,
+        _ => {}
+    }
+    if name.starts_with("v_cmp") {
+        w.dst = 0; // a lane mask
+    }
+    w
+}
+
+fn sreg_name(code: u16, dwords: u16) -> String {
+    let n = dwords.max(1);
+    match code {
+        0..=105 => {
+            if n == 1 {
+                format!("s{code}")
+            } else {
+                format!("s[{}:{}]", code, code + n - 1)
+            }
+        }
+        src::VCC_LO => {
+            if n == 2 {
+                "vcc".into()
+            } else {
+                "vcc_lo".into()
+            }
+        }
+        src::VCC_HI => "vcc_hi".into(),
+        108..=123 => {
+            let t = code - 108;
+            if n == 1 {
+                format!("ttmp{t}")
+            } else {
+                format!("ttmp[{}:{}]", t, t + n - 1)
+            }
+        }
+        src::NULL => "null".into(),
+        src::M0 => "m0".into(),
+        src::EXEC_LO => {
+            if n == 2 {
+                "exec".into()
+            } else {
+                "exec_lo".into()
+            }
+        }
+        src::EXEC_HI => "exec_hi".into(),
+        _ => format!("<sreg {code}>"),
+    }
+}
+
+pub fn vreg_name(reg: u16, dwords: u16) -> String {
+    if dwords <= 1 {
+        format!("v{reg}")
+    } else {
+        format!("v[{}:{}]", reg, reg + dwords - 1)
+    }
+}
+
+/// A source operand (register, inline constant or literal).
+fn operand(inst: &Inst, code: u16, dwords: u16, fp: bool) -> String {
+    match code {
+        256..=511 => vreg_name(code - 256, dwords),
+        128..=192 => format!("{}", code - 128),
+        193..=208 => format!("-{}", code - 192),
+        240 => "0.5".into(),
+        241 => "-0.5".into(),
+        242 => "1.0".into(),
+        243 => "-1.0".into(),
+        244 => "2.0".into(),
+        245 => "-2.0".into(),
+        246 => "4.0".into(),
+        247 => "-4.0".into(),
+        248 => {
+            if dwords == 2 {
+                "0.15915494309189532".into()
+            } else {
+                "0.15915494".into()
+            }
+        }
+        src::SHARED_BASE => "src_shared_base".into(),
+        src::SHARED_LIMIT => "src_shared_limit".into(),
+        src::PRIVATE_BASE => "src_private_base".into(),
+        src::PRIVATE_LIMIT => "src_private_limit".into(),
+        src::POPS_EXITING_WAVE_ID => "src_pops_exiting_wave_id".into(),
+        src::VCCZ => "src_vccz".into(),
+        src::EXECZ => "src_execz".into(),
+        src::SCC => "src_scc".into(),
+        src::LITERAL => {
+            let _ = fp;
+            format!("0x{:x}", inst.literal.unwrap_or(0))
+        }
+        _ => sreg_name(code, dwords),
+    }
+}
+
+fn modded(inst: &Inst, k: usize, text: String) -> String {
+    let mut t = text;
+    if inst.abs >> k & 1 == 1 {
+        t = format!("|{t}|");
+    }
+    if inst.neg >> k & 1 == 1 {
+        t = format!("-{t}");
+    }
+    t
+}
+
+fn mask_width(wave64: bool) -> u16 {
+    if wave64 { 2 } else { 1 }
+}
+
+fn three_source(name: &str) -> bool {
+    const P: &[&str] = &[
+        "v_fma",
+        "v_mad",
+        "v_bfe",
+        "v_bfi",
+        "v_alignb",
+        "v_min3",
+        "v_max3",
+        "v_med3",
+        "v_sad",
+        "v_lerp",
+        "v_cube",
+        "v_div_fixup",
+        "v_div_fmas",
+        "v_div_scale",
+        "v_msad",
+        "v_qsad",
+        "v_mqsad",
+        "v_xor3",
+        "v_perm_b32",
+        "v_xad",
+        "v_lshl_add",
+        "v_add_lshl",
+        "v_add3",
+        "v_lshl_or",
+        "v_and_or",
+        "v_or3",
+        "v_maxmin",
+        "v_minmax",
+        "v_permlane",
+        "v_cndmask",
+        "v_dot2",
+        "v_mullit",
+        "v_cvt_pk_u8_f32",
+        "v_add_co_ci",
+        "v_sub_co_ci",
+        "v_subrev_co_ci",
+    ];
+    P.iter().any(|p| name.starts_with(p))
+}
+
+fn delay_alu(simm: u16) -> String {
+    let id = |v: u16| match v {
+        0 => "NO_DEP".to_string(),
+        1..=4 => format!("VALU_DEP_{v}"),
+        5..=7 => format!("TRANS32_DEP_{}", v - 4),
+        8 => "FMA_ACCUM_CYCLE_1".into(),
+        9..=11 => format!("SALU_CYCLE_{}", v - 8),
+        _ => format!("{v}"),
+    };
+    let skip = |v: u16| match v {
+        0 => "SAME".to_string(),
+        1 => "NEXT".into(),
+        2..=6 => format!("SKIP_{}", v - 1),
+        _ => format!("{v}"),
+    };
+    let mut s = format!("instid0({})", id(simm & 0xF));
+    let sk = (simm >> 4) & 7;
+    let i1 = (simm >> 7) & 0xF;
+    if sk != 0 {
+        s += &format!(" | instskip({})", skip(sk));
+    }
+    if i1 != 0 {
+        s += &format!(" | instid1({})", id(i1));
+    }
+    s
+}
+
+fn waitcnt(simm: u16) -> String {
+    let vm = (simm >> 10) & 0x3F;
+    let lgkm = (simm >> 4) & 0x3F;
+    let exp = simm & 7;
+    let mut parts = Vec::new();
+    if vm != 0x3F {
+        parts.push(format!("vmcnt({vm})"));
+    }
+    if exp != 7 {
+        parts.push(format!("expcnt({exp})"));
+    }
+    if lgkm != 0x3F {
+        parts.push(format!("lgkmcnt({lgkm})"));
+    }
+    if parts.is_empty() {
+        format!("0x{simm:x}")
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn swizzle(off: u16) -> String {
+    if off & 0x8000 != 0 {
+        let q: Vec<String> = (0..4).map(|k| ((off >> (2 * k)) & 3).to_string()).collect();
+        return format!("offset:swizzle(QUAD_PERM,{})", q.join(","));
+    }
+    let and = off & 0x1F;
+    let or = (off >> 5) & 0x1F;
+    let xor = (off >> 10) & 0x1F;
+    if and == 0x1F && or == 0 && xor.is_power_of_two() {
+        return format!("offset:swizzle(SWAP,{xor})");
+    }
+    if and == 0x1F && or == 0 && (xor + 1).is_power_of_two() && xor != 0 {
+        return format!("offset:swizzle(REVERSE,{})", xor + 1);
+    }
+    if xor == 0 && (0x20 - and).is_power_of_two() && and != 0 && or < 0x20 - and {
+        return format!("offset:swizzle(BROADCAST,{},{})", 0x20 - and, or);
+    }
+    let mut mask = String::new();
+    for bit in (0..5).rev() {
+        let (a, o, x) = (and >> bit & 1, or >> bit & 1, xor >> bit & 1);
+        mask.push(match (a, o, x) {
+            (0, 0, _) => '0',
+            (0, 1, _) => '1',
+            (1, _, 0) => 'p',
+            _ => 'i',
+        });
+    }
+    format!("offset:swizzle(BITMASK_PERM,\"{mask}\")")
+}
+
+fn dpp_text(d: &Dpp) -> String {
+    match *d {
+        Dpp::Dpp8 { sel, .. } => {
+            let s: Vec<String> = sel.iter().map(|v| v.to_string()).collect();
+            format!(" dpp8:[{}]", s.join(","))
+        }
+        Dpp::Dpp16 {
+            ctrl,
+            row_mask,
+            bank_mask,
+            bound_ctrl,
+            fi,
+        } => {
+            let c = match ctrl {
+                0x000..=0x0FF => {
+                    let q: Vec<String> = (0..4)
+                        .map(|k| ((ctrl >> (2 * k)) & 3).to_string())
+                        .collect();
+                    format!("quad_perm:[{}]", q.join(","))
+                }
+                0x101..=0x10F => format!("row_shl:{}", ctrl & 0xF),
+                0x111..=0x11F => format!("row_shr:{}", ctrl & 0xF),
+                0x121..=0x12F => format!("row_ror:{}", ctrl & 0xF),
+                0x140 => "row_mirror".into(),
+                0x141 => "row_half_mirror".into(),
+                0x150..=0x15F => format!("row_share:{}", ctrl & 0xF),
+                0x160..=0x16F => format!("row_xmask:{}", ctrl & 0xF),
+                _ => format!("dpp_ctrl:0x{ctrl:x}"),
+            };
+            let mut s = format!(" {c} row_mask:0x{row_mask:x} bank_mask:0x{bank_mask:x}");
+            if bound_ctrl {
+                s += " bound_ctrl:1";
+            }
+            if fi {
+                s += " fi:1";
+            }
+            s
+        }
+    }
+}
+
+fn vop3_suffix_mods(inst: &Inst) -> String {
+    let mut s = String::new();
+    if inst.clamp {
+        s += " clamp";
+    }
+    match inst.omod {
+        1 => s += " mul:2",
+        2 => s += " mul:4",
+        3 => s += " div:2",
+        _ => {}
+    }
+    s
+}
+
+fn mem_flags(inst: &Inst) -> String {
+    let mut s = String::new();
+    if inst.glc {
+        s += " glc";
+    }
+    if inst.slc {
+        s += " slc";
+    }
+    if inst.dlc {
+        s += " dlc";
+    }
+    s
+}
+
+/// The instruction in LLVM syntax. `wave64` selects how lane masks print
+/// (`vcc` vs `vcc_lo`), as `llvm-objdump --mattr=+wavefrontsize64` does.
+pub fn format_wave(inst: &Inst, wave64: bool) -> String {
+    let w = widths(inst);
+    let name = inst.name;
+    let mw = mask_width(wave64);
+    let src = |k: usize| operand(inst, inst.src[k], w.src[k], name.contains("_f"));
+    match inst.format {
+        Format::Sop2 => format!(
+            "{name} {}, {}, {}",
+            sreg_name(inst.dst, w.dst),
+            src(0),
+            src(1)
+        ),
+        Format::Sopc => format!("{name} {}, {}", src(0), src(1)),
+        Format::Sop1 => match name {
+            "s_getpc_b64" => format!("{name} {}", sreg_name(inst.dst, 2)),
+            "s_setpc_b64" | "s_rfe_b64" => format!("{name} {}", src(0)),
+            _ => format!("{name} {}, {}", sreg_name(inst.dst, w.dst), src(0)),
+        },
+        Format::Sopk => match name {
+            "s_version" => format!("{name} 0x{:x}", inst.simm16),
+            "s_call_b64" => format!("{name} {}, {}", sreg_name(inst.dst, 2), inst.simm16),
+            "s_setreg_imm32_b32" => format!(
+                "{name} hwreg({}), 0x{:x}",
+                inst.simm16,
+                inst.literal.unwrap_or(0)
+            ),
+            _ => format!("{name} {}, 0x{:x}", sreg_name(inst.dst, 1), inst.simm16),
+        },
+        Format::Sopp => match name {
+            "s_endpgm" | "s_barrier" | "s_code_end" | "s_icache_inv" | "s_wait_idle"
+            | "s_endpgm_saved" | "s_ttracedata" => name.to_string(),
+            "s_waitcnt" => format!("{name} {}", waitcnt(inst.simm16)),
+            "s_delay_alu" => format!("{name} {}", delay_alu(inst.simm16)),
+            "s_sendmsg" | "s_sendmsghalt" => match inst.simm16 {
+                3 => format!("{name} sendmsg(MSG_DEALLOC_VGPRS)"),
+                1 => format!("{name} sendmsg(MSG_INTERRUPT)"),
+                v => format!("{name} sendmsg({v})"),
+            },
+            "s_nop" | "s_sleep" | "s_setprio" | "s_trap" | "s_setkill" | "s_branch" => {
+                format!("{name} {}", inst.simm16)
+            }
+            n if n.starts_with("s_cbranch") => format!("{name} {}", inst.simm16),
+            _ => format!("{name} 0x{:x}", inst.simm16),
+        },
+        Format::Smem => {
+            let dw = match name.rsplit('_').next() {
+                Some("b64") => 2,
+                Some("b128") => 4,
+                Some("b256") => 8,
+                Some("b512") => 16,
+                _ => 1,
+            };
+            if name == "s_dcache_inv" || name == "s_gl1_inv" {
+                return name.to_string();
+            }
+            let base = sreg_name(inst.saddr, if name.starts_with("s_buffer") { 4 } else { 2 });
+            let off = match (inst.src[0] != src::NULL, inst.offset != 0) {
+                (true, true) => format!("{} offset:0x{:x}", sreg_name(inst.src[0], 1), inst.offset),
+                (true, false) => sreg_name(inst.src[0], 1),
+                (false, true) => format!("0x{:x}", inst.offset),
+                (false, false) => "null".into(),
+            };
+            format!(
+                "{name} {}, {base}, {off}{}",
+                sreg_name(inst.dst, dw),
+                mem_flags(inst)
+            )
+        }
+        Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 => format_valu(inst, &w, mw),
+        Format::Vop3p => {
+            let n = if three_source(name) || name.starts_with("v_pk_fma") {
+                3
+            } else {
+                2
+            };
+            let srcs: Vec<String> = (0..n)
+                .map(|k| operand(inst, inst.src[k], 1, true))
+                .collect();
+            format!("{name} {}, {}", vreg_name(inst.dst, 1), srcs.join(", "))
+        }
+        Format::Vopd => {
+            let halves = inst.vopd.as_ref().expect("VOPD carries its halves");
+            let lit = format!("0x{:x}", inst.literal.unwrap_or(0));
+            let texts: Vec<String> = halves
+                .iter()
+                .map(|h| {
+                    let s0 = operand(inst, h.src0, 1, true);
+                    let s1 = format!("v{}", h.vsrc1);
+                    let d = format!("v{}", h.vdst);
+                    match h.name {
+                        "v_dual_mov_b32" => format!("{} {d}, {s0}", h.name),
+                        "v_dual_fmaak_f32" => format!("{} {d}, {s0}, {s1}, {lit}", h.name),
+                        "v_dual_fmamk_f32" => format!("{} {d}, {s0}, {lit}, {s1}", h.name),
+                        _ => format!("{} {d}, {s0}, {s1}", h.name),
+                    }
+                })
+                .collect();
+            texts.join(" :: ")
+        }
+        Format::Ds => format_ds(inst),
+        Format::Flat | Format::Global | Format::Scratch => format_flat(inst),
+        Format::Mubuf => name.to_string(),
+    }
+}
+
+/// [`format_wave`] for wave32 code.
 pub fn format(inst: &Inst, _pc: u64) -> String {
-    inst.name.to_string()
+    format_wave(inst, false)
+}
+
+fn format_valu(inst: &Inst, w: &Widths, mw: u16) -> String {
+    let name = inst.name;
+    let src = |k: usize| operand(inst, inst.src[k], w.src[k], true);
+    let vsrc = |k: usize| modded(inst, k, src(k));
+    let vdst = vreg_name(inst.dst, w.dst);
+    let mnemonic = match (inst.format, &inst.dpp) {
+        (_, Some(_)) if inst.format != Format::Vop3 => format!("{name}_dpp"),
+        (Format::Vop3, Some(_)) => format!("{name}_e64_dpp"),
+        (Format::Vop1, _) if matches!(name, "v_readfirstlane_b32" | "v_nop") => name.to_string(),
+        (Format::Vop2, _) if name.starts_with("v_fmaak") || name.starts_with("v_fmamk") => {
+            name.to_string()
+        }
+        (Format::Vop1 | Format::Vop2 | Format::Vopc, _) => format!("{name}_e32"),
+        (Format::Vop3, _) if inst.op < 512 => format!("{name}_e64"),
+        _ => name.to_string(),
+    };
+    let dpp = inst.dpp.as_ref().map(dpp_text).unwrap_or_default();
+    let mods = if inst.format == Format::Vop3 {
+        vop3_suffix_mods(inst)
+    } else {
+        String::new()
+    };
+    let ops: Vec<String> = match inst.format {
+        Format::Vop1 => match name {
+            "v_nop" => vec![],
+            "v_readfirstlane_b32" => vec![sreg_name(inst.dst, 1), src(0)],
+            _ => vec![vdst, vsrc(0)],
+        },
+        Format::Vop2 => match name {
+            n if n.ends_with("_co_ci_u32") => {
+                let vcc = sreg_name(src::VCC_LO, mw);
+                vec![vdst, vcc.clone(), vsrc(0), vsrc(1), vcc]
+            }
+            "v_cndmask_b32" => vec![vdst, vsrc(0), vsrc(1), sreg_name(src::VCC_LO, mw)],
+            n if n.starts_with("v_fmamk") => vec![
+                vdst,
+                vsrc(0),
+                format!("0x{:x}", inst.literal.unwrap_or(0)),
+                vsrc(1),
+            ],
+            n if n.starts_with("v_fmaak") => vec![
+                vdst,
+                vsrc(0),
+                vsrc(1),
+                format!("0x{:x}", inst.literal.unwrap_or(0)),
+            ],
+            _ => vec![vdst, vsrc(0), vsrc(1)],
+        },
+        Format::Vopc => {
+            if name.starts_with("v_cmpx") {
+                vec![vsrc(0), vsrc(1)]
+            } else {
+                vec![sreg_name(src::VCC_LO, mw), vsrc(0), vsrc(1)]
+            }
+        }
+        _ => {
+            // VOP3
+            let nsrc = if inst.op < 256 {
+                2
+            } else if inst.op < 384 {
+                if three_source(name) { 3 } else { 2 }
+            } else if inst.op < 512 {
+                1
+            } else if three_source(name) {
+                3
+            } else {
+                2
+            };
+            let mut v: Vec<String> = Vec::new();
+            if inst.op < 256 {
+                if !name.starts_with("v_cmpx") {
+                    v.push(sreg_name(inst.sdst, mw));
+                }
+            } else if matches!(name, "v_readlane_b32") {
+                v.push(sreg_name(inst.dst, 1));
+            } else if inst.op >= 384 && inst.op < 512 && name == "v_readfirstlane_b32" {
+                v.push(sreg_name(inst.dst, 1));
+            } else {
+                v.push(vdst);
+                if super::is_vop3_sd(name) {
+                    v.push(sreg_name(inst.sdst, mw));
+                }
+            }
+            for k in 0..nsrc {
+                let is_mask = k == 2 && (name == "v_cndmask_b32" || name.ends_with("_co_ci_u32"));
+                let t = if is_mask {
+                    sreg_name(inst.src[k], mw)
+                } else {
+                    vsrc(k)
+                };
+                v.push(t);
+            }
+            v
+        }
+    };
+    let mut s = mnemonic;
+    if !ops.is_empty() {
+        s += " ";
+        s += &ops.join(", ");
+    }
+    s + &mods + &dpp
+}
+
+fn format_ds(inst: &Inst) -> String {
+    let name = inst.name;
+    let dw = |n: &str| match n.rsplit('_').next() {
+        Some("b64" | "u64" | "i64" | "f64") => 2u16,
+        Some("b96") => 3,
+        Some("b128") => 4,
+        _ => 1,
+    };
+    let d = dw(name);
+    let addr = format!("v{}", inst.addr);
+    let data0 = vreg_name(inst.data0, d);
+    let data1 = vreg_name(inst.data1, d);
+    let off16 = (inst.offset as u16) | ((inst.offset1 as u16) << 8);
+    let single_off = if off16 != 0 {
+        format!(" offset:{off16}")
+    } else {
+        String::new()
+    };
+    let two_off = {
+        let mut s = String::new();
+        if inst.offset != 0 {
+            s += &format!(" offset0:{}", inst.offset);
+        }
+        if inst.offset1 != 0 {
+            s += &format!(" offset1:{}", inst.offset1);
+        }
+        s
+    };
+    let gds = if inst.gds { " gds" } else { "" };
+    let body = if name == "ds_swizzle_b32" {
+        format!(
+            "{name} {}, {addr} {}",
+            vreg_name(inst.dst, 1),
+            swizzle(off16)
+        )
+    } else if name == "ds_bpermute_b32" || name == "ds_permute_b32" {
+        format!(
+            "{name} {}, {addr}, {data0}{single_off}",
+            vreg_name(inst.dst, 1)
+        )
+    } else if name.starts_with("ds_load_2addr") {
+        format!("{name} {}, {addr}{two_off}", vreg_name(inst.dst, 2 * d))
+    } else if name.starts_with("ds_load") {
+        format!("{name} {}, {addr}{single_off}", vreg_name(inst.dst, d))
+    } else if name.starts_with("ds_store_2addr") {
+        format!("{name} {addr}, {data0}, {data1}{two_off}")
+    } else if name.starts_with("ds_store") {
+        format!("{name} {addr}, {data0}{single_off}")
+    } else if name == "ds_nop" {
+        name.to_string()
+    } else {
+        let two_data =
+            name.contains("cmpstore") || name.contains("mskor") || name.contains("2addr");
+        let mut s = format!("{name} ");
+        if name.contains("_rtn_") {
+            s += &format!("{}, ", vreg_name(inst.dst, d));
+        }
+        s += &format!("{addr}, {data0}");
+        if two_data {
+            s += &format!(", {data1}");
+        }
+        s + &single_off
+    };
+    body + gds
+}
+
+fn format_flat(inst: &Inst) -> String {
+    let name = inst.name;
+    let size = |n: &str| match n.rsplit('_').next() {
+        Some("b64" | "u64" | "i64" | "f64") => 2u16,
+        Some("b96") => 3,
+        Some("b128") => 4,
+        _ => 1,
+    };
+    let d = size(name);
+    let saddr_null = inst.saddr == src::NULL || inst.saddr == 0x7F;
+    let vaddr = match inst.format {
+        Format::Scratch => {
+            if inst.sve {
+                format!("v{}", inst.addr)
+            } else {
+                "off".into()
+            }
+        }
+        Format::Global if !saddr_null => format!("v{}", inst.addr),
+        _ => vreg_name(inst.addr, 2),
+    };
+    let saddr = match inst.format {
+        Format::Flat => None,
+        _ => Some(if saddr_null {
+            "off".to_string()
+        } else {
+            sreg_name(
+                inst.saddr,
+                if inst.format == Format::Global { 2 } else { 1 },
+            )
+        }),
+    };
+    let tail = {
+        let mut s = saddr.map(|s| format!(", {s}")).unwrap_or_default();
+        if inst.offset != 0 {
+            s += &format!(" offset:{}", inst.offset);
+        }
+        s + &mem_flags(inst)
+    };
+    if name.contains("_load_") {
+        format!("{name} {}, {vaddr}{tail}", vreg_name(inst.dst, d))
+    } else if name.contains("_store_") {
+        format!("{name} {vaddr}, {}{tail}", vreg_name(inst.data0, d))
+    } else {
+        let data_dw = if name.contains("cmpswap") { 2 * d } else { d };
+        let ret = if inst.glc {
+            format!("{}, ", vreg_name(inst.dst, d))
+        } else {
+            String::new()
+        };
+        format!(
+            "{name} {ret}{vaddr}, {}{tail}",
+            vreg_name(inst.data0, data_dw)
+        )
+    }
 }

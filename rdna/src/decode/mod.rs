@@ -277,19 +277,6 @@ pub fn decode(code: &[u8], pc: u64) -> Result<Inst, DecodeError> {
         i.src[0] = bits(w0, 7, 0) as u16;
         i.src[1] = bits(w0, 15, 8) as u16;
         i
-    } else if w0 >> 31 == 0 {
-        // VOP2
-        let op = bits(w0, 30, 25) as usize;
-        let name = table_name(&opcodes::VOP2, op).ok_or_else(|| unknown("VOP2"))?;
-        let mut i = Inst::new(Format::Vop2, 256 + op as u16, name);
-        i.dst = bits(w0, 24, 17) as u16;
-        i.src[0] = bits(w0, 8, 0) as u16;
-        i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
-        if vop2_has_inline_literal(name) {
-            i.literal = Some(word(1)?);
-            i.len = 8;
-        }
-        i
     } else if w0 >> 25 == 0x3F {
         let op = bits(w0, 16, 9) as usize;
         let name = table_name(&opcodes::VOP1, op).ok_or_else(|| unknown("VOP1"))?;
@@ -304,6 +291,19 @@ pub fn decode(code: &[u8], pc: u64) -> Result<Inst, DecodeError> {
         i.sdst = src::VCC_LO;
         i.src[0] = bits(w0, 8, 0) as u16;
         i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
+        i
+    } else if w0 >> 31 == 0 {
+        // VOP2
+        let op = bits(w0, 30, 25) as usize;
+        let name = table_name(&opcodes::VOP2, op).ok_or_else(|| unknown("VOP2"))?;
+        let mut i = Inst::new(Format::Vop2, 256 + op as u16, name);
+        i.dst = bits(w0, 24, 17) as u16;
+        i.src[0] = bits(w0, 8, 0) as u16;
+        i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
+        if vop2_has_inline_literal(name) {
+            i.literal = Some(word(1)?);
+            i.len = 8;
+        }
         i
     } else {
         match w0 >> 26 {

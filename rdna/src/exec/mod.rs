@@ -2,7 +2,7 @@
 //! compares, conversions, transcendentals, DPP and cross-lane ops),
 //! `memory` (SMEM, DS, FLAT/GLOBAL/SCRATCH, atomics) and `control`
 //! (branches, EXEC management, waits, barriers, messages). Each family
-//! exports a sorted `OPS` table (name -> handler) searched once per decoded
+//! exports an `OPS` table (name -> handler) searched once per decoded
 //! instruction; an instruction without a handler faults by name.
 
 pub mod control;
@@ -47,8 +47,14 @@ pub fn handler_for(inst: &Inst) -> Option<Handler> {
             scalar::OPS
         }
         Sopp => control::OPS,
-        Smem | Ds | Flat | Global | Scratch | Mubuf => memory::OPS,
-        Vopd => return Some(vector::vopd),
+        Smem | Mubuf => memory::OPS,
+        Ds | Flat | Global | Scratch => return memory::handler(inst),
+        Vopd => {
+            let known = inst
+                .vopd
+                .is_some_and(|h| h.iter().all(|x| x.name != "v_dual_dot2acc_f32_bf16"));
+            return known.then_some(vector::vopd as Handler);
+        }
         Vop1 | Vop2 | Vopc | Vop3 | Vop3p => {
             if inst.name.starts_with("v_cmp") {
                 return Some(vector::compare);
@@ -59,11 +65,10 @@ pub fn handler_for(inst: &Inst) -> Option<Handler> {
     lookup(table, inst.name)
 }
 
+/// Tables are searched once per decoded instruction (the result is cached
+/// with the decode), so a linear search is enough.
 fn lookup(table: &[(&str, Handler)], name: &str) -> Option<Handler> {
-    table
-        .binary_search_by(|(n, _)| (*n).cmp(name))
-        .ok()
-        .map(|i| table[i].1)
+    table.iter().find(|(n, _)| *n == name).map(|(_, h)| *h)
 }
 
 /// Inline constant of a source code for a 32-bit operand, if it is one.
