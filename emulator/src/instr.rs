@@ -382,10 +382,11 @@ pub enum Op {
         d: [Row; 4],
         addr: Addr,
     },
-    /// `mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
+    /// `mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`
+    /// and `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`.
     Mma {
         k: u8,
-        bf16: bool,
+        elem: MmaElem,
         d: [Row; 4],
         a: [Row; 4],
         b: [Row; 2],
@@ -582,4 +583,15 @@ pub struct Inst {
     /// The source position of the last `.loc` before it: `(file index,
     /// line)`, line 0 when there is none.
     pub loc: (u32, u32),
+}
+
+/// The element type of `mma.sync`'s A and B fragments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaElem {
+    /// Two `f16` per 32-bit register.
+    F16,
+    /// Two `bf16` per 32-bit register.
+    Bf16,
+    /// One `tf32` per 32-bit register (an f32 whose low 13 mantissa bits are ignored).
+    Tf32,
 }

@@ -189,3 +189,70 @@ fn triton_vector_add_softmax_and_atomic_histogram() {
     }
     assert_eq!(download_u32(&dev, pbins, 16), expect.to_vec());
 }
+
+/// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (what Triton emits for
+/// an fp32 `tl.dot` on sm_80): each lane loads its A, B fragments as the PTX
+/// ISA lays them out ("Matrix Fragments for mma.m16n8k8", .tf32) and stores
+/// its D fragment. The inputs carry bits below tf32's precision, which the
+/// instruction ignores.
+#[test]
+fn mma_tf32_m16n8k8_uses_the_isa_fragment_layout() {
+    let ptx = ".version 7.5\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pd)\n{\n\
+        .reg .b32 %r<8>;\n.reg .f32 %f<8>;\n.reg .b64 %rd<10>;\n\
+        ld.param.u64 %rd1, [pa];\nld.param.u64 %rd2, [pb];\nld.param.u64 %rd3, [pd];\n\
+        mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd5, %rd1, %rd4;\n\
+        ld.global.v4.b32 {%r2, %r3, %r4, %r5}, [%rd5];\n\
+        mul.wide.u32 %rd6, %r1, 8;\nadd.s64 %rd7, %rd2, %rd6;\nld.global.v2.b32 {%r6, %r7}, [%rd7];\n\
+        mov.f32 %f1, 0f3F800000;\n\
+        mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f2, %f3, %f4, %f5}, {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%f1, %f1, %f1, %f1};\n\
+        add.s64 %rd8, %rd3, %rd4;\nst.global.v4.f32 [%rd8], {%f2, %f3, %f4, %f5};\nret;\n}\n";
+    // A is 16x8, B is 8x8; small integers (exact in tf32) plus a low
+    // mantissa bit that tf32 drops.
+    let noisy = |v: f32| f32::from_bits(v.to_bits() | 1);
+    let a = |i: usize, k: usize| ((i * 3 + k * 5) % 7) as f32 - 3.0;
+    let b = |k: usize, j: usize| ((k * 2 + j * 3) % 5) as f32 - 2.0;
+    let mut a_frag = Vec::new();
+    let mut b_frag = Vec::new();
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for (row, col) in [(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)] {
+            a_frag.extend(noisy(a(row, col)).to_le_bytes());
+        }
+        for (row, col) in [(t, g), (t + 4, g)] {
+            b_frag.extend(noisy(b(row, col)).to_le_bytes());
+        }
+    }
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let pa = dev.mem_alloc(a_frag.len() as u64).unwrap();
+    let pb = dev.mem_alloc(b_frag.len() as u64).unwrap();
+    let pd = dev.mem_alloc(32 * 16).unwrap();
+    dev.mem_write(pa, &a_frag).unwrap();
+    dev.mem_write(pb, &b_frag).unwrap();
+    let c = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    run(&mut dev, f, c, &Params::new().u64(pa).u64(pb).u64(pd));
+    let mut out = vec![0u8; 32 * 16];
+    dev.mem_read(pd, &mut out).unwrap();
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for (i, (row, col)) in [
+            (g, 2 * t),
+            (g, 2 * t + 1),
+            (g + 8, 2 * t),
+            (g + 8, 2 * t + 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let at = 16 * lane + 4 * i;
+            let got = f32::from_le_bytes(out[at..at + 4].try_into().unwrap());
+            let expect = 1.0 + (0..8).map(|k| a(row, k) * b(k, col)).sum::<f32>();
+            assert_eq!(got, expect, "D[{row}][{col}] (lane {lane}, d{i})");
+        }
+    }
+}

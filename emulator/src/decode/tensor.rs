@@ -43,23 +43,34 @@ pub(super) fn decode(
                 None => return Err(un()),
             };
             let types: Vec<ScalarType> = (0..4).filter_map(|_| mods.take_type()).collect();
-            let bf16 = match types.as_slice() {
+            let elem = match types.as_slice() {
                 [
                     ScalarType::F32,
-                    ScalarType::F16,
-                    ScalarType::F16,
+                    ab @ (ScalarType::F16 | ScalarType::BF16),
+                    ab2,
                     ScalarType::F32,
-                ] => false,
+                ] if ab == ab2 => {
+                    if *ab == ScalarType::F16 {
+                        MmaElem::F16
+                    } else {
+                        MmaElem::Bf16
+                    }
+                }
+                // tf32 comes in m16n8k8 (and m16n8k4, not supported) only.
                 [
                     ScalarType::F32,
-                    ScalarType::BF16,
-                    ScalarType::BF16,
+                    ScalarType::Tf32,
+                    ScalarType::Tf32,
                     ScalarType::F32,
-                ] => true,
+                ] if k == 8 => MmaElem::Tf32,
                 _ => return Err(un()),
             };
             let o = operands(inst, 4)?;
-            let (na, nb) = if k == 16 { (4, 2) } else { (2, 1) };
+            // Registers per fragment: f16/bf16 pack two elements, tf32 one.
+            let (na, nb) = match (k, elem) {
+                (16, _) | (8, MmaElem::Tf32) => (4, 2),
+                _ => (2, 1),
+            };
             let d = vector_rows(fc, &o[0], 4, dst)?;
             let mut regs = |op: &Operand, n: usize| -> Result<[Row; 4], String> {
                 let Operand::Vector(items) = op else {
@@ -79,7 +90,7 @@ pub(super) fn decode(
             let c = regs(&o[3], 4)?;
             Ok(Op::Mma {
                 k,
-                bf16,
+                elem,
                 d,
                 a,
                 b: [b4[0], b4[1]],

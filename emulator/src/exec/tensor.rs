@@ -41,7 +41,7 @@ pub(crate) fn execute(
         }
         Op::Mma {
             k,
-            bf16,
+            elem,
             d,
             a,
             b,
@@ -49,7 +49,7 @@ pub(crate) fn execute(
         } => {
             let k = *k as usize;
             let half = |bits: u64| -> f32 {
-                if *bf16 {
+                if *elem == MmaElem::Bf16 {
                     half::bf16::from_bits(bits as u16).to_f32()
                 } else {
                     half::f16::from_bits(bits as u16).to_f32()
@@ -63,6 +63,32 @@ pub(crate) fn execute(
                 let (g, t) = (l / 4, l % 4);
                 let val = |row: Row| w.values[r(row) + l];
                 let pair = |x: u64| (half(x), half(x >> 16));
+                if *elem == MmaElem::Tf32 {
+                    // m16n8k8 .tf32: one element per register (PTX ISA
+                    // "Matrix fragments for mma.m16n8k8", .tf32); the low 13
+                    // mantissa bits are not part of a tf32.
+                    let tf32 = |x: u64| f32::from_bits(x as u32 & !0x1fff);
+                    for (i, (row, col)) in [(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)]
+                        .iter()
+                        .enumerate()
+                    {
+                        am[*row][*col] = tf32(val(a[i]));
+                    }
+                    bm[t][g] = tf32(val(b[0]));
+                    bm[t + 4][g] = tf32(val(b[1]));
+                    for (i, (row, col)) in [
+                        (g, 2 * t),
+                        (g, 2 * t + 1),
+                        (g + 8, 2 * t),
+                        (g + 8, 2 * t + 1),
+                    ]
+                    .iter()
+                    .enumerate()
+                    {
+                        cm[*row][*col] = f32::from_bits(val(c[i]) as u32);
+                    }
+                    continue;
+                }
                 let a_regs: &[(usize, usize)] = if k == 16 {
                     &[
                         (g, 2 * t),
@@ -103,7 +129,7 @@ pub(crate) fn execute(
             let mut out = [[0f32; 8]; 16];
             for (row, out_row) in out.iter_mut().enumerate() {
                 for (col, o) in out_row.iter_mut().enumerate() {
-                    // f16/bf16 products are exact in f32; accumulate in k order.
+                    // f16/bf16/tf32 products are exact in f32; accumulate in k order.
                     let mut acc = cm[row][col];
                     for kk in 0..k {
                         acc += am[row][kk] * bm[kk][col];
