@@ -5,6 +5,11 @@
 //! Contexts are bookkeeping only: they all share the emulator's single
 //! address space, but each owns the modules, streams, events and allocations
 //! created while it was current and releases them when it is destroyed.
+//!
+//! Several devices (`PRLX_EMU_DEVICES=N`) share that address space too, so
+//! pointers are unique across devices (unified addressing); each allocation
+//! belongs to its context's device, and a kernel of one device sees another
+//! device's memory only through peer access (see [`crate::api::peer`]).
 
 use crate::cu::*;
 use crate::handles::{HandleTable, Kind};
@@ -12,7 +17,44 @@ use prlx_emu::{Device, DeviceConfig, FunctionId, ModuleId};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{PoisonError, RwLock};
+
+/// How many devices the driver reports (`PRLX_EMU_DEVICES`, default 1).
+static DEVICE_COUNT: AtomicI32 = AtomicI32::new(1);
+/// The most devices `PRLX_EMU_DEVICES` may ask for (device masks are `u64`).
+pub const MAX_DEVICES: i32 = 64;
+
+/// The number of emulated devices: `PRLX_EMU_DEVICES` as read by `cuInit`.
+pub fn device_count() -> i32 {
+    DEVICE_COUNT.load(Ordering::Relaxed)
+}
+
+/// Parses `PRLX_EMU_DEVICES`: 1 to [`MAX_DEVICES`]; anything else is
+/// reported once and ignored.
+fn devices_from_env() -> i32 {
+    let Ok(text) = std::env::var("PRLX_EMU_DEVICES") else {
+        return 1;
+    };
+    match text.trim().parse::<i32>() {
+        Ok(n) if (1..=MAX_DEVICES).contains(&n) => n,
+        _ => {
+            eprintln!(
+                "prlx libcuda: PRLX_EMU_DEVICES={text:?} is not a device count from 1 to {MAX_DEVICES}; using 1"
+            );
+            1
+        }
+    }
+}
+
+/// One device's primary context (`cuDevicePrimaryCtx*`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Primary {
+    /// The context, once first retained.
+    pub ctx: Option<usize>,
+    pub refs: u32,
+    pub flags: u32,
+}
 
 /// Bits of the per-context state a real driver keeps.
 #[derive(Debug)]
@@ -153,10 +195,8 @@ pub struct Driver {
     pub events: HandleTable<Event>,
     pub links: HandleTable<LinkState>,
     pub libraries: HandleTable<Library>,
-    /// The primary context of device 0, once first retained.
-    pub primary: Option<usize>,
-    pub primary_refs: u32,
-    pub primary_flags: u32,
+    /// Each device's primary context, by ordinal.
+    pub primaries: Vec<Primary>,
     /// Device allocation base -> owning context.
     pub allocations: BTreeMap<u64, usize>,
     pub host_allocations: BTreeMap<usize, HostAllocation>,
@@ -168,6 +208,14 @@ pub struct Driver {
     /// Emulated nanoseconds since `cuInit`; see [`crate::clock`].
     pub clock_ns: u64,
     next_context_id: u64,
+    /// Virtual memory management: reservations, physical allocations, mappings.
+    pub vmm: crate::api::vmm::Vmm,
+    /// Stream-ordered allocator pools.
+    pub pools: crate::api::pool::Pools,
+    /// Peer access enabled, as (context, peer context) pairs.
+    pub peers: std::collections::BTreeSet<(usize, usize)>,
+    /// Memory and event handles exported to or opened from other processes.
+    pub ipc: crate::api::ipc::Ipc,
 }
 
 // SAFETY: the raw pointers inside (log buffers a link state writes to) belong
@@ -198,6 +246,7 @@ thread_local! {
 pub fn init() {
     let mut guard = DRIVER.write().unwrap_or_else(PoisonError::into_inner);
     if guard.is_none() {
+        DEVICE_COUNT.store(devices_from_env(), Ordering::Relaxed);
         *guard = Some(Driver::new(Device::new(DeviceConfig::from_env())));
     }
 }
@@ -273,15 +322,17 @@ impl Driver {
             events: HandleTable::new(Kind::Event),
             links: HandleTable::new(Kind::Link),
             libraries: HandleTable::new(Kind::Library),
-            primary: None,
-            primary_refs: 0,
-            primary_flags: 0,
+            primaries: vec![Primary::default(); device_count() as usize],
             allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
             managed: BTreeMap::new(),
             managed_advice: BTreeMap::new(),
             clock_ns: 0,
             next_context_id: 1,
+            vmm: Default::default(),
+            pools: Default::default(),
+            peers: Default::default(),
+            ipc: Default::default(),
         }
     }
 
@@ -314,6 +365,11 @@ impl Driver {
     }
 
     pub fn new_context(&mut self, flags: u32, primary: bool) -> usize {
+        self.new_context_on(0, flags, primary)
+    }
+
+    /// A new context on device `device` (an ordinal already checked).
+    pub fn new_context_on(&mut self, device: CUdevice, flags: u32, primary: bool) -> usize {
         let id = self.next_context_id;
         self.next_context_id += 1;
         let mut limits = [0usize; (CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED + 1) as usize];
@@ -325,7 +381,7 @@ impl Driver {
         limits[5] = 0x80; // max L2 fetch granularity
         limits[6] = 0; // persisting L2 cache
         self.contexts.insert(Context {
-            device: 0,
+            device,
             flags,
             primary,
             active: true,
@@ -352,6 +408,8 @@ impl Driver {
         for l in self.links.handles_where(|l| l.ctx == ctx) {
             self.links.remove(l);
         }
+        crate::api::ipc::release_context(self, ctx);
+        self.peers.retain(|&(a, b)| a != ctx && b != ctx);
         let owned: Vec<u64> = self
             .allocations
             .iter()
@@ -362,6 +420,8 @@ impl Driver {
             self.allocations.remove(&base);
             // The allocation was live in our table, so the emulator knows it.
             let _ = self.device.mem_free(base);
+            crate::api::ipc::on_free(self, base);
+            self.pools.forget(base);
             self.managed_advice.remove(&base);
             if let Some(len) = self.managed.remove(&base) {
                 // SAFETY: a managed allocation's own mapping (see
@@ -410,6 +470,11 @@ impl Driver {
         } else {
             Err(CUDA_ERROR_INVALID_HANDLE)
         }
+    }
+
+    /// The device of context `ctx` (0 if it is gone).
+    pub fn device_of(&self, ctx: usize) -> CUdevice {
+        self.contexts.get(as_handle(ctx)).map_or(0, |c| c.device)
     }
 
     /// The function and the module it belongs to, both still loaded.

@@ -26,7 +26,7 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
         non_null(pctx)?;
         check_device(dev)?;
         check_flags(flags)?;
-        let ctx = d.new_context(flags, false);
+        let ctx = d.new_context_on(dev, flags, false);
         stack_push(ctx);
         unsafe { write_out(pctx, as_handle(ctx)) }
     })
@@ -55,10 +55,11 @@ fn destroy(ctx: CUcontext) -> Result<(), CUresult> {
 
 /// Runs the destructors of the primary context's local storage when it is
 /// about to be reset (explicitly, or by its last release), outside the lock.
-fn before_primary_reset(release: bool) -> Result<(), CUresult> {
+fn before_primary_reset(dev: CUdevice, release: bool) -> Result<(), CUresult> {
     let taken = with_driver(|d| {
-        let resets = !release || d.primary_refs == 1;
-        Ok(match d.primary {
+        let p = d.primaries[dev as usize];
+        let resets = !release || p.refs == 1;
+        Ok(match p.ctx {
             Some(p) if resets => Some((p, d.take_local_storage(p))),
             _ => None,
         })
@@ -69,16 +70,16 @@ fn before_primary_reset(release: bool) -> Result<(), CUresult> {
     Ok(())
 }
 
-/// The primary context, created on first use.
-fn primary(d: &mut driver::Driver) -> usize {
-    match d.primary {
+/// Device `dev`'s primary context, created on first use.
+fn primary(d: &mut driver::Driver, dev: CUdevice) -> usize {
+    match d.primaries[dev as usize].ctx {
         Some(p) => p,
         None => {
-            let p = d.new_context(0, true);
+            let p = d.new_context_on(dev, 0, true);
             if let Some(c) = d.contexts.get_mut(as_handle(p)) {
                 c.active = false;
             }
-            d.primary = Some(p);
+            d.primaries[dev as usize].ctx = Some(p);
             p
         }
     }
@@ -86,10 +87,10 @@ fn primary(d: &mut driver::Driver) -> usize {
 
 /// Frees what the primary context owns and clears its sticky error; it
 /// stays usable while it is still retained.
-fn reset_primary(d: &mut driver::Driver) {
-    if let Some(p) = d.primary {
+fn reset_primary(d: &mut driver::Driver, dev: CUdevice) {
+    if let Some(p) = d.primaries[dev as usize].ctx {
         d.release_context_resources(p);
-        let retained = d.primary_refs > 0;
+        let retained = d.primaries[dev as usize].refs > 0;
         if let Some(c) = d.contexts.get_mut(as_handle(p)) {
             c.active = retained;
             c.sticky = None;
@@ -289,9 +290,9 @@ exports! {
         with_driver(|d| {
             non_null(pctx)?;
             check_device(dev)?;
-            let p = primary(d);
-            d.primary_refs += 1;
-            let flags = d.primary_flags;
+            let p = primary(d, dev);
+            d.primaries[dev as usize].refs += 1;
+            let flags = d.primaries[dev as usize].flags;
             if let Some(c) = d.contexts.get_mut(as_handle(p)) {
                 c.active = true;
                 c.flags = flags;
@@ -302,15 +303,16 @@ exports! {
 
     fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) {
         check_device(dev)?;
-        before_primary_reset(true)?;
+        before_primary_reset(dev, true)?;
         with_driver(|d| {
             check_device(dev)?;
-            if d.primary_refs == 0 {
+            let p = &mut d.primaries[dev as usize];
+            if p.refs == 0 {
                 return Err(CUDA_ERROR_INVALID_CONTEXT);
             }
-            d.primary_refs -= 1;
-            if d.primary_refs == 0 {
-                reset_primary(d);
+            p.refs -= 1;
+            if p.refs == 0 {
+                reset_primary(d, dev);
             }
             Ok(())
         })
@@ -318,10 +320,10 @@ exports! {
 
     fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) {
         check_device(dev)?;
-        before_primary_reset(false)?;
+        before_primary_reset(dev, false)?;
         with_driver(|d| {
             check_device(dev)?;
-            reset_primary(d);
+            reset_primary(d, dev);
             Ok(())
         })
     }
@@ -331,9 +333,10 @@ exports! {
             non_null(flags)?;
             non_null(active)?;
             check_device(dev)?;
-            let is_active = d.primary_refs > 0;
+            let p = d.primaries[dev as usize];
+            let is_active = p.refs > 0;
             unsafe {
-                write_out(flags, d.primary_flags)?;
+                write_out(flags, p.flags)?;
                 write_out(active, is_active as c_int)
             }
         })
@@ -343,8 +346,8 @@ exports! {
         with_driver(|d| {
             check_device(dev)?;
             check_flags(flags)?;
-            d.primary_flags = flags;
-            if let Some(c) = d.primary.and_then(|p| d.contexts.get_mut(as_handle(p))) {
+            d.primaries[dev as usize].flags = flags;
+            if let Some(c) = d.primaries[dev as usize].ctx.and_then(|p| d.contexts.get_mut(as_handle(p))) {
                 c.flags = flags;
             }
             Ok(())

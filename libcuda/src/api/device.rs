@@ -11,14 +11,40 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 /// accept the driver.
 pub const DRIVER_VERSION: c_int = 13000;
 
-/// The PCI address the emulated device reports (domain:bus:device.function).
-const PCI_BUS_ID: &str = "0000:00:00.0";
+/// The PCI address device `dev` reports (domain:bus:device.function): each
+/// device on its own bus, numbered by ordinal.
+fn pci_address(dev: CUdevice) -> String {
+    format!("0000:{dev:02x}:00.0")
+}
+
+/// Device `dev`'s name: the emulator's, with the ordinal appended on devices
+/// after the first so that several devices are told apart.
+fn device_name(d: &driver::Driver, dev: CUdevice) -> String {
+    let base = &d.device.config().name;
+    if dev == 0 {
+        base.clone()
+    } else {
+        format!("{base} #{dev}")
+    }
+}
+
+/// Device `dev`'s UUID: fixed per ordinal, so the same emulated device is
+/// recognisable across runs.
+pub fn device_uuid(dev: CUdevice) -> [u8; 16] {
+    let mut bytes = *b"prlx-emu-device0";
+    if dev < 10 {
+        bytes[15] = b'0' + dev as u8;
+    } else {
+        bytes[12..16].copy_from_slice(&(dev as u32).to_be_bytes());
+    }
+    bytes
+}
 
 /// The highest `CUdevice_attribute` the CUDA 12.9/13 headers define.
 const LAST_DEVICE_ATTRIBUTE: c_int = 143;
 
 pub fn check_device(dev: CUdevice) -> Result<(), CUresult> {
-    if dev == 0 {
+    if (0..driver::device_count()).contains(&dev) {
         Ok(())
     } else {
         Err(CUDA_ERROR_INVALID_DEVICE)
@@ -37,6 +63,10 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
     const PAGEABLE_MEMORY_ACCESS: c_int = 88;
     const CONCURRENT_MANAGED_ACCESS: c_int = 89;
     const CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: c_int = 91;
+    const VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: c_int = 102;
+    const HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: c_int = 103;
+    const MEMORY_POOLS_SUPPORTED: c_int = 115;
+    const IPC_EVENT_SUPPORTED: c_int = 125;
     Ok(match attrib {
         // One address space holds every context's allocations, and
         // cuMemcpy infers directions from pointers.
@@ -52,6 +82,12 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
         | CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM => 1,
         // Ordinary (malloc'd, unregistered) host memory is not device memory.
         PAGEABLE_MEMORY_ACCESS => 0,
+        // api/vmm.rs (physical memory is a memfd, exportable as a POSIX file
+        // descriptor), api/pool.rs, api/ipc.rs.
+        VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+        | HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+        | MEMORY_POOLS_SUPPORTED
+        | IPC_EVENT_SUPPORTED => 1,
         a => d.device.config().attribute(DeviceAttribute(a)).unwrap_or(0),
     })
 }
@@ -106,7 +142,7 @@ exports! {
     }
 
     fn cuDeviceGetCount(count: *mut c_int) {
-        with_driver(|_| unsafe { write_out(count, 1) })
+        with_driver(|_| unsafe { write_out(count, driver::device_count()) })
     }
 
     fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) {
@@ -116,7 +152,8 @@ exports! {
             if len <= 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            let full = d.device.config().name.as_bytes();
+            let full = device_name(d, dev);
+            let full = full.as_bytes();
             let n = full.len().min(len as usize - 1);
             // SAFETY: the caller's buffer holds `len` bytes; we write n + 1 ≤ len.
             unsafe {
@@ -134,10 +171,11 @@ exports! {
             if len <= 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            let n = PCI_BUS_ID.len().min(len as usize - 1);
+            let id = pci_address(dev);
+            let n = id.len().min(len as usize - 1);
             // SAFETY: the caller's buffer holds `len` bytes; we write n + 1 ≤ len.
             unsafe {
-                std::ptr::copy_nonoverlapping(PCI_BUS_ID.as_ptr(), pci_bus_id.cast(), n);
+                std::ptr::copy_nonoverlapping(id.as_ptr(), pci_bus_id.cast(), n);
                 *pci_bus_id.add(n) = 0;
             }
             Ok(())
@@ -151,10 +189,11 @@ exports! {
             let id = unsafe { crate::entry::c_str(pci_bus_id) }?;
             // Accepted forms: domain:bus:device.function, or bus:device.function.
             let full = if id.matches(':').count() == 1 { format!("0000:{id}") } else { id.to_string() };
-            if !full.eq_ignore_ascii_case(PCI_BUS_ID) {
+            let found = (0..driver::device_count()).find(|&o| full.eq_ignore_ascii_case(&pci_address(o)));
+            let Some(ordinal) = found else {
                 return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            unsafe { write_out(dev, 0) }
+            };
+            unsafe { write_out(dev, ordinal) }
         })
     }
 
@@ -162,9 +201,7 @@ exports! {
         with_driver(|_| {
             non_null(uuid)?;
             check_device(dev)?;
-            // Fixed, so that the same emulated device is recognisable across runs.
-            let bytes = *b"prlx-emu-device0";
-            unsafe { write_out(uuid, CUuuid { bytes }) }
+            unsafe { write_out(uuid, CUuuid { bytes: device_uuid(dev) }) }
         })
     }
 
@@ -190,7 +227,12 @@ exports! {
         with_driver(|d| {
             non_null(pi)?;
             check_device(dev)?;
-            let v = device_attribute(d, attrib)?;
+            const PCI_BUS_ID: c_int = 33;
+            const MULTI_GPU_BOARD_GROUP_ID: c_int = 85;
+            let v = match attrib {
+                PCI_BUS_ID | MULTI_GPU_BOARD_GROUP_ID => dev,
+                _ => device_attribute(d, attrib)?,
+            };
             unsafe { write_out(pi, v) }
         })
     }

@@ -190,13 +190,17 @@ unsafe fn launch(
             block: l.block,
             dynamic_shared_bytes: l.shared,
         };
-        if l.cooperative {
-            // The grid workspace is allocated for the launch.
+        // Other devices' memory this device may not access is out of reach.
+        let hidden = super::peer::hide_unreachable(d, ctx);
+        if l.cooperative || !hidden.is_empty() {
+            // The grid workspace is allocated for the launch; hidden memory
+            // must stay hidden from this kernel only.
             let run = if l.cooperative {
                 d.device.launch_cooperative(emu, &config, &buffer)
             } else {
                 d.device.launch(emu, &config, &buffer)
             };
+            super::peer::restore(d, hidden);
             return finish(d, ctx, run).map(|()| None);
         }
         Ok(Some(Prepared {

@@ -65,7 +65,7 @@ fn mem_error(e: EmuError) -> CUresult {
     }
 }
 
-fn alloc(d: &mut Driver, ctx: usize, bytes: usize) -> Result<u64, CUresult> {
+pub(crate) fn alloc(d: &mut Driver, ctx: usize, bytes: usize) -> Result<u64, CUresult> {
     if bytes == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -74,11 +74,13 @@ fn alloc(d: &mut Driver, ctx: usize, bytes: usize) -> Result<u64, CUresult> {
     Ok(dptr)
 }
 
-fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
+pub(crate) fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
     if d.allocations.remove(&dptr).is_none() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     d.device.mem_free(dptr).map_err(mem_error)?;
+    d.pools.forget(dptr);
+    super::ipc::on_free(d, dptr);
     d.managed_advice.remove(&dptr);
     if let Some(len) = d.managed.remove(&dptr) {
         // SAFETY: mapped by `map_host` with this length; the emulator no
@@ -522,26 +524,6 @@ exports! {
         with_context(|d, _| free(d, dptr))
     }
 
-    /// Stream-ordered allocation: all work is synchronous here, so the
-    /// allocation exists as soon as the call returns, as the stream order
-    /// requires; it comes from the context's ordinary device memory (the
-    /// default pool).
-    fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) {
-        with_context(|d, ctx| {
-            non_null(dptr)?;
-            d.check_stream(stream)?;
-            let p = alloc(d, ctx, bytesize)?;
-            unsafe { write_out(dptr, p) }
-        })
-    }
-
-    fn cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) {
-        with_context(|d, _| {
-            d.check_stream(stream)?;
-            free(d, dptr)
-        })
-    }
-
     fn cuMemFree(dptr: CUdeviceptr_v1) {
         capture::unsafe_call()?;
         with_context(|d, _| free(d, u64::from(dptr)))
@@ -948,8 +930,6 @@ exports! {
 aliases! {
     cuMemPrefetchAsync_ptsz = cuMemPrefetchAsync(dev_ptr: CUdeviceptr, count: usize, dst_device: CUdevice, stream: CUstream);
     cuMemPrefetchAsync_v2_ptsz = cuMemPrefetchAsync_v2(dev_ptr: CUdeviceptr, count: usize, location: CUmemLocation, flags: c_uint, stream: CUstream);
-    cuMemAllocAsync_ptsz = cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream);
-    cuMemFreeAsync_ptsz = cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream);
 }
 
 aliases! {

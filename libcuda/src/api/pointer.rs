@@ -63,7 +63,8 @@ fn region_of(d: &Driver, current: usize, ptr: u64) -> Option<Region> {
         let ctx = d.allocations.get(&base).copied().unwrap_or(current);
         // Managed allocations and `__managed__` variables live at their
         // host address (mapped host memory was answered above).
-        let managed = d.device.mem_is_host_backed(base);
+        let managed =
+            d.device.mem_is_host_backed(base) && !d.vmm.is_reserved(base) && !d.ipc.is_opened(base);
         return Some(Region::Device {
             base,
             size,
@@ -137,12 +138,28 @@ fn default_size(attribute: c_uint) -> usize {
     }
 }
 
+/// Device memory reports its context's device as its ordinal.
+fn with_ordinal(
+    d: &crate::driver::Driver,
+    region: Region,
+    attr: c_uint,
+    value: Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    match region {
+        Region::Device { ctx, .. } if attr == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => {
+            Some((d.device_of(ctx) as u32).to_ne_bytes().to_vec())
+        }
+        _ => value,
+    }
+}
+
 exports! {
     fn cuPointerGetAttribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) {
         with_context(|d, current| {
             non_null(data)?;
             let region = region_of(d, current, ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-            let bytes = attribute(region, attr, ptr)?.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            let bytes = attribute(region, attr, ptr)?;
+            let bytes = with_ordinal(d, region, attr, bytes).ok_or(CUDA_ERROR_INVALID_VALUE)?;
             unsafe { write_bytes(data, &bytes) };
             Ok(())
         })
@@ -167,7 +184,7 @@ exports! {
                 // SAFETY: both arrays hold `num_attributes` entries.
                 let (attr, out) = unsafe { (*attributes.add(i), *data.add(i)) };
                 let value = match region {
-                    Some(r) => attribute(r, attr, ptr)?,
+                    Some(r) => with_ordinal(d, r, attr, attribute(r, attr, ptr)?),
                     None => attribute(
                         Region::Host {
                             base: 0,

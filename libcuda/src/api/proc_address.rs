@@ -17,6 +17,7 @@ use super::memory2d::*;
 use super::module::*;
 use super::occupancy::*;
 use super::pointer::*;
+use super::pool::*;
 use super::stream::*;
 use crate::cu::*;
 use crate::entry::{aliases, c_str, exports, non_null, write_optional, write_out};
@@ -208,6 +209,10 @@ pub fn table() -> &'static [ProcEntry] {
         // The rest of `cuda.h`, refused with CUDA_ERROR_NOT_SUPPORTED.
         table.extend(super::array::entries());
         table.extend(super::graph::entries());
+        table.extend(super::peer::entries());
+        table.extend(super::vmm::entries());
+        table.extend(super::pool::entries());
+        table.extend(super::ipc::entries());
         table.extend(super::unsupported::entries());
         table
     })

@@ -98,8 +98,6 @@ unsupported! {
     "cuCoredumpSetAttributeGlobal": 12010 => cuCoredumpSetAttributeGlobal;
     "cuCtxAttach": 2000 => cuCtxAttach;
     "cuCtxDetach": 2000 => cuCtxDetach;
-    "cuCtxDisablePeerAccess": 4000 => cuCtxDisablePeerAccess;
-    "cuCtxEnablePeerAccess": 4000 => cuCtxEnablePeerAccess;
     "cuCtxFromGreenCtx": 12040 => cuCtxFromGreenCtx;
     "cuCtxGetDevResource": 12040 => cuCtxGetDevResource;
     "cuCtxGetExecAffinity": 11040 => cuCtxGetExecAffinity;
@@ -114,25 +112,20 @@ unsupported! {
     "cuDevResourceGenerateDesc": 12040 => cuDevResourceGenerateDesc;
     "cuDevSmResourceSplit": 13010 => cuDevSmResourceSplit;
     "cuDevSmResourceSplitByCount": 12040 => cuDevSmResourceSplitByCount;
-    "cuDeviceCanAccessPeer": 4000 => cuDeviceCanAccessPeer;
     "cuDeviceGetCliqueCount": 13040 => cuDeviceGetCliqueCount;
     "cuDeviceGetCliqueInfo": 13040 => cuDeviceGetCliqueInfo;
-    "cuDeviceGetDefaultMemPool": 11020 => cuDeviceGetDefaultMemPool;
     "cuDeviceGetDevResource": 12040 => cuDeviceGetDevResource;
     "cuDeviceGetExecAffinitySupport": 11040 => cuDeviceGetExecAffinitySupport;
     "cuDeviceGetFabricClusterUuid": 13040 => cuDeviceGetFabricClusterUuid;
     "cuDeviceGetGraphMemAttribute": 11040 => cuDeviceGetGraphMemAttribute;
     "cuDeviceGetHostAtomicCapabilities": 13000 => cuDeviceGetHostAtomicCapabilities;
     "cuDeviceGetLuid": 10000 => cuDeviceGetLuid;
-    "cuDeviceGetMemPool": 11020 => cuDeviceGetMemPool;
     "cuDeviceGetNvSciSyncAttributes": 10020 => cuDeviceGetNvSciSyncAttributes;
     "cuDeviceGetP2PAtomicCapabilities": 13000 => cuDeviceGetP2PAtomicCapabilities;
-    "cuDeviceGetP2PAttribute": 8000 => cuDeviceGetP2PAttribute;
     "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
     "cuDeviceGraphMemTrim": 11040 => cuDeviceGraphMemTrim;
     "cuDeviceRegisterAsyncNotification": 12040 => cuDeviceRegisterAsyncNotification;
     "cuDeviceSetGraphMemAttribute": 11040 => cuDeviceSetGraphMemAttribute;
-    "cuDeviceSetMemPool": 11020 => cuDeviceSetMemPool;
     "cuDeviceUnregisterAsyncNotification": 12040 => cuDeviceUnregisterAsyncNotification;
     "cuExternalMemoryGetMappedBuffer": 10000 => cuExternalMemoryGetMappedBuffer;
     "cuExternalMemoryGetMappedMipmappedArray": 10000 => cuExternalMemoryGetMappedMipmappedArray;
@@ -202,11 +195,6 @@ unsupported! {
     "cuGreenCtxWaitEvent": 12040 => cuGreenCtxWaitEvent;
     "cuImportExternalMemory": 10000 => cuImportExternalMemory;
     "cuImportExternalSemaphore": 10000 => cuImportExternalSemaphore;
-    "cuIpcCloseMemHandle": 4010 => cuIpcCloseMemHandle;
-    "cuIpcGetEventHandle": 4010 => cuIpcGetEventHandle;
-    "cuIpcGetMemHandle": 4010 => cuIpcGetMemHandle;
-    "cuIpcOpenEventHandle": 4010 => cuIpcOpenEventHandle;
-    "cuIpcOpenMemHandle": 4010 => cuIpcOpenMemHandle, 11000 => cuIpcOpenMemHandle_v2;
     "cuKernelGetParamCount": 13020 => cuKernelGetParamCount;
     "cuLaunch": 2000 => cuLaunch;
     "cuLaunchCooperativeKernelMultiDevice": 9000 => cuLaunchCooperativeKernelMultiDevice;
@@ -233,52 +221,29 @@ unsupported! {
     "cuLogsDumpToMemory": 12090 => cuLogsDumpToMemory;
     "cuLogsRegisterCallback": 12090 => cuLogsRegisterCallback;
     "cuLogsUnregisterCallback": 12090 => cuLogsUnregisterCallback;
-    "cuMemAddressFree": 10020 => cuMemAddressFree;
-    "cuMemAddressReserve": 10020 => cuMemAddressReserve;
-    "cuMemAllocFromPoolAsync":
-        11020 => cuMemAllocFromPoolAsync,
-        @ptds 11020 => cuMemAllocFromPoolAsync_ptsz;
     "cuMemAllocPitch": 2000 => cuMemAllocPitch;
     "cuMemBatchDecompressAsync":
         12060 => cuMemBatchDecompressAsync,
         @ptds 12060 => cuMemBatchDecompressAsync_ptsz;
-    "cuMemCreate": 10020 => cuMemCreate;
     "cuMemDiscardAndPrefetchBatchAsync":
         13000 => cuMemDiscardAndPrefetchBatchAsync,
         @ptds 13000 => cuMemDiscardAndPrefetchBatchAsync_ptsz;
     "cuMemDiscardBatchAsync":
         13000 => cuMemDiscardBatchAsync,
         @ptds 13000 => cuMemDiscardBatchAsync_ptsz;
-    "cuMemExportToShareableHandle": 10020 => cuMemExportToShareableHandle;
-    "cuMemGetAccess": 10020 => cuMemGetAccess;
-    "cuMemGetAllocationGranularity": 10020 => cuMemGetAllocationGranularity;
-    "cuMemGetAllocationPropertiesFromHandle": 10020 => cuMemGetAllocationPropertiesFromHandle;
     "cuMemGetDefaultMemPool": 13000 => cuMemGetDefaultMemPool;
     "cuMemGetHandleForAddressRange": 11070 => cuMemGetHandleForAddressRange;
     "cuMemGetLocationInfo": 13040 => cuMemGetLocationInfo;
     "cuMemGetMemPool": 13000 => cuMemGetMemPool;
-    "cuMemImportFromShareableHandle": 10020 => cuMemImportFromShareableHandle;
-    "cuMemMap": 10020 => cuMemMap;
     "cuMemMapArrayAsync": 11010 => cuMemMapArrayAsync, @ptds 11010 => cuMemMapArrayAsync_ptsz;
-    "cuMemPoolCreate": 11020 => cuMemPoolCreate;
-    "cuMemPoolDestroy": 11020 => cuMemPoolDestroy;
     "cuMemPoolExportPointer": 11020 => cuMemPoolExportPointer;
     "cuMemPoolExportToShareableHandle": 11020 => cuMemPoolExportToShareableHandle;
-    "cuMemPoolGetAccess": 11020 => cuMemPoolGetAccess;
-    "cuMemPoolGetAttribute": 11020 => cuMemPoolGetAttribute;
     "cuMemPoolImportFromShareableHandle": 11020 => cuMemPoolImportFromShareableHandle;
     "cuMemPoolImportPointer": 11020 => cuMemPoolImportPointer;
-    "cuMemPoolSetAccess": 11020 => cuMemPoolSetAccess;
-    "cuMemPoolSetAttribute": 11020 => cuMemPoolSetAttribute;
-    "cuMemPoolTrimTo": 11020 => cuMemPoolTrimTo;
     "cuMemPrefetchBatchAsync":
         13000 => cuMemPrefetchBatchAsync,
         @ptds 13000 => cuMemPrefetchBatchAsync_ptsz;
-    "cuMemRelease": 10020 => cuMemRelease;
-    "cuMemRetainAllocationHandle": 11000 => cuMemRetainAllocationHandle;
-    "cuMemSetAccess": 10020 => cuMemSetAccess;
     "cuMemSetMemPool": 13000 => cuMemSetMemPool;
-    "cuMemUnmap": 10020 => cuMemUnmap;
     "cuMemcpy2D": 2000 => cuMemcpy2D;
     "cuMemcpy2DAsync": 2000 => cuMemcpy2DAsync;
     "cuMemcpy2DUnaligned": 2000 => cuMemcpy2DUnaligned;
@@ -306,8 +271,6 @@ unsupported! {
     "cuMemcpyDtoA": 2000 => cuMemcpyDtoA;
     "cuMemcpyHtoA": 2000 => cuMemcpyHtoA;
     "cuMemcpyHtoAAsync": 2000 => cuMemcpyHtoAAsync;
-    "cuMemcpyPeer": 4000 => cuMemcpyPeer, @ptds 7000 => cuMemcpyPeer_ptds;
-    "cuMemcpyPeerAsync": 4000 => cuMemcpyPeerAsync, @ptds 7000 => cuMemcpyPeerAsync_ptsz;
     "cuMemcpyWithAttributesAsync":
         13020 => cuMemcpyWithAttributesAsync,
         @ptds 13020 => cuMemcpyWithAttributesAsync_ptsz;
