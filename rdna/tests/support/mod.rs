@@ -69,3 +69,95 @@ pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
     std::fs::rename(&tmp, &out).unwrap();
     Some(out)
 }
+
+/// A loaded test code object on a fresh device, with argument marshalling
+/// from the kernel's metadata.
+pub struct Gpu {
+    pub dev: prlx_rdna::Device,
+    pub module: prlx_rdna::ModuleId,
+    pub code: prlx_rdna::CodeObject,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    Ptr(u64),
+    I32(i32),
+    F32(f32),
+}
+
+impl Gpu {
+    pub fn load(stem: &str, wave64: bool) -> Option<Gpu> {
+        let path = code_object(stem, wave64)?;
+        let code = prlx_rdna::CodeObject::parse(&std::fs::read(path).unwrap()).unwrap();
+        let mut dev = prlx_rdna::Device::new();
+        let module = dev.load(code.clone()).unwrap();
+        Some(Gpu { dev, module, code })
+    }
+
+    pub fn upload<T: Copy>(&mut self, data: &[T]) -> u64 {
+        let bytes = std::mem::size_of_val(data);
+        let addr = self.dev.alloc(bytes.max(4) as u64, 256).unwrap();
+        // SAFETY: T is a plain Copy value type (ints/floats); its bytes are initialized.
+        let raw = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, bytes) };
+        self.dev.write(addr, raw).unwrap();
+        addr
+    }
+
+    pub fn zeros(&mut self, bytes: usize) -> u64 {
+        self.dev.alloc(bytes.max(4) as u64, 256).unwrap()
+    }
+
+    pub fn download<T: Copy + Default>(&self, addr: u64, n: usize) -> Vec<T> {
+        let mut out = vec![T::default(); n];
+        let bytes = std::mem::size_of_val(out.as_slice());
+        // SAFETY: the Vec owns `bytes` initialized bytes; T accepts any bit pattern (ints/floats).
+        let raw = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, bytes) };
+        self.dev.read(addr, raw).unwrap();
+        out
+    }
+
+    /// Launches `kernel`, placing `args` at the offsets of its explicit
+    /// arguments and filling the hidden ones.
+    pub fn launch(
+        &mut self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_lds: u32,
+        args: &[Arg],
+    ) -> Result<prlx_rdna::LaunchStats, prlx_rdna::Fault> {
+        let k = self.code.kernel(kernel).unwrap_or_else(|| panic!("no kernel {kernel}")).clone();
+        let explicit: Vec<_> = k.explicit_args().cloned().collect();
+        assert_eq!(explicit.len(), args.len(), "{kernel}: argument count");
+        let mut ka = vec![0u8; k.kernarg_segment_size as usize];
+        for (a, v) in explicit.iter().zip(args) {
+            let bytes = match *v {
+                Arg::Ptr(p) => p.to_le_bytes().to_vec(),
+                Arg::I32(x) => x.to_le_bytes().to_vec(),
+                Arg::F32(x) => x.to_le_bytes().to_vec(),
+            };
+            assert_eq!(bytes.len(), a.size as usize, "{kernel}: size of argument at {}", a.offset);
+            ka[a.offset as usize..a.offset as usize + bytes.len()].copy_from_slice(&bytes);
+        }
+        let dims = prlx_rdna::LaunchDims { grid, block, dynamic_lds };
+        prlx_rdna::fill_hidden_args(&k, &dims, &mut ka);
+        self.dev.launch(self.module, kernel, grid, block, dynamic_lds, &ka)
+    }
+}
+
+/// A deterministic pseudo-random sequence (splitmix64).
+pub fn rng(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// |a - b| within `rel` of |b| (or both NaN).
+pub fn close(a: f32, b: f32, rel: f32) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= rel * b.abs().max(1e-30)
+}
