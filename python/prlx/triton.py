@@ -175,34 +175,72 @@ def _run(cmd: List[str], what: str) -> None:
 
 
 _HEX_FLOAT = re.compile(r"\bf0x([0-9A-Fa-f]+)\b")
+_DEC_FLOAT = re.compile(r"(?<![\w.%@\"$-])(-?\d+\.\d+[eE][+-]?\d+)\b")
+_SPECIAL_FLOAT = re.compile(r"(?<![\w.%@\"$])([+-]?)(inf|qnan|snan|nan)(\(0x[0-9A-Fa-f]+\))?(?![\w(])")
 _FLOAT_TYPE = re.compile(r"\b(half|bfloat|float|double)\b")
 
 
+def _float_bits_as_legacy(value: float, ty: str) -> str:
+    """``value`` rounded to ``ty``, in LLVM 22's hexadecimal constant form."""
+    if ty == "double":
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    single = struct.unpack("<f", struct.pack("<f", value))[0]
+    if ty == "half":
+        return "0xH%04X" % struct.unpack("<H", struct.pack("<e", single))[0]
+    if ty == "bfloat":
+        bits = struct.unpack("<I", struct.pack("<f", single))[0]
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
+        return "0xR%04X" % bits
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", single))[0]
+
+
 def _legacy_float_literals(llir: str) -> str:
-    """Rewrites LLVM 23's ``f0x<bits>`` float literals (what Triton's bundled
-    LLVM prints) in the form LLVM 22's parser reads: ``0x<double bits>`` for
-    float and double, ``0xH``/``0xR`` + bits for half/bfloat (the type is
-    the nearest type name before the literal on its line)."""
-    if "f0x" not in llir:
+    """Rewrites float constants that Triton's bundled (newer) LLVM prints and
+    LLVM 22's parser refuses: ``f0x<bits>`` literals, ``+inf``/``-inf``/``nan``,
+    and decimal literals
+    of half/bfloat/float type that are not exact in that type (LLVM 22
+    wants them exact; the newer printer rounds). Both become LLVM 22's
+    hexadecimal forms (``0x<double bits>``, ``0xH``/``0xR`` + bits). A
+    literal's type is the nearest type name before it on its line."""
+    if "f0x" not in llir and not _DEC_FLOAT.search(llir) and not _SPECIAL_FLOAT.search(llir):
         return llir
 
+    def type_before(line: str, pos: int, default: str) -> str:
+        types = _FLOAT_TYPE.findall(line, 0, pos)
+        return types[-1] if types else default
+
     def fix_line(line: str) -> str:
-        def repl(m: "re.Match[str]") -> str:
+        if line.startswith("!") or line.lstrip().startswith(";"):
+            return line  # metadata and comments carry no IR constants
+
+        def hex_literal(m: "re.Match[str]") -> str:
             bits = m.group(1)
-            types = _FLOAT_TYPE.findall(line, 0, m.start())
-            ty = types[-1] if types else {4: "half", 8: "float", 16: "double"}.get(len(bits), "")
+            ty = type_before(line, m.start(), {4: "half", 8: "float", 16: "double"}.get(len(bits), "float"))
             if len(bits) == 16 or ty == "double":
                 return "0x" + bits.upper().rjust(16, "0")
-            if len(bits) <= 4 and ty == "bfloat":
-                return "0xR" + bits.upper().rjust(4, "0")
             if len(bits) <= 4:
-                return "0xH" + bits.upper().rjust(4, "0")
+                return ("0xR" if ty == "bfloat" else "0xH") + bits.upper().rjust(4, "0")
             value = struct.unpack("<f", struct.pack("<I", int(bits, 16)))[0]
-            return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+            return _float_bits_as_legacy(value, "float")
 
-        return _HEX_FLOAT.sub(repl, line)
+        def decimal_literal(m: "re.Match[str]") -> str:
+            ty = type_before(line, m.start(), "double")
+            if ty == "double":
+                return m.group(1)
+            return _float_bits_as_legacy(float(m.group(1)), ty)
 
-    return "\n".join(fix_line(line) if "f0x" in line else line for line in llir.split("\n"))
+        def special_literal(m: "re.Match[str]") -> str:
+            ty = type_before(line, m.start(), "")
+            if not ty:
+                return m.group(0)  # not a float constant (e.g. a name)
+            value = float("nan") if "nan" in m.group(2) else float("inf")
+            return _float_bits_as_legacy(-value if m.group(1) == "-" else value, ty)
+
+        line = _HEX_FLOAT.sub(hex_literal, line)
+        line = _SPECIAL_FLOAT.sub(special_literal, line)
+        return _DEC_FLOAT.sub(decimal_literal, line)
+
+    return "\n".join(fix_line(line) for line in llir.split("\n"))
 
 
 def instrument_llir(llir: str, *, snapshots: bool = False, sites_json: Optional[str] = None) -> str:

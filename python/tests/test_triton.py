@@ -128,6 +128,54 @@ def test_reduction_with_atomics(emu):
     assert int(total.numpy()[0]) == int(x.sum())
 
 
+def tf32(x):
+    """float32 values as an mma .tf32 operand reads them: Triton passes the
+    f32 bits unconverted and the instruction ignores the low 13 mantissa bits."""
+    return (np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def test_fp32_dot_uses_tf32(emu):
+    import prlx.cuda as pc
+
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((32, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 32)).astype(np.float32)
+    c = pc.empty((32, 32))
+    emu.dot_fp32_kernel[(1,)](pc.to_device(a), pc.to_device(b), c, 32, 32, 32)
+    ref = tf32(a).astype(np.float64) @ tf32(b).astype(np.float64)
+    np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-5)
+    # Far from the fp32 product: the inputs really were rounded.
+    assert np.abs(c.numpy() - a.astype(np.float64) @ b).max() > 1e-4
+
+
+def test_libdevice_math(emu):
+    import math
+
+    import prlx.cuda as pc
+
+    x = np.linspace(0.0, 3.0, 100, dtype=np.float32)
+    y = pc.empty(100)
+    emu.math_kernel[(1,)](pc.to_device(x), y, 100, BLOCK=128)
+    erf = np.array([math.erf(v) for v in x.astype(np.float64)])
+    ref = np.exp2(x) + np.log(x + 2) + np.sqrt(x + 1) + erf + np.sin(x) + 1 / np.sqrt(x + 1)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5)
+
+
+def test_attention_block(emu):
+    import prlx.cuda as pc
+
+    rng = np.random.default_rng(7)
+    S, D = 32, 64
+    q, k, v = (rng.standard_normal((S, D)).astype(np.float16) for _ in range(3))
+    o = pc.empty((S, D), np.float16)
+    emu.attention_kernel[(1,)](pc.to_device(q), pc.to_device(k), pc.to_device(v), o, 0.125, S, D)
+    s = q.astype(np.float32) @ k.astype(np.float32).T * 0.125
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    ref = p.astype(np.float16).astype(np.float32) @ v.astype(np.float32)
+    np.testing.assert_allclose(o.numpy().astype(np.float32), ref, rtol=1e-2, atol=1e-2)
+
+
 def test_kernels_are_instrumented_with_python_lines(emu):
     import prlx.cuda as pc
 

@@ -129,6 +129,41 @@ def ticket_kernel(counter_ptr, out_ptr, threshold):
         tl.store(out_ptr + pid, -1)
 
 
+@triton.jit
+def dot_fp32_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """An fp32 tl.dot at Triton's default precision (tf32 on sm_80)."""
+    i = tl.arange(0, M)
+    j = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + i[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + j[None, :])
+    tl.store(c_ptr + i[:, None] * N + j[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def math_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """libdevice and approximate math: exp2, log, sqrt, erf, sin, rsqrt."""
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.exp2(x) + tl.log(x + 2) + tl.sqrt(x + 1) + tl.math.erf(x) + tl.sin(x) + tl.math.rsqrt(x + 1)
+    tl.store(y_ptr + offs, y, mask=mask)
+
+
+@triton.jit
+def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, scale, S: tl.constexpr, D: tl.constexpr):
+    """One block of attention (fp16 in, fp32 softmax, fp16 out): dot, softmax, dot."""
+    i = tl.arange(0, S)
+    d = tl.arange(0, D)
+    q = tl.load(q_ptr + i[:, None] * D + d[None, :])
+    kt = tl.load(k_ptr + i[None, :] * D + d[:, None])
+    v = tl.load(v_ptr + i[:, None] * D + d[None, :])
+    s = tl.dot(q, kt) * scale
+    p = tl.exp(s - tl.max(s, 1)[:, None])
+    p = p / tl.sum(p, 1)[:, None]
+    tl.store(o_ptr + i[:, None] * D + d[None, :], tl.dot(p.to(tl.float16), v).to(tl.float16))
+
+
 def _line_of(marker: str) -> int:
     with open(__file__) as f:
         for number, text in enumerate(f, start=1):
