@@ -454,11 +454,20 @@ unsafe extern "C" fn integrity_check(
 ) -> CUresult {
     let code = guard(|| {
         non_null(result)?;
-        let (uuid, pci) = with_driver(|d| {
+        // One record per device: its UUID and PCI domain, bus and device
+        // (the bus is the ordinal, see api/device.rs).
+        let devices: Vec<integrity::DeviceRecord> = with_driver(|d| {
             let attr = |a| device_attribute(d, a).unwrap_or(0);
-            Ok((*b"prlx-emu-device0", [attr(50), attr(33), attr(34)]))
+            Ok((0..crate::driver::device_count())
+                .map(|dev| integrity::DeviceRecord {
+                    uuid: super::device::device_uuid(dev),
+                    pci_domain: attr(50),
+                    pci_bus: dev,
+                    pci_device: attr(34),
+                })
+                .collect())
         })
-        .unwrap_or((*b"prlx-emu-device0", [0; 3]));
+        .unwrap_or_default();
         let input = integrity::CheckInput {
             driver_version: DRIVER_VERSION as u32,
             runtime_version: version,
@@ -470,13 +479,7 @@ unsafe extern "C" fn integrity_check(
             check_function: INTEGRITY_CHECK_TABLE.0[1] as usize,
             unix_seconds,
         };
-        let device = integrity::DeviceRecord {
-            uuid,
-            pci_domain: pci[0],
-            pci_bus: pci[1],
-            pci_device: pci[2],
-        };
-        unsafe { write_out(result, integrity::answer(&input, &[device])) }
+        unsafe { write_out(result, integrity::answer(&input, &devices)) }
     });
     trace(format_args!(
         "integrity check: runtime {version}, time {unix_seconds}: {code}"
