@@ -393,7 +393,42 @@ fn gap(
     if ra.0 == ra.1 && rb.0 == rb.1 {
         return;
     }
+    if let Some(split) = split_loop_exit(a, b, ra, rb) {
+        out.push(split);
+    }
     out.push(region(DivergenceKind::ExtraEvents, a, b, ra, rb));
+}
+
+/// A one-sided gap of extra loop iterations where the same lanes reached
+/// the loop test in both runs and split differently: one run left with all
+/// of them, the other kept some (its event records a taken mask that is
+/// neither none nor all of its active lanes). The lanes that went the other
+/// way are a Branch divergence, as when both runs kept some lanes (then the
+/// pair matches and its taken masks differ): which of the two happens
+/// depends on how the code groups lanes, not on the program's logic (the
+/// pass-built and the PTX-instrumented builds of one kernel differ here).
+/// The whole warp staying on is not a split: those are extra iterations only.
+fn split_loop_exit(
+    a: &[TraceEvent],
+    b: &[TraceEvent],
+    ra: (usize, usize),
+    rb: (usize, usize),
+) -> Option<EventDivergence> {
+    // The side that ran on, its first extra event, and the other side's exit.
+    let (extra, exit, ia, ib) = if ra.0 == ra.1 && rb.0 < rb.1 {
+        (b.get(rb.0)?, a.get(ra.1)?, ra.1, rb.0)
+    } else if rb.0 == rb.1 && ra.0 < ra.1 {
+        (a.get(ra.0)?, b.get(rb.1)?, ra.0, rb.1)
+    } else {
+        return None;
+    };
+    let kept = extra.taken_mask()?;
+    let split = same_site(extra, exit)
+        && extra.active_mask == exit.active_mask
+        && extra.branch_dir != exit.branch_dir
+        && kept != 0
+        && kept != extra.active_mask;
+    split.then(|| single(DivergenceKind::Branch, ia, ib, extra.site_id))
 }
 
 /// Branches that went the other way head a gap: they are the root cause,

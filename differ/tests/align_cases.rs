@@ -352,3 +352,52 @@ fn a_lane_split_at_a_taken_mask_branch_is_a_branch_divergence() {
         DivergenceKind::ActiveMask
     );
 }
+
+/// A branch event recording its taken mask, as both capture paths write them.
+fn masked_branch(site: u32, active: u32, taken: u32) -> TraceEvent {
+    TraceEvent {
+        _reserved: prlx_trace::event_flags::TAKEN_MASK,
+        ..ev(site, EventType::Branch, (taken != 0) as u8, active, taken)
+    }
+}
+
+/// A loop test reached by lanes 8 and 24 in both runs: in A both leave, in
+/// B lane 8 stays for 3 more iterations. The lane that went the other way
+/// is a Branch divergence at the split, then B's extra iterations, then the
+/// exits' different lanes — what the same runs give when the build groups
+/// lanes so that another lane keeps both runs in the loop (the pass-built
+/// `steps` of tests/e2e/app), where the split is a matched pair whose
+/// taken masks differ.
+#[test]
+fn loop_exit_split_differently_is_a_branch_then_extra_iterations() {
+    let (l8, l24) = (1u32 << 8, 1u32 << 24);
+    let head = vec![masked_branch(0x70, u32::MAX, u32::MAX); 3];
+    let mut a = head.clone();
+    a.push(masked_branch(0x70, l8 | l24, 0));
+    a.push(store(0x71, 1));
+    let mut b = head;
+    b.push(masked_branch(0x70, l8 | l24, l8));
+    b.extend(std::iter::repeat_n(masked_branch(0x70, l8, l8), 2));
+    b.push(masked_branch(0x70, l8, 0));
+    b.push(store(0x71, 1));
+    let divs = diff(&a, &b, AlignOptions::default());
+    let kinds: Vec<(DivergenceKind, u32, u32)> = divs
+        .iter()
+        .map(|d| (d.kind, d.event_idx, d.event_idx_b))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (DivergenceKind::Branch, 3, 3),
+            (DivergenceKind::ExtraEvents, 3, 3),
+            (DivergenceKind::ActiveMask, 3, 6),
+        ],
+        "{divs:#?}"
+    );
+    // The whole warp staying on is extra iterations only (no split).
+    let mut whole = a[..3].to_vec();
+    whole.push(masked_branch(0x70, l8 | l24, l8 | l24));
+    whole.extend_from_slice(&a[3..]);
+    let divs = diff(&a, &whole, AlignOptions::default());
+    assert_eq!(only(&divs).kind, DivergenceKind::ExtraEvents, "{divs:#?}");
+}

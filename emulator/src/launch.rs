@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::device::{Device, FunctionId, LaunchConfig, LaunchStats};
 use crate::error::{Fault, LaunchError};
-use crate::instr::{CallTarget, Op, Space};
+use crate::instr::{CallTarget, Op};
 use crate::machine::{self, Barrier, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp};
 use crate::memory::{FlatMemory, GlobalMemory};
 use crate::observer::{Control, RegisterView, WarpStep};
@@ -146,41 +146,65 @@ pub(crate) fn threads_from_env() -> usize {
 }
 
 /// Whether the CTAs of `kernel` must run one after another, in order, for
-/// deterministic results: its code, or a function it may call, has an
-/// atomic or reduction on global memory (or a generic address, which may
-/// be global). Such kernels communicate between CTAs (counters, "last
-/// block" reductions, locks, queues), and the order in which their CTAs
-/// get to memory decides the results. Every other kernel's CTAs only meet
+/// deterministic results: its code, or a function it may call, talks to
+/// other CTAs through global memory. That is an atomic or reduction on
+/// global memory (or on a generic address, which may be global), a
+/// `.volatile` or memory-ordered (`.relaxed/.acquire/.release`) load or
+/// store that is not to shared, local or parameter memory, or a fence at
+/// GPU or system scope (`membar.gl/.sys`, `fence.*.gpu/.sys`): counters,
+/// "last block" reductions, locks, queues, flags. The order in which CTAs
+/// get to memory decides their results. Every other kernel's CTAs only meet
 /// in memory through plain accesses, which give the same result in any
-/// order unless the kernel races (two CTAs writing, or one writing what
-/// another reads, without synchronization), as on hardware.
+/// order unless the kernel races (two CTAs writing one address, or one
+/// writing what another reads, without synchronization), as on hardware.
 fn needs_cta_order(prog: &Program, kernel: u32) -> bool {
     let mut seen = vec![false; prog.funcs.len()];
     let mut todo = vec![kernel];
-    let mut any_indirect = false;
     while let Some(f) = todo.pop() {
         if std::mem::replace(&mut seen[f as usize], true) {
             continue;
         }
-        for inst in prog.code.iter().filter(|i| i.func == f) {
-            match &inst.op {
-                Op::Atom { space, .. } if matches!(space, Space::Global | Space::Generic) => {
-                    return true;
-                }
-                Op::Call(info) => match info.target {
-                    CallTarget::Direct(callee) => todo.push(callee),
-                    CallTarget::Indirect { .. } => any_indirect = true,
-                },
-                _ => {}
+        for (pc, inst) in prog.code.iter().enumerate() {
+            if inst.func != f {
+                continue;
             }
-        }
-        if any_indirect {
-            // A function pointer may reach any function of the module.
-            todo.extend(0..prog.funcs.len() as u32);
-            any_indirect = false;
+            if prog.text.get(pc).is_some_and(|t| talks_to_other_ctas(t)) {
+                return true;
+            }
+            if let Op::Call(info) = &inst.op {
+                match info.target {
+                    CallTarget::Direct(callee) => todo.push(callee),
+                    // A function pointer may reach any function of the module.
+                    CallTarget::Indirect { .. } => todo.extend(0..prog.funcs.len() as u32),
+                }
+            }
         }
     }
     false
+}
+
+/// See [`needs_cta_order`]; `text` is one instruction as the module printed
+/// it (`@%p1 ld.volatile.global.u32 %r2, [%rd1];`).
+fn talks_to_other_ctas(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let mut head = words.next().unwrap_or("");
+    if head.starts_with('@') {
+        head = words.next().unwrap_or("");
+    }
+    let mut parts = head.trim_end_matches(';').split('.');
+    let opcode = parts.next().unwrap_or("");
+    let mods: Vec<&str> = parts.collect();
+    let has = |names: &[&str]| mods.iter().any(|m| names.contains(m));
+    let cta_private = mods
+        .iter()
+        .any(|m| m.starts_with("shared") || matches!(*m, "local" | "param"));
+    match opcode {
+        "atom" | "red" => !cta_private,
+        "ld" | "st" => !cta_private && has(&["volatile", "relaxed", "acquire", "release", "mmio"]),
+        "membar" => has(&["gl", "sys"]),
+        "fence" => has(&["gpu", "sys"]),
+        _ => false,
+    }
 }
 
 pub(crate) fn launch<H: StepHook>(
@@ -842,5 +866,37 @@ impl Cta {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::talks_to_other_ctas;
+
+    #[test]
+    fn inter_cta_communication_is_recognised_from_the_instruction() {
+        for text in [
+            "atom.global.add.u32 %r1, [%rd1], 1;",
+            "@%p1 red.add.u32 [%rd1], %r2;",
+            "ld.volatile.global.u32 %r2, [%rd1];",
+            "ld.acquire.gpu.u32 %r56, [%rd26];",
+            "st.release.gpu.global.u32 [%rd1], %r2;",
+            "membar.gl;",
+            "fence.sc.gpu;",
+            "fence.acq_rel.sys;",
+        ] {
+            assert!(talks_to_other_ctas(text), "{text}");
+        }
+        for text in [
+            "atom.shared.add.u32 %r1, [%rd1], 1;",
+            "ld.volatile.shared.u32 %r2, [%rd1];",
+            "ld.global.u32 %r2, [%rd1];",
+            "st.global.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};",
+            "membar.cta;",
+            "fence.acq_rel.cta;",
+            "add.s32 %r1, %r2, %r3;",
+        ] {
+            assert!(!talks_to_other_ctas(text), "{text}");
+        }
     }
 }

@@ -345,7 +345,24 @@ impl GlobalMemory {
         })
     }
 
-    /// The `len` bytes at `addr`, all inside one allocation.
+    /// Copies the bytes at `addr` into `out`, all inside one allocation,
+    /// with atomic byte reads: for kernels (texture fetches), which may run
+    /// while CTAs on other threads write.
+    pub fn read_bytes(&self, addr: u64, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let i = self.find(addr, out.len() as u64).ok_or(OutOfBounds)?;
+        let a = &self.allocations[i];
+        let off = (addr - a.base) as usize;
+        for (k, byte) in out.iter_mut().enumerate() {
+            // SAFETY: `find` checked that the bytes lie inside the live
+            // allocation.
+            *byte = unsafe { atomic_read(a.ptr.add(off + k), 1) } as u8;
+        }
+        Ok(())
+    }
+
+    /// The `len` bytes at `addr`, all inside one allocation. A plain slice:
+    /// for the host side, while no kernel runs (kernels use `load`,
+    /// `region_of` and `read_bytes`).
     #[inline]
     pub fn slice(&self, addr: u64, len: u64) -> Result<&[u8], OutOfBounds> {
         let i = self.find(addr, len).ok_or(OutOfBounds)?;

@@ -294,7 +294,7 @@ fn texture_lane(
             }
             let (coords, layer) = read_coords(op, v, lane, int_coords, geom.arrayed());
             let lod = lod.map(|r| f32::from_bits(get(v, r, lane) as u32));
-            sample::fetch(t, coords, layer, lod, &*env.global)
+            sample::fetch(t, coords, layer, lod, env.global)
                 .map_err(|a| texel_fault(lane, a))?
                 .bits()
         }
@@ -308,7 +308,7 @@ fn texture_lane(
                 ));
             }
             let (coords, _) = read_coords(op, v, lane, int_coords, false);
-            sample::gather(t, coords, comp as usize, &*env.global)
+            sample::gather(t, coords, comp as usize, env.global)
                 .map_err(|a| texel_fault(lane, a))?
                 .bits()
         }

@@ -48,9 +48,7 @@ pub trait TexelMemory {
 
 impl TexelMemory for GlobalMemory {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), u64> {
-        let s = self.slice(addr, out.len() as u64).map_err(|_| addr)?;
-        out.copy_from_slice(s);
-        Ok(())
+        self.read_bytes(addr, out).map_err(|_| addr)
     }
 }
 
