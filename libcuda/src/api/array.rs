@@ -207,21 +207,45 @@ fn validate(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> Result<ChannelFormat, CUresult> {
     if !ok {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    // 2^16 texels per dimension and 2^31 bytes in all are far beyond what
-    // programs use and keep the sizes below in range.
-    let bytes = [
-        w,
-        h.max(1),
-        d.max(1),
-        format.bytes() as usize * desc.num_channels as usize,
-    ]
-    .iter()
-    .try_fold(1usize, |a, &x| a.checked_mul(x))
-    .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if w > 1 << 16 || h > 1 << 16 || d > 1 << 16 || bytes > 1 << 31 {
+    if !within_limits(desc) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     Ok(format)
+}
+
+/// The extents table of `cuArray3DCreate`: each kind of array against the
+/// device's texture (or, with `CUDA_ARRAY3D_SURFACE_LDST`, surface) limits.
+fn within_limits(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> bool {
+    use super::texture::limit;
+    let (w, h, d) = (desc.width, desc.height, desc.depth);
+    let surface = desc.flags & CUDA_ARRAY3D_SURFACE_LDST != 0;
+    let layered = desc.flags & CUDA_ARRAY3D_LAYERED != 0;
+    let pick = |texture: i32, surf: i32| limit(if surface { surf } else { texture });
+    let fits = |limits: [usize; 3]| w <= limits[0] && h <= limits[1] && d <= limits[2];
+    if desc.flags & CUDA_ARRAY3D_CUBEMAP != 0 {
+        if layered {
+            fits([pick(53, 67), pick(53, 67), pick(54, 68)])
+        } else {
+            fits([pick(52, 66), pick(52, 66), 6])
+        }
+    } else if layered {
+        if h == 0 {
+            fits([pick(42, 61), 0, pick(43, 62)])
+        } else {
+            fits([pick(27, 63), pick(28, 64), pick(29, 65)])
+        }
+    } else if d > 0 {
+        fits([pick(24, 58), pick(25, 59), pick(26, 60)])
+            || (!surface && fits([limit(47), limit(48), limit(49)]))
+    } else if h > 0 {
+        if desc.flags & CUDA_ARRAY3D_TEXTURE_GATHER != 0 {
+            fits([limit(45), limit(46), 0])
+        } else {
+            fits([pick(22, 56), pick(23, 57), 0])
+        }
+    } else {
+        fits([pick(21, 55), 0, 0])
+    }
 }
 
 fn create(

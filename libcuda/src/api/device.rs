@@ -88,6 +88,10 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
         | HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
         | MEMORY_POOLS_SUPPORTED
         | IPC_EVENT_SUPPORTED => 1,
+        // Texture and surface limits: api/texture.rs.
+        a if super::texture::device_attribute(a).is_some() => {
+            super::texture::device_attribute(a).unwrap_or(0)
+        }
         a => d.device.config().attribute(DeviceAttribute(a)).unwrap_or(0),
     })
 }

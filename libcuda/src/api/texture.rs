@@ -46,6 +46,53 @@ pub const CU_TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
 /// `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` of the devices emulated.
 pub const TEXTURE_PITCH_ALIGNMENT: usize = 32;
 
+/// The texture and surface limits of the emulated device (an sm_80 part's
+/// values), by `CUdevice_attribute`: `cuDeviceGetAttribute` reports them
+/// and `cuArray3DCreate` enforces them.
+pub fn device_attribute(attrib: i32) -> Option<i32> {
+    Some(match attrib {
+        21 => 131072,     // MAXIMUM_TEXTURE1D_WIDTH
+        22 => 131072,     // MAXIMUM_TEXTURE2D_WIDTH
+        23 => 65536,      // MAXIMUM_TEXTURE2D_HEIGHT
+        24..=26 => 16384, // MAXIMUM_TEXTURE3D_{WIDTH,HEIGHT,DEPTH}
+        27 | 28 => 32768, // MAXIMUM_TEXTURE2D_LAYERED_{WIDTH,HEIGHT}
+        29 => 2048,       // MAXIMUM_TEXTURE2D_LAYERED_LAYERS
+        30 => 512,        // SURFACE_ALIGNMENT
+        42 => 32768,      // MAXIMUM_TEXTURE1D_LAYERED_WIDTH
+        43 => 2048,       // MAXIMUM_TEXTURE1D_LAYERED_LAYERS
+        44 => 1,          // CAN_TEX2D_GATHER
+        45 | 46 => 32768, // MAXIMUM_TEXTURE2D_GATHER_{WIDTH,HEIGHT}
+        47 | 48 => 8192,  // MAXIMUM_TEXTURE3D_{WIDTH,HEIGHT}_ALTERNATE
+        49 => 32768,      // MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
+        51 => TEXTURE_PITCH_ALIGNMENT as i32,
+        52 => 32768,      // MAXIMUM_TEXTURECUBEMAP_WIDTH
+        53 => 32768,      // MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+        54 => 2046,       // MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
+        55 => 32768,      // MAXIMUM_SURFACE1D_WIDTH
+        56 => 131072,     // MAXIMUM_SURFACE2D_WIDTH
+        57 => 65536,      // MAXIMUM_SURFACE2D_HEIGHT
+        58..=60 => 16384, // MAXIMUM_SURFACE3D_{WIDTH,HEIGHT,DEPTH}
+        61 => 32768,      // MAXIMUM_SURFACE1D_LAYERED_WIDTH
+        62 => 2048,       // MAXIMUM_SURFACE1D_LAYERED_LAYERS
+        63 | 64 => 32768, // MAXIMUM_SURFACE2D_LAYERED_{WIDTH,HEIGHT}
+        65 => 2048,       // MAXIMUM_SURFACE2D_LAYERED_LAYERS
+        66 | 67 => 32768, // MAXIMUM_SURFACECUBEMAP{,_LAYERED}_WIDTH
+        68 => 2046,       // MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
+        69 => 1 << 28,    // MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+        70 => 131072,     // MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+        71 => 65000,      // MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+        72 => 2097120,    // MAXIMUM_TEXTURE2D_LINEAR_PITCH
+        73 | 74 => 32768, // MAXIMUM_TEXTURE2D_MIPMAPPED_{WIDTH,HEIGHT}
+        77 => 32768,      // MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
+        _ => return None,
+    })
+}
+
+/// A limit of [`device_attribute`] as a size.
+pub fn limit(attrib: i32) -> usize {
+    device_attribute(attrib).unwrap_or(0) as usize
+}
+
 /// `CUDA_RESOURCE_DESC`: `resType`, then a 128-byte union (read by the
 /// accessors below), then `flags`.
 #[repr(C)]
@@ -175,7 +222,7 @@ pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resou
             let (format, channels, texel) = linear_format()?;
             let size = desc.word(2);
             let width = size / texel;
-            if width == 0 || width > u32::MAX as usize {
+            if width == 0 || width > limit(69) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             Ok(Resource {
@@ -200,8 +247,9 @@ pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resou
                 || height == 0
                 || pitch % TEXTURE_PITCH_ALIGNMENT != 0
                 || width.checked_mul(texel).is_none_or(|row| row > pitch)
-                || width > 1 << 20
-                || height > 1 << 20
+                || width > limit(70)
+                || height > limit(71)
+                || pitch > limit(72)
             {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
