@@ -4,6 +4,7 @@
 #   build/prlx_rt_nvptx.flagfree.ll  the same without module flags, target
 #                                  attributes, triple or data layout (Triton)
 #   build/prlx_rt_amdgpu.bc       AMDGPU (gfx1100, wave32), for HIP
+#   build/prlx_rt_amdgpu_w64.bc   AMDGPU (gfx1100, wave64: -mwavefrontsize64)
 # Idempotent: outputs newer than their sources are left alone.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -46,4 +47,10 @@ if stale "$out/prlx_rt_amdgpu.bc" "$src/prlx_rt_amdgpu.hip" "${deps[@]}" "$0"; t
   "$clang" -x hip --cuda-device-only -nogpulib -nogpuinc --offload-arch=gfx1100 -fgpu-rdc \
     -O2 -S -emit-llvm -I"$src" "$src/prlx_rt_amdgpu.hip" -o - | strip_target_attrs >"$out/prlx_rt_amdgpu.ll"
   "$llvm_as" "$out/prlx_rt_amdgpu.ll" -o "$out/prlx_rt_amdgpu.bc"
+fi
+
+if stale "$out/prlx_rt_amdgpu_w64.bc" "$src/prlx_rt_amdgpu.hip" "${deps[@]}" "$0"; then
+  "$clang" -x hip --cuda-device-only -nogpulib -nogpuinc --offload-arch=gfx1100 -mwavefrontsize64 -fgpu-rdc \
+    -O2 -S -emit-llvm -I"$src" "$src/prlx_rt_amdgpu.hip" -o - | strip_target_attrs >"$out/prlx_rt_amdgpu_w64.ll"
+  "$llvm_as" "$out/prlx_rt_amdgpu_w64.ll" -o "$out/prlx_rt_amdgpu_w64.bc"
 fi
