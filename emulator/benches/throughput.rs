@@ -2,12 +2,15 @@
 //!
 //! Runs three kernels (a 256×256 tiled matrix multiply, a reduction and a
 //! branch-heavy kernel; PTX from `kernels/throughput.cu` by clang-19) on one
-//! core and prints emulated thread-instructions per second and the ratio of
+//! core (`Device::set_threads(1)`) and prints emulated thread-instructions per second and the ratio of
 //! emulated time to the same algorithm written natively in Rust, compiled
 //! into this benchmark. Each emulated result is checked against the native
 //! one. Times are this thread's CPU time (the machine may be shared; wall
 //! time is printed too), best of `PRLX_BENCH_REPS` launches (default 3).
 //! `PRLX_BENCH_ONLY=matmul|reduce|branchy` runs one kernel (for profiling).
+//! Then the same launches on 1, 2, 4 and 8 host threads (`PRLX_BENCH_THREADS`,
+//! comma-separated): best wall time, process CPU time, and the speed-up over
+//! one thread (each result checked against the one-thread result).
 //! Figures are recorded in `docs/emulator-benchmark.md`.
 
 use std::hint::black_box;
@@ -26,6 +29,32 @@ struct Measurement {
     stats: LaunchStats,
     emulated: Times,
     native: Times,
+    /// `(threads, best wall time, process CPU time of that launch)`.
+    scaling: Vec<(usize, Duration, Duration)>,
+}
+
+/// The launch on each thread count in `threads`; every result must equal
+/// `expected` (the one-thread result).
+fn scaling(
+    bench: &mut Bench,
+    threads: &[usize],
+    expected: &[Vec<u8>],
+) -> Vec<(usize, Duration, Duration)> {
+    threads
+        .iter()
+        .map(|&t| {
+            bench.threads = t;
+            let cpu0 = process_cpu_time();
+            let (_, times, out) = bench.run();
+            let cpu = (process_cpu_time() - cpu0) / bench.reps as u32;
+            assert_eq!(
+                out, expected,
+                "{}: result on {t} threads differs",
+                bench.kernel
+            );
+            (t, times.wall, cpu)
+        })
+        .collect()
 }
 
 /// Best CPU time and best wall time over several runs.
@@ -60,6 +89,18 @@ fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
+/// CPU time consumed by every thread of the process.
+fn process_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Runs `f` once, returning its result and its times.
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Times) {
     let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
@@ -81,11 +122,14 @@ struct Bench {
     outputs: Vec<usize>,
     scalar: i32,
     reps: usize,
+    /// Host threads that run the CTAs.
+    threads: usize,
 }
 
 impl Bench {
     fn run(&self) -> (LaunchStats, Times, Vec<Vec<u8>>) {
         let mut device = Device::new(DeviceConfig::default());
+        device.set_threads(self.threads);
         let module = device
             .load_module(PTX, "throughput.ptx")
             .unwrap_or_else(|e| panic!("loading throughput.ptx: {e}"));
@@ -229,7 +273,7 @@ fn branchy_native(x0: u32) -> u32 {
 }
 
 /// The three benchmarks, each measured on the emulator and natively.
-fn measure(name: &str, reps: usize) -> Measurement {
+fn measure(name: &str, reps: usize, threads: &[usize]) -> Measurement {
     // One fixed seed per kernel, so PRLX_BENCH_ONLY measures the same work.
     let mut rng = SplitMix(
         name.bytes()
@@ -244,7 +288,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
             let b: Vec<f32> = (0..n * n)
                 .map(|_| (rng.next() % 2001) as f32 / 1000.0 - 1.0)
                 .collect();
-            let bench = Bench {
+            let mut bench = Bench {
                 kernel: "matmul_tiled",
                 launch: LaunchConfig {
                     grid: [16, 16, 1],
@@ -258,6 +302,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
                 outputs: vec![n * n * 4],
                 scalar: n as i32,
                 reps,
+                threads: 1,
             };
             let (stats, emulated, out) = bench.run();
             let (native, want) = time_native(|| matmul_native(black_box(&a), black_box(&b), n));
@@ -271,6 +316,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
                 stats,
                 emulated,
                 native,
+                scaling: scaling(&mut bench, threads, &out),
             }
         }
         "reduce" => {
@@ -279,7 +325,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
             let x: Vec<i32> = (0..len)
                 .map(|_| (rng.next() % 2001) as i32 - 1000)
                 .collect();
-            let bench = Bench {
+            let mut bench = Bench {
                 kernel: "reduce_sum",
                 launch: LaunchConfig {
                     grid: [256, 1, 1],
@@ -290,6 +336,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
                 outputs: vec![256 * 4],
                 scalar: len as i32,
                 reps,
+                threads: 1,
             };
             let (stats, emulated, out) = bench.run();
             let (native, want) = time_native(|| reduce_native(black_box(&x), 256, 256));
@@ -303,6 +350,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
                 stats,
                 emulated,
                 native,
+                scaling: scaling(&mut bench, threads, &out),
             }
         }
         _ => {
@@ -311,7 +359,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
             let seeds: Vec<u32> = (0..count)
                 .map(|_| 1 + (rng.next() % 100_000) as u32)
                 .collect();
-            let bench = Bench {
+            let mut bench = Bench {
                 kernel: "branchy",
                 launch: LaunchConfig {
                     grid: [(count / 256) as u32, 1, 1],
@@ -322,6 +370,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
                 outputs: vec![count * 4],
                 scalar: count as i32,
                 reps,
+                threads: 1,
             };
             let (stats, emulated, out) = bench.run();
             let (native, want) = time_native(|| {
@@ -340,6 +389,7 @@ fn measure(name: &str, reps: usize) -> Measurement {
                 stats,
                 emulated,
                 native,
+                scaling: scaling(&mut bench, threads, &out),
             }
         }
     }
@@ -352,10 +402,16 @@ fn main() {
         .filter(|r| *r > 0)
         .unwrap_or(3);
     let only = std::env::var("PRLX_BENCH_ONLY").unwrap_or_default();
+    let threads: Vec<usize> = std::env::var("PRLX_BENCH_THREADS")
+        .unwrap_or_else(|_| "1,2,4,8".into())
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .filter(|t| *t > 0)
+        .collect();
     let results: Vec<Measurement> = ["matmul", "reduce", "branchy"]
         .into_iter()
         .filter(|name| only.is_empty() || only == *name)
-        .map(|name| measure(name, reps))
+        .map(|name| measure(name, reps, &threads))
         .collect();
 
     println!(
@@ -403,5 +459,28 @@ fn main() {
         for m in missed {
             println!("  {m}");
         }
+    }
+    if threads.is_empty() {
+        return;
+    }
+    println!(
+        "\nCTAs on several host threads ({} cores available), best of {reps} launches: wall time, process CPU time per launch, speed-up over the first thread count",
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    for m in &results {
+        let base = m.scaling.first().map_or(Duration::ZERO, |s| s.1);
+        let row: Vec<String> = m
+            .scaling
+            .iter()
+            .map(|(t, wall, cpu)| {
+                format!(
+                    "{t}T {:>7.1}ms (cpu {:>6.1}ms) {:>4.2}x",
+                    wall.as_secs_f64() * 1e3,
+                    cpu.as_secs_f64() * 1e3,
+                    base.as_secs_f64() / wall.as_secs_f64()
+                )
+            })
+            .collect();
+        println!("{:<34} {}", m.name, row.join("  "));
     }
 }
