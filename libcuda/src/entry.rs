@@ -88,6 +88,11 @@ macro_rules! aliases {
         /// As for the target.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $alias($($arg: $ty),*) -> $crate::cu::CUresult {
+            // In a `_ptsz`/`_ptds` entry point a NULL stream is the calling
+            // thread's default stream, not the legacy one.
+            let per_thread = $crate::entry::is_per_thread_name(stringify!($alias));
+            $( let $arg = $crate::entry::per_thread_arg!($arg, $arg, per_thread); )*
+            let _ = per_thread;
             // SAFETY: same contract as the target.
             unsafe { $target($($arg),*) }
         }
@@ -95,9 +100,58 @@ macro_rules! aliases {
 }
 pub(crate) use aliases;
 
+/// Whether an exported name is a per-thread-default-stream variant.
+pub const fn is_per_thread_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let n = b.len();
+    n > 5
+        && b[n - 5] == b'_'
+        && b[n - 4] == b'p'
+        && b[n - 3] == b't'
+        && (b[n - 2] == b's' || b[n - 2] == b'd')
+        && (b[n - 1] == b'z' || b[n - 1] == b's')
+}
+
+/// A stream argument of a per-thread variant: NULL becomes
+/// `CU_STREAM_PER_THREAD`, which the rest of the driver (stream capture in
+/// particular) tells apart from the legacy stream.
+pub fn per_thread_stream(stream: crate::cu::CUstream, per_thread: bool) -> crate::cu::CUstream {
+    if per_thread && stream.is_null() {
+        crate::cu::CU_STREAM_PER_THREAD as crate::cu::CUstream
+    } else {
+        stream
+    }
+}
+
+/// [`aliases`]' argument rewrite: stream arguments (by name) go through
+/// [`per_thread_stream`], the rest pass unchanged.
+macro_rules! per_thread_arg {
+    (h_stream, $e:ident, $pt:ident) => {
+        $crate::entry::per_thread_stream($e, $pt)
+    };
+    (stream, $e:ident, $pt:ident) => {
+        $crate::entry::per_thread_stream($e, $pt)
+    };
+    ($other:ident, $e:ident, $pt:ident) => {
+        $e
+    };
+}
+pub(crate) use per_thread_arg;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_thread_variants_map_a_null_stream_to_the_per_thread_stream() {
+        assert!(is_per_thread_name("cuLaunchKernel_ptsz") && is_per_thread_name("cuMemcpy_ptds"));
+        assert!(!is_per_thread_name("cuLaunchKernel") && !is_per_thread_name("cuMemcpy2D_v2"));
+        let null = std::ptr::null_mut();
+        assert_eq!(per_thread_stream(null, true) as usize, CU_STREAM_PER_THREAD);
+        assert!(per_thread_stream(null, false).is_null());
+        let s = 0x1234 as CUstream;
+        assert_eq!(per_thread_stream(s, true), s);
+    }
 
     #[test]
     fn panics_become_unknown_errors() {
