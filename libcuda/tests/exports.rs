@@ -321,11 +321,11 @@ fn refused_entry_points_return_not_supported_through_dlsym() {
     // SAFETY: each symbol is an `extern "C"` function returning CUresult that
     // ignores its arguments (see `api::unsupported`'s ABI note).
     unsafe {
-        let array_create: extern "C" fn(*mut Ptr, *const u8) -> i32 =
-            std::mem::transmute(symbol("cuArrayCreate_v2"));
-        let mut array: Ptr = std::ptr::null_mut();
-        let descriptor = [0u8; 24];
-        assert_eq!(array_create(&mut array, descriptor.as_ptr()), 801);
+        let sparse_properties: extern "C" fn(*mut u8, Ptr) -> i32 =
+            std::mem::transmute(symbol("cuArrayGetSparseProperties"));
+        let mut properties = [0u8; 48];
+        let array: Ptr = std::ptr::null_mut();
+        assert_eq!(sparse_properties(properties.as_mut_ptr(), array), 801);
         let map_array: extern "C" fn(Ptr, u32, Ptr) -> i32 =
             std::mem::transmute(symbol("cuMemMapArrayAsync"));
         assert_eq!(

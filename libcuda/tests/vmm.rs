@@ -434,3 +434,41 @@ fn memory_pools_account_allocate_and_trim() {
         assert_eq!(cuMemPoolTrimTo(pool, 0), CUDA_ERROR_INVALID_VALUE);
     }
 }
+
+#[test]
+fn cuda13_location_pool_calls_name_device_pools() {
+    context();
+    unsafe {
+        let dev0 = MemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: 0,
+        };
+        let mut loc = dev0;
+        let (mut default, mut by_location): (CUmemoryPool, CUmemoryPool) = (null_mut(), null_mut());
+        assert_eq!(cuDeviceGetDefaultMemPool(&mut default, 0), CUDA_SUCCESS);
+        assert_eq!(
+            cuMemGetDefaultMemPool(&mut by_location, &mut loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_SUCCESS
+        );
+        assert_eq!(by_location, default);
+        assert_eq!(
+            cuMemGetMemPool(&mut by_location, &mut loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_SUCCESS
+        );
+        let mut host = MemLocation { type_: 2, id: 0 };
+        assert_eq!(
+            cuMemGetDefaultMemPool(&mut by_location, &mut host, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        let mut bad = MemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: 9,
+        };
+        assert_eq!(
+            cuMemSetMemPool(&mut bad, CU_MEM_ALLOCATION_TYPE_PINNED, default),
+            CUDA_ERROR_INVALID_DEVICE
+        );
+        // (Setting a pool successfully is left to the pool test: the
+        // current pool is process-wide and tests run concurrently.)
+    }
+}

@@ -209,6 +209,19 @@ fn check_pool_props(props: &MemPoolProps) -> Result<(), CUresult> {
     }
 }
 
+/// The device of a CUDA 13 pool location: device locations of pinned
+/// memory only.
+fn device_location(location: *const MemLocation, type_: c_int) -> Result<CUdevice, CUresult> {
+    non_null(location)?;
+    // SAFETY: non-null, the caller's location.
+    let location = unsafe { *location };
+    if type_ != CU_MEM_ALLOCATION_TYPE_PINNED || location.type_ != CU_MEM_LOCATION_TYPE_DEVICE {
+        return Err(CUDA_ERROR_NOT_SUPPORTED);
+    }
+    check_device(location.id).map_err(|_| CUDA_ERROR_INVALID_DEVICE)?;
+    Ok(location.id)
+}
+
 exports! {
     /// From the current pool of the context's device.
     fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) {
@@ -259,6 +272,39 @@ exports! {
     fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) {
         with_driver(|d| {
             check_device(dev)?;
+            if d.pools.live(pool)?.device != dev {
+                return Err(CUDA_ERROR_INVALID_DEVICE);
+            }
+            d.pools.current.insert(dev, pool as usize);
+            Ok(())
+        })
+    }
+
+    /// CUDA 13: the default pool of a device location (host pools are not
+    /// modelled).
+    fn cuMemGetDefaultMemPool(pool_out: *mut CUmemoryPool, location: *mut MemLocation, type_: c_int) {
+        with_driver(|d| {
+            non_null(pool_out)?;
+            let dev = device_location(location, type_)?;
+            let p = d.pools.default_pool(dev);
+            unsafe { write_out(pool_out, p as CUmemoryPool) }
+        })
+    }
+
+    /// CUDA 13: the current pool of a device location.
+    fn cuMemGetMemPool(pool: *mut CUmemoryPool, location: *mut MemLocation, type_: c_int) {
+        with_driver(|d| {
+            non_null(pool)?;
+            let dev = device_location(location, type_)?;
+            let p = d.pools.current_pool(dev);
+            unsafe { write_out(pool, p as CUmemoryPool) }
+        })
+    }
+
+    /// CUDA 13: sets the current pool of a device location.
+    fn cuMemSetMemPool(location: *mut MemLocation, type_: c_int, pool: CUmemoryPool) {
+        with_driver(|d| {
+            let dev = device_location(location, type_)?;
             if d.pools.live(pool)?.device != dev {
                 return Err(CUDA_ERROR_INVALID_DEVICE);
             }
@@ -427,6 +473,9 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuDeviceGetDefaultMemPool": 11020 => cuDeviceGetDefaultMemPool;
         "cuDeviceGetMemPool": 11020 => cuDeviceGetMemPool;
         "cuDeviceSetMemPool": 11020 => cuDeviceSetMemPool;
+        "cuMemGetDefaultMemPool": 13000 => cuMemGetDefaultMemPool;
+        "cuMemGetMemPool": 13000 => cuMemGetMemPool;
+        "cuMemSetMemPool": 13000 => cuMemSetMemPool;
         "cuMemPoolCreate": 11020 => cuMemPoolCreate;
         "cuMemPoolDestroy": 11020 => cuMemPoolDestroy;
         "cuMemPoolSetAttribute": 11020 => cuMemPoolSetAttribute;
