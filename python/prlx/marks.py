@@ -46,6 +46,29 @@ def _prlx_mark():
         return _fn
 
 
+_site_fn: Optional[ctypes._CFuncPtr] = None  # type: ignore[name-defined]
+_site_looked = False
+
+
+def launch_site(frames: str) -> bool:
+    """Hands the shim the host stack of the launch about to be made (one
+    ``function<TAB>file<TAB>line`` a line, innermost first): it leads that
+    launch's ``cpu_stack``. False when the shim is not loaded."""
+    global _site_fn, _site_looked
+    if not _site_looked:
+        _site_looked = True
+        try:
+            fn = ctypes.CDLL(None).prlx_launch_site
+            fn.argtypes = [ctypes.c_char_p]
+            fn.restype = ctypes.c_int
+            _site_fn = fn
+        except (AttributeError, OSError):
+            _site_fn = None
+    if _site_fn is None:
+        return False
+    return _site_fn(frames.encode("utf-8", errors="replace")) == 0
+
+
 def shim_loaded() -> bool:
     """True when ``libprlx.so`` is loaded in this process (marks are recorded)."""
     return _prlx_mark() is not None

@@ -396,6 +396,45 @@ def host_timed_bench(
     )
 
 
+# ---------------------------------------------------------------- launch sites
+
+_SKIP_DIRS: Tuple[str, ...] = ()
+
+
+def _launch_site_hook(_metadata: Any) -> None:
+    """Triton's launch-enter hook, under the shim: hands the shim the Python
+    frames that made this launch (innermost first, Triton's and prlx's own
+    frames left out), so the launch's recorded stack starts at a Python line."""
+    import sys
+
+    from . import marks
+
+    frame = sys._getframe(1)
+    lines = []
+    while frame is not None and len(lines) < 8:
+        path = frame.f_code.co_filename
+        if not path.startswith(_SKIP_DIRS) and not path.startswith("<frozen"):
+            name = frame.f_code.co_name.replace("\t", " ")
+            lines.append(f"{name}\t{path}\t{frame.f_lineno}")
+        frame = frame.f_back
+    if lines:
+        marks.launch_site("\n".join(lines))
+
+
+def _install_launch_site_hook(knobs: Any) -> None:
+    global _SKIP_DIRS
+    from . import marks
+
+    if not marks.shim_loaded() or not hasattr(knobs.runtime, "launch_enter_hook"):
+        return
+    import triton
+
+    _SKIP_DIRS = (os.path.dirname(triton.__file__) + os.sep, os.path.dirname(__file__) + os.sep)
+    hooks = knobs.runtime.launch_enter_hook
+    if hasattr(hooks, "add"):
+        hooks.add(_launch_site_hook)
+
+
 # ---------------------------------------------------------------- switches
 
 
@@ -422,6 +461,7 @@ def enable(instrument: bool = True, *, snapshots: bool = False, ptx: Optional[bo
         _state.update(installed=True, instrument=instrument, snapshots=snapshots, ptx=ptx, tools=tools)
         knobs.runtime.add_stages_inspection_hook = _hook
     _activate_torch_free_driver()
+    _install_launch_site_hook(knobs)
 
 
 def disable() -> None:

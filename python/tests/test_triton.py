@@ -217,6 +217,11 @@ def test_race_is_named_at_its_python_line(emu, tmp_path):
     assert kernel["first_source_location"].startswith(f"triton_kernels.py:{emu.BRANCH_LINE}:")
     first = result.launches[0]["first_divergence"]
     assert first["kind"] == "Branch" and first["function"] == "ticket_kernel"
+    # The launch is named at the Python line that made it (Triton's launch
+    # hook hands the shim the Python frames), not at the interpreter's C.
+    app = (APPS / "ticket_race.py").read_text().splitlines()
+    launch_line = next(i for i, text in enumerate(app, 1) if "K.ticket_kernel[" in text)
+    assert result.launches[0]["launched_from"].endswith(f"ticket_race.py:{launch_line})")
 
 
 def test_unmodified_triton_kernel_is_captured_by_ptx_instrumentation(emu, tmp_path):
