@@ -32,6 +32,18 @@ pub struct CompileRequest {
     pub verbose: bool,
     /// Everything else, for clang (`-g`, `-gline-tables-only`, `-D…`, `-I…`).
     pub clang_args: Vec<String>,
+    /// `--offload-arch=gfxNNNN`: HIP for AMDGPU, a code object instead of
+    /// PTX (in `ptx`, the output path); `None` compiles CUDA for NVPTX.
+    pub amdgpu: Option<AmdgpuTarget>,
+}
+
+/// An AMDGPU compile's target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AmdgpuTarget {
+    /// `gfx1100` …, for clang's `--offload-arch` and llc's `-mcpu`.
+    pub processor: String,
+    /// `-mwavefrontsize64` among the clang options: Wave64 code and runtime.
+    pub wave64: bool,
 }
 
 pub const DEFAULT_ARCH: &str = "sm_80";
@@ -54,7 +66,9 @@ const CLANG_OPTIONS_WITH_VALUE: &[&str] = &[
 const REFUSED: &[&str] = &["-c", "-S", "-E", "-emit-llvm", "-x", "--cuda-host-only"];
 
 pub const USAGE: &str = "usage: prlxctl compile [--arch sm_XX] [--cuda-path DIR] [--filter GLOBS] \
-[--snapshots] [--no-instrument] [--cubin] [--sites PATH] [-v] [clang options] kernel.cu -o kernel.ptx";
+[--snapshots] [--no-instrument] [--cubin] [--sites PATH] [-v] [clang options] kernel.cu -o kernel.ptx\n\
+       prlxctl compile --offload-arch=gfx1100 [-mwavefrontsize64] [--filter GLOBS] [--snapshots] \
+[--no-instrument] [--sites PATH] [-v] [clang options] kernel.hip -o kernel.co";
 
 impl CompileRequest {
     /// A request with the defaults: instrumented, sm_80, SDK-free, -O2.
@@ -72,6 +86,7 @@ impl CompileRequest {
             opt_level: "2".to_owned(),
             verbose: false,
             clang_args: Vec::new(),
+            amdgpu: None,
         }
     }
 
@@ -99,6 +114,12 @@ impl CompileRequest {
                 req.arch = v;
             } else if let Some(v) = arg.strip_prefix("--cuda-gpu-arch=") {
                 req.arch = v.to_owned();
+            } else if let Some(v) = parser.value(&arg, "--offload-arch")? {
+                validate_processor(&v)?;
+                req.amdgpu = Some(AmdgpuTarget {
+                    processor: v,
+                    wave64: false,
+                });
             } else if let Some(v) = parser.value(&arg, "--cuda-path")? {
                 req.cuda_path = Some(PathBuf::from(v));
             } else if let Some(v) = parser.value(&arg, "--filter")? {
@@ -145,6 +166,26 @@ impl CompileRequest {
             }
         };
         validate_arch(&req.arch)?;
+        if let Some(target) = req.amdgpu.as_mut() {
+            // The last of -mwavefrontsize64 / -mno-wavefrontsize64 wins, as in clang.
+            target.wave64 = req
+                .clang_args
+                .iter()
+                .rev()
+                .find_map(|a| match a.as_str() {
+                    "-mwavefrontsize64" => Some(true),
+                    "-mno-wavefrontsize64" => Some(false),
+                    _ => None,
+                })
+                .unwrap_or(false);
+            if want_cubin || req.cuda_path.is_some() {
+                return Err(usage(
+                    "--cubin and --cuda-path are for NVIDIA targets, not --offload-arch".to_owned(),
+                ));
+            }
+            req.ptx = output.unwrap_or_else(|| default_output(&req.source).with_extension("co"));
+            return Ok(req);
+        }
         let output = output.unwrap_or_else(|| default_output(&req.source));
         if output.extension().is_some_and(|e| e == "cubin") {
             req.ptx = output.with_extension("ptx");
@@ -189,6 +230,18 @@ fn validate_arch(arch: &str) -> Result<(), CompileError> {
     } else {
         Err(usage(format!(
             "--arch '{arch}' is not an NVIDIA architecture like sm_80"
+        )))
+    }
+}
+
+/// An AMDGPU processor name like `gfx1100` (or `gfx90a`).
+fn validate_processor(processor: &str) -> Result<(), CompileError> {
+    let rest = processor.strip_prefix("gfx").unwrap_or("");
+    if !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric()) {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "--offload-arch '{processor}' is not an AMDGPU processor like gfx1100"
         )))
     }
 }
@@ -292,6 +345,36 @@ mod tests {
         );
         assert_eq!(req.opt_level, "3");
         assert_eq!(req.ptx, PathBuf::from("k.ptx"), "default output");
+    }
+
+    #[test]
+    fn offload_arch_selects_amdgpu_and_a_code_object() {
+        let req = parse(&["--offload-arch=gfx1100", "-g", "k.hip"]);
+        assert_eq!(
+            req.amdgpu,
+            Some(AmdgpuTarget {
+                processor: "gfx1100".into(),
+                wave64: false
+            })
+        );
+        assert_eq!(req.ptx, PathBuf::from("k.co"));
+        assert_eq!(req.clang_args, ["-g"]);
+        let req = parse(&[
+            "--offload-arch",
+            "gfx1100",
+            "-mwavefrontsize64",
+            "k.hip",
+            "-o",
+            "out/k.co",
+        ]);
+        assert!(req.amdgpu.as_ref().is_some_and(|t| t.wave64));
+        assert_eq!(req.ptx, PathBuf::from("out/k.co"));
+        assert_eq!(req.sites_path(), PathBuf::from("out/prlx-sites.json"));
+        assert!(
+            error(&["--offload-arch=sm_80", "k.hip"]).contains("not an AMDGPU processor"),
+            "sm_80 is no gfx"
+        );
+        assert!(error(&["--offload-arch=gfx1100", "--cubin", "k.hip"]).contains("--cubin"));
     }
 
     #[test]

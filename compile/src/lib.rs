@@ -1,4 +1,7 @@
-//! prlx-compile: CUDA C in, instrumented PTX out.
+//! prlx-compile: CUDA C in, instrumented PTX out; or, with
+//! `--offload-arch=gfxNNNN`, HIP in, an instrumented AMDGPU code object out
+//! (`amdgpu`: clang-19 -x hip → llvm-link with the AMDGPU device runtime,
+//! Wave32 or Wave64 → opt-19 -O2 → llc-19 → ld.lld-19).
 //!
 //! Start at [`compile`]: it takes a [`CompileRequest`] (built by
 //! [`CompileRequest::parse`] from `prlxctl compile`'s arguments, in `args`),
@@ -10,13 +13,14 @@
 //! the site table (`prlx-sites.json` beside the PTX unless `--sites`).
 //! `--no-instrument` runs the same pipeline without the pass and runtime.
 
+mod amdgpu;
 mod args;
 mod error;
 mod pipeline;
 mod run;
 pub mod tools;
 
-pub use args::{CompileRequest, DEFAULT_ARCH, USAGE};
+pub use args::{AmdgpuTarget, CompileRequest, DEFAULT_ARCH, USAGE};
 pub use error::CompileError;
 pub use pipeline::{CompileOutput, clang_command, compile_with};
 pub use run::Runner;
@@ -28,6 +32,9 @@ pub fn compile(req: &CompileRequest) -> Result<CompileOutput, CompileError> {
         verbose: req.verbose,
     };
     let env = Environment::from_process();
-    let tools = Toolchain::discover(&env, req.instrument, req.cuda_path.as_deref(), &runner)?;
+    let mut tools = Toolchain::discover(&env, req.instrument, req.cuda_path.as_deref(), &runner)?;
+    if let Some(target) = &req.amdgpu {
+        tools.for_amdgpu(&env, target.wave64, req.instrument, &runner)?;
+    }
     compile_with(req, &tools, &runner)
 }

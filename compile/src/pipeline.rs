@@ -26,6 +26,9 @@ pub fn compile_with(
     tools: &Toolchain,
     runner: &Runner,
 ) -> Result<CompileOutput, CompileError> {
+    if let Some(target) = &req.amdgpu {
+        return crate::amdgpu::compile_amdgpu(req, target, tools, runner);
+    }
     std::fs::File::open(&req.source)
         .map_err(|e| CompileError::io(&req.source, "cannot read the source", e))?;
     if req.cubin.is_some() && tools.ptxas.is_none() {
@@ -168,7 +171,7 @@ pub fn clang_command(
 
 /// What the device runtime must export: the descriptor the host fills and
 /// the embedded site table it reads.
-const RUNTIME_PUBLIC: &[&str] = &["__prlx_desc", "__prlx_sites"];
+pub(crate) const RUNTIME_PUBLIC: &[&str] = &["__prlx_desc", "__prlx_sites"];
 
 /// The symbols of one bitcode module, as llvm-nm sees them.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -207,7 +210,7 @@ impl ModuleSymbols {
     }
 }
 
-fn module_symbols(
+pub(crate) fn module_symbols(
     bitcode: &Path,
     tools: &Toolchain,
     runner: &Runner,
@@ -223,7 +226,7 @@ fn module_symbols(
     )))
 }
 
-fn create_parent(path: &Path) -> Result<(), CompileError> {
+pub(crate) fn create_parent(path: &Path) -> Result<(), CompileError> {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
             .map_err(|e| CompileError::io(dir, "cannot create the output directory", e)),
@@ -231,7 +234,7 @@ fn create_parent(path: &Path) -> Result<(), CompileError> {
     }
 }
 
-fn absolute(path: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
@@ -254,6 +257,8 @@ mod tests {
             plugin: None,
             runtime: None,
             ptxas: None,
+            lld: None,
+            rocm_device_libs: None,
         };
         let mut req = CompileRequest::new(&source, dir.path().join("k.ptx"));
         req.cubin = Some(dir.path().join("k.cubin"));

@@ -19,6 +19,12 @@ pub const LLC: &str = "llc-19";
 pub const LLVM_NM: &str = "llvm-nm-19";
 pub const PLUGIN_FILE: &str = "libPrlxPass.so";
 pub const RUNTIME_FILE: &str = "prlx_rt_nvptx.bc";
+pub const LLD: &str = "ld.lld-19";
+pub const AMDGPU_RUNTIME_FILE: &str = "prlx_rt_amdgpu.bc";
+pub const AMDGPU_W64_RUNTIME_FILE: &str = "prlx_rt_amdgpu_w64.bc";
+/// ROCm's device libraries for gfx1100, as `scripts/setup.sh` makes them in
+/// a checkout (Debian's ROCm 5.2 bitcode plus `oclc_isa_version_1100.bc`).
+pub const CHECKOUT_DEVICE_LIBS: &str = ".tools/amdgcn-gfx1100/bitcode";
 
 const SETUP_HINT: &str = "install LLVM 19 (scripts/setup.sh)";
 
@@ -29,6 +35,12 @@ pub struct Environment {
     pub pass_plugin: Option<PathBuf>,
     pub device_rt: Option<PathBuf>,
     pub ptxas: Option<PathBuf>,
+    /// `$PRLX_DEVICE_RT_AMDGPU`, `$PRLX_DEVICE_RT_AMDGPU_W64`: the AMDGPU
+    /// device runtimes (Wave32, Wave64).
+    pub device_rt_amdgpu: Option<PathBuf>,
+    pub device_rt_amdgpu_w64: Option<PathBuf>,
+    /// `$PRLX_ROCM_DEVICE_LIBS`: ROCm's device libraries for gfx1100.
+    pub rocm_device_libs: Option<PathBuf>,
     /// The running binary, for an installed layout.
     pub exe: Option<PathBuf>,
     /// A prlx source checkout (with `llvm-pass/` and `device-rt/`).
@@ -57,6 +69,9 @@ impl Environment {
             pass_plugin: std::env::var_os("PRLX_PASS_PLUGIN").map(PathBuf::from),
             device_rt: std::env::var_os("PRLX_DEVICE_RT").map(PathBuf::from),
             ptxas: std::env::var_os("PRLX_PTXAS").map(PathBuf::from),
+            device_rt_amdgpu: std::env::var_os("PRLX_DEVICE_RT_AMDGPU").map(PathBuf::from),
+            device_rt_amdgpu_w64: std::env::var_os("PRLX_DEVICE_RT_AMDGPU_W64").map(PathBuf::from),
+            rocm_device_libs: std::env::var_os("PRLX_ROCM_DEVICE_LIBS").map(PathBuf::from),
             exe,
             checkout,
         }
@@ -94,6 +109,13 @@ pub struct Toolchain {
     pub runtime: Option<PathBuf>,
     /// `None` when no ptxas was found (a cubin cannot be made).
     pub ptxas: Option<PathBuf>,
+    /// AMDGPU only: the linker that makes the code object.
+    pub lld: Option<PathBuf>,
+    /// AMDGPU only: ROCm's device libraries for clang's
+    /// `--rocm-device-lib-path` (`$PRLX_ROCM_DEVICE_LIBS`, else the
+    /// checkout's `.tools/amdgcn-gfx1100/bitcode`), unless the clang
+    /// options name one.
+    pub rocm_device_libs: Option<PathBuf>,
 }
 
 impl Toolchain {
@@ -128,7 +150,42 @@ impl Toolchain {
             plugin,
             runtime,
             ptxas: locate_ptxas(env, cuda_path),
+            lld: None,
+            rocm_device_libs: None,
         })
+    }
+
+    /// Switches a discovered toolchain to AMDGPU: the AMDGPU device runtime
+    /// (Wave32 or Wave64) when instrumenting, ld.lld, the device libraries.
+    pub fn for_amdgpu(
+        &mut self,
+        env: &Environment,
+        wave64: bool,
+        instrument: bool,
+        runner: &Runner,
+    ) -> Result<(), CompileError> {
+        if instrument {
+            let artifact = if wave64 {
+                &AMDGPU_W64_RUNTIME_ARTIFACT
+            } else {
+                &AMDGPU_RUNTIME_ARTIFACT
+            };
+            self.runtime = Some(locate_artifact(env, artifact, runner)?);
+        }
+        self.lld = Some(
+            env.find_in_path(LLD)
+                .ok_or_else(|| CompileError::ToolMissing {
+                    tool: LLD.to_owned(),
+                    hint: format!("not on PATH; {SETUP_HINT}"),
+                })?,
+        );
+        self.rocm_device_libs = env.rocm_device_libs.clone().or_else(|| {
+            env.checkout
+                .as_deref()
+                .map(|c| c.join(CHECKOUT_DEVICE_LIBS))
+                .filter(|d| d.is_dir())
+        });
+        Ok(())
     }
 }
 
@@ -159,6 +216,26 @@ pub const RUNTIME_ARTIFACT: Artifact = Artifact {
     env_var: "PRLX_DEVICE_RT",
     overridden: |env| env.device_rt.as_ref(),
     file: RUNTIME_FILE,
+    built_at: "device-rt/build",
+    build_script: "device-rt/build.sh",
+    build_args: &[],
+};
+
+pub const AMDGPU_RUNTIME_ARTIFACT: Artifact = Artifact {
+    what: "the prlx AMDGPU device runtime (Wave32)",
+    env_var: "PRLX_DEVICE_RT_AMDGPU",
+    overridden: |env| env.device_rt_amdgpu.as_ref(),
+    file: AMDGPU_RUNTIME_FILE,
+    built_at: "device-rt/build",
+    build_script: "device-rt/build.sh",
+    build_args: &[],
+};
+
+pub const AMDGPU_W64_RUNTIME_ARTIFACT: Artifact = Artifact {
+    what: "the prlx AMDGPU device runtime (Wave64)",
+    env_var: "PRLX_DEVICE_RT_AMDGPU_W64",
+    overridden: |env| env.device_rt_amdgpu_w64.as_ref(),
+    file: AMDGPU_W64_RUNTIME_FILE,
     built_at: "device-rt/build",
     build_script: "device-rt/build.sh",
     build_args: &[],

@@ -1,0 +1,154 @@
+//! HIP for AMDGPU: clang-19 `-x hip --cuda-device-only --offload-arch=…`
+//! (with the pass) → llvm-link-19 with the AMDGPU device runtime (Wave32 or
+//! Wave64) → opt-19 -O2 (inlines it) → llc-19 → ld.lld-19 → a code object
+//! that `hipModuleLoadData` takes, with `__prlx_desc` and `__prlx_sites`.
+//!
+//! llc-19 cannot select these kernels with its default instruction selector
+//! (it crashes in "SI Fix SGPR copies"), and its GlobalISel cannot map debug
+//! values, so the optimised module is stripped of debug info and built with
+//! `-global-isel`. Line information is not lost: the pass wrote the site
+//! table (file, line, column of every site) before.
+
+use crate::args::{AmdgpuTarget, CompileRequest};
+use crate::error::CompileError;
+use crate::pipeline::{CompileOutput, RUNTIME_PUBLIC, absolute, create_parent, module_symbols};
+use crate::run::Runner;
+use crate::tools::{CLANG, LLC, LLD, LLVM_LINK, OPT, Toolchain};
+use std::path::Path;
+use std::process::Command;
+
+pub fn compile_amdgpu(
+    req: &CompileRequest,
+    target: &AmdgpuTarget,
+    tools: &Toolchain,
+    runner: &Runner,
+) -> Result<CompileOutput, CompileError> {
+    std::fs::File::open(&req.source)
+        .map_err(|e| CompileError::io(&req.source, "cannot read the source", e))?;
+    let Some(lld) = &tools.lld else {
+        return Err(CompileError::ToolMissing {
+            tool: LLD.to_owned(),
+            hint: "an AMDGPU code object needs ld.lld-19 (scripts/setup.sh)".to_owned(),
+        });
+    };
+    create_parent(&req.ptx)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("prlx-compile")
+        .tempdir()
+        .map_err(|e| {
+            CompileError::io(std::env::temp_dir(), "cannot create a scratch directory", e)
+        })?;
+    let ir = scratch.path().join("device.bc");
+    let sites = if req.instrument {
+        let sites = req.sites_path();
+        create_parent(&sites)?;
+        Some(absolute(&sites))
+    } else {
+        None
+    };
+    runner.run(
+        CLANG,
+        &mut clang_command(req, target, tools, sites.as_deref(), &ir),
+    )?;
+
+    let symbols = module_symbols(&ir, tools, runner)?;
+    let mut public = symbols.defined.clone();
+    for name in RUNTIME_PUBLIC {
+        if !public.iter().any(|p| p == name) {
+            public.push((*name).to_owned());
+        }
+    }
+    let optimised_input = match &tools.runtime {
+        Some(runtime) if req.instrument && symbols.calls_runtime() => {
+            let linked = scratch.path().join("linked.bc");
+            let mut link = Command::new(&tools.llvm_link);
+            link.arg("--only-needed")
+                .arg(&ir)
+                .arg(runtime)
+                .arg("-o")
+                .arg(&linked);
+            runner.run(LLVM_LINK, &mut link)?;
+            linked
+        }
+        _ => ir,
+    };
+    let optimised = scratch.path().join("optimised.bc");
+    let mut opt = Command::new(&tools.opt);
+    opt.arg(format!("-passes=internalize,default<O{}>", req.opt_level))
+        .arg(format!("-internalize-public-api-list={}", public.join(",")))
+        .arg("-strip-debug")
+        .arg(&optimised_input)
+        .arg("-o")
+        .arg(&optimised);
+    runner.run(OPT, &mut opt)?;
+
+    let object = scratch.path().join("device.o");
+    let mut llc = Command::new(&tools.llc);
+    llc.args([
+        "-mtriple=amdgcn-amd-amdhsa",
+        "-global-isel",
+        "-filetype=obj",
+    ])
+    .arg(format!("-mcpu={}", target.processor));
+    if target.wave64 {
+        llc.arg("-mattr=+wavefrontsize64");
+    }
+    llc.arg(&optimised).arg("-o").arg(&object);
+    runner.run(LLC, &mut llc)?;
+
+    let mut link = Command::new(lld);
+    link.arg("-shared").arg(&object).arg("-o").arg(&req.ptx);
+    runner.run(LLD, &mut link)?;
+    Ok(CompileOutput {
+        ptx: req.ptx.clone(),
+        cubin: None,
+        sites,
+    })
+}
+
+/// clang-19, device-only HIP to LLVM IR for one processor, with the pass
+/// when instrumenting and ROCm's device libraries linked in by clang.
+pub fn clang_command(
+    req: &CompileRequest,
+    target: &AmdgpuTarget,
+    tools: &Toolchain,
+    sites: Option<&Path>,
+    ir: &Path,
+) -> Command {
+    let mut clang = Command::new(&tools.clang);
+    clang
+        .args(["-x", "hip", "--cuda-device-only"])
+        .arg(format!("--offload-arch={}", target.processor))
+        .arg(format!("-O{}", req.opt_level));
+    let names_device_libs = req
+        .clang_args
+        .iter()
+        .any(|a| a.starts_with("--rocm-device-lib-path") || a.starts_with("--rocm-path"));
+    if let (false, Some(libs)) = (names_device_libs, &tools.rocm_device_libs) {
+        clang.arg(format!("--rocm-device-lib-path={}", libs.display()));
+    }
+    if let (true, Some(plugin)) = (req.instrument, &tools.plugin) {
+        clang
+            .arg(format!("-fpass-plugin={}", plugin.display()))
+            .args(["-Xclang", "-load", "-Xclang"])
+            .arg(plugin);
+        if let Some(sites) = sites {
+            clang
+                .arg("-mllvm")
+                .arg(format!("-prlx-sites-json={}", sites.display()));
+        }
+        if req.snapshots {
+            clang.args(["-mllvm", "-prlx-snapshots"]);
+        }
+        if let Some(filter) = &req.filter {
+            clang.arg("-mllvm").arg(format!("-prlx-filter={filter}"));
+        }
+    }
+    clang
+        .args(&req.clang_args)
+        .args(["-c", "-emit-llvm"])
+        .arg(&req.source)
+        .arg("-o")
+        .arg(ir);
+    clang
+}
