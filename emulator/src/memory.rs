@@ -441,6 +441,13 @@ impl Region<'_> {
         // while the region borrows the memory.
         Some(unsafe { atomic_read(self.ptr.add(off as usize), size) })
     }
+
+    /// [`Region::read`] of a width known at compile time: the per-lane
+    /// loop of a warp's load has no dispatch on the width.
+    #[inline(always)]
+    pub fn read_sized<const SIZE: u32>(&self, addr: u64) -> Option<u64> {
+        self.read(addr, SIZE)
+    }
 }
 
 /// Reads `size` (1, 2, 4 or 8) bytes at `p`, little-endian: one relaxed

@@ -45,9 +45,19 @@ pub(crate) fn execute(
                             read_at(bytes, a.wrapping_sub(base), size)
                         })
                     }
-                    FastRegion::Global(g) => {
-                        load_lanes(values, dst, exec, &addrs, extend, |a| g.read(a, size))
-                    }
+                    // One loop per width: no dispatch on it per lane.
+                    FastRegion::Global(g) => match size {
+                        4 => {
+                            load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<4>(a))
+                        }
+                        8 => {
+                            load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<8>(a))
+                        }
+                        2 => {
+                            load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<2>(a))
+                        }
+                        _ => load_lanes(values, dst, exec, &addrs, extend, |a| g.read(a, size)),
+                    },
                 };
             }
             let mut m = pending;
