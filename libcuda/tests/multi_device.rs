@@ -12,9 +12,7 @@ use cuda::api::memory::*;
 use cuda::api::peer::*;
 use cuda::api::pointer::*;
 use cuda::api::pool::*;
-use cuda::api::vmm::{
-    CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_LOCATION_TYPE_DEVICE, MemAccessDesc, MemLocation,
-};
+use cuda::api::vmm::*;
 use cuda::cu::*;
 use std::ffi::{c_char, c_int};
 use std::ptr::null_mut;
@@ -217,6 +215,56 @@ fn two_devices_peer_access_copies_and_faults() {
             CUDA_SUCCESS
         );
         assert_eq!(first[0], 77);
+
+        // Virtual memory on device 1: reachable from the devices its access
+        // descriptors name, and only those (vectorAddMMAP's pattern).
+        let g = 2usize << 20;
+        let prop = MemAllocationProp {
+            type_: CU_MEM_ALLOCATION_TYPE_PINNED,
+            requested_handle_types: 0,
+            location: MemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: 1,
+            },
+            win32_handle_meta_data: null_mut(),
+            compression_type: 0,
+            gpu_direct_rdma_capable: 0,
+            usage: 0,
+            reserved: [0; 4],
+        };
+        let mut handle = 0u64;
+        assert_eq!(cuMemCreate(&mut handle, g, &prop, 0), CUDA_SUCCESS);
+        let mut va: CUdeviceptr = 0;
+        assert_eq!(cuMemAddressReserve(&mut va, g, 0, 0, 0), CUDA_SUCCESS);
+        assert_eq!(cuMemMap(va, g, 0, handle, 0), CUDA_SUCCESS);
+        let on_device = |id| MemAccessDesc {
+            location: MemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id,
+            },
+            flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        assert_eq!(cuMemSetAccess(va, g, &on_device(1), 1), CUDA_SUCCESS);
+        assert_eq!(cuMemsetD32_v2(va, 4242, 4), CUDA_SUCCESS);
+        // A second context on device 0 (a fault makes it unusable).
+        let mut other0: CUcontext = null_mut();
+        assert_eq!(cuCtxCreate_v2(&mut other0, 0, 0), CUDA_SUCCESS);
+        let k_other = memory_kernels::load();
+        assert_eq!(
+            memory_kernels::copy_word(&k_other, va, on0),
+            CUDA_ERROR_ILLEGAL_ADDRESS
+        );
+        set_current(ctx1);
+        assert_eq!(memory_kernels::copy_word(&k1, va, va + 4), CUDA_SUCCESS);
+        set_current(ctx0);
+        let both = [on_device(0), on_device(1)];
+        assert_eq!(cuMemSetAccess(va, g, both.as_ptr(), 2), CUDA_SUCCESS);
+        assert_eq!(memory_kernels::copy_word(&k0, va + 4, on0), CUDA_SUCCESS);
+        assert_eq!(
+            cuMemcpyDtoH_v2(first.as_mut_ptr().cast(), on0, 4),
+            CUDA_SUCCESS
+        );
+        assert_eq!(first[0], 4242);
 
         // Device 1 reaches device 0's memory only once it enabled access too:
         // without it, the load faults at the instruction.
