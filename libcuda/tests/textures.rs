@@ -510,27 +510,29 @@ fn ptx_queries_fetches_and_surface_accesses() {
 }
 
 #[test]
-fn texture_references_and_bad_handles_are_reported() {
+fn independent_mode_and_bad_handles_are_reported() {
     context();
     // SAFETY: out-pointers and kernel arguments are locals.
     unsafe {
-        // Texture references (.texref) are refused at load, naming them.
-        let texref = "\
+        // Independent mode (a separate sampler operand) is refused at load.
+        let independent = "\
 .version 7.5
 .target sm_80
 .address_size 64
-.global .texref t;
-.visible .entry k(.param .u64 out)
+.visible .entry k(.param .u64 t, .param .u64 smp)
 {
   .reg .f32 %f<6>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [t];
+  ld.param.u64 %rd2, [smp];
   mov.f32 %f1, 0f00000000;
-  tex.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1}];
+  tex.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd1, %rd2, {%f1, %f1}];
   ret;
 }
 \0";
         let mut module: CUmodule = null_mut();
         assert_ne!(
-            cuModuleLoadData(&mut module, texref.as_ptr().cast()),
+            cuModuleLoadData(&mut module, independent.as_ptr().cast()),
             CUDA_SUCCESS
         );
 
@@ -572,5 +574,133 @@ fn texture_references_and_bad_handles_are_reported() {
             launched == CUDA_ERROR_ILLEGAL_ADDRESS || synced == CUDA_ERROR_ILLEGAL_ADDRESS,
             "launch {launched}, sync {synced}"
         );
+    }
+}
+
+/// Module `.texref`/`.surfref` variables bound through the legacy API.
+const REFS_PTX: &str = "\
+.version 7.5
+.target sm_80
+.address_size 64
+.global .texref tlin;
+.global .texref t2d;
+.global .surfref s2d;
+.visible .entry refs(.param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<12>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, 3;
+  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tlin, {%r1}];
+  mov.f32 %f5, 0f3FE00000;
+  mov.f32 %f6, 0f3F000000;
+  tex.2d.v4.f32.f32 {%f7, %f8, %f9, %f10}, [t2d, {%f5, %f6}];
+  mov.u32 %r2, 4;
+  mov.u32 %r3, 0;
+  suld.b.2d.b32.trap {%r4}, [s2d, {%r2, %r3}];
+  txq.width.b32 %r5, [t2d];
+  st.global.f32 [%rd1], %f1;
+  st.global.f32 [%rd1+4], %f7;
+  st.global.u32 [%rd1+8], %r4;
+  st.global.u32 [%rd1+12], %r5;
+  ret;
+}
+\0";
+
+#[test]
+fn texture_and_surface_references_bind_module_variables() {
+    context();
+    // SAFETY: out-pointers, host buffers and kernel arguments are locals.
+    unsafe {
+        let mut module: CUmodule = null_mut();
+        check(cuModuleLoadData(&mut module, REFS_PTX.as_ptr().cast()));
+        let mut f: CUfunction = null_mut();
+        check(cuModuleGetFunction(&mut f, module, c"refs".as_ptr()));
+        let (mut tlin, mut t2d, mut again): (CUtexref, CUtexref, CUtexref) =
+            (null_mut(), null_mut(), null_mut());
+        check(cuModuleGetTexRef(&mut tlin, module, c"tlin".as_ptr()));
+        check(cuModuleGetTexRef(&mut t2d, module, c"t2d".as_ptr()));
+        check(cuModuleGetTexRef(&mut again, module, c"t2d".as_ptr()));
+        assert_eq!(t2d, again, "one reference per variable");
+        assert_eq!(
+            cuModuleGetTexRef(&mut again, module, c"missing".as_ptr()),
+            CUDA_ERROR_NOT_FOUND
+        );
+        assert_eq!(cuTexRefDestroy(t2d), CUDA_ERROR_INVALID_VALUE);
+
+        // Linear memory: 0, 10, 20, ...
+        let lin: Vec<f32> = (0..8).map(|i| i as f32 * 10.0).collect();
+        let mut dlin: CUdeviceptr = 0;
+        check(cuMemAlloc_v2(&mut dlin, 32));
+        check(cuMemcpyHtoD_v2(dlin, lin.as_ptr().cast(), 32));
+        check(cuTexRefSetFormat(tlin, F32, 1));
+        let mut offset = 1usize;
+        check(cuTexRefSetAddress_v2(&mut offset, tlin, dlin, 32));
+        assert_eq!(offset, 0);
+        let mut got_ptr: CUdeviceptr = 0;
+        check(cuTexRefGetAddress_v2(&mut got_ptr, tlin));
+        assert_eq!(got_ptr, dlin);
+
+        // A 4 x 2 float array, x + 100 y, then linear filtering.
+        let a = create3d(desc3d(4, 2, 0, F32, 1, 0)).unwrap();
+        let v: Vec<f32> = (0..8)
+            .map(|i| (i % 4) as f32 + 100.0 * (i / 4) as f32)
+            .collect();
+        check(cuMemcpyHtoA_v2(a, 0, v.as_ptr().cast(), 32));
+        assert_eq!(cuTexRefSetArray(t2d, a, 0), CUDA_ERROR_INVALID_VALUE);
+        check(cuTexRefSetArray(t2d, a, CU_TRSA_OVERRIDE_FORMAT));
+        check(cuTexRefSetFilterMode(t2d, 1));
+        let (mut fm, mut am, mut fmt, mut ch) = (0u32, 9u32, 0u32, 0i32);
+        check(cuTexRefGetFilterMode(&mut fm, t2d));
+        check(cuTexRefGetAddressMode(&mut am, t2d, 0));
+        check(cuTexRefGetFormat(&mut fmt, &mut ch, t2d));
+        assert_eq!((fm, am, fmt, ch), (1, 1, F32, 1));
+        let mut bound: CUarray = null_mut();
+        check(cuTexRefGetArray(&mut bound, t2d));
+        assert_eq!(bound, a);
+        check(cuParamSetTexRef(f, CU_PARAM_TR_DEFAULT, t2d));
+
+        // A 4 x 2 u32 surface, 7 + x + 10 y.
+        let s = create3d(desc3d(4, 2, 0, U32, 1, CUDA_ARRAY3D_SURFACE_LDST)).unwrap();
+        let w: Vec<u32> = (0..8).map(|i| 7 + i % 4 + 10 * (i / 4)).collect();
+        check(cuMemcpyHtoA_v2(s, 0, w.as_ptr().cast(), 32));
+        let mut sref: CUsurfref = null_mut();
+        check(cuModuleGetSurfRef(&mut sref, module, c"s2d".as_ptr()));
+        assert_eq!(cuSurfRefSetArray(sref, a, 0), CUDA_ERROR_INVALID_VALUE);
+        check(cuSurfRefSetArray(sref, s, 0));
+        check(cuSurfRefGetArray(&mut bound, sref));
+        assert_eq!(bound, s);
+
+        let mut out: CUdeviceptr = 0;
+        check(cuMemAlloc_v2(&mut out, 16));
+        let mut args = [&mut out as *mut u64 as *mut c_void];
+        check(cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            0,
+            null_mut(),
+            args.as_mut_ptr(),
+            null_mut(),
+        ));
+        check(cuCtxSynchronize());
+        let mut got = [0u32; 4];
+        check(cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), out, 16));
+        assert_eq!(f32::from_bits(got[0]), 30.0, "tex1Dfetch through tlin");
+        // (1.75, 0.5): a quarter of the way from texel 1 to texel 2 of row 0.
+        assert_eq!(
+            f32::from_bits(got[1]),
+            0.75 * 1.0 + 0.25 * 2.0,
+            "bilinear through t2d"
+        );
+        assert_eq!(got[2], 8, "suld through s2d");
+        assert_eq!(got[3], 4, "txq.width through t2d");
+        check(cuArrayDestroy(a));
+        check(cuArrayDestroy(s));
     }
 }

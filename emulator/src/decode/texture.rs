@@ -11,8 +11,12 @@
 //! - `sust.b.… [h, {c…}], s`
 //! - `suq.query.b32 d, [h]`
 //!
-//! Refused with a message: `.texref`/`.samplerref`/`.surfref` operands
-//! (references and independent mode), `tex.grad`, explicit offsets, the
+//! `h` is a 64-bit register holding an object handle, or the name of a
+//! module-scope `.texref`/`.surfref` variable (a texture or surface
+//! reference, which the driver binds: `cuTexRefSet*`, `cuSurfRefSetArray`).
+//!
+//! Refused with a message: independent mode (a separate `.samplerref`
+//! operand), `tex.grad`, explicit offsets, the
 //! sparse-residency predicate, `.f16`/`.f16x2` results and formatted
 //! stores (`sust.p`). Execution is `crate::texture::exec`.
 
@@ -48,7 +52,8 @@ pub(super) fn decode(
             } else {
                 None
             };
-            let (handle, coords, ncoords) = handle_and_coords(m, fc, &o[1], Some(geom), ctype)?;
+            let (handle, reference, coords, ncoords) =
+                handle_and_coords(m, fc, &o[1], Some(geom), ctype)?;
             let data = dst4(fc, &o[0], 4)?;
             TextureOp {
                 kind: TexKind::Tex {
@@ -57,6 +62,7 @@ pub(super) fn decode(
                     lod,
                 },
                 handle,
+                reference,
                 coords,
                 ncoords,
                 data,
@@ -81,11 +87,12 @@ pub(super) fn decode(
             result_type(dtype).map_err(|e| un(&e))?;
             let int_coords = coord_type(ctype).map_err(|e| un(&e))?;
             let o = operands(inst, 2)?;
-            let (handle, coords, ncoords) =
+            let (handle, reference, coords, ncoords) =
                 handle_and_coords(m, fc, &o[1], Some(Geometry::D2), ctype)?;
             TextureOp {
                 kind: TexKind::Tld4 { comp, int_coords },
                 handle,
+                reference,
                 coords,
                 ncoords,
                 data: dst4(fc, &o[0], 4)?,
@@ -110,7 +117,8 @@ pub(super) fn decode(
             } else {
                 None
             };
-            let (handle, coords, ncoords) = handle_and_coords(m, fc, &o[1], None, ScalarType::S32)?;
+            let (handle, reference, coords, ncoords) =
+                handle_and_coords(m, fc, &o[1], None, ScalarType::S32)?;
             let kind = if inst.opcode == "txq" {
                 TexKind::Txq { query, lod }
             } else {
@@ -119,6 +127,7 @@ pub(super) fn decode(
             TextureOp {
                 kind,
                 handle,
+                reference,
                 coords,
                 ncoords,
                 data: dst4(fc, &o[0], 1)?,
@@ -156,7 +165,7 @@ pub(super) fn decode(
             } else {
                 (&o[1], &o[0])
             };
-            let (handle, coords, ncoords) =
+            let (handle, reference, coords, ncoords) =
                 handle_and_coords(m, fc, addr_op, Some(geom), ScalarType::S32)?;
             let data = if store {
                 src4(m, fc, data_op, n, bits_type(size as u32 * 8))?
@@ -171,6 +180,7 @@ pub(super) fn decode(
             TextureOp {
                 kind,
                 handle,
+                reference,
                 coords,
                 ncoords,
                 data,
@@ -239,34 +249,44 @@ fn src4(
     Ok(rows)
 }
 
-/// The handle register and coordinate rows of `[h, {c…}]` (or `[h]` for
-/// queries, `geom` None).
+/// The handle register (or reference variable's address) and coordinate
+/// rows of `[h, {c…}]` (or `[h]` for queries, `geom` None).
 fn handle_and_coords(
     m: &mut ModuleCtx<'_>,
     fc: &FnCtx<'_>,
     op: &Operand,
     geom: Option<Geometry>,
     ctype: ScalarType,
-) -> Result<(Row, [Row; 4], u8), String> {
+) -> Result<(Row, Option<u64>, [Row; 4], u8), String> {
     let Operand::Address(a) = op else {
         return Err("expected a [handle, {coordinates}] operand".into());
     };
-    let handle = match &a.base {
-        ast::AddressBase::Register(r) if a.offset == 0 => {
-            src(m, fc, &Operand::Register(r.clone()), ScalarType::U64)?
+    let (handle, reference) = match &a.base {
+        ast::AddressBase::Register(r) if a.offset == 0 => (
+            src(m, fc, &Operand::Register(r.clone()), ScalarType::U64)?,
+            None,
+        ),
+        // A module's `.texref`/`.surfref` variable: the driver binds it.
+        ast::AddressBase::Symbol(name) if a.offset == 0 => match lookup_sym(m, fc, name) {
+            Some(Sym::Global(addr)) => (sreg::ZERO, Some(addr)),
+            _ => {
+                return Err(format!(
+                    "`{name}` is not a module-scope .texref or .surfref variable"
+                ));
+            }
+        },
+        _ => {
+            return Err(
+                "the texture or surface operand must be a 64-bit handle register or a .texref/.surfref variable"
+                    .into(),
+            );
         }
-        ast::AddressBase::Symbol(name) => {
-            return Err(format!(
-                "`{name}`: texture, sampler and surface references (.texref/.samplerref/.surfref) are not emulated; use texture and surface objects (64-bit handles)"
-            ));
-        }
-        _ => return Err("the texture or surface handle must be a 64-bit register".into()),
     };
     let Some(geom) = geom else {
         if !a.trailing.is_empty() {
             return Err("queries take only the handle: [h]".into());
         }
-        return Ok((handle, [sreg::ZERO; 4], 0));
+        return Ok((handle, reference, [sreg::ZERO; 4], 0));
     };
     let coords_op = match a.trailing.as_slice() {
         [c] => c,
@@ -304,5 +324,5 @@ fn handle_and_coords(
             other => src(m, fc, other, ty)?,
         };
     }
-    Ok((handle, rows, want as u8))
+    Ok((handle, reference, rows, want as u8))
 }

@@ -174,6 +174,10 @@ pub struct TextureOp {
     pub kind: TexKind,
     /// The register holding the 64-bit object handle.
     pub handle: Row,
+    /// Instead of `handle`: the address of the module's `.texref`/`.surfref`
+    /// variable, whose bound object the driver records
+    /// ([`crate::Device::bind_reference`]).
+    pub reference: Option<u64>,
     /// The coordinate vector as written (array index first when arrayed).
     pub coords: [Row; 4],
     pub ncoords: u8,
@@ -206,16 +210,39 @@ pub(crate) fn execute(
     exec: u32,
     env: &mut Env<'_>,
 ) -> Result<(), LaneFault> {
+    let surface = matches!(
+        op.kind,
+        TexKind::Suld { .. } | TexKind::Sust { .. } | TexKind::Suq { .. }
+    );
+    let bound = match op.reference {
+        Some(addr) => Some(super::table(env.global).reference(addr).ok_or_else(|| {
+            fault(
+                FaultKind::IllegalAddress,
+                exec.trailing_zeros() as usize,
+                Some(addr),
+                format!(
+                    "{} reference at 0x{addr:x} is not bound",
+                    if surface { "surface" } else { "texture" }
+                ),
+            )
+        })?),
+        None => None,
+    };
+    // Lanes of a warp almost always share one handle: look it up once.
+    let mut cached: Option<(u64, Option<std::sync::Arc<BoundObject>>)> = None;
     let mut m = exec;
     while m != 0 {
         let lane = m.trailing_zeros() as usize;
         m &= m - 1;
-        let handle = get(v, op.handle, lane);
-        let object = super::table(env.global).get(handle).cloned();
-        let surface = matches!(
-            op.kind,
-            TexKind::Suld { .. } | TexKind::Sust { .. } | TexKind::Suq { .. }
-        );
+        let handle = bound.unwrap_or_else(|| get(v, op.handle, lane));
+        let object = match &cached {
+            Some((h, o)) if *h == handle => o.clone(),
+            _ => {
+                let o = super::table(env.global).get(handle).cloned();
+                cached = Some((handle, o.clone()));
+                o
+            }
+        };
         let bad = |what: &str| {
             fault(
                 FaultKind::IllegalAddress,

@@ -297,11 +297,19 @@ pub enum BoundObject {
 pub struct ObjectTable {
     objects: HashMap<u64, Arc<BoundObject>>,
     next: u64,
+    /// Texture and surface references: the address of a module's
+    /// `.texref`/`.surfref` variable → the handle bound to it.
+    references: HashMap<u64, u64>,
 }
 
 impl ObjectTable {
     pub fn get(&self, handle: u64) -> Option<&Arc<BoundObject>> {
         self.objects.get(&handle)
+    }
+
+    /// The object bound to the reference variable at `addr`.
+    pub fn reference(&self, addr: u64) -> Option<u64> {
+        self.references.get(&addr).copied()
     }
 
     fn insert(&mut self, object: BoundObject) -> u64 {
@@ -330,6 +338,17 @@ impl Device {
             .memory
             .textures
             .insert(BoundObject::Surface(SurfaceObject { resource })))
+    }
+
+    /// Binds the texture or surface reference variable at `addr` (from
+    /// [`Device::get_global`] of a `.texref`/`.surfref`) to the object
+    /// `handle`, or unbinds it (`None`): `tex`/`suld`/`sust` naming the
+    /// variable use the object bound when they run.
+    pub fn bind_reference(&mut self, addr: u64, handle: Option<u64>) {
+        match handle {
+            Some(h) => self.memory.textures.references.insert(addr, h),
+            None => self.memory.textures.references.remove(&addr),
+        };
     }
 
     /// The object behind `handle`, if live.

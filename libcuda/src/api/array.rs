@@ -608,5 +608,37 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuSurfObjectCreate": 5000 => cuSurfObjectCreate;
         "cuSurfObjectDestroy": 5000 => cuSurfObjectDestroy;
         "cuSurfObjectGetResourceDesc": 5000 => cuSurfObjectGetResourceDesc;
+        "cuModuleGetTexRef": 2000 => cuModuleGetTexRef;
+        "cuTexRefCreate": 2000 => cuTexRefCreate;
+        "cuTexRefDestroy": 2000 => cuTexRefDestroy;
+        "cuTexRefSetArray": 2000 => cuTexRefSetArray;
+        "cuTexRefSetMipmappedArray": 5000 => cuTexRefSetMipmappedArray;
+        "cuTexRefSetAddress": 3020 => cuTexRefSetAddress_v2;
+        "cuTexRefSetAddress2D": 4010 => cuTexRefSetAddress2D_v3;
+        "cuTexRefSetFormat": 2000 => cuTexRefSetFormat;
+        "cuTexRefSetAddressMode": 2000 => cuTexRefSetAddressMode;
+        "cuTexRefSetFilterMode": 2000 => cuTexRefSetFilterMode;
+        "cuTexRefSetMipmapFilterMode": 5000 => cuTexRefSetMipmapFilterMode;
+        "cuTexRefSetMipmapLevelBias": 5000 => cuTexRefSetMipmapLevelBias;
+        "cuTexRefSetMipmapLevelClamp": 5000 => cuTexRefSetMipmapLevelClamp;
+        "cuTexRefSetMaxAnisotropy": 5000 => cuTexRefSetMaxAnisotropy;
+        "cuTexRefSetBorderColor": 8000 => cuTexRefSetBorderColor;
+        "cuTexRefSetFlags": 2000 => cuTexRefSetFlags;
+        "cuTexRefGetAddress": 3020 => cuTexRefGetAddress_v2;
+        "cuTexRefGetArray": 2000 => cuTexRefGetArray;
+        "cuTexRefGetMipmappedArray": 5000 => cuTexRefGetMipmappedArray;
+        "cuTexRefGetAddressMode": 2000 => cuTexRefGetAddressMode;
+        "cuTexRefGetFilterMode": 2000 => cuTexRefGetFilterMode;
+        "cuTexRefGetMipmapFilterMode": 5000 => cuTexRefGetMipmapFilterMode;
+        "cuTexRefGetFormat": 2000 => cuTexRefGetFormat;
+        "cuTexRefGetMipmapLevelBias": 5000 => cuTexRefGetMipmapLevelBias;
+        "cuTexRefGetMipmapLevelClamp": 5000 => cuTexRefGetMipmapLevelClamp;
+        "cuTexRefGetMaxAnisotropy": 5000 => cuTexRefGetMaxAnisotropy;
+        "cuTexRefGetBorderColor": 8000 => cuTexRefGetBorderColor;
+        "cuTexRefGetFlags": 2000 => cuTexRefGetFlags;
+        "cuParamSetTexRef": 2000 => cuParamSetTexRef;
+        "cuModuleGetSurfRef": 3000 => cuModuleGetSurfRef;
+        "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
+        "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
     }
 }

@@ -64,3 +64,90 @@ exports! {
         })
     }
 }
+
+// ---------------------------------------------------------------------------
+// Surface references (`cuModuleGetSurfRef`, `cuSurfRefSetArray`): a module's
+// `.surfref` variable bound to an array; binding creates an emulator surface
+// object and records it against the variable (`Device::bind_reference`).
+
+pub type CUsurfref = *mut c_void;
+
+#[derive(Debug, Clone, Copy)]
+struct SurfRef {
+    variable: u64,
+    array: Option<usize>,
+    object: Option<u64>,
+}
+
+#[derive(Default)]
+struct SurfRefTable {
+    refs: HashMap<usize, SurfRef>,
+    by_variable: HashMap<u64, usize>,
+    next: usize,
+}
+
+const SURFREF_HANDLE_BASE: usize = 0x7a00_0000_0000_0000 + (0x32 << 40);
+
+fn surfrefs() -> MutexGuard<'static, SurfRefTable> {
+    static TABLE: OnceLock<Mutex<SurfRefTable>> = OnceLock::new();
+    TABLE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+exports! {
+    fn cuModuleGetSurfRef(p_surf_ref: *mut CUsurfref, hmod: CUmodule, name: *const std::ffi::c_char) {
+        with_context(|d, _| {
+            non_null(p_surf_ref)?;
+            // SAFETY: a C string from the caller.
+            let name = unsafe { crate::entry::c_str(name) }?;
+            let (addr, _) = super::module::get_global(d, hmod, name)?;
+            let mut t = surfrefs();
+            let h = match t.by_variable.get(&addr) {
+                Some(h) => *h,
+                None => {
+                    t.next += 1;
+                    let h = SURFREF_HANDLE_BASE + t.next * 16;
+                    t.refs.insert(h, SurfRef { variable: addr, array: None, object: None });
+                    t.by_variable.insert(addr, h);
+                    h
+                }
+            };
+            unsafe { write_out(p_surf_ref, h as CUsurfref) }
+        })
+    }
+
+    fn cuSurfRefSetArray(h_surf_ref: CUsurfref, h_array: super::array::CUarray, flags: u32) {
+        if flags != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        with_context(|d, _| {
+            let mut t = surfrefs();
+            let r = t.refs.get_mut(&(h_surf_ref as usize)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let a = array(h_array)?;
+            if a.desc.flags & CUDA_ARRAY3D_SURFACE_LDST == 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let object = d
+                .device
+                .surface_object_create(a.resource())
+                .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            d.device.bind_reference(r.variable, Some(object));
+            if let Some(previous) = r.object.replace(object) {
+                let _ = d.device.bound_object_destroy(previous, true);
+            }
+            r.array = Some(h_array as usize);
+            Ok(())
+        })
+    }
+
+    fn cuSurfRefGetArray(ph_array: *mut super::array::CUarray, h_surf_ref: CUsurfref) {
+        with_context(|_, _| {
+            let t = surfrefs();
+            let r = t.refs.get(&(h_surf_ref as usize)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            let a = r.array.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            unsafe { write_out(ph_array, a as super::array::CUarray) }
+        })
+    }
+}

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::array::{array, arrays};
+use super::array::{CUDA_ARRAY_DESCRIPTOR, CUarray, CUmipmappedArray, array, arrays};
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
 use crate::entry::{exports, non_null, write_out};
@@ -415,5 +415,461 @@ mod tests {
             std::mem::offset_of!(CUDA_RESOURCE_VIEW_DESC, first_mipmap_level),
             32
         );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Texture references (`cuModuleGetTexRef`, `cuTexRef*`): the legacy,
+// deprecated binding of a module's `.texref` variable. A reference keeps
+// sampler state and the resource bound to it; every change re-creates the
+// emulator texture object and binds it to the variable
+// (`Device::bind_reference`), so a launch sees the state of its time.
+
+pub type CUtexref = *mut c_void;
+
+/// `cuTexRefSetArray`'s only flag value.
+pub const CU_TRSA_OVERRIDE_FORMAT: u32 = 0x01;
+/// `cuParamSetTexRef`'s only texture unit.
+pub const CU_PARAM_TR_DEFAULT: i32 = -1;
+
+/// What a texture reference is bound to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Binding {
+    None,
+    Array(usize),
+    Mipmapped(usize),
+    Linear {
+        ptr: u64,
+        bytes: usize,
+    },
+    Pitch2D {
+        ptr: u64,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TexRef {
+    /// The module variable's device address; `None` for `cuTexRefCreate`'s.
+    variable: Option<u64>,
+    format: u32,
+    channels: u32,
+    texture: CUDA_TEXTURE_DESC,
+    binding: Binding,
+    /// The emulator object currently bound to the variable.
+    object: Option<u64>,
+}
+
+#[derive(Default)]
+struct TexRefTable {
+    refs: HashMap<usize, TexRef>,
+    /// Module variable address → its reference, so every
+    /// `cuModuleGetTexRef` of one name returns the same handle.
+    by_variable: HashMap<u64, usize>,
+    next: usize,
+}
+
+/// Texture reference handles: a range of their own beside the arrays'.
+const TEXREF_HANDLE_BASE: usize = 0x7a00_0000_0000_0000 + (0x31 << 40);
+
+fn texrefs() -> MutexGuard<'static, TexRefTable> {
+    static TABLE: OnceLock<Mutex<TexRefTable>> = OnceLock::new();
+    TABLE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+fn new_texref(t: &mut TexRefTable, variable: Option<u64>) -> usize {
+    t.next += 1;
+    let h = TEXREF_HANDLE_BASE + t.next * 16;
+    // SAFETY: plain data; all-zero is a valid value.
+    let mut texture: CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
+    texture.address_mode = [1; 3]; // clamp, the default of texture<>
+    t.refs.insert(
+        h,
+        TexRef {
+            variable,
+            format: 0x20,
+            channels: 1,
+            texture,
+            binding: Binding::None,
+            object: None,
+        },
+    );
+    h
+}
+
+/// The resource description of a reference's binding.
+fn binding_desc(r: &TexRef) -> Option<CUDA_RESOURCE_DESC> {
+    let mut res = [0u64; 16];
+    let res_type = match r.binding {
+        Binding::None => return None,
+        Binding::Array(a) => {
+            res[0] = a as u64;
+            CU_RESOURCE_TYPE_ARRAY
+        }
+        Binding::Mipmapped(m) => {
+            res[0] = m as u64;
+            CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+        }
+        Binding::Linear { ptr, bytes } => {
+            res[0] = ptr;
+            res[1] = r.format as u64 | (r.channels as u64) << 32;
+            res[2] = bytes as u64;
+            CU_RESOURCE_TYPE_LINEAR
+        }
+        Binding::Pitch2D {
+            ptr,
+            width,
+            height,
+            pitch,
+        } => {
+            res[0] = ptr;
+            res[1] = r.format as u64 | (r.channels as u64) << 32;
+            res[2] = width as u64;
+            res[3] = height as u64;
+            res[4] = pitch as u64;
+            CU_RESOURCE_TYPE_PITCH2D
+        }
+    };
+    Some(CUDA_RESOURCE_DESC {
+        res_type,
+        res,
+        flags: 0,
+    })
+}
+
+/// Applies `change` to reference `h` and rebinds its variable; the
+/// reference is left unchanged when the new state cannot be bound.
+fn update_texref(
+    h: CUtexref,
+    change: impl FnOnce(&mut TexRef) -> Result<(), CUresult>,
+) -> Result<(), CUresult> {
+    with_context(|d, _| {
+        let mut table = texrefs();
+        let old = *table
+            .refs
+            .get(&(h as usize))
+            .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        let mut r = old;
+        change(&mut r)?;
+        // A resource that cannot be bound is an error; sampler state that does
+        // not fit it yet (flags set after the binding, say) leaves the
+        // variable unbound until a later call completes it.
+        let object = match binding_desc(&r) {
+            Some(res) => {
+                let resource = resource_of(d, &res)?;
+                match sampler_of(&r.texture, &resource) {
+                    Ok(sampler) => Some(
+                        d.device
+                            .texture_object_create(TextureObject { resource, sampler })
+                            .map_err(|_| CUDA_ERROR_INVALID_VALUE)?,
+                    ),
+                    Err(_) => None,
+                }
+            }
+            None => None,
+        };
+        if let Some(var) = r.variable {
+            d.device.bind_reference(var, object);
+        }
+        if let Some(previous) = old.object {
+            let _ = d.device.bound_object_destroy(previous, false);
+        }
+        r.object = object;
+        table.refs.insert(h as usize, r);
+        Ok(())
+    })
+}
+
+/// Reads reference `h`'s state.
+fn read_texref<T>(
+    h: CUtexref,
+    read: impl FnOnce(&TexRef) -> Result<T, CUresult>,
+) -> Result<T, CUresult> {
+    with_context(|_, _| {
+        let table = texrefs();
+        read(
+            table
+                .refs
+                .get(&(h as usize))
+                .ok_or(CUDA_ERROR_INVALID_HANDLE)?,
+        )
+    })
+}
+
+exports! {
+    fn cuModuleGetTexRef(p_tex_ref: *mut CUtexref, hmod: CUmodule, name: *const std::ffi::c_char) {
+        with_context(|d, _| {
+            non_null(p_tex_ref)?;
+            // SAFETY: a C string from the caller.
+            let name = unsafe { crate::entry::c_str(name) }?;
+            let (addr, _) = super::module::get_global(d, hmod, name)?;
+            let mut t = texrefs();
+            let h = match t.by_variable.get(&addr) {
+                Some(h) => *h,
+                None => {
+                    let h = new_texref(&mut t, Some(addr));
+                    t.by_variable.insert(addr, h);
+                    h
+                }
+            };
+            unsafe { write_out(p_tex_ref, h as CUtexref) }
+        })
+    }
+
+    /// A reference no module variable names (deprecated; only its state is useful).
+    fn cuTexRefCreate(p_tex_ref: *mut CUtexref) {
+        with_context(|_, _| {
+            non_null(p_tex_ref)?;
+            let h = new_texref(&mut texrefs(), None);
+            unsafe { write_out(p_tex_ref, h as CUtexref) }
+        })
+    }
+
+    fn cuTexRefDestroy(h_tex_ref: CUtexref) {
+        with_context(|d, _| {
+            let mut t = texrefs();
+            match t.refs.get(&(h_tex_ref as usize)) {
+                Some(r) if r.variable.is_none() => {}
+                // Module references live as long as their module.
+                Some(_) => return Err(CUDA_ERROR_INVALID_VALUE),
+                None => return Err(CUDA_ERROR_INVALID_HANDLE),
+            }
+            if let Some(r) = t.refs.remove(&(h_tex_ref as usize))
+                && let Some(o) = r.object
+            {
+                let _ = d.device.bound_object_destroy(o, false);
+            }
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetArray(h_tex_ref: CUtexref, h_array: CUarray, flags: u32) {
+        if flags != CU_TRSA_OVERRIDE_FORMAT {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let a = with_context(|_, _| array(h_array))?;
+        update_texref(h_tex_ref, |r| {
+            r.binding = Binding::Array(h_array as usize);
+            r.format = a.desc.format;
+            r.channels = a.desc.num_channels;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetMipmappedArray(h_tex_ref: CUtexref, h_mipmapped_array: CUmipmappedArray, flags: u32) {
+        if flags != CU_TRSA_OVERRIDE_FORMAT {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        update_texref(h_tex_ref, |r| {
+            r.binding = Binding::Mipmapped(h_mipmapped_array as usize);
+            Ok(())
+        })
+    }
+
+    /// Binds linear memory; the returned byte offset is always 0 (any
+    /// element-aligned address can be bound here).
+    fn cuTexRefSetAddress_v2(byte_offset: *mut usize, h_tex_ref: CUtexref, dptr: CUdeviceptr, bytes: usize) {
+        update_texref(h_tex_ref, |r| {
+            r.binding = if dptr == 0 {
+                Binding::None
+            } else {
+                Binding::Linear { ptr: dptr, bytes }
+            };
+            Ok(())
+        })?;
+        unsafe { crate::entry::write_optional(byte_offset, 0) };
+        Ok(())
+    }
+
+    fn cuTexRefSetAddress2D_v3(h_tex_ref: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR, dptr: CUdeviceptr, pitch: usize) {
+        non_null(desc)?;
+        // SAFETY: non-null, the caller's descriptor.
+        let desc = unsafe { *desc };
+        update_texref(h_tex_ref, |r| {
+            r.format = desc.format;
+            r.channels = desc.num_channels;
+            r.binding = Binding::Pitch2D {
+                ptr: dptr,
+                width: desc.width,
+                height: desc.height,
+                pitch,
+            };
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetFormat(h_tex_ref: CUtexref, fmt: u32, num_packed_components: i32) {
+        if ChannelFormat::from_cu(fmt).is_none() || !matches!(num_packed_components, 1 | 2 | 4) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        update_texref(h_tex_ref, |r| {
+            r.format = fmt;
+            r.channels = num_packed_components as u32;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetAddressMode(h_tex_ref: CUtexref, dim: i32, am: u32) {
+        if !(0..3).contains(&dim) || AddressMode::from_cu(am).is_none() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        update_texref(h_tex_ref, |r| {
+            r.texture.address_mode[dim as usize] = am;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetFilterMode(h_tex_ref: CUtexref, fm: u32) {
+        FilterMode::from_cu(fm).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        update_texref(h_tex_ref, |r| {
+            r.texture.filter_mode = fm;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetMipmapFilterMode(h_tex_ref: CUtexref, fm: u32) {
+        FilterMode::from_cu(fm).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        update_texref(h_tex_ref, |r| {
+            r.texture.mipmap_filter_mode = fm;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetMipmapLevelBias(h_tex_ref: CUtexref, bias: f32) {
+        update_texref(h_tex_ref, |r| {
+            r.texture.mipmap_level_bias = bias;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetMipmapLevelClamp(h_tex_ref: CUtexref, min_clamp: f32, max_clamp: f32) {
+        update_texref(h_tex_ref, |r| {
+            r.texture.min_mipmap_level_clamp = min_clamp;
+            r.texture.max_mipmap_level_clamp = max_clamp;
+            Ok(())
+        })
+    }
+
+    /// Recorded and reported; the emulator does not filter anisotropically.
+    fn cuTexRefSetMaxAnisotropy(h_tex_ref: CUtexref, max_aniso: u32) {
+        update_texref(h_tex_ref, |r| {
+            r.texture.max_anisotropy = max_aniso.clamp(1, 16);
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetBorderColor(h_tex_ref: CUtexref, p_border_color: *const f32) {
+        non_null(p_border_color)?;
+        // SAFETY: the caller passes four floats.
+        let border = unsafe { std::ptr::read_unaligned(p_border_color as *const [f32; 4]) };
+        update_texref(h_tex_ref, |r| {
+            r.texture.border_color = border;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefSetFlags(h_tex_ref: CUtexref, flags: u32) {
+        update_texref(h_tex_ref, |r| {
+            r.texture.flags = flags;
+            Ok(())
+        })
+    }
+
+    fn cuTexRefGetAddress_v2(pdptr: *mut CUdeviceptr, h_tex_ref: CUtexref) {
+        let ptr = read_texref(h_tex_ref, |r| match r.binding {
+            Binding::Linear { ptr, .. } | Binding::Pitch2D { ptr, .. } => Ok(ptr),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        })?;
+        unsafe { write_out(pdptr, ptr) }
+    }
+
+    fn cuTexRefGetArray(ph_array: *mut CUarray, h_tex_ref: CUtexref) {
+        let a = read_texref(h_tex_ref, |r| match r.binding {
+            Binding::Array(a) => Ok(a),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        })?;
+        unsafe { write_out(ph_array, a as CUarray) }
+    }
+
+    fn cuTexRefGetMipmappedArray(ph_mipmapped_array: *mut CUmipmappedArray, h_tex_ref: CUtexref) {
+        let m = read_texref(h_tex_ref, |r| match r.binding {
+            Binding::Mipmapped(m) => Ok(m),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        })?;
+        unsafe { write_out(ph_mipmapped_array, m as CUmipmappedArray) }
+    }
+
+    fn cuTexRefGetAddressMode(pam: *mut u32, h_tex_ref: CUtexref, dim: i32) {
+        if !(0..3).contains(&dim) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let am = read_texref(h_tex_ref, |r| Ok(r.texture.address_mode[dim as usize]))?;
+        unsafe { write_out(pam, am) }
+    }
+
+    fn cuTexRefGetFilterMode(pfm: *mut u32, h_tex_ref: CUtexref) {
+        let fm = read_texref(h_tex_ref, |r| Ok(r.texture.filter_mode))?;
+        unsafe { write_out(pfm, fm) }
+    }
+
+    fn cuTexRefGetMipmapFilterMode(pfm: *mut u32, h_tex_ref: CUtexref) {
+        let fm = read_texref(h_tex_ref, |r| Ok(r.texture.mipmap_filter_mode))?;
+        unsafe { write_out(pfm, fm) }
+    }
+
+    fn cuTexRefGetFormat(p_format: *mut u32, p_num_channels: *mut i32, h_tex_ref: CUtexref) {
+        let (f, c) = read_texref(h_tex_ref, |r| Ok((r.format, r.channels)))?;
+        unsafe {
+            crate::entry::write_optional(p_format, f);
+            crate::entry::write_optional(p_num_channels, c as i32);
+        }
+        Ok(())
+    }
+
+    fn cuTexRefGetMipmapLevelBias(pbias: *mut f32, h_tex_ref: CUtexref) {
+        let b = read_texref(h_tex_ref, |r| Ok(r.texture.mipmap_level_bias))?;
+        unsafe { write_out(pbias, b) }
+    }
+
+    fn cuTexRefGetMipmapLevelClamp(pmin: *mut f32, pmax: *mut f32, h_tex_ref: CUtexref) {
+        non_null(pmin)?;
+        non_null(pmax)?;
+        let (lo, hi) = read_texref(h_tex_ref, |r| {
+            Ok((r.texture.min_mipmap_level_clamp, r.texture.max_mipmap_level_clamp))
+        })?;
+        unsafe {
+            write_out(pmin, lo)?;
+            write_out(pmax, hi)
+        }
+    }
+
+    fn cuTexRefGetMaxAnisotropy(p_max_aniso: *mut i32, h_tex_ref: CUtexref) {
+        let a = read_texref(h_tex_ref, |r| Ok(r.texture.max_anisotropy))?;
+        unsafe { write_out(p_max_aniso, a as i32) }
+    }
+
+    fn cuTexRefGetBorderColor(p_border_color: *mut f32, h_tex_ref: CUtexref) {
+        let b = read_texref(h_tex_ref, |r| Ok(r.texture.border_color))?;
+        unsafe { write_out(p_border_color as *mut [f32; 4], b) }
+    }
+
+    fn cuTexRefGetFlags(p_flags: *mut u32, h_tex_ref: CUtexref) {
+        let f = read_texref(h_tex_ref, |r| Ok(r.texture.flags))?;
+        unsafe { write_out(p_flags, f) }
+    }
+
+    /// Only the default texture unit exists; references are bound through
+    /// their module variable, so there is nothing to record.
+    fn cuParamSetTexRef(h_func: CUfunction, tex_unit: i32, h_tex_ref: CUtexref) {
+        let _ = h_func;
+        if tex_unit != CU_PARAM_TR_DEFAULT {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        read_texref(h_tex_ref, |_| Ok(()))
     }
 }

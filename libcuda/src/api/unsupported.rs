@@ -278,8 +278,6 @@ unsupported! {
     "cuMipmappedArrayGetSparseProperties": 11010 => cuMipmappedArrayGetSparseProperties;
     "cuModuleEnumerateFunctions": 12040 => cuModuleEnumerateFunctions;
     "cuModuleGetFunctionCount": 12040 => cuModuleGetFunctionCount;
-    "cuModuleGetSurfRef": 3000 => cuModuleGetSurfRef;
-    "cuModuleGetTexRef": 2000 => cuModuleGetTexRef;
     "cuMulticastAddDevice": 12010 => cuMulticastAddDevice;
     "cuMulticastBindAddr": 12010 => cuMulticastBindAddr, 13010 => cuMulticastBindAddr_v2;
     "cuMulticastBindMem": 12010 => cuMulticastBindMem, 13010 => cuMulticastBindMem_v2;
@@ -289,7 +287,6 @@ unsupported! {
     "cuOccupancyMaxActiveClusters": 11070 => cuOccupancyMaxActiveClusters;
     "cuOccupancyMaxPotentialClusterSize": 11070 => cuOccupancyMaxPotentialClusterSize;
     "cuParamSetSize": 2000 => cuParamSetSize;
-    "cuParamSetTexRef": 2000 => cuParamSetTexRef;
     "cuParamSetf": 2000 => cuParamSetf;
     "cuParamSeti": 2000 => cuParamSeti;
     "cuParamSetv": 2000 => cuParamSetv;
@@ -345,43 +342,14 @@ unsupported! {
         11070 => cuStreamWriteValue64_v2,
         @ptds 9000 => cuStreamWriteValue64_ptsz,
         @ptds 11070 => cuStreamWriteValue64_v2_ptsz;
-    "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
-    "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
     "cuTensorMapEncodeIm2col": 12000 => cuTensorMapEncodeIm2col;
     "cuTensorMapEncodeIm2colWide": 12080 => cuTensorMapEncodeIm2colWide;
     "cuTensorMapEncodeTiled": 12000 => cuTensorMapEncodeTiled;
     "cuTensorMapReplaceAddress": 12000 => cuTensorMapReplaceAddress;
     "cuTensorMapSetAllocationClass": 13050 => cuTensorMapSetAllocationClass;
-    "cuTexRefCreate": 2000 => cuTexRefCreate;
-    "cuTexRefDestroy": 2000 => cuTexRefDestroy;
-    "cuTexRefGetAddress": 2000 => cuTexRefGetAddress, 3020 => cuTexRefGetAddress_v2;
-    "cuTexRefGetAddressMode": 2000 => cuTexRefGetAddressMode;
-    "cuTexRefGetArray": 2000 => cuTexRefGetArray;
-    "cuTexRefGetBorderColor": 8000 => cuTexRefGetBorderColor;
-    "cuTexRefGetFilterMode": 2000 => cuTexRefGetFilterMode;
-    "cuTexRefGetFlags": 2000 => cuTexRefGetFlags;
-    "cuTexRefGetFormat": 2000 => cuTexRefGetFormat;
-    "cuTexRefGetMaxAnisotropy": 5000 => cuTexRefGetMaxAnisotropy;
-    "cuTexRefGetMipmapFilterMode": 5000 => cuTexRefGetMipmapFilterMode;
-    "cuTexRefGetMipmapLevelBias": 5000 => cuTexRefGetMipmapLevelBias;
-    "cuTexRefGetMipmapLevelClamp": 5000 => cuTexRefGetMipmapLevelClamp;
-    "cuTexRefGetMipmappedArray": 5000 => cuTexRefGetMipmappedArray;
-    "cuTexRefSetAddress": 2000 => cuTexRefSetAddress, 3020 => cuTexRefSetAddress_v2;
-    "cuTexRefSetAddress2D":
-        2020 => cuTexRefSetAddress2D,
-        3020 => cuTexRefSetAddress2D_v2,
-        4010 => cuTexRefSetAddress2D_v3;
-    "cuTexRefSetAddressMode": 2000 => cuTexRefSetAddressMode;
-    "cuTexRefSetArray": 2000 => cuTexRefSetArray;
-    "cuTexRefSetBorderColor": 8000 => cuTexRefSetBorderColor;
-    "cuTexRefSetFilterMode": 2000 => cuTexRefSetFilterMode;
-    "cuTexRefSetFlags": 2000 => cuTexRefSetFlags;
-    "cuTexRefSetFormat": 2000 => cuTexRefSetFormat;
-    "cuTexRefSetMaxAnisotropy": 5000 => cuTexRefSetMaxAnisotropy;
-    "cuTexRefSetMipmapFilterMode": 5000 => cuTexRefSetMipmapFilterMode;
-    "cuTexRefSetMipmapLevelBias": 5000 => cuTexRefSetMipmapLevelBias;
-    "cuTexRefSetMipmapLevelClamp": 5000 => cuTexRefSetMipmapLevelClamp;
-    "cuTexRefSetMipmappedArray": 5000 => cuTexRefSetMipmappedArray;
+    "cuTexRefGetAddress": 2000 => cuTexRefGetAddress;
+    "cuTexRefSetAddress": 2000 => cuTexRefSetAddress;
+    "cuTexRefSetAddress2D": 2020 => cuTexRefSetAddress2D, 3020 => cuTexRefSetAddress2D_v2;
     "cuUserObjectCreate": 11030 => cuUserObjectCreate;
     "cuUserObjectRelease": 11030 => cuUserObjectRelease;
     "cuUserObjectRetain": 11030 => cuUserObjectRetain;
