@@ -10,7 +10,9 @@
 #define PRLX_INLINE static __attribute__((device)) __attribute__((always_inline)) inline
 #define PRLX_API __attribute__((device)) __attribute__((always_inline)) __attribute__((visibility("default")))
 
-#define PRLX_DESC_ATTRS __attribute__((visibility("default")))
+// Protected, as HIP emits __device__ variables: visible to hipModuleGetGlobal
+// yet addressed PC-relative, with no GOT entry for the loader to relocate.
+#define PRLX_DESC_ATTRS __attribute__((visibility("protected")))
 
 #include "prlx_layout.h"
 
