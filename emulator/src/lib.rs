@@ -96,13 +96,14 @@
 //!
 //! - **Textures and surfaces** (`texture/`, decoded by `decode/texture.rs`):
 //!   `tex`/`tld4`/`txq` and `suld.b`/`sust.b`/`suq` on 64-bit texture and
-//!   surface object handles (unified mode), looked up per lane in the
-//!   device's object table ([`Device::texture_object_create`]); sampling
+//!   surface object handles (unified mode) or module `.texref`/`.surfref`
+//!   variables, looked up per lane in the device's object table
+//!   ([`Device::texture_object_create`], [`Device::bind_reference`]); sampling
 //!   rules (address modes, formats, 8-bit linear-filter weights, cubemaps,
 //!   mip levels) are documented in `texture/sample.rs`.
 //!
-//! Not emulated (rejected at load): texture, sampler and surface references
-//! (`.texref`/`.samplerref`/`.surfref`), `tex.grad`, `sust.p`, `mma` forms
+//! Not emulated (rejected at load): independent texture mode (`.samplerref`
+//! operands), `tex.grad`, `sust.p`, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
 //! clusters and distributed shared memory, `.address_size 32`, calls to
 //! external functions other than `vprintf`/`__assertfail`, stochastic
