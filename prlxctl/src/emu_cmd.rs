@@ -43,6 +43,9 @@ pub struct RunArgs {
 
 pub fn run(cmd: EmuCommand) -> anyhow::Result<u8> {
     let result = match cmd {
+        EmuCommand::Run(args) if crate::emu_rdna::is_rdna(&args.file) => {
+            crate::emu_rdna::run(&args)
+        }
         EmuCommand::Run(args) => run_kern(&args),
     };
     match result {

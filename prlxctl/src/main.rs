@@ -5,6 +5,7 @@ mod compile_cmd;
 mod daemon_cmd;
 mod diff_cmd;
 mod emu_cmd;
+mod emu_rdna;
 mod progress;
 mod views_cmd;
 

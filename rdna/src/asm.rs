@@ -1,1 +1,765 @@
-//! The spec's `.s` input files (see `prlxctl emu run`).
+//! The RDNA simulator spec's input files (`prlxctl emu run file.s`): a
+//! header between two `---` lines declaring typed arguments with
+//! initializers and the launch (`local`, `global`, `wave`), then RDNA
+//! assembly. The assembly is assembled by `llvm-mc-19`
+//! (`-triple=amdgcn-amd-amdhsa -mcpu=gfx1100 -filetype=obj`; no linking is
+//! needed: the `.text` of the object is the kernel) and wrapped into a
+//! [`CodeObject`] whose register layout is the spec's:
+//!
+//! * `s0`, `s1`, `s2`: workgroup ids x, y, z (y and z when `global` has them);
+//! * `s[3:4]`: the kernarg table when there are arguments, a list of u64
+//!   addresses, inputs first, then `out_` arguments; every argument
+//!   (scalars too) lives in global memory;
+//! * `v0`, `v1`, `v2`: work-item ids x, y, z (y and z when `local` has them);
+//! * LDS: 64 KiB per workgroup; scratch: [`SCRATCH_PER_LANE`] bytes per lane.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::code_object::{CodeObject, Kernel, KernelDescriptor};
+use crate::elf::Elf;
+
+pub const SCRATCH_PER_LANE: u32 = 1024;
+/// The assembler used; override with `PRLX_LLVM_MC`.
+pub const LLVM_MC: &str = "llvm-mc-19";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AsmError {
+    pub file: String,
+    pub line: u32,
+    pub message: String,
+}
+
+impl fmt::Display for AsmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.file, self.message)
+        }
+    }
+}
+
+impl std::error::Error for AsmError {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElemType {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl ElemType {
+    pub fn parse(s: &str) -> Option<ElemType> {
+        Some(match s {
+            "u8" => ElemType::U8,
+            "u16" => ElemType::U16,
+            "u32" => ElemType::U32,
+            "u64" => ElemType::U64,
+            "i8" => ElemType::I8,
+            "i16" => ElemType::I16,
+            "i32" => ElemType::I32,
+            "i64" => ElemType::I64,
+            "f16" => ElemType::F16,
+            "bf16" => ElemType::BF16,
+            "f32" => ElemType::F32,
+            "f64" => ElemType::F64,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            ElemType::U8 => "u8",
+            ElemType::U16 => "u16",
+            ElemType::U32 => "u32",
+            ElemType::U64 => "u64",
+            ElemType::I8 => "i8",
+            ElemType::I16 => "i16",
+            ElemType::I32 => "i32",
+            ElemType::I64 => "i64",
+            ElemType::F16 => "f16",
+            ElemType::BF16 => "bf16",
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+        }
+    }
+    pub fn size(self) -> usize {
+        match self {
+            ElemType::U8 | ElemType::I8 => 1,
+            ElemType::U16 | ElemType::I16 | ElemType::F16 | ElemType::BF16 => 2,
+            ElemType::U32 | ElemType::I32 | ElemType::F32 => 4,
+            ElemType::U64 | ElemType::I64 | ElemType::F64 => 8,
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            ElemType::F16 | ElemType::BF16 | ElemType::F32 | ElemType::F64
+        )
+    }
+
+    /// Little-endian bytes of `v` as this type (floats rounded to nearest,
+    /// integers wrapped to the width).
+    pub fn encode(self, v: f64, int: Option<i128>) -> Vec<u8> {
+        let i = int.unwrap_or(v as i128);
+        match self {
+            ElemType::U8 | ElemType::I8 => vec![i as u8],
+            ElemType::U16 | ElemType::I16 => (i as u16).to_le_bytes().to_vec(),
+            ElemType::U32 | ElemType::I32 => (i as u32).to_le_bytes().to_vec(),
+            ElemType::U64 | ElemType::I64 => (i as u64).to_le_bytes().to_vec(),
+            ElemType::F16 => half::f16::from_f64(v).to_le_bytes().to_vec(),
+            ElemType::BF16 => half::bf16::from_f64(v).to_le_bytes().to_vec(),
+            ElemType::F32 => (v as f32).to_le_bytes().to_vec(),
+            ElemType::F64 => v.to_le_bytes().to_vec(),
+        }
+    }
+
+    /// The value of one element, for printing.
+    pub fn decode(self, b: &[u8]) -> String {
+        match self {
+            ElemType::U8 => b[0].to_string(),
+            ElemType::I8 => (b[0] as i8).to_string(),
+            ElemType::U16 => u16::from_le_bytes([b[0], b[1]]).to_string(),
+            ElemType::I16 => i16::from_le_bytes([b[0], b[1]]).to_string(),
+            ElemType::U32 => u32::from_le_bytes(b[..4].try_into().unwrap()).to_string(),
+            ElemType::I32 => i32::from_le_bytes(b[..4].try_into().unwrap()).to_string(),
+            ElemType::U64 => u64::from_le_bytes(b[..8].try_into().unwrap()).to_string(),
+            ElemType::I64 => i64::from_le_bytes(b[..8].try_into().unwrap()).to_string(),
+            ElemType::F16 => format!("{}", half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
+            ElemType::BF16 => format!("{}", half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+            ElemType::F32 => format!("{}", f32::from_le_bytes(b[..4].try_into().unwrap())),
+            ElemType::F64 => format!("{}", f64::from_le_bytes(b[..8].try_into().unwrap())),
+        }
+    }
+}
+
+/// One header argument.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgSpec {
+    pub name: String,
+    pub ty: ElemType,
+    /// None for a scalar.
+    pub shape: Option<Vec<usize>>,
+    /// Initial contents (little-endian), `len() * ty.size()` bytes.
+    pub data: Vec<u8>,
+    pub line: u32,
+}
+
+impl ArgSpec {
+    pub fn len(&self) -> usize {
+        self.shape.as_ref().map_or(1, |s| s.iter().product())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn is_output(&self) -> bool {
+        self.name.starts_with("out_")
+    }
+}
+
+/// A parsed and assembled `.s` file.
+#[derive(Debug, Clone)]
+pub struct AsmProgram {
+    pub file: String,
+    pub args: Vec<ArgSpec>,
+    /// Workgroup size (`local`) and count (`global`).
+    pub local: [u32; 3],
+    pub global: [u32; 3],
+    pub wave_size: u32,
+    /// `print` directives: (line, text); parsed, not executed.
+    pub prints: Vec<(u32, String)>,
+    /// The code object: one kernel named `main`.
+    pub code: CodeObject,
+    /// Source line of the instruction at each code offset.
+    pub lines: BTreeMap<u64, u32>,
+    /// Source text of each line (1-based index).
+    pub source: Vec<String>,
+}
+
+/// A number of the header: decimal, 0x hex, 0b binary, or a float.
+fn parse_number(s: &str) -> Option<(f64, Option<i128>)> {
+    let t = s.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(r) => (true, r.trim()),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let int = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        i128::from_str_radix(h, 16).ok()
+    } else if let Some(b) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+        i128::from_str_radix(b, 2).ok()
+    } else {
+        body.parse::<i128>().ok()
+    };
+    if let Some(i) = int {
+        let i = if neg { -i } else { i };
+        return Some((i as f64, Some(i)));
+    }
+    let f: f64 = match body {
+        "inf" => f64::INFINITY,
+        "nan" => f64::NAN,
+        _ => body.parse().ok()?,
+    };
+    Some((if neg { -f } else { f }, None))
+}
+
+/// Splits on commas outside parentheses and quotes.
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut quoted, mut cur) = (0, false, String::new());
+    for ch in s.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            '(' | '[' if !quoted => depth += 1,
+            ')' | ']' if !quoted => depth -= 1,
+            ',' if depth == 0 && !quoted => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+struct SplitMix(u64);
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn dims3(v: &str) -> Option<[u32; 3]> {
+    let v = v.trim().trim_start_matches('(').trim_end_matches(')');
+    let parts: Vec<&str> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return None;
+    }
+    let mut d = [1u32; 3];
+    for (k, p) in parts.iter().enumerate() {
+        let (_, i) = parse_number(p)?;
+        d[k] = u32::try_from(i?).ok().filter(|&x| x > 0)?;
+    }
+    Some(d)
+}
+
+/// Parses the header and collects the assembly lines; `base_dir` resolves `file(...)` paths.
+pub fn parse(file: &str, text: &str, base_dir: &Path) -> Result<AsmProgram, AsmError> {
+    let err = |line: u32, m: String| AsmError {
+        file: file.to_string(),
+        line,
+        message: m,
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let seps: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "---")
+        .map(|(i, _)| i)
+        .collect();
+    if seps.len() < 2 {
+        return Err(err(0, "expected a header between two `---` lines".into()));
+    }
+    let (h0, h1) = (seps[0], seps[1]);
+    let mut args = Vec::new();
+    let (mut local, mut global, mut wave) = (None, None, 32u32);
+    for (idx, raw) in lines.iter().enumerate().take(h1).skip(h0 + 1) {
+        let ln = idx as u32 + 1;
+        let l = raw.split('#').next().unwrap_or("").trim();
+        if l.is_empty() {
+            continue;
+        }
+        if let Some((key, value)) = l.split_once(':').filter(|(k, _)| !k.contains('=')) {
+            // name: type[shape] [= init]
+            let name = key.trim();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(err(ln, format!("invalid argument name `{name}`")));
+            }
+            let (decl, init) = match value.split_once('=') {
+                Some((d, i)) => (d.trim(), Some(i.trim())),
+                None => (value.trim(), None),
+            };
+            let (tname, shape) = match decl.split_once('[') {
+                Some((t, rest)) => {
+                    let inner = rest
+                        .strip_suffix(']')
+                        .ok_or_else(|| err(ln, format!("`{decl}`: missing `]`")))?;
+                    let dims = inner
+                        .split(',')
+                        .map(|d| d.trim().parse::<usize>().ok().filter(|&x| x > 0))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| {
+                            err(ln, format!("`{decl}`: shape must be positive integers"))
+                        })?;
+                    (t.trim(), Some(dims))
+                }
+                None => (decl, None),
+            };
+            let ty = ElemType::parse(tname).ok_or_else(|| {
+                err(
+                    ln,
+                    format!(
+                        "unknown type `{tname}` (u8 u16 u32 u64 i8 i16 i32 i64 f16 bf16 f32 f64)"
+                    ),
+                )
+            })?;
+            let n: usize = shape.as_ref().map_or(1, |s| s.iter().product());
+            let data = init_data(ty, n, init, args.len() as u64, base_dir)
+                .map_err(|m| err(ln, format!("{name}: {m}")))?;
+            args.push(ArgSpec {
+                name: name.to_string(),
+                ty,
+                shape,
+                data,
+                line: ln,
+            });
+        } else if let Some((key, value)) = l.split_once('=') {
+            match key.trim() {
+                "local" => {
+                    local = Some(dims3(value).ok_or_else(|| {
+                        err(
+                            ln,
+                            format!("local = {}: expected x[, y[, z]] positive", value.trim()),
+                        )
+                    })?)
+                }
+                "global" => {
+                    global = Some(dims3(value).ok_or_else(|| {
+                        err(
+                            ln,
+                            format!("global = {}: expected x[, y[, z]] positive", value.trim()),
+                        )
+                    })?)
+                }
+                "wave" => {
+                    wave = match value.trim() {
+                        "32" => 32,
+                        "64" => 64,
+                        v => return Err(err(ln, format!("wave = {v}: expected 32 or 64"))),
+                    }
+                }
+                k => {
+                    return Err(err(
+                        ln,
+                        format!("unknown setting `{k}` (local, global, wave)"),
+                    ));
+                }
+            }
+        } else {
+            return Err(err(
+                ln,
+                format!("cannot parse `{l}`: expected `name: type[...] [= init]` or `key = value`"),
+            ));
+        }
+    }
+    let local =
+        local.ok_or_else(|| err(h0 as u32 + 1, "the header has no `local = x, y, z`".into()))?;
+    let global = global.unwrap_or([1, 1, 1]);
+    if local.iter().product::<u32>() > 1024 {
+        return Err(err(
+            0,
+            format!("local = {local:?}: more than 1024 work-items per workgroup"),
+        ));
+    }
+    // Instruction block: keep line numbers by blanking everything else.
+    let mut asm = String::new();
+    let mut prints = Vec::new();
+    let mut inst_lines = Vec::new();
+    for (idx, raw) in lines.iter().enumerate() {
+        let ln = idx as u32 + 1;
+        if idx == 0 {
+            asm.push_str(".text");
+        }
+        if idx > h1 {
+            let code = strip_comment(raw);
+            let t = code.trim();
+            if t.starts_with("print ") || t == "print" {
+                prints.push((ln, t.to_string()));
+            } else if !t.is_empty() {
+                let is_label = t.ends_with(':') && !t.contains(' ');
+                if !is_label && !t.starts_with('.') {
+                    inst_lines.push(ln);
+                }
+                if idx > 0 {
+                    asm.push_str(code);
+                }
+            }
+        }
+        asm.push('\n');
+    }
+    let text_bytes = assemble(file, &asm, wave == 64)?;
+    if text_bytes.is_empty() {
+        return Err(err(
+            h1 as u32 + 1,
+            "no instructions after the header".into(),
+        ));
+    }
+    let decoded = crate::decode::decode_all(&text_bytes, 0);
+    let mut line_map = BTreeMap::new();
+    if decoded.len() == inst_lines.len() {
+        for ((pc, _), ln) in decoded.iter().zip(&inst_lines) {
+            line_map.insert(*pc, *ln);
+        }
+    }
+    let code = build_code_object(text_bytes, wave, global);
+    Ok(AsmProgram {
+        file: file.to_string(),
+        args,
+        local,
+        global,
+        wave_size: wave,
+        prints,
+        code,
+        lines: line_map,
+        source: lines.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+fn strip_comment(l: &str) -> &str {
+    let mut end = l.len();
+    for pat in ["//", ";"] {
+        if let Some(p) = l.find(pat) {
+            end = end.min(p);
+        }
+    }
+    if l.trim_start().starts_with('#') {
+        end = 0;
+    }
+    &l[..end]
+}
+
+fn init_data(
+    ty: ElemType,
+    n: usize,
+    init: Option<&str>,
+    seed: u64,
+    base_dir: &Path,
+) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(n * ty.size());
+    let Some(init) = init else {
+        return Ok(vec![0; n * ty.size()]);
+    };
+    let call = |name: &str| -> Option<Vec<String>> {
+        let rest = init.strip_prefix(name)?.trim();
+        let inner = rest.strip_prefix('(')?.strip_suffix(')')?;
+        Some(split_top(inner))
+    };
+    let num = |s: &str| parse_number(s).ok_or_else(|| format!("`{s}` is not a number"));
+    if let Some(a) = call("repeat") {
+        let [v] = a.as_slice() else {
+            return Err("repeat(value) takes one value".into());
+        };
+        let (f, i) = num(v)?;
+        for _ in 0..n {
+            out.extend(ty.encode(f, i));
+        }
+    } else if let Some(a) = call("arange") {
+        let vals: Vec<(f64, Option<i128>)> = a.iter().map(|s| num(s)).collect::<Result<_, _>>()?;
+        let (start, end, step) = match vals.as_slice() {
+            [e] => ((0.0, Some(0)), *e, (1.0, Some(1))),
+            [s, e] => (*s, *e, (1.0, Some(1))),
+            [s, e, st] => (*s, *e, *st),
+            _ => return Err("arange(n) or arange(start, end[, step])".into()),
+        };
+        if step.0 == 0.0 {
+            return Err("arange: step must not be zero".into());
+        }
+        let count = ((end.0 - start.0) / step.0).ceil().max(0.0) as usize;
+        if count != n {
+            return Err(format!("arange gives {count} values for {n} elements"));
+        }
+        for k in 0..n {
+            match (start.1, step.1) {
+                (Some(s), Some(st)) if !ty.is_float() => {
+                    out.extend(ty.encode(0.0, Some(s + st * k as i128)))
+                }
+                _ => out.extend(ty.encode(start.0 + step.0 * k as f64, None)),
+            }
+        }
+    } else if let Some(a) = call("rand") {
+        if !a.is_empty() {
+            return Err("rand() takes no arguments".into());
+        }
+        let mut r = SplitMix(0x5eed ^ seed.wrapping_mul(0x1000_0001));
+        for _ in 0..n {
+            let x = r.next();
+            if ty.is_float() {
+                out.extend(ty.encode((x >> 11) as f64 / (1u64 << 53) as f64, None));
+            } else {
+                out.extend(ty.encode(0.0, Some((x % 100) as i128)));
+            }
+        }
+    } else if let Some(a) = call("file") {
+        let [path, dtype] = a.as_slice() else {
+            return Err("file(\"path\", dtype)".into());
+        };
+        let path = path.trim().trim_matches('"');
+        let dt = ElemType::parse(dtype.trim())
+            .ok_or_else(|| format!("file(): unknown dtype `{dtype}`"))?;
+        let full: PathBuf = base_dir.join(path);
+        let bytes =
+            std::fs::read(&full).map_err(|e| format!("file(\"{}\"): {e}", full.display()))?;
+        if bytes.len() < n * dt.size() {
+            return Err(format!(
+                "file(\"{path}\") holds {} bytes, {} needed",
+                bytes.len(),
+                n * dt.size()
+            ));
+        }
+        for k in 0..n {
+            let b = &bytes[k * dt.size()..(k + 1) * dt.size()];
+            let s = dt.decode(b);
+            let (f, i) = parse_number(&s).unwrap_or((f64::NAN, None));
+            out.extend(ty.encode(f, if ty.is_float() { None } else { i }));
+        }
+    } else {
+        let vals = split_top(init);
+        if vals.len() != n {
+            return Err(format!("{} initial values for {n} elements", vals.len()));
+        }
+        for v in vals {
+            let (f, i) = num(&v)?;
+            if !ty.is_float() && i.is_none() {
+                return Err(format!("`{v}` is not an integer ({} argument)", ty.name()));
+            }
+            out.extend(ty.encode(f, i));
+        }
+    }
+    Ok(out)
+}
+
+/// Assembles `asm` (line numbers preserved) and returns the `.text` bytes.
+fn assemble(file: &str, asm: &str, wave64: bool) -> Result<Vec<u8>, AsmError> {
+    let err = |line: u32, m: String| AsmError {
+        file: file.to_string(),
+        line,
+        message: m,
+    };
+    let dir = std::env::temp_dir().join(format!("prlx-rdna-asm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| err(0, format!("temporary directory: {e}")))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let src = dir.join(format!("k{stamp}.s"));
+    let obj = dir.join(format!("k{stamp}.o"));
+    std::fs::write(&src, asm).map_err(|e| err(0, format!("{}: {e}", src.display())))?;
+    let mc = std::env::var("PRLX_LLVM_MC").unwrap_or_else(|_| LLVM_MC.to_string());
+    let mut cmd = Command::new(&mc);
+    cmd.args([
+        "-triple=amdgcn-amd-amdhsa",
+        "-mcpu=gfx1100",
+        "-filetype=obj",
+    ]);
+    cmd.arg(if wave64 {
+        "-mattr=+wavefrontsize64"
+    } else {
+        "-mattr=+wavefrontsize32"
+    });
+    cmd.arg(&src).arg("-o").arg(&obj);
+    let out = cmd.output().map_err(|e| {
+        err(
+            0,
+            format!("running {mc}: {e} (install LLVM 19: scripts/setup.sh)"),
+        )
+    })?;
+    let result = if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        let src_name = src.display().to_string();
+        // First diagnostic: "<tmp>:LINE:COL: error: text"
+        let first = msg
+            .lines()
+            .find(|l| l.contains("error:"))
+            .unwrap_or("assembly failed")
+            .to_string();
+        let line = first
+            .strip_prefix(&src_name)
+            .and_then(|r| r.trim_start_matches(':').split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let text = first
+            .split("error:")
+            .nth(1)
+            .unwrap_or(&first)
+            .trim()
+            .to_string();
+        Err(err(line, format!("llvm-mc: {text}")))
+    } else {
+        let bytes = std::fs::read(&obj).map_err(|e| err(0, format!("{}: {e}", obj.display())))?;
+        let elf = Elf::parse(&bytes).map_err(|e| err(0, format!("llvm-mc output: {e}")))?;
+        let has_relocs = elf
+            .sections
+            .iter()
+            .any(|s| s.name == ".rela.text" || s.name == ".rel.text");
+        if has_relocs {
+            Err(err(0, "the code refers to symbols outside it (relocations); only local labels are supported".into()))
+        } else {
+            let text = elf
+                .section(".text")
+                .ok_or_else(|| err(0, "llvm-mc produced no .text".into()))?;
+            Ok(elf
+                .section_data(text)
+                .map_err(|e| err(0, e.to_string()))?
+                .to_vec())
+        }
+    };
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&obj);
+    let _ = std::fs::remove_dir(&dir);
+    result
+}
+
+/// A code object holding `text` as kernel `main` with a descriptor matching
+/// the spec's layout (workgroup ids in s0..s2, no user SGPRs; the runner
+/// writes the kernarg table pointer to s[3:4]).
+fn build_code_object(text: Vec<u8>, wave: u32, global: [u32; 3]) -> CodeObject {
+    let granule = if wave == 32 { 8 } else { 4 };
+    let rsrc1 = 256 / granule - 1;
+    let mut rsrc2 = 1 << 7; // workgroup id x
+    if global[1] > 1 {
+        rsrc2 |= 1 << 8;
+    }
+    if global[2] > 1 {
+        rsrc2 |= 1 << 9;
+    }
+    rsrc2 |= 2 << 11; // work-item ids x, y, z
+    let descriptor = KernelDescriptor {
+        group_segment_fixed_size: crate::device::LDS_BYTES,
+        private_segment_fixed_size: SCRATCH_PER_LANE,
+        kernarg_size: 0,
+        kernel_code_entry_byte_offset: 0,
+        compute_pgm_rsrc3: 0,
+        compute_pgm_rsrc1: rsrc1,
+        compute_pgm_rsrc2: rsrc2,
+        kernel_code_properties: if wave == 32 { 1 << 10 } else { 0 },
+    };
+    let kernel = Kernel {
+        name: "main".into(),
+        descriptor,
+        entry: 0,
+        args: Vec::new(),
+        kernarg_segment_size: 0,
+        kernarg_segment_align: 8,
+        group_segment_fixed_size: crate::device::LDS_BYTES,
+        private_segment_fixed_size: SCRATCH_PER_LANE,
+        wavefront_size: wave,
+        max_flat_workgroup_size: 1024,
+        uses_dynamic_stack: false,
+    };
+    let size = text.len() as u64;
+    CodeObject {
+        mach: 0x41,
+        kernels: BTreeMap::from([("main".to_string(), kernel)]),
+        text_addr: 0,
+        segments: vec![(0, text.clone())],
+        symbols: vec![("main".into(), 0, size)],
+        text,
+    }
+}
+
+/// A loaded program: device buffers of every argument and the table.
+pub struct Loaded {
+    pub module: crate::ModuleId,
+    /// Device address of each argument (header order).
+    pub addrs: Vec<u64>,
+    pub table: Option<u64>,
+}
+
+impl AsmProgram {
+    /// Allocates and fills every argument and the kernarg table, loads the code.
+    pub fn load(&self, dev: &mut crate::Device) -> Result<Loaded, crate::Fault> {
+        let mut addrs = Vec::new();
+        for a in &self.args {
+            let size = (a.len() * a.ty.size()).max(1) as u64;
+            let p = dev
+                .alloc(size, 256)
+                .ok_or_else(|| crate::Fault::launch("main", "out of device memory"))?;
+            dev.write(p, &a.data).expect("fresh allocation");
+            addrs.push(p);
+        }
+        let table = if self.args.is_empty() {
+            None
+        } else {
+            let order = self
+                .args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| !a.is_output())
+                .chain(self.args.iter().enumerate().filter(|(_, a)| a.is_output()));
+            let bytes: Vec<u8> = order.flat_map(|(k, _)| addrs[k].to_le_bytes()).collect();
+            let t = dev
+                .alloc(bytes.len() as u64, 256)
+                .ok_or_else(|| crate::Fault::launch("main", "out of device memory"))?;
+            dev.write(t, &bytes).expect("fresh allocation");
+            Some(t)
+        };
+        let module = dev.load(self.code.clone())?;
+        Ok(Loaded {
+            module,
+            addrs,
+            table,
+        })
+    }
+
+    /// Runs the kernel with the spec's initial register state.
+    pub fn run(
+        &self,
+        dev: &mut crate::Device,
+        loaded: &Loaded,
+    ) -> Result<crate::LaunchStats, crate::Fault> {
+        let table = loaded.table;
+        let local = self.local;
+        let setup = move |w: &mut crate::Wave, wg: [u32; 3]| {
+            // s0..s2: workgroup ids (the descriptor enables only the dims in use).
+            for (d, &id) in wg.iter().enumerate() {
+                w.set_sreg(d as u16, id);
+            }
+            if let Some(t) = table {
+                w.set_sreg64(3, t);
+            }
+            for lane in 0..w.wave_size as usize {
+                if w.lanes_present >> lane & 1 == 1 {
+                    let [x, y, z] = w.lane_ids[lane];
+                    w.set_vgpr(0, lane, x);
+                    if local[1] > 1 || local[2] > 1 {
+                        w.set_vgpr(1, lane, y);
+                    }
+                    if local[2] > 1 {
+                        w.set_vgpr(2, lane, z);
+                    }
+                }
+            }
+        };
+        let launch = crate::device::Launch {
+            grid: self.global,
+            block: self.local,
+            dynamic_lds: 0,
+            kernarg: &[],
+            setup: Some(&setup),
+        };
+        dev.launch_with(loaded.module, "main", &launch)
+    }
+}

@@ -37,11 +37,14 @@ pub enum HookAction {
 
 pub type Hook = Box<dyn FnMut(&HookEvent<'_>) -> HookAction>;
 
+/// A decoded instruction and its handler (None: not supported).
+type DecodedAt = (Arc<Inst>, Option<Handler>);
+
 pub struct LoadedModule {
     pub code: Arc<CodeObject>,
     /// Global address the image (virtual address 0) is mapped at.
     pub base: u64,
-    cache: HashMap<u64, Result<(Arc<Inst>, Option<Handler>), String>>,
+    cache: HashMap<u64, Result<DecodedAt, String>>,
 }
 
 /// What a launch did.
@@ -81,13 +84,18 @@ impl Default for Device {
     }
 }
 
+/// Adjusts a wave's initial state after the ABI set it up (used by the
+/// spec's `.s` runner, whose register layout is not the HSA one).
+pub type WaveSetup<'a> = &'a dyn Fn(&mut Wave, [u32; 3]);
+
 /// Hidden and explicit geometry of one launch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Launch<'a> {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_lds: u32,
     pub kernarg: &'a [u8],
+    pub setup: Option<WaveSetup<'a>>,
 }
 
 impl Device {
@@ -190,6 +198,7 @@ impl Device {
                 block,
                 dynamic_lds,
                 kernarg,
+                setup: None,
             },
         )
     }
@@ -414,6 +423,9 @@ impl Device {
             }
             if kd.enable_private_segment() {
                 wave.set_sreg(s, 0); // private segment wave byte offset
+            }
+            if let Some(setup) = l.setup {
+                setup(&mut wave, wg);
             }
             waves.push(wave);
         }

@@ -30,6 +30,9 @@ pub struct Symbol {
     pub section: u16,
 }
 
+/// One ELF note: (owner, type, descriptor).
+pub type Note<'a> = (String, u32, &'a [u8]);
+
 pub struct Elf<'a> {
     pub data: &'a [u8],
     pub machine: u16,
@@ -165,7 +168,7 @@ impl<'a> Elf<'a> {
     }
 
     /// (owner, type, descriptor) of every note in every SHT_NOTE section.
-    pub fn notes(&self) -> Result<Vec<(String, u32, &'a [u8])>, CodeObjectError> {
+    pub fn notes(&self) -> Result<Vec<Note<'a>>, CodeObjectError> {
         let mut out = Vec::new();
         for s in self.sections.iter().filter(|s| s.kind == SHT_NOTE) {
             let d = self.section_data(s)?;

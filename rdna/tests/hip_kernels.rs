@@ -14,21 +14,40 @@ fn each_wave_size(f: impl Fn(bool)) {
 #[test]
 fn vadd_and_saxpy() {
     each_wave_size(|w64| {
-        let Some(mut g) = Gpu::load("basic", w64) else { return };
+        let Some(mut g) = Gpu::load("basic", w64) else {
+            return;
+        };
         let n = 1000usize;
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..n).map(|i| 3.0 - i as f32).collect();
         let (pa, pb, pc) = (g.upload(&a), g.upload(&b), g.zeros(4 * n));
-        g.launch("vadd", [4, 1, 1], [256, 1, 1], 0, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::I32(n as i32)])
-            .unwrap();
+        g.launch(
+            "vadd",
+            [4, 1, 1],
+            [256, 1, 1],
+            0,
+            &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::I32(n as i32)],
+        )
+        .unwrap();
         let c: Vec<f32> = g.download(pc, n);
         for i in 0..n {
             assert_eq!(c[i], a[i] + b[i], "wave64={w64} vadd[{i}]");
         }
         // Grid-stride loop, 3 workgroups of 64 over 1000 elements.
         let py = g.upload(&b);
-        g.launch("saxpy_grid_stride", [3, 1, 1], [64, 1, 1], 0, &[Arg::F32(1.5), Arg::Ptr(pa), Arg::Ptr(py), Arg::I32(n as i32)])
-            .unwrap();
+        g.launch(
+            "saxpy_grid_stride",
+            [3, 1, 1],
+            [64, 1, 1],
+            0,
+            &[
+                Arg::F32(1.5),
+                Arg::Ptr(pa),
+                Arg::Ptr(py),
+                Arg::I32(n as i32),
+            ],
+        )
+        .unwrap();
         let y: Vec<f32> = g.download(py, n);
         for i in 0..n {
             assert_eq!(y[i], 1.5f32.mul_add(a[i], b[i]), "wave64={w64} saxpy[{i}]");
@@ -39,31 +58,73 @@ fn vadd_and_saxpy() {
 #[test]
 fn integer_math() {
     each_wave_size(|w64| {
-        let Some(mut g) = Gpu::load("basic", w64) else { return };
+        let Some(mut g) = Gpu::load("basic", w64) else {
+            return;
+        };
         let n = 300usize;
         let mut r = rng(7);
         let a: Vec<i32> = (0..n).map(|_| (r() as i32) >> (r() % 24)).collect();
-        let b: Vec<i32> = (0..n).map(|i| if i % 17 == 0 { 0 } else { (r() as i32) >> (r() % 28) }).collect();
+        let b: Vec<i32> = (0..n)
+            .map(|i| {
+                if i % 17 == 0 {
+                    0
+                } else {
+                    (r() as i32) >> (r() % 28)
+                }
+            })
+            .collect();
         let (pa, pb) = (g.upload(&a), g.upload(&b));
-        let (pq, pr, pu, pw) = (g.zeros(4 * n), g.zeros(4 * n), g.zeros(4 * n), g.zeros(8 * n));
+        let (pq, pr, pu, pw) = (
+            g.zeros(4 * n),
+            g.zeros(4 * n),
+            g.zeros(4 * n),
+            g.zeros(8 * n),
+        );
         g.launch(
             "int_math",
             [3, 1, 1],
             [128, 1, 1],
             0,
-            &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pq), Arg::Ptr(pr), Arg::Ptr(pu), Arg::Ptr(pw), Arg::I32(n as i32)],
+            &[
+                Arg::Ptr(pa),
+                Arg::Ptr(pb),
+                Arg::Ptr(pq),
+                Arg::Ptr(pr),
+                Arg::Ptr(pu),
+                Arg::Ptr(pw),
+                Arg::I32(n as i32),
+            ],
         )
         .unwrap();
-        let (q, rr, u, w): (Vec<i32>, Vec<i32>, Vec<u32>, Vec<i64>) =
-            (g.download(pq, n), g.download(pr, n), g.download(pu, n), g.download(pw, n));
+        let (q, rr, u, w): (Vec<i32>, Vec<i32>, Vec<u32>, Vec<i64>) = (
+            g.download(pq, n),
+            g.download(pr, n),
+            g.download(pu, n),
+            g.download(pw, n),
+        );
         for i in 0..n {
             let (x, y) = (a[i], b[i]);
-            assert_eq!(q[i], if y != 0 { x.wrapping_div(y) } else { 0 }, "wave64={w64} q[{i}] {x}/{y}");
-            assert_eq!(rr[i], if y != 0 { x.wrapping_rem(y) } else { 0 }, "wave64={w64} r[{i}]");
+            assert_eq!(
+                q[i],
+                if y != 0 { x.wrapping_div(y) } else { 0 },
+                "wave64={w64} q[{i}] {x}/{y}"
+            );
+            assert_eq!(
+                rr[i],
+                if y != 0 { x.wrapping_rem(y) } else { 0 },
+                "wave64={w64} r[{i}]"
+            );
             let (ux, uy) = (x as u32, y as u32 | 1);
-            let want = (ux / uy) ^ (ux << (y & 31)) ^ (ux >> 3) ^ ux.count_ones() ^ (ux | 1).leading_zeros();
+            let want = (ux / uy)
+                ^ (ux << (y & 31))
+                ^ (ux >> 3)
+                ^ ux.count_ones()
+                ^ (ux | 1).leading_zeros();
             assert_eq!(u[i], want, "wave64={w64} u[{i}]");
-            let wide = (x as i64).wrapping_mul(y as i64).wrapping_add((x as i64) << 33).wrapping_sub((y as i64) >> 2);
+            let wide = (x as i64)
+                .wrapping_mul(y as i64)
+                .wrapping_add((x as i64) << 33)
+                .wrapping_sub((y as i64) >> 2);
             assert_eq!(w[i], wide, "wave64={w64} w[{i}]");
         }
     });
@@ -72,22 +133,47 @@ fn integer_math() {
 #[test]
 fn float_math() {
     each_wave_size(|w64| {
-        let Some(mut g) = Gpu::load("basic", w64) else { return };
+        let Some(mut g) = Gpu::load("basic", w64) else {
+            return;
+        };
         let n = 256usize;
         let mut r = rng(11);
         let unit = |r: &mut dyn FnMut() -> u64| (r() >> 40) as f32 / (1u64 << 24) as f32;
         let a: Vec<f32> = (0..n).map(|_| (unit(&mut r) - 0.5) * 200.0).collect();
-        let b: Vec<f32> = (0..n).map(|i| if i == 5 { 0.0 } else { (unit(&mut r) - 0.3) * 50.0 }).collect();
+        let b: Vec<f32> = (0..n)
+            .map(|i| {
+                if i == 5 {
+                    0.0
+                } else {
+                    (unit(&mut r) - 0.3) * 50.0
+                }
+            })
+            .collect();
         let (pa, pb, po) = (g.upload(&a), g.upload(&b), g.zeros(32 * n));
-        g.launch("float_math", [2, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n as i32)])
-            .unwrap();
+        g.launch(
+            "float_math",
+            [2, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n as i32)],
+        )
+        .unwrap();
         let o: Vec<f32> = g.download(po, 8 * n);
         for i in 0..n {
             let (x, y) = (a[i], b[i]);
             let at = |k: usize| o[8 * i + k];
             // IEEE division through v_div_scale/v_rcp/v_div_fmas/v_div_fixup: correctly rounded.
-            assert!(close(at(0), x / y, 0.0) || (at(0).is_infinite() && (x / y).is_infinite()), "wave64={w64} {x}/{y}: {}", at(0));
-            assert!(close(at(1), x.abs().sqrt(), 2e-7), "sqrt {} vs {}", at(1), x.abs().sqrt());
+            assert!(
+                close(at(0), x / y, 0.0) || (at(0).is_infinite() && (x / y).is_infinite()),
+                "wave64={w64} {x}/{y}: {}",
+                at(0)
+            );
+            assert!(
+                close(at(1), x.abs().sqrt(), 2e-7),
+                "sqrt {} vs {}",
+                at(1),
+                x.abs().sqrt()
+            );
             assert!(close(at(2), (y * 0.25).exp2(), 2e-7), "exp2");
             assert!(close(at(3), (x.abs() + 1.0).log2(), 2e-7), "log2");
             assert_eq!(at(4), x.mul_add(y, 1.5), "fma");
@@ -96,7 +182,11 @@ fn float_math() {
             let mm = x.min(y) - x.max(-y) + x.floor() + y.ceil() + (x * 1.5).trunc();
             assert!(close(at(6), mm, 1e-6), "min/max/round {} vs {mm}", at(6));
             let rr = (1.0 / y) * 0.5 + 1.0 / (y.abs() + 1.0).sqrt();
-            assert!(close(at(7), rr, 1e-6) || y == 0.0, "rcp/rsq {} vs {rr}", at(7));
+            assert!(
+                close(at(7), rr, 1e-6) || y == 0.0,
+                "rcp/rsq {} vs {rr}",
+                at(7)
+            );
         }
     });
 }
@@ -104,48 +194,95 @@ fn float_math() {
 #[test]
 fn double_math() {
     each_wave_size(|w64| {
-        let Some(mut g) = Gpu::load("basic", w64) else { return };
+        let Some(mut g) = Gpu::load("basic", w64) else {
+            return;
+        };
         let n = 100usize;
         let a: Vec<f64> = (0..n).map(|i| (i as f64 - 40.5) * 1.37).collect();
         let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.731) - 20.0).collect();
         let (pa, pb, po) = (g.upload(&a), g.upload(&b), g.zeros(24 * n));
-        g.launch("double_math", [1, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n as i32)])
-            .unwrap();
+        g.launch(
+            "double_math",
+            [1, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n as i32)],
+        )
+        .unwrap();
         let o: Vec<f64> = g.download(po, 3 * n);
         for i in 0..n {
             let (x, y) = (a[i], b[i]);
             let ulp = |u: f64, v: f64| (u - v).abs() <= v.abs() * 2.3e-16;
-            assert!(ulp(o[3 * i], x / y), "wave64={w64} {x}/{y} = {} not {}", o[3 * i], x / y);
+            assert!(
+                ulp(o[3 * i], x / y),
+                "wave64={w64} {x}/{y} = {} not {}",
+                o[3 * i],
+                x / y
+            );
             assert_eq!(o[3 * i + 1], x.mul_add(y, 0.25) + (x as i32) as f64, "fma");
-            assert!(ulp(o[3 * i + 2], y.abs().sqrt()), "sqrt {} vs {}", o[3 * i + 2], y.abs().sqrt());
+            assert!(
+                ulp(o[3 * i + 2], y.abs().sqrt()),
+                "sqrt {} vs {}",
+                o[3 * i + 2],
+                y.abs().sqrt()
+            );
         }
     });
 }
 
 #[test]
 fn out_of_bounds_store_faults_precisely() {
-    let Some(mut g) = Gpu::load("basic", false) else { return };
+    let Some(mut g) = Gpu::load("basic", false) else {
+        return;
+    };
     let p = g.zeros(4 * 64);
-    let err = g.launch("oob_write", [1, 1, 1], [64, 1, 1], 0, &[Arg::Ptr(p), Arg::I32(60)]).unwrap_err();
+    let err = g
+        .launch(
+            "oob_write",
+            [1, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(p), Arg::I32(60)],
+        )
+        .unwrap_err();
     // Lanes 0..3 write p[60..63]; lane 4 writes p[64], the first byte past the buffer.
     assert_eq!(err.lane, Some(4), "{err}");
     assert_eq!(err.addr, Some(p + 256), "{err}");
     assert_eq!(err.wave, Some(0));
     let text = err.to_string();
-    assert!(text.contains("oob_write") && text.contains("lane 4") && text.contains("global_store_b32"), "{text}");
-    assert!(matches!(err.kind, prlx_rdna::FaultKind::Memory { write: true, .. }));
+    assert!(
+        text.contains("oob_write") && text.contains("lane 4") && text.contains("global_store_b32"),
+        "{text}"
+    );
+    assert!(matches!(
+        err.kind,
+        prlx_rdna::FaultKind::Memory { write: true, .. }
+    ));
 }
 
 #[test]
 fn lds_reduction_transpose_histogram_atomics() {
     each_wave_size(|w64| {
-        let Some(mut g) = Gpu::load("lds", w64) else { return };
+        let Some(mut g) = Gpu::load("lds", w64) else {
+            return;
+        };
         // block_sum: 5 workgroups of 256, tree reduction in LDS with barriers, atomic float add.
         let n = 1200usize;
         let a: Vec<f32> = (0..n).map(|i| (i % 13) as f32 - 4.0).collect();
         let (pa, pout, ptot) = (g.upload(&a), g.zeros(4 * 5), g.zeros(4));
-        g.launch("block_sum", [5, 1, 1], [256, 1, 1], 0, &[Arg::Ptr(pa), Arg::Ptr(pout), Arg::Ptr(ptot), Arg::I32(n as i32)])
-            .unwrap();
+        g.launch(
+            "block_sum",
+            [5, 1, 1],
+            [256, 1, 1],
+            0,
+            &[
+                Arg::Ptr(pa),
+                Arg::Ptr(pout),
+                Arg::Ptr(ptot),
+                Arg::I32(n as i32),
+            ],
+        )
+        .unwrap();
         let out: Vec<f32> = g.download(pout, 5);
         for (b, v) in out.iter().enumerate() {
             let want: f32 = a.iter().skip(256 * b).take(256).sum();
@@ -157,21 +294,49 @@ fn lds_reduction_transpose_histogram_atomics() {
         let (w, h) = (37usize, 29usize);
         let m: Vec<f32> = (0..w * h).map(|i| i as f32).collect();
         let (pm, pt) = (g.upload(&m), g.zeros(4 * w * h));
-        g.launch("transpose", [3, 2, 1], [16, 16, 1], 0, &[Arg::Ptr(pm), Arg::Ptr(pt), Arg::I32(w as i32), Arg::I32(h as i32)])
-            .unwrap();
+        g.launch(
+            "transpose",
+            [3, 2, 1],
+            [16, 16, 1],
+            0,
+            &[
+                Arg::Ptr(pm),
+                Arg::Ptr(pt),
+                Arg::I32(w as i32),
+                Arg::I32(h as i32),
+            ],
+        )
+        .unwrap();
         let t: Vec<f32> = g.download(pt, w * h);
         for y in 0..h {
             for x in 0..w {
-                assert_eq!(t[x * h + y], m[y * w + x], "wave64={w64} transpose ({x},{y})");
+                assert_eq!(
+                    t[x * h + y],
+                    m[y * w + x],
+                    "wave64={w64} transpose ({x},{y})"
+                );
             }
         }
 
         // histogram: dynamic LDS, LDS atomics, global atomics.
         let nbins = 64usize;
-        let vals: Vec<u32> = (0..5000u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+        let vals: Vec<u32> = (0..5000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+            .collect();
         let (pv, pbins) = (g.upload(&vals), g.zeros(4 * nbins));
-        g.launch("histogram", [4, 1, 1], [128, 1, 1], (4 * nbins) as u32, &[Arg::Ptr(pv), Arg::Ptr(pbins), Arg::I32(5000), Arg::I32(nbins as i32)])
-            .unwrap();
+        g.launch(
+            "histogram",
+            [4, 1, 1],
+            [128, 1, 1],
+            (4 * nbins) as u32,
+            &[
+                Arg::Ptr(pv),
+                Arg::Ptr(pbins),
+                Arg::I32(5000),
+                Arg::I32(nbins as i32),
+            ],
+        )
+        .unwrap();
         let bins: Vec<u32> = g.download(pbins, nbins);
         let mut want = vec![0u32; nbins];
         for v in &vals {
@@ -182,8 +347,20 @@ fn lds_reduction_transpose_histogram_atomics() {
         // atomics: add, max, compare-and-swap loop.
         let xs: Vec<i32> = (0..700).map(|i| (i * 37 % 1001) - 300).collect();
         let (px, pc, pmax, pcas) = (g.upload(&xs), g.zeros(4), g.upload(&[i32::MIN]), g.zeros(4));
-        g.launch("atomics", [3, 1, 1], [256, 1, 1], 0, &[Arg::Ptr(pc), Arg::Ptr(pmax), Arg::Ptr(pcas), Arg::Ptr(px), Arg::I32(700)])
-            .unwrap();
+        g.launch(
+            "atomics",
+            [3, 1, 1],
+            [256, 1, 1],
+            0,
+            &[
+                Arg::Ptr(pc),
+                Arg::Ptr(pmax),
+                Arg::Ptr(pcas),
+                Arg::Ptr(px),
+                Arg::I32(700),
+            ],
+        )
+        .unwrap();
         assert_eq!(g.download::<i32>(pc, 1)[0], 700);
         assert_eq!(g.download::<i32>(pmax, 1)[0], *xs.iter().max().unwrap());
         let sum = xs.iter().fold(0u32, |s, &x| s.wrapping_add(x as u32));
@@ -194,7 +371,9 @@ fn lds_reduction_transpose_histogram_atomics() {
 #[test]
 fn wave_level_operations() {
     each_wave_size(|w64| {
-        let Some(mut g) = Gpu::load("wave", w64) else { return };
+        let Some(mut g) = Gpu::load("wave", w64) else {
+            return;
+        };
         let ws = if w64 { 64 } else { 32 };
         let n = 256usize;
         let nw = n / ws;
@@ -202,48 +381,105 @@ fn wave_level_operations() {
         let px = g.upload(&xs);
 
         let po = g.zeros(4 * nw);
-        g.launch("wave_reduce", [2, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(px), Arg::Ptr(po)]).unwrap();
+        g.launch(
+            "wave_reduce",
+            [2, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(px), Arg::Ptr(po)],
+        )
+        .unwrap();
         let sums: Vec<i32> = g.download(po, nw);
         for w in 0..nw {
-            assert_eq!(sums[w], xs[w * ws..(w + 1) * ws].iter().sum::<i32>(), "wave64={w64} wave {w}");
+            assert_eq!(
+                sums[w],
+                xs[w * ws..(w + 1) * ws].iter().sum::<i32>(),
+                "wave64={w64} wave {w}"
+            );
         }
 
         let fx: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let (pf, prot) = (g.upload(&fx), g.zeros(4 * n));
-        g.launch("wave_rotate", [2, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(pf), Arg::Ptr(prot)]).unwrap();
+        g.launch(
+            "wave_rotate",
+            [2, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(pf), Arg::Ptr(prot)],
+        )
+        .unwrap();
         let rot: Vec<f32> = g.download(prot, n);
         for i in 0..n {
             let base = i / ws * ws;
-            assert_eq!(rot[i], fx[base + (i - base + 1) % ws], "wave64={w64} rotate {i}");
+            assert_eq!(
+                rot[i],
+                fx[base + (i - base + 1) % ws],
+                "wave64={w64} rotate {i}"
+            );
         }
 
         let (pm, pcnt) = (g.zeros(8 * nw), g.zeros(4 * nw));
-        g.launch("ballots", [2, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(px), Arg::Ptr(pm), Arg::Ptr(pcnt)]).unwrap();
+        g.launch(
+            "ballots",
+            [2, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(px), Arg::Ptr(pm), Arg::Ptr(pcnt)],
+        )
+        .unwrap();
         let masks: Vec<u64> = g.download(pm, nw);
         let counts: Vec<i32> = g.download(pcnt, nw);
         for w in 0..nw {
-            let want = (0..ws).filter(|&l| xs[w * ws + l] > 0).fold(0u64, |m, l| m | 1 << l);
+            let want = (0..ws)
+                .filter(|&l| xs[w * ws + l] > 0)
+                .fold(0u64, |m, l| m | 1 << l);
             assert_eq!(masks[w], want, "wave64={w64} ballot {w}");
             assert_eq!(counts[w], want.count_ones() as i32);
         }
 
         let pd = g.zeros(4 * 5 * n);
-        g.launch("dpp_ops", [2, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(px), Arg::Ptr(pd)]).unwrap();
+        g.launch(
+            "dpp_ops",
+            [2, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(px), Arg::Ptr(pd)],
+        )
+        .unwrap();
         let d: Vec<i32> = g.download(pd, 5 * n);
         for i in 0..n {
             let l = i % ws;
             let base = i - l;
             let v = |lane: usize| xs[base + lane];
-            assert_eq!(d[5 * i], if l % 16 == 0 { 0 } else { v(l - 1) }, "wave64={w64} row_shr:1 lane {i}");
+            assert_eq!(
+                d[5 * i],
+                if l % 16 == 0 { 0 } else { v(l - 1) },
+                "wave64={w64} row_shr:1 lane {i}"
+            );
             assert_eq!(d[5 * i + 1], v(l ^ 1), "quad_perm lane {i}");
-            assert_eq!(d[5 * i + 2], v((l & !15) | (15 - l % 16)), "row_mirror lane {i}");
+            assert_eq!(
+                d[5 * i + 2],
+                v((l & !15) | (15 - l % 16)),
+                "row_mirror lane {i}"
+            );
             assert_eq!(d[5 * i + 3], v(l ^ 1), "ds_swizzle SWAP,1 lane {i}");
-            assert_eq!(d[5 * i + 4], v(0) + v(3), "readfirstlane + readlane lane {i}");
+            assert_eq!(
+                d[5 * i + 4],
+                v(0) + v(3),
+                "readfirstlane + readlane lane {i}"
+            );
         }
 
         let starts: Vec<u32> = (1..=n as u32).collect();
         let (ps, pst) = (g.upload(&starts), g.zeros(4 * n));
-        g.launch("divergent_loop", [2, 1, 1], [128, 1, 1], 0, &[Arg::Ptr(ps), Arg::Ptr(pst)]).unwrap();
+        g.launch(
+            "divergent_loop",
+            [2, 1, 1],
+            [128, 1, 1],
+            0,
+            &[Arg::Ptr(ps), Arg::Ptr(pst)],
+        )
+        .unwrap();
         let steps: Vec<u32> = g.download(pst, n);
         for i in 0..n {
             let (mut x, mut k) = (starts[i], 0u32);
@@ -251,7 +487,12 @@ fn wave_level_operations() {
                 x = if x & 1 == 1 { 3 * x + 1 } else { x / 2 };
                 k += 1;
             }
-            assert_eq!(steps[i], if k & 1 == 1 { k } else { k + 1_000_000 }, "wave64={w64} collatz {}", starts[i]);
+            assert_eq!(
+                steps[i],
+                if k & 1 == 1 { k } else { k + 1_000_000 },
+                "wave64={w64} collatz {}",
+                starts[i]
+            );
         }
     });
 }

@@ -538,9 +538,7 @@ fn format_valu(inst: &Inst, w: &Widths, mw: u16) -> String {
                 if !name.starts_with("v_cmpx") {
                     v.push(sreg_name(inst.sdst, mw));
                 }
-            } else if matches!(name, "v_readlane_b32") {
-                v.push(sreg_name(inst.dst, 1));
-            } else if inst.op >= 384 && inst.op < 512 && name == "v_readfirstlane_b32" {
+            } else if matches!(name, "v_readlane_b32" | "v_readfirstlane_b32") {
                 v.push(sreg_name(inst.dst, 1));
             } else {
                 v.push(vdst);

@@ -584,23 +584,24 @@ pub fn compare(c: &mut Ctx<'_>, i: &Inst) -> R {
                     };
                     mask >> class & 1 == 1
                 } else {
-                    let un = a.is_nan() || b.is_nan();
+                    use std::cmp::Ordering::{Equal, Greater, Less};
+                    let o = a.partial_cmp(&b);
                     match cond {
                         "f" => false,
-                        "lt" => a < b,
-                        "eq" => a == b,
-                        "le" => a <= b,
-                        "gt" => a > b,
-                        "lg" => a < b || a > b,
-                        "ge" => a >= b,
-                        "o" => !un,
-                        "u" => un,
-                        "nge" => !(a >= b),
-                        "nlg" => !(a < b || a > b),
-                        "ngt" => !(a > b),
-                        "nle" => !(a <= b),
-                        "neq" => a != b,
-                        "nlt" => !(a < b),
+                        "lt" => o == Some(Less),
+                        "eq" => o == Some(Equal),
+                        "le" => matches!(o, Some(Less | Equal)),
+                        "gt" => o == Some(Greater),
+                        "lg" => matches!(o, Some(Less | Greater)),
+                        "ge" => matches!(o, Some(Greater | Equal)),
+                        "o" => o.is_some(),
+                        "u" => o.is_none(),
+                        "nge" => !matches!(o, Some(Greater | Equal)),
+                        "nlg" => !matches!(o, Some(Less | Greater)),
+                        "ngt" => o != Some(Greater),
+                        "nle" => !matches!(o, Some(Less | Equal)),
+                        "neq" => o != Some(Equal),
+                        "nlt" => o != Some(Less),
                         "t" => true,
                         _ => return Err(ExecError::unsupported(name)),
                     }

@@ -118,6 +118,7 @@ impl Gpu {
 
     /// Launches `kernel`, placing `args` at the offsets of its explicit
     /// arguments and filling the hidden ones.
+    #[allow(clippy::result_large_err)] // a Fault is returned once per failed launch
     pub fn launch(
         &mut self,
         kernel: &str,
@@ -126,7 +127,11 @@ impl Gpu {
         dynamic_lds: u32,
         args: &[Arg],
     ) -> Result<prlx_rdna::LaunchStats, prlx_rdna::Fault> {
-        let k = self.code.kernel(kernel).unwrap_or_else(|| panic!("no kernel {kernel}")).clone();
+        let k = self
+            .code
+            .kernel(kernel)
+            .unwrap_or_else(|| panic!("no kernel {kernel}"))
+            .clone();
         let explicit: Vec<_> = k.explicit_args().cloned().collect();
         assert_eq!(explicit.len(), args.len(), "{kernel}: argument count");
         let mut ka = vec![0u8; k.kernarg_segment_size as usize];
@@ -136,12 +141,22 @@ impl Gpu {
                 Arg::I32(x) => x.to_le_bytes().to_vec(),
                 Arg::F32(x) => x.to_le_bytes().to_vec(),
             };
-            assert_eq!(bytes.len(), a.size as usize, "{kernel}: size of argument at {}", a.offset);
+            assert_eq!(
+                bytes.len(),
+                a.size as usize,
+                "{kernel}: size of argument at {}",
+                a.offset
+            );
             ka[a.offset as usize..a.offset as usize + bytes.len()].copy_from_slice(&bytes);
         }
-        let dims = prlx_rdna::LaunchDims { grid, block, dynamic_lds };
+        let dims = prlx_rdna::LaunchDims {
+            grid,
+            block,
+            dynamic_lds,
+        };
         prlx_rdna::fill_hidden_args(&k, &dims, &mut ka);
-        self.dev.launch(self.module, kernel, grid, block, dynamic_lds, &ka)
+        self.dev
+            .launch(self.module, kernel, grid, block, dynamic_lds, &ka)
     }
 }
 
