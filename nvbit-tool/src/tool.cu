@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <condition_variable>
 #include <map>
@@ -32,6 +33,7 @@
 #include "utils/channel.hpp"
 
 #include "channel_event.h"
+#include "prlx_nvbit_abi.h"
 #include "select.h"
 #include "trace_writer.h"
 
@@ -50,6 +52,7 @@ Config config;
 
 // The launch whose events the receive thread is collecting.
 struct LaunchState {
+  CUfunction function = nullptr;
   std::unique_ptr<TraceWriter> writer;
   std::string path;
   uint64_t dropped = 0;  // records naming a block/warp outside the launch
@@ -71,6 +74,11 @@ std::map<CUcontext, ContextState *> contexts;
 std::unordered_set<CUfunction> instrumented;
 std::vector<Site> sites;
 std::map<std::string, uint64_t> launch_counts;
+// Attached to the shim (prlx_nvbit_abi.h): finished traces wait here, per
+// function, for prlx_nvbit_take_trace, instead of going to PRLX_TRACE_DIR.
+bool attached = false;
+std::mutex finished_mutex;
+std::map<CUfunction, std::vector<unsigned char>> finished;
 // Our own CUDA calls re-enter nvbit_at_cuda_event on the same thread: checked
 // before taking global_mutex, so they neither recurse nor deadlock.
 thread_local bool in_callback = false;
@@ -156,6 +164,7 @@ void instrument_one(CUcontext ctx, CUfunction f, ContextState *state) {
 void instrument_kernel(CUcontext ctx, CUfunction kernel, ContextState *state) {
   for (CUfunction f : nvbit_get_related_functions(ctx, kernel)) instrument_one(ctx, f, state);
   instrument_one(ctx, kernel, state);
+  if (attached) return;  // the shim takes the site map with each trace
   std::string error;
   if (!write_site_map(config.trace_dir + "/prlx-sites.json", sites, &error))
     fprintf(stderr, "prlx-nvbit: %s\n", error.c_str());
@@ -177,6 +186,7 @@ void begin_launch(CUcontext ctx, CUfunction f, Dim3 grid, Dim3 block) {
   const uint64_t n = launch_counts[name]++;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
+    state->launch.function = f;
     state->launch.writer.reset(new TraceWriter(name, grid, block, config.events_per_warp, device_arch()));
     state->launch.path = config.trace_dir + "/" + name + "-" + std::to_string(n) + ".prlx";
     state->launch.dropped = 0;
@@ -206,7 +216,11 @@ void end_launch(CUcontext ctx, CUstream stream) {
 void finish_launch(ContextState *state) {
   std::lock_guard<std::mutex> lock(state->mutex);
   LaunchState &launch = state->launch;
-  if (launch.writer) {
+  if (launch.writer && attached) {
+    std::lock_guard<std::mutex> keep(finished_mutex);
+    finished[launch.function] = launch.writer->encode();
+    launch.writer.reset();
+  } else if (launch.writer) {
     std::string error;
     if (!launch.writer->write(launch.path, &error)) fprintf(stderr, "prlx-nvbit: %s\n", error.c_str());
     if (launch.dropped)
@@ -261,7 +275,51 @@ void *receive_thread(void *arg) {
   return nullptr;
 }
 
+char *copy_out(const void *data, size_t len, bool nul) {
+  char *out = (char *)malloc(len + (nul ? 1 : 0));
+  if (!out) return nullptr;
+  memcpy(out, data, len);
+  if (nul) out[len] = 0;
+  return out;
+}
+
 }  // namespace
+
+// ---- the shim's interface (prlx_nvbit_abi.h) ------------------------------
+
+extern "C" uint32_t prlx_nvbit_abi_version(void) { return PRLX_NVBIT_ABI_VERSION; }
+
+extern "C" void prlx_nvbit_attach(void) { attached = true; }
+
+extern "C" int prlx_nvbit_take_trace(void *function, uint8_t **trace, size_t *trace_len,
+                                     char **site_map) {
+  std::vector<unsigned char> bytes;
+  {
+    std::lock_guard<std::mutex> lock(finished_mutex);
+    auto found = finished.find((CUfunction)function);
+    if (found == finished.end()) return 0;
+    bytes.swap(found->second);
+    finished.erase(found);
+  }
+  std::string json;
+  {
+    std::lock_guard<std::mutex> lock(global_mutex);
+    json = site_map_json(sites);
+  }
+  char *t = copy_out(bytes.data(), bytes.size(), false);
+  char *m = copy_out(json.data(), json.size(), true);
+  if (!t || !m) {
+    free(t);
+    free(m);
+    return 0;
+  }
+  *trace = (uint8_t *)t;
+  *trace_len = bytes.size();
+  *site_map = m;
+  return 1;
+}
+
+extern "C" void prlx_nvbit_free(void *buffer) { free(buffer); }
 
 void nvbit_at_init() {
   setenv("CUDA_MANAGED_FORCE_DEVICE_ALLOC", "1", 1);

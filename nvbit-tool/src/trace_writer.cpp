@@ -113,6 +113,11 @@ bool TraceWriter::add(uint32_t slot, const TraceEvent &event) {
 }
 
 bool TraceWriter::write(const std::string &path, std::string *error) const {
+  const std::vector<unsigned char> out = encode();
+  return write_file(path, out.data(), out.size(), error);
+}
+
+std::vector<unsigned char> TraceWriter::encode() const {
   const size_t stride = kWarpHeaderSize + static_cast<size_t>(events_per_warp_) * kEventSize;
   std::vector<unsigned char> out(kHeaderSize + warps_.size() * stride, 0);
   put_u64(&out, 0, kMagic);
@@ -146,7 +151,7 @@ bool TraceWriter::write(const std::string &path, std::string *error) const {
       put_u32(&out, ev + 12, e.value_a);
     }
   }
-  return write_file(path, out.data(), out.size(), error);
+  return out;
 }
 
 std::string site_map_json(const std::vector<Site> &sites) {

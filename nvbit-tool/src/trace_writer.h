@@ -48,6 +48,9 @@ class TraceWriter {
   // False when `slot` is out of range.
   bool add(uint32_t slot, const TraceEvent &event);
 
+  // The `.prlx` v1 file's bytes (uncompressed).
+  std::vector<unsigned char> encode() const;
+
   // Writes the file; on failure `error` names the path and what failed.
   bool write(const std::string &path, std::string *error) const;
 

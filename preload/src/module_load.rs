@@ -232,10 +232,16 @@ fn fatbin_ptx(bytes: &[u8]) -> Result<Option<String>, String> {
         .map_err(|e| format!("the fatbinary's PTX is not UTF-8: {e}"))
 }
 
-/// Whether an NVBit tool is loaded in this process.
+/// Whether prlx's NVBit tool is loaded in this process (`nvbit`).
 fn nvbit_loaded() -> bool {
-    // SAFETY: dlsym with RTLD_DEFAULT only looks the name up.
-    !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"nvbit_at_init".as_ptr()) }.is_null()
+    crate::nvbit::tool().is_some()
+}
+
+fn nvbit_plan() -> Plan {
+    Plan {
+        mode: CaptureMode::Nvbit,
+        ..Plan::default()
+    }
 }
 
 /// Decides how the image at `image` is captured and what the driver gets.
@@ -247,6 +253,16 @@ pub unsafe fn plan(image: *const c_void) -> Plan {
         return linked;
     }
     let policy = policy();
+    if policy.choice == Choice::Only(CaptureMode::Nvbit) {
+        // Chosen for every module, PTX or not, when the tool is there.
+        return if nvbit_loaded() {
+            nvbit_plan()
+        } else {
+            metadata(
+                "PRLX_CAPTURE=nvbit, and prlx's NVBit tool (libprlx_nvbit.so) is not loaded".into(),
+            )
+        };
+    }
     // SAFETY: per the contract.
     let (ptx, binary) = match unsafe { classify(image) } {
         Image::Ptx(bytes) => (std::str::from_utf8(bytes).ok().map(str::to_owned), None),
@@ -261,10 +277,7 @@ pub unsafe fn plan(image: *const c_void) -> Plan {
     };
     let Some(ptx) = ptx else {
         return if policy.allows(CaptureMode::Nvbit) && nvbit_loaded() {
-            Plan {
-                mode: CaptureMode::Nvbit,
-                ..Plan::default()
-            }
+            nvbit_plan()
         } else {
             metadata("its image holds machine code (SASS) only, no PTX to instrument, and no NVBit tool is loaded".into())
         };

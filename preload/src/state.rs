@@ -145,7 +145,8 @@ pub fn on_code_loaded_with(
     });
     match plan {
         Some(plan) => {
-            info.capture = if info.instrumented.is_some() {
+            // The NVBit tool records without a descriptor.
+            info.capture = if info.instrumented.is_some() || plan.mode == CaptureMode::Nvbit {
                 plan.mode
             } else {
                 CaptureMode::Metadata
@@ -235,6 +236,11 @@ pub fn on_alias(function: *mut c_void, kernel: *mut c_void) {
     if let Some(info) = registry.functions.get(&(kernel as usize)).cloned() {
         registry.functions.insert(function as usize, info);
     }
+}
+
+/// Registers code a runtime other than CUDA loaded (`hip`).
+pub(crate) fn register_code(code: CodeHandle, info: CodeInfo) {
+    registry().code.insert(code, info);
 }
 
 pub fn on_code_unloaded(code: CodeHandle) {
@@ -382,10 +388,33 @@ fn record_launch<F: FnOnce() -> CUresult>(
     // says why, once.
     let (capture, capture_reason) = capture_of(code);
     record.capture = Some(capture.as_str().to_owned());
-    if instrumented.is_none() {
+    if instrumented.is_none() && capture != crate::module_load::CaptureMode::Nvbit {
         crate::module_load::notice_metadata(&name, capture_reason.as_deref());
     }
+    let mut site_table = site_table.map(|json| (image_id, json));
     let trace = match instrumented {
+        None if capture == crate::module_load::CaptureMode::Nvbit => {
+            let launched = run();
+            record.result = launched as i32;
+            match crate::nvbit::take_trace(call.function as usize)
+                .filter(|_| launched == CUDA_SUCCESS)
+            {
+                Some(Ok((trace, sites))) => {
+                    // The tool's map grows as it instruments: one file per version.
+                    site_table = Some((prlx_session::fnv1a64(sites.as_bytes()), sites));
+                    Some(trace)
+                }
+                Some(Err(e)) => {
+                    record.capture_error = Some(e);
+                    None
+                }
+                None => {
+                    record.capture_error =
+                        Some("the NVBit tool handed over no trace for this launch".into());
+                    None
+                }
+            }
+        }
         Some(_) if crate::graphs::any_capture_in_progress() => {
             // Allocations and copies would be illegal (global capture mode)
             // and could invalidate the application's capture.
@@ -402,7 +431,7 @@ fn record_launch<F: FnOnce() -> CUresult>(
         Some(inst) => {
             let _serialised = inst.capture_lock.lock().unwrap_or_else(|p| p.into_inner());
             let (launched, captured) = capture::capture(
-                driver::cuda(),
+                if call.hip { crate::hip::as_cuda() } else { driver::cuda() },
                 config,
                 inst.descriptor,
                 &name,
@@ -429,7 +458,6 @@ fn record_launch<F: FnOnce() -> CUresult>(
             None
         }
     };
-    let site_table = site_table.map(|json| (image_id, json));
     sink.submit(Launch {
         record,
         trace,

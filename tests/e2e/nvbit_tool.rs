@@ -432,3 +432,193 @@ fn build_script_builds_or_names_the_skip() {
         }
     }
 }
+
+/// The shim's `nvbit` capture mode hands launches to the tool and takes its
+/// traces into the session (`nvbit-tool/src/prlx_nvbit_abi.h`). NVBit cannot
+/// run here, so a stand-in tool (`test/standin_tool.cpp`: the interface as
+/// `tool.cu` implements it, traces from the tool's writer, shaped by each
+/// launch) sits where NVBit sits, between the shim and the emulator's
+/// driver. The driver-API fixture (`tests/e2e/app`, plain PTX) runs under
+/// `PRLX_CAPTURE=nvbit`: without the tool every launch is metadata and says
+/// why; with it session.json records `nvbit`, each launch has the tool's
+/// trace and site map, and the program computes what it computes bare.
+#[test]
+fn shim_nvbit_mode_takes_the_tools_traces_into_the_session() {
+    let Some(cxx) = cxx() else { return };
+    let Some(toolchain) = prlx_e2e::Toolchain::find() else {
+        return;
+    };
+    let built = prlx_e2e::Built::get();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tool = dir.path().join("libprlx_nvbit_standin.so");
+    let nvbit = repo_root().join("nvbit-tool");
+    run_ok(
+        Command::new(&cxx)
+            .args([
+                "-std=c++17",
+                "-O1",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-shared",
+                "-fPIC",
+            ])
+            .args(
+                [
+                    "test/standin_tool.cpp",
+                    "src/trace_writer.cpp",
+                    "src/select.cpp",
+                ]
+                .map(|s| nvbit.join(s)),
+            )
+            .arg("-ldl")
+            .arg("-o")
+            .arg(&tool),
+    );
+    let app_dir = repo_root().join("tests/e2e/app");
+    let ptx = dir.path().join("kernels.ptx");
+    run_ok(
+        built
+            .prlxctl()
+            .current_dir(&app_dir)
+            .args(["compile", "-g", "--no-instrument", "kernels.cu", "-o"])
+            .arg(&ptx),
+    );
+    let app = dir.path().join("e2e_app");
+    toolchain.compile_c(&app_dir.join("e2e_app.c"), &app, &built.lib_dir);
+    let bare = run_ok(built.app(&app).arg(&ptx).arg("1")).stdout;
+    let traces = dir.path().join("traces");
+    let run = |session: &str, preload: String| {
+        let out = run_ok(
+            built
+                .captured_app(&app, &traces, session)
+                .env("LD_PRELOAD", preload)
+                .env("PRLX_CAPTURE", "nvbit")
+                .env("PRLX_LOG", "info")
+                .arg(&ptx)
+                .arg("1"),
+        );
+        assert_eq!(out.stdout, bare, "the program computed something else");
+        let manifest = prlx_session::Manifest::load(traces.join(session)).unwrap();
+        (manifest, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+
+    let (without, stderr) = run("no-tool", built.libprlx.display().to_string());
+    assert!(stderr.contains("NVBit tool"), "{stderr}");
+    for launch in &without.launches {
+        assert_eq!(launch.capture.as_deref(), Some("metadata"), "{launch:#?}");
+        assert!(launch.file.is_none());
+    }
+
+    let preload = format!("{} {}", built.libprlx.display(), tool.display());
+    let (with, stderr) = run("standin", preload);
+    let kernels: Vec<&str> = with.launches.iter().map(|l| l.kernel.as_str()).collect();
+    assert_eq!(kernels, ["classify", "steps"], "{stderr}");
+    let session = traces.join("standin");
+    for launch in &with.launches {
+        assert_eq!(
+            launch.capture.as_deref(),
+            Some("nvbit"),
+            "{launch:#?}\n{stderr}"
+        );
+        assert_eq!(launch.capture_error, None, "{launch:#?}");
+        let trace = TraceFile::open(session.join(launch.file.as_deref().expect("a trace")))
+            .expect("the tool's trace, as the shim wrote it");
+        assert_eq!(trace.kernel_name(), launch.kernel);
+        assert_eq!(trace.header().grid_dim, launch.grid);
+        // 4 blocks of 64 threads: 8 warp slots, each with the tool's events.
+        assert_eq!(trace.num_warps(), 8);
+        let branch = site_id(&launch.kernel, 0x10);
+        for warp in trace.warps() {
+            let taken = if warp.index % 2 == 1 {
+                0xaaaa_aaaa
+            } else {
+                0x5555_5555
+            };
+            assert_eq!(warp.events.len(), 2, "warp {}", warp.index);
+            assert_eq!(warp.events[0].site_id, branch);
+            assert_eq!(warp.events[0].taken_mask(), Some(taken));
+            assert_eq!(warp.events[1].event_type, EventType::FuncExit as u8);
+        }
+        let map = SiteMap::load(session.join(launch.site_map.as_deref().expect("a site map")))
+            .expect("the tool's site map");
+        assert!(map.get(branch).is_some(), "site {branch:#x} not in the map");
+    }
+}
+
+/// `src/tool.cu` and `src/inject_funcs.cu` compile, warning-free, with
+/// nvcc 13 against declarations of NVBit's public API
+/// (`test/nvbit_decls/`, prlx's own mirror of the release headers'
+/// signatures: no NVBit release is installed and its headers are not
+/// vendored), and the tool object defines NVBit's callbacks and the shim's
+/// interface. A signature the tool gets wrong fails here; nothing is linked
+/// or run (that needs NVBit and a GPU).
+#[test]
+fn tool_compiles_against_nvbit_api_declarations() {
+    let Some(nvcc) = prlx_e2e::Nvcc13::find() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tool = repo_root().join("nvbit-tool");
+    let common = |command: &mut Command| {
+        command
+            .args(["-std=c++17", "-arch=sm_80", "-Werror", "all-warnings"])
+            .arg("-isystem")
+            .arg(tool.join("test/nvbit_decls"))
+            .arg(format!("-I{}", tool.join("src").display()))
+            .args(["-Xcompiler", "-fPIC,-Wall,-Wextra,-Werror"]);
+    };
+    let tool_object = dir.path().join("tool.o");
+    let mut compile = Command::new(&nvcc.nvcc);
+    common(&mut compile);
+    run_ok(
+        compile
+            .args(["-O2", "-Xptxas", "-cloning=no", "-dc"])
+            .arg(tool.join("src/tool.cu"))
+            .arg("-o")
+            .arg(&tool_object),
+    );
+    // NVBit's own flags for injected functions; relocatable (-dc) because
+    // the declared channel's push is defined only in NVBit's header.
+    let mut compile = Command::new(&nvcc.nvcc);
+    common(&mut compile);
+    run_ok(
+        compile
+            .args(["-maxrregcount=24", "--keep-device-functions", "-dc"])
+            .arg(tool.join("src/inject_funcs.cu"))
+            .arg("-o")
+            .arg(dir.path().join("inject_funcs.o")),
+    );
+    let Some(nm) = find_tool("nm") else {
+        missing("nm");
+        return;
+    };
+    let symbols = String::from_utf8(run_ok(Command::new(nm).arg(&tool_object)).stdout).unwrap();
+    let defined: BTreeSet<&str> = symbols
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .collect::<Vec<_>>()
+                .get(1..)
+                .map(|w| w.to_vec())
+        })
+        .filter(|w| w.first() == Some(&"T"))
+        .filter_map(|w| w.get(1).copied())
+        .collect();
+    for symbol in [
+        "nvbit_at_init",
+        "nvbit_at_ctx_init",
+        "nvbit_tool_init",
+        "nvbit_at_ctx_term",
+        "nvbit_at_cuda_event",
+        "prlx_nvbit_abi_version",
+        "prlx_nvbit_attach",
+        "prlx_nvbit_take_trace",
+        "prlx_nvbit_free",
+    ] {
+        assert!(
+            defined.contains(symbol),
+            "tool.o does not define {symbol}:\n{symbols}"
+        );
+    }
+}
