@@ -22,7 +22,9 @@ export PRLX_PRLXCTL="${PRLX_PRLXCTL:-$bin/prlxctl}" PRLX_PRLXD="${PRLX_PRLXD:-$b
 # Triton on the emulator (tests/test_triton.py): the emulator's libcuda.so.1
 # first, the shim, the LLVM 22 pass and device runtime of this checkout
 # (llvm-pass/test.sh builds them), compiled kernels cached under the target dir.
-if [ -f "$bin/libcuda.so" ]; then ln -sfn libcuda.so "$bin/libcuda.so.1"; fi
+# (Built by cargo test already in scripts/test.sh; a no-op then.)
+cargo build -q --locked --manifest-path "$root/Cargo.toml" -p prlx-libcuda -p prlx-preload -p prlxctl -p prlxd
+ln -sfn libcuda.so "$bin/libcuda.so.1"
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TRITON_LIBCUDA_PATH="$bin"
 export PRLX_SHIM="${PRLX_SHIM:-$bin/libprlx.so}" PRLX_ROOT="$root"
 export TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-$target/triton-cache}" TRITON_DEFAULT_FP_FUSION=1
