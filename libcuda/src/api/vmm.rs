@@ -400,8 +400,8 @@ fn map(d: &mut Driver, ptr: u64, size: usize, offset: usize, handle: u64) -> Res
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let fd = p.memfd.as_raw_fd();
-    let base = d
-        .vmm
+    // The range must lie in one reservation and be unmapped.
+    d.vmm
         .reservation_of(ptr, size)
         .ok_or(CUDA_ERROR_INVALID_VALUE)?;
     if !d.vmm.mappings_in(ptr, size).is_empty() {
@@ -420,7 +420,6 @@ fn map(d: &mut Driver, ptr: u64, size: usize, offset: usize, handle: u64) -> Res
     if let Some(p) = d.vmm.physical.get_mut(&handle) {
         p.mappings += 1;
     }
-    let _ = base;
     Ok(())
 }
 
