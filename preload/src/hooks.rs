@@ -698,7 +698,12 @@ pub unsafe extern "C" fn hipModuleLoadData(
         return HIP_ERROR_NOT_INITIALIZED;
     };
     // SAFETY: forwarding unchanged.
-    unsafe { real(module, image) }
+    let result = unsafe { real(module, image) };
+    if result == HIP_SUCCESS && !module.is_null() {
+        // SAFETY: the runtime wrote the handle.
+        crate::hip::on_module_loaded(unsafe { *module });
+    }
+    result
 }
 
 #[unsafe(no_mangle)]

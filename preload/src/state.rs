@@ -431,7 +431,11 @@ fn record_launch<F: FnOnce() -> CUresult>(
         Some(inst) => {
             let _serialised = inst.capture_lock.lock().unwrap_or_else(|p| p.into_inner());
             let (launched, captured) = capture::capture(
-                if call.hip { crate::hip::as_cuda() } else { driver::cuda() },
+                if call.hip {
+                    crate::hip::as_cuda()
+                } else {
+                    driver::cuda()
+                },
                 config,
                 inst.descriptor,
                 &name,
