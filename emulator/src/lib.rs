@@ -103,7 +103,7 @@
 //!   mip levels) are documented in `texture/sample.rs`.
 //!
 //! Not emulated (rejected at load): independent texture mode (`.samplerref`
-//! operands), `tex.grad`, `sust.p`, `mma` forms
+//! operands), `sust.p`, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
 //! clusters and distributed shared memory, `.address_size 32`, calls to
 //! external functions other than `vprintf`/`__assertfail`, stochastic

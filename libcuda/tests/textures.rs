@@ -704,3 +704,90 @@ fn texture_and_surface_references_bind_module_variables() {
         check(cuArrayDestroy(s));
     }
 }
+
+/// `tex.grad.2d` at the centre of a mipmapped texture with `dPdx = (gx, 0)`.
+const GRAD_PTX: &str = "\
+.version 7.5
+.target sm_80
+.address_size 64
+.visible .entry grad(.param .u64 tex, .param .u64 out, .param .f32 gx)
+{
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [tex];
+  ld.param.u64 %rd2, [out];
+  ld.param.f32 %f1, [gx];
+  mov.f32 %f2, 0f3F000000;
+  mov.f32 %f3, 0f00000000;
+  tex.grad.2d.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd1, {%f2, %f2}], {%f1, %f3}, {%f3, %f3};
+  st.global.f32 [%rd2], %f4;
+  ret;
+}
+\0";
+
+#[test]
+fn gradients_choose_the_mip_level() {
+    context();
+    // SAFETY: out-pointers, host buffers and kernel arguments are locals.
+    unsafe {
+        // 8 x 8, 4 levels; every texel of level l holds 10 (l + 1).
+        let mut m: CUmipmappedArray = null_mut();
+        check(cuMipmappedArrayCreate(
+            &mut m,
+            &desc3d(8, 8, 0, F32, 1, 0),
+            4,
+        ));
+        for l in 0..4u32 {
+            let mut level: CUarray = null_mut();
+            check(cuMipmappedArrayGetLevel(&mut level, m, l));
+            let side = 8usize >> l;
+            let v = vec![10.0f32 * (l + 1) as f32; side * side];
+            check(cuMemcpyHtoA_v2(level, 0, v.as_ptr().cast(), v.len() * 4));
+        }
+        let mut res = CUDA_RESOURCE_DESC::for_array(m);
+        res.res_type = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+        let mut module: CUmodule = null_mut();
+        check(cuModuleLoadData(&mut module, GRAD_PTX.as_ptr().cast()));
+        let mut f: CUfunction = null_mut();
+        check(cuModuleGetFunction(&mut f, module, c"grad".as_ptr()));
+        let mut out: CUdeviceptr = 0;
+        check(cuMemAlloc_v2(&mut out, 4));
+        for (mip_filter, gx, want) in [
+            (0u32, 2.0f32 / 8.0, 20.0f32), // footprint 2 texels: level 1
+            (0, 4.0 / 8.0, 30.0),          // 4 texels: level 2
+            (0, 1.0 / 16.0, 10.0),         // magnified: level 0
+            (0, 64.0 / 8.0, 40.0),         // beyond the last level: clamped
+            (1, 3.0 / 8.0, 20.0 + 10.0 * 150.0 / 256.0), // log2(3) = 1.585: 8-bit weight 150/256
+        ] {
+            let mut td = texture_desc(CU_TRSF_NORMALIZED_COORDINATES);
+            td.mipmap_filter_mode = mip_filter;
+            td.max_mipmap_level_clamp = 3.0;
+            let mut t: CUtexObject = 0;
+            check(cuTexObjectCreate(&mut t, &res, &td, null()));
+            let mut gx = gx;
+            let mut args = [
+                &mut t as *mut u64 as *mut c_void,
+                &mut out as *mut u64 as *mut c_void,
+                &mut gx as *mut f32 as *mut c_void,
+            ];
+            check(cuLaunchKernel(
+                f,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                null_mut(),
+                args.as_mut_ptr(),
+                null_mut(),
+            ));
+            let mut got = 0f32;
+            check(cuMemcpyDtoH_v2((&mut got as *mut f32).cast(), out, 4));
+            assert_eq!(got, want, "mip filter {mip_filter}, dPdx.x {gx}");
+            check(cuTexObjectDestroy(t));
+        }
+        check(cuMipmappedArrayDestroy(m));
+    }
+}

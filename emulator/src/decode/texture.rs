@@ -3,8 +3,8 @@
 //! registers (what nvcc and clang emit for `cudaTextureObject_t` and
 //! `cudaSurfaceObject_t`):
 //!
-//! - `tex{.level}.{1d,2d,3d,a1d,a2d,cube,acube}.v4.{f32,s32,u32}.{f32,s32}
-//!   d, [h, {c…}]{, lod}`
+//! - `tex{.level,.grad}.{1d,2d,3d,a1d,a2d,cube,acube}.v4.{f32,s32,u32}.{f32,s32}
+//!   d, [h, {c…}]{, lod | , dPdx, dPdy}`
 //! - `tld4.{r,g,b,a}.2d.v4.{f32,s32,u32}.f32 d, [h, {x, y}]`
 //! - `txq{.level}.query.b32 d, [h]{, lod}`
 //! - `suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,.zero} d, [h, {c…}]`
@@ -16,13 +16,13 @@
 //! reference, which the driver binds: `cuTexRefSet*`, `cuSurfRefSetArray`).
 //!
 //! Refused with a message: independent mode (a separate `.samplerref`
-//! operand), `tex.grad`, explicit offsets, the
+//! operand), explicit offsets, the
 //! sparse-residency predicate, `.f16`/`.f16x2` results and formatted
 //! stores (`sust.p`). Execution is `crate::texture::exec`.
 
 use super::*;
 use crate::texture::TextureOp;
-use crate::texture::exec::{Geometry, OutOfRange, Query, TexKind};
+use crate::texture::exec::{Geometry, Gradients, OutOfRange, Query, TexKind};
 
 pub(super) fn decode(
     m: &mut ModuleCtx<'_>,
@@ -35,9 +35,7 @@ pub(super) fn decode(
     let op = match inst.opcode.as_str() {
         "tex" => {
             let level = mods.take(".level");
-            if mods.take(".grad") {
-                return Err(un("tex.grad (explicit gradients) is not emulated"));
-            }
+            let gradients = !level && mods.take(".grad");
             let geom = geometry(mods).ok_or_else(|| un("missing geometry"))?;
             if !mods.take(".v4") {
                 return Err(un("only .v4 results are emulated"));
@@ -45,10 +43,26 @@ pub(super) fn decode(
             let (dtype, ctype) = (need_type(mods, inst)?, need_type(mods, inst)?);
             result_type(dtype).map_err(|e| un(&e))?;
             let int_coords = coord_type(ctype).map_err(|e| un(&e))?;
-            let expected = if level { 3 } else { 2 };
+            let expected = if level {
+                3
+            } else if gradients {
+                4
+            } else {
+                2
+            };
             let o = operands(inst, expected)?;
             let lod = if level {
                 Some(src(m, fc, &o[2], ScalarType::F32)?)
+            } else {
+                None
+            };
+            let grad = if gradients {
+                let (dx, n) = gradient(m, fc, &o[2])?;
+                let (dy, n2) = gradient(m, fc, &o[3])?;
+                if n != n2 {
+                    return Err(un("dPdx and dPdy differ in length"));
+                }
+                Some(Gradients { dx, dy, n })
             } else {
                 None
             };
@@ -60,6 +74,7 @@ pub(super) fn decode(
                     geom,
                     int_coords,
                     lod,
+                    grad,
                 },
                 handle,
                 reference,
@@ -190,6 +205,31 @@ pub(super) fn decode(
         _ => return Err(unsupported(inst)),
     };
     Ok(Op::Texture(Box::new(op)))
+}
+
+/// A `tex.grad` gradient: a vector (or scalar) of `.f32` values.
+fn gradient(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand) -> Result<([Row; 4], u8), String> {
+    let items = match vector_components(fc, op).map(Operand::Vector) {
+        Some(Operand::Vector(v)) => v,
+        _ => match op {
+            Operand::Vector(v) => v.clone(),
+            single => vec![single.clone()],
+        },
+    };
+    if !matches!(items.len(), 1 | 2 | 4) {
+        return Err(format!(
+            "a gradient of {} components (1, 2 or 4)",
+            items.len()
+        ));
+    }
+    let mut rows = [sreg::ZERO; 4];
+    for (i, it) in items.iter().enumerate() {
+        rows[i] = match it {
+            Operand::Sink => sreg::ZERO,
+            other => src(m, fc, other, ScalarType::F32)?,
+        };
+    }
+    Ok((rows, items.len() as u8))
 }
 
 fn geometry(mods: &mut Mods<'_>) -> Option<Geometry> {

@@ -142,11 +142,13 @@ pub enum OutOfRange {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TexKind {
-    /// `tex{.level}.geom.v4.dtype.ctype`: `lod` for `.level`.
+    /// `tex{.level,.grad}.geom.v4.dtype.ctype`: `lod` for `.level`,
+    /// `grad` for `.grad`.
     Tex {
         geom: Geometry,
         int_coords: bool,
         lod: Option<Row>,
+        grad: Option<Gradients>,
     },
     /// `tld4.comp.2d.v4.dtype.f32`.
     Tld4 { comp: u8, int_coords: bool },
@@ -166,6 +168,35 @@ pub enum TexKind {
     },
     /// `suq.query.b32`.
     Suq { query: Query },
+}
+
+/// The `dPdx`, `dPdy` operands of `tex.grad`: `n` components each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gradients {
+    pub dx: [Row; 4],
+    pub dy: [Row; 4],
+    pub n: u8,
+}
+
+/// The level of detail of `tex.grad`, as the OpenGL specification's
+/// isotropic footprint: `log2(max(|dPdx ∘ size|, |dPdy ∘ size|))`, the
+/// gradients scaled per axis by the level-0 extent when coordinates are
+/// normalized (mipmapped textures always are) and by 1 otherwise.
+pub fn gradient_lod(
+    dx: [f32; 3],
+    dy: [f32; 3],
+    size: [f32; 3],
+    dims: usize,
+    normalized: bool,
+) -> f32 {
+    let scale = |d: usize| if normalized { size[d] } else { 1.0 };
+    let norm = |g: [f32; 3]| {
+        (0..dims)
+            .map(|d| (g[d] * scale(d)).powi(2))
+            .sum::<f32>()
+            .sqrt()
+    };
+    norm(dx).max(norm(dy)).log2()
 }
 
 /// A decoded texture or surface instruction ([`crate::instr::Op::Texture`]).
@@ -262,13 +293,12 @@ pub(crate) fn execute(
 }
 
 fn read_coords(op: &TextureOp, v: &[u64], lane: usize, int: bool, arrayed: bool) -> (Coords, u32) {
-    let raw: Vec<u64> = (0..op.ncoords as usize)
-        .map(|i| get(v, op.coords[i], lane))
-        .collect();
+    let n = op.ncoords as usize;
+    let raw: [u64; 4] = std::array::from_fn(|i| if i < n { get(v, op.coords[i], lane) } else { 0 });
     let (layer, rest) = if arrayed {
-        (raw[0] as u32, &raw[1..])
+        (raw[0] as u32, &raw[1..n])
     } else {
-        (0, &raw[..])
+        (0, &raw[..n])
     };
     let coords = if int {
         Coords::Int(std::array::from_fn(|i| {
@@ -306,6 +336,7 @@ fn texture_lane(
             geom,
             int_coords,
             lod,
+            grad,
         } => {
             if !geom.fits(res.shape) {
                 return Err(fault(
@@ -320,7 +351,23 @@ fn texture_lane(
                 ));
             }
             let (coords, layer) = read_coords(op, v, lane, int_coords, geom.arrayed());
-            let lod = lod.map(|r| f32::from_bits(get(v, r, lane) as u32));
+            let mut lod = lod.map(|r| f32::from_bits(get(v, r, lane) as u32));
+            if let Some(g) = grad {
+                let read = |rows: [Row; 4]| -> [f32; 3] {
+                    std::array::from_fn(|i| {
+                        if i < g.n as usize {
+                            f32::from_bits(get(v, rows[i], lane) as u32)
+                        } else {
+                            0.0
+                        }
+                    })
+                };
+                let l0 = &res.levels[0];
+                let size = [l0.width as f32, l0.height as f32, l0.depth as f32];
+                let normalized = t.sampler.normalized_coords || res.shape.cube();
+                let dims = geom.spatial().min(res.shape.dims().max(1));
+                lod = Some(gradient_lod(read(g.dx), read(g.dy), size, dims, normalized));
+            }
             sample::fetch(t, coords, layer, lod, env.global)
                 .map_err(|a| texel_fault(lane, a))?
                 .bits()
@@ -538,13 +585,18 @@ fn surface_lane(
             ),
         ));
     }
-    let raw: Vec<i64> = (0..op.ncoords as usize)
-        .map(|i| get(v, op.coords[i], lane) as u32 as i32 as i64)
-        .collect();
+    let nc = op.ncoords as usize;
+    let raw: [i64; 4] = std::array::from_fn(|i| {
+        if i < nc {
+            get(v, op.coords[i], lane) as u32 as i32 as i64
+        } else {
+            0
+        }
+    });
     let (layer, rest) = if geom.arrayed() {
-        (raw[0] as u32, &raw[1..])
+        (raw[0] as u32, &raw[1..nc])
     } else {
-        (0, &raw[..])
+        (0, &raw[..nc])
     };
     let coords = std::array::from_fn(|i| rest.get(i).copied().unwrap_or(0));
     let n = op.ndata as u64;
@@ -619,6 +671,21 @@ mod tests {
         assert_eq!(at(-8, -1, OutOfRange::Clamp).unwrap(), Some(0x1000));
         let e = at(2, 0, OutOfRange::Trap).unwrap_err();
         assert_eq!(e.kind, FaultKind::Misaligned);
+    }
+
+    #[test]
+    fn gradients_give_the_log2_footprint() {
+        let size = [8.0, 4.0, 1.0];
+        assert_eq!(gradient_lod([0.25, 0.0, 0.0], [0.0; 3], size, 2, true), 1.0);
+        // The larger footprint wins; each axis scales by its own extent.
+        assert_eq!(
+            gradient_lod([0.0, 0.5, 0.0], [0.125, 0.0, 0.0], size, 2, true),
+            1.0
+        );
+        let lod = gradient_lod([0.375, 0.0, 0.0], [0.0; 3], size, 2, true);
+        assert!((lod - 3.0f32.log2()).abs() < 1e-6);
+        // Unnormalized gradients are already in texels.
+        assert_eq!(gradient_lod([4.0, 0.0, 0.0], [0.0; 3], size, 2, false), 2.0);
     }
 
     #[test]
