@@ -157,6 +157,12 @@ fn check_program_output(name: &str, o: &Output) {
             }
             assert_eq!(stdout.matches("block ").count(), 4, "{stdout}");
         }
+        "surface_rw" => assert!(
+            stderr.contains("CUDA_ERROR_ILLEGAL_ADDRESS")
+                && stderr.contains("write_out_of_range")
+                && stderr.contains("outside the surface"),
+            "the trap-mode surface fault names the kernel and the access:\n{stderr}"
+        ),
         "out_of_bounds" => assert!(
             stderr.contains("CUDA_ERROR_ILLEGAL_ADDRESS") && stderr.contains("wild"),
             "the fault is reported naming the kernel:\n{stderr}"
@@ -292,6 +298,7 @@ fn cudart_12_and_13_static_and_shared() {
         "host_callbacks",
         "managed_round_trip",
         "mapped_zero_copy",
+        "texture_formats",
     ];
     let runtimes: [(&str, Vec<PathBuf>, Option<&Path>); 4] = [
         (
