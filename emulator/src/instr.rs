@@ -382,8 +382,9 @@ pub enum Op {
         d: [Row; 4],
         addr: Addr,
     },
-    /// `mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`
-    /// and `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`.
+    /// `mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`,
+    /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` and
+    /// `mma.sync.aligned.m16n8k{16,32}.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`.
     Mma {
         k: u8,
         elem: MmaElem,
@@ -594,4 +595,11 @@ pub enum MmaElem {
     Bf16,
     /// One `tf32` per 32-bit register (an f32 whose low 13 mantissa bits are ignored).
     Tf32,
+    /// Four 8-bit integers per register, s32 accumulators; `satfinite`
+    /// clamps each result to the s32 range (else it wraps).
+    Int8 {
+        a_signed: bool,
+        b_signed: bool,
+        satfinite: bool,
+    },
 }

@@ -256,3 +256,82 @@ fn mma_tf32_m16n8k8_uses_the_isa_fragment_layout() {
         }
     }
 }
+
+/// `mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32` (what Triton
+/// emits for an int8 `tl.dot` on sm_80): four 8-bit elements per register in
+/// the ISA's fragment layout, A signed and B unsigned, s32 accumulators
+/// clamped by `.satfinite`.
+#[test]
+fn mma_int8_m16n8k32_layout_signedness_and_saturation() {
+    let ptx = ".version 7.5\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pd, .param .u32 c)\n{\n\
+        .reg .b32 %r<16>;\n.reg .b64 %rd<10>;\n\
+        ld.param.u64 %rd1, [pa];\nld.param.u64 %rd2, [pb];\nld.param.u64 %rd3, [pd];\nld.param.u32 %r10, [c];\n\
+        mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd4, %r1, 16;\nadd.s64 %rd5, %rd1, %rd4;\n\
+        ld.global.v4.b32 {%r2, %r3, %r4, %r5}, [%rd5];\n\
+        mul.wide.u32 %rd6, %r1, 8;\nadd.s64 %rd7, %rd2, %rd6;\nld.global.v2.b32 {%r6, %r7}, [%rd7];\n\
+        mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32 {%r11, %r12, %r13, %r14}, {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r10, %r10, %r10, %r10};\n\
+        add.s64 %rd8, %rd3, %rd4;\nst.global.v4.b32 [%rd8], {%r11, %r12, %r13, %r14};\nret;\n}\n";
+    // A (16x32) signed in [-128, 127], B (32x8) unsigned in [0, 255].
+    let a = |i: usize, k: usize| ((i * 37 + k * 11) % 256) as i64 - 128;
+    let b = |k: usize, j: usize| ((k * 13 + j * 29) % 256) as i64;
+    let mut a_frag = Vec::new();
+    let mut b_frag = Vec::new();
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for (row, col0) in [
+            (g, 4 * t),
+            (g + 8, 4 * t),
+            (g, 4 * t + 16),
+            (g + 8, 4 * t + 16),
+        ] {
+            a_frag.extend((0..4).map(|e| a(row, col0 + e) as i8 as u8));
+        }
+        for row0 in [4 * t, 4 * t + 16] {
+            b_frag.extend((0..4).map(|e| b(row0 + e, g) as u8));
+        }
+    }
+    for c in [-7i32, i32::MAX - 1000] {
+        let mut dev = device();
+        let f = kernel(&mut dev, ptx, "k");
+        let pa = dev.mem_alloc(a_frag.len() as u64).unwrap();
+        let pb = dev.mem_alloc(b_frag.len() as u64).unwrap();
+        let pd = dev.mem_alloc(32 * 16).unwrap();
+        dev.mem_write(pa, &a_frag).unwrap();
+        dev.mem_write(pb, &b_frag).unwrap();
+        let cfg = LaunchConfig {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            dynamic_shared_bytes: 0,
+        };
+        let p = Params::new().u64(pa).u64(pb).u64(pd).u32(c as u32);
+        run(&mut dev, f, cfg, &p);
+        let mut out = vec![0u8; 32 * 16];
+        dev.mem_read(pd, &mut out).unwrap();
+        let mut clamped = 0;
+        for lane in 0..32 {
+            let (g, t) = (lane / 4, lane % 4);
+            for (i, (row, col)) in [
+                (g, 2 * t),
+                (g, 2 * t + 1),
+                (g + 8, 2 * t),
+                (g + 8, 2 * t + 1),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let at = 16 * lane + 4 * i;
+                let got = i32::from_le_bytes(out[at..at + 4].try_into().unwrap());
+                let exact = c as i64 + (0..32).map(|k| a(row, k) * b(k, col)).sum::<i64>();
+                let expect = exact.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+                clamped += (exact != expect as i64) as u32;
+                assert_eq!(
+                    got, expect,
+                    "D[{row}][{col}] with c = {c} (lane {lane}, d{i})"
+                );
+            }
+        }
+        // Near i32::MAX some sums overflow: .satfinite must have clamped them.
+        assert_eq!(clamped > 0, c > 0, "c = {c}: {clamped} results clamped");
+    }
+}

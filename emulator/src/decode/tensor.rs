@@ -37,11 +37,13 @@ pub(super) fn decode(
                     return Err(un());
                 }
             }
-            let k = match mods.take_any(&[".m16n8k16", ".m16n8k8"]) {
+            let k = match mods.take_any(&[".m16n8k32", ".m16n8k16", ".m16n8k8"]) {
+                Some(".m16n8k32") => 32,
                 Some(".m16n8k16") => 16,
                 Some(_) => 8,
                 None => return Err(un()),
             };
+            let satfinite = mods.take(".satfinite");
             let types: Vec<ScalarType> = (0..4).filter_map(|_| mods.take_type()).collect();
             let elem = match types.as_slice() {
                 [
@@ -62,13 +64,29 @@ pub(super) fn decode(
                     ScalarType::Tf32,
                     ScalarType::Tf32,
                     ScalarType::F32,
-                ] if k == 8 => MmaElem::Tf32,
+                ] if k == 8 && !satfinite => MmaElem::Tf32,
+                // Integer MMA: m16n8k16 and m16n8k32 with 8-bit A and B
+                // (signedness each its own), s32 accumulators.
+                [
+                    ScalarType::S32,
+                    a @ (ScalarType::S8 | ScalarType::U8),
+                    b @ (ScalarType::S8 | ScalarType::U8),
+                    ScalarType::S32,
+                ] if k == 16 || k == 32 => MmaElem::Int8 {
+                    a_signed: *a == ScalarType::S8,
+                    b_signed: *b == ScalarType::S8,
+                    satfinite,
+                },
                 _ => return Err(un()),
             };
+            if satfinite && !matches!(elem, MmaElem::Int8 { .. }) {
+                return Err(un());
+            }
             let o = operands(inst, 4)?;
-            // Registers per fragment: f16/bf16 pack two elements, tf32 one.
+            // Registers per fragment: f16/bf16 pack two elements, tf32 one,
+            // 8-bit integers four.
             let (na, nb) = match (k, elem) {
-                (16, _) | (8, MmaElem::Tf32) => (4, 2),
+                (32, _) | (16, MmaElem::F16 | MmaElem::Bf16) | (8, MmaElem::Tf32) => (4, 2),
                 _ => (2, 1),
             };
             let d = vector_rows(fc, &o[0], 4, dst)?;

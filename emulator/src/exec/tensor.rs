@@ -48,6 +48,15 @@ pub(crate) fn execute(
             c,
         } => {
             let k = *k as usize;
+            if let MmaElem::Int8 {
+                a_signed,
+                b_signed,
+                satfinite,
+            } = *elem
+            {
+                mma_int8(w, k, (a_signed, b_signed, satfinite), (d, a, b, c), exec);
+                return Ok(());
+            }
             let half = |bits: u64| -> f32 {
                 if *elem == MmaElem::Bf16 {
                     half::bf16::from_bits(bits as u16).to_f32()
@@ -158,4 +167,66 @@ pub(crate) fn execute(
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
+}
+
+/// `mma.m16n8k{16,32}` with 8-bit A and B and s32 C/D, fragments as the PTX
+/// ISA lays them out ("Matrix Fragments for mma.m16n8k16/k32", .u8/.s8):
+/// A register `i` holds row `g` (i even) or `g + 8` (i odd), columns
+/// `4t..4t+3` (+16 for registers 2 and 3); B register `i` holds rows
+/// `4t..4t+3` (+16 for register 1) of column `g`; C/D as for f32.
+fn mma_int8(
+    w: &mut Warp,
+    k: usize,
+    (a_signed, b_signed, satfinite): (bool, bool, bool),
+    (d, a, b, c): (&[Row; 4], &[Row; 4], &[Row; 2], &[Row; 4]),
+    exec: u32,
+) {
+    let byte = |word: u64, i: usize, signed: bool| -> i64 {
+        let v = (word >> (8 * i)) as u8;
+        if signed { v as i8 as i64 } else { v as i64 }
+    };
+    let mut am = [[0i64; 32]; 16];
+    let mut bm = [[0i64; 8]; 32];
+    let mut cm = [[0i64; 8]; 16];
+    let cd = |g: usize, t: usize| {
+        [
+            (g, 2 * t),
+            (g, 2 * t + 1),
+            (g + 8, 2 * t),
+            (g + 8, 2 * t + 1),
+        ]
+    };
+    for l in 0..WARP {
+        let (g, t) = (l / 4, l % 4);
+        let val = |row: Row| w.values[r(row) + l];
+        for (i, reg) in a.iter().enumerate().take(k / 8) {
+            let (row, col0) = (g + 8 * (i % 2), 4 * t + 16 * (i / 2));
+            for e in 0..4 {
+                am[row][col0 + e] = byte(val(*reg), e, a_signed);
+            }
+        }
+        for (i, reg) in b.iter().enumerate().take(k / 16) {
+            for e in 0..4 {
+                bm[4 * t + 16 * i + e][g] = byte(val(*reg), e, b_signed);
+            }
+        }
+        for (i, (row, col)) in cd(g, t).iter().enumerate() {
+            cm[*row][*col] = val(c[i]) as u32 as i32 as i64;
+        }
+    }
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let (g, t) = (l / 4, l % 4);
+        for (i, (row, col)) in cd(g, t).iter().enumerate() {
+            let sum = cm[*row][*col] + (0..k).map(|kk| am[*row][kk] * bm[kk][*col]).sum::<i64>();
+            let out = if satfinite {
+                sum.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+            } else {
+                sum as i32
+            };
+            w.values[r(d[i]) + l] = out as u32 as u64;
+        }
+    }
 }
