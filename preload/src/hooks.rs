@@ -82,35 +82,24 @@ fn launch_stream(stream: CUstream, per_thread: bool) -> CUstream {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn launch_kernel(
-    real: Option<FnLaunchKernel>,
-    per_thread: bool,
-    f: CUfunction,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shared: c_uint,
+/// Records one CUDA launch of `function` (geometry, stream, arguments as the
+/// application passed them) around `forward`, the real call. Every launch
+/// entry point comes here; they differ only in how they unpack arguments.
+/// `stream` is already the one the launch runs on (`launch_stream`);
+/// `arguments` are the `kernelParams` and `extra` lists.
+fn launch(
+    function: CUfunction,
+    geometry: Geometry,
+    shared_bytes: c_uint,
     stream: CUstream,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
+    (params, extra): (*mut *mut c_void, *mut *mut c_void),
+    forward: impl FnOnce() -> CUresult,
 ) -> CUresult {
-    let Some(real) = real else {
-        return CUDA_ERROR_NOT_INITIALIZED;
-    };
-    // SAFETY: forwarding the caller's arguments unchanged.
-    let forward = || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) };
     let call = LaunchCall {
-        function: f,
-        geometry: Geometry {
-            grid: [gx, gy, gz],
-            block: [bx, by, bz],
-        },
-        shared_bytes: shared,
-        stream: launch_stream(stream, per_thread),
+        function,
+        geometry,
+        shared_bytes,
+        stream,
         params,
         extra,
         hip: false,
@@ -136,25 +125,18 @@ macro_rules! launch_kernel_export {
             params: *mut *mut c_void,
             extra: *mut *mut c_void,
         ) -> CUresult {
-            let real = real_fn!($slot, $name, FnLaunchKernel);
-            // SAFETY: same contract as the real function.
-            unsafe {
-                launch_kernel(
-                    real,
-                    $per_thread,
-                    f,
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    shared,
-                    stream,
-                    params,
-                    extra,
-                )
-            }
+            let Some(real) = real_fn!($slot, $name, FnLaunchKernel) else {
+                return CUDA_ERROR_NOT_INITIALIZED;
+            };
+            // SAFETY: forwarding the caller's arguments unchanged.
+            let forward =
+                || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) };
+            let geometry = Geometry {
+                grid: [gx, gy, gz],
+                block: [bx, by, bz],
+            };
+            let stream = launch_stream(stream, $per_thread);
+            launch(f, geometry, shared, stream, (params, extra), forward)
         }
     };
 }
@@ -183,19 +165,12 @@ macro_rules! launch_cooperative_export {
             };
             // SAFETY: forwarding the caller's arguments unchanged.
             let forward = || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params) };
-            let call = LaunchCall {
-                function: f,
-                geometry: Geometry {
-                    grid: [gx, gy, gz],
-                    block: [bx, by, bz],
-                },
-                shared_bytes: shared,
-                stream: launch_stream(stream, $per_thread),
-                params,
-                extra: std::ptr::null_mut(),
-                hip: false,
+            let geometry = Geometry {
+                grid: [gx, gy, gz],
+                block: [bx, by, bz],
             };
-            state::on_launch(call, forward)
+            let (stream, extra) = (launch_stream(stream, $per_thread), std::ptr::null_mut());
+            launch(f, geometry, shared, stream, (params, extra), forward)
         }
     };
 }
@@ -206,62 +181,38 @@ launch_cooperative_export!(
     true
 );
 
-unsafe fn launch_kernel_ex(
-    real: Option<FnLaunchKernelEx>,
-    per_thread: bool,
-    config: *const CUlaunchConfig,
-    f: CUfunction,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CUresult {
-    let Some(real) = real else {
-        return CUDA_ERROR_NOT_INITIALIZED;
+/// `cuLaunchKernelEx` and its per-thread twin: the geometry comes in a
+/// `CUlaunchConfig`.
+macro_rules! launch_kernel_ex_export {
+    ($name:ident, $slot:ident, $per_thread:expr) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            config: *const CUlaunchConfig,
+            f: CUfunction,
+            params: *mut *mut c_void,
+            extra: *mut *mut c_void,
+        ) -> CUresult {
+            let Some(real) = real_fn!($slot, $name, FnLaunchKernelEx) else {
+                return CUDA_ERROR_NOT_INITIALIZED;
+            };
+            // SAFETY: forwarding the caller's arguments unchanged.
+            let forward = || unsafe { real(config, f, params, extra) };
+            if config.is_null() {
+                return forward(); // the driver reports the invalid value
+            }
+            // SAFETY: non-null, points at the caller's CUlaunchConfig.
+            let c = unsafe { &*config };
+            let geometry = Geometry {
+                grid: c.grid_dim,
+                block: c.block_dim,
+            };
+            let (shared, stream) = (c.shared_mem_bytes, launch_stream(c.h_stream, $per_thread));
+            launch(f, geometry, shared, stream, (params, extra), forward)
+        }
     };
-    // SAFETY: forwarding the caller's arguments unchanged.
-    let forward = || unsafe { real(config, f, params, extra) };
-    if config.is_null() {
-        return forward(); // the driver reports the invalid value
-    }
-    // SAFETY: non-null, points at the caller's CUlaunchConfig.
-    let c = unsafe { &*config };
-    let call = LaunchCall {
-        function: f,
-        geometry: Geometry {
-            grid: c.grid_dim,
-            block: c.block_dim,
-        },
-        shared_bytes: c.shared_mem_bytes,
-        stream: launch_stream(c.h_stream, per_thread),
-        params,
-        extra,
-        hip: false,
-    };
-    state::on_launch(call, forward)
 }
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLaunchKernelEx(
-    config: *const CUlaunchConfig,
-    f: CUfunction,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CUresult {
-    let real = real_fn!(LaunchKernelEx, cuLaunchKernelEx, FnLaunchKernelEx);
-    // SAFETY: same contract as the real function.
-    unsafe { launch_kernel_ex(real, false, config, f, params, extra) }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLaunchKernelEx_ptsz(
-    config: *const CUlaunchConfig,
-    f: CUfunction,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CUresult {
-    let real = real_fn!(LaunchKernelExPtsz, cuLaunchKernelEx_ptsz, FnLaunchKernelEx);
-    // SAFETY: same contract as the real function.
-    unsafe { launch_kernel_ex(real, true, config, f, params, extra) }
-}
+launch_kernel_ex_export!(cuLaunchKernelEx, LaunchKernelEx, false);
+launch_kernel_ex_export!(cuLaunchKernelEx_ptsz, LaunchKernelExPtsz, true);
 
 // ---- modules and libraries ---------------------------------------------
 
@@ -412,30 +363,38 @@ unsafe fn after_lookup(what: &str, out: *mut *mut c_void, name: *const c_char, c
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuModuleGetFunction(
-    function: *mut CUfunction,
-    module: CUmodule,
-    name: *const c_char,
-) -> CUresult {
-    let Some(real) = real_fn!(ModuleGetFunction, cuModuleGetFunction, FnModuleGetFunction) else {
-        return CUDA_ERROR_NOT_INITIALIZED;
+/// A lookup by name in loaded code (`cuModuleGetFunction`,
+/// `cuLibraryGetKernel`): forwarded, and on success the handle is named.
+macro_rules! lookup_export {
+    ($name:ident, $slot:ident, $fn_ty:ty, $out:ty, $code_ty:ty, $code:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            out: *mut $out,
+            code: $code_ty,
+            name: *const c_char,
+        ) -> CUresult {
+            let Some(real) = real_fn!($slot, $name, $fn_ty) else {
+                return CUDA_ERROR_NOT_INITIALIZED;
+            };
+            // SAFETY: forwarding unchanged.
+            let result = unsafe { real(out, code, name) };
+            if result == CUDA_SUCCESS {
+                let handle = CodeHandle::$code(code as usize);
+                // SAFETY: the driver answered the lookup.
+                unsafe { after_lookup(stringify!($name), out, name, handle) };
+            }
+            result
+        }
     };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(function, module, name) };
-    if result == CUDA_SUCCESS {
-        // SAFETY: the driver answered the lookup.
-        unsafe {
-            after_lookup(
-                "cuModuleGetFunction",
-                function,
-                name,
-                CodeHandle::Module(module as usize),
-            )
-        };
-    }
-    result
 }
+lookup_export!(
+    cuModuleGetFunction,
+    ModuleGetFunction,
+    FnModuleGetFunction,
+    CUfunction,
+    CUmodule,
+    Module
+);
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuModuleUnload(module: CUmodule) -> CUresult {
@@ -486,43 +445,47 @@ pub unsafe extern "C" fn cuLibraryLoadData(
     };
     // SAFETY: the caller's image.
     let (result, plan) = unsafe { module_load::load(code, || load(code), load) };
+    // SAFETY: the driver accepted the image (when it says so).
+    let image = (result == CUDA_SUCCESS)
+        .then(|| unsafe { image_bytes(code) })
+        .flatten();
+    // SAFETY: the caller's out-parameter, written on success.
+    unsafe { after_library_load("cuLibraryLoadData", result, library, image, plan) };
+    result
+}
+
+/// After a library load (`cuLibraryLoadData`, `cuLibraryLoadFromFile`):
+/// the new library's image and plan go to `state`.
+///
+/// # Safety
+/// `library` is the caller's out-parameter, written by the driver when
+/// `result` is success.
+pub(crate) unsafe fn after_library_load(
+    what: &str,
+    result: CUresult,
+    library: *mut CUlibrary,
+    image: Option<&[u8]>,
+    plan: Option<module_load::Plan>,
+) {
     if result == CUDA_SUCCESS && !library.is_null() {
-        // SAFETY: the driver wrote the handle and accepted the image.
+        // SAFETY: per the contract.
         let handle = unsafe { *library } as usize;
-        let image = unsafe { image_bytes(code) };
         state::guarded(
-            "cuLibraryLoadData",
+            what,
             || (),
             || state::on_code_loaded_with(CodeHandle::Library(handle), image, plan),
         );
     }
-    result
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLibraryGetKernel(
-    kernel: *mut CUkernel,
-    library: CUlibrary,
-    name: *const c_char,
-) -> CUresult {
-    let Some(real) = real_fn!(LibraryGetKernel, cuLibraryGetKernel, FnLibraryGetKernel) else {
-        return CUDA_ERROR_NOT_INITIALIZED;
-    };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(kernel, library, name) };
-    if result == CUDA_SUCCESS {
-        // SAFETY: the driver answered the lookup.
-        unsafe {
-            after_lookup(
-                "cuLibraryGetKernel",
-                kernel,
-                name,
-                CodeHandle::Library(library as usize),
-            )
-        };
-    }
-    result
-}
+lookup_export!(
+    cuLibraryGetKernel,
+    LibraryGetKernel,
+    FnLibraryGetKernel,
+    CUkernel,
+    CUlibrary,
+    Library
+);
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuKernelGetFunction(
@@ -698,12 +661,7 @@ pub unsafe extern "C" fn hipModuleLoadData(
         return HIP_ERROR_NOT_INITIALIZED;
     };
     // SAFETY: forwarding unchanged.
-    let result = unsafe { real(module, image) };
-    if result == HIP_SUCCESS && !module.is_null() {
-        // SAFETY: the runtime wrote the handle.
-        crate::hip::on_module_loaded(unsafe { *module });
-    }
-    result
+    unsafe { real(module, image) }
 }
 
 #[unsafe(no_mangle)]

@@ -22,7 +22,7 @@ use crate::config::LogLevel;
 use crate::ffi::*;
 use crate::log;
 use crate::module_load::{self, CaptureMode};
-use crate::registry::{CodeHandle, ParamSlot};
+use crate::registry::ParamSlot;
 use crate::state;
 use prlx_ptx_instrument::{Runtime, SiteTable};
 use std::collections::HashMap;
@@ -292,16 +292,17 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
             )
         })
     };
-    if result == CUDA_SUCCESS && !library.is_null() {
-        // SAFETY: the driver wrote the handle.
-        let handle = unsafe { *library } as usize;
-        let image = &bytes[..bytes.len() - 1];
-        state::guarded(
+    let image = &bytes[..bytes.len() - 1];
+    // SAFETY: the caller's out-parameter, written on success.
+    unsafe {
+        crate::hooks::after_library_load(
             "cuLibraryLoadFromFile",
-            || (),
-            || state::on_code_loaded_with(CodeHandle::Library(handle), Some(image), plan),
-        );
-    }
+            result,
+            library,
+            Some(image),
+            plan,
+        )
+    };
     result
 }
 
