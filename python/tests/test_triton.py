@@ -148,6 +148,17 @@ def test_fp32_dot_uses_tf32(emu):
     assert np.abs(c.numpy() - a.astype(np.float64) @ b).max() > 1e-4
 
 
+def test_int8_dot(emu):
+    import prlx.cuda as pc
+
+    rng = np.random.default_rng(8)
+    a = rng.integers(-128, 128, (32, 64)).astype(np.int8)
+    b = rng.integers(-128, 128, (64, 32)).astype(np.int8)
+    c = pc.empty((32, 32), np.int32)
+    emu.int8_dot_kernel[(1,)](pc.to_device(a), pc.to_device(b), c, 32, 32, 64)
+    np.testing.assert_array_equal(c.numpy(), a.astype(np.int32) @ b.astype(np.int32))
+
+
 def test_libdevice_math(emu):
     import math
 

@@ -141,6 +141,17 @@ def dot_fp32_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl
 
 
 @triton.jit
+def int8_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """An int8 tl.dot with int32 accumulation (integer mma on sm_80)."""
+    i = tl.arange(0, M)
+    j = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + i[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + j[None, :])
+    tl.store(c_ptr + i[:, None] * N + j[None, :], tl.dot(a, b, out_dtype=tl.int32))
+
+
+@triton.jit
 def math_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     """libdevice and approximate math: exp2, log, sqrt, erf, sin, rsqrt."""
     offs = tl.arange(0, BLOCK)
