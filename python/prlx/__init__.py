@@ -45,6 +45,39 @@ from .trace import (
 )
 
 
+def enable(instrument: bool = True, **options):
+    """Installs the Triton hook (PRLX's ``prlx.enable()``): see :func:`prlx.triton.enable`."""
+    from . import triton as _triton_hook
+
+    _triton_hook.enable(instrument, **options)
+
+
+def disable() -> None:
+    """Removes the Triton hook (:func:`prlx.triton.disable`)."""
+    from . import triton as _triton_hook
+
+    _triton_hook.disable()
+
+
+def enable_pytorch(**options) -> None:
+    """PRLX's ``prlx.enable_pytorch()``: instruments the Triton kernels PyTorch
+    compiles (``torch.compile``/Inductor) through the same hook. PyTorch's
+    precompiled CUDA kernels are captured by running under the shim
+    (``python -m prlx run``), which instruments their PTX at load where they
+    carry any."""
+    enable(**options)
+
+
+def pytorch_trace(name: str):
+    """PRLX's ``prlx.pytorch_trace(name)``: the same as :func:`session`."""
+    return session(name)
+
+
+def diff_traces(a, b, **options):
+    """PRLX's ``prlx.diff_traces(a, b)``: the same as :func:`diff`."""
+    return diff(a, b, **options)
+
+
 def session(name: str):
     """``with prlx.session("warmup"):`` — the launches inside form a named
     range in the captured session's ``session.json`` (see :mod:`prlx.marks`)."""
@@ -81,9 +114,14 @@ __all__ = [
     "daemon",
     "diff",
     "diff_sessions",
+    "diff_traces",
+    "disable",
+    "enable",
+    "enable_pytorch",
     "has_numpy",
     "mark",
     "session",
     "open_session",
+    "pytorch_trace",
     "read_trace",
 ]

@@ -47,3 +47,17 @@ def test_a_session_with_a_missing_launch_fails(sessions):
     (a2 / "session.json").write_text(manifest.replace('"launch": 0', '"launch": 1'))
     with pytest.raises(AssertionError, match="ran in A only"):
         assert_no_divergence(a, a2)
+
+
+def test_prlx_original_names(run_a, run_b, sites):
+    """PRLX's Python names keep working: diff_traces, pytorch_trace, enable*."""
+    import prlx
+
+    assert prlx.diff_traces(run_a, run_b, map=sites).json == prlx.diff(run_a, run_b, map=sites).json
+    assert callable(prlx.enable) and callable(prlx.enable_pytorch) and callable(prlx.disable)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prlx.pytorch_trace("outside the shim"):
+            pass
