@@ -12,19 +12,23 @@
 //!   enums and function pointers. Anything the machine cannot execute
 //!   faithfully is rejected here (`file.ptx:LINE:COL: unsupported instruction
 //!   `mul24.lo.u32``), never executed wrongly.
-//! - `launch`: launch validation (as a driver does) and the scheduler.
-//! - `machine`: one warp-instruction at a time: a dispatch per warp-instruction
-//!   and a loop over active lanes; registers are laid out `values[row * 32 +
-//!   lane]`. The hottest operations (`add/mul/mad/fma/setp/ld/st` on 32/64-bit
-//!   integers and `f32`) are inlined whole-warp loops.
+//! - `launch`: launch validation (as a driver does) and the scheduler: CTAs
+//!   on several host threads, or in order, or all resident (cooperative).
+//! - `machine`: one warp-instruction at a time: `execute` dispatches each
+//!   warp-instruction to its family in `exec/` (`arith`, `int`, `memory`,
+//!   `control`, `warp`, `tensor`; `texture/exec.rs`), which loops over the
+//!   active lanes; registers are laid out `values[row * 32 + lane]`. The
+//!   hottest operations (`add/mul/mad/fma/setp/ld/st` on 32/64-bit integers
+//!   and `f32`) are inlined whole-warp loops.
 //! - `memory`: device allocations and the generic-address windows.
 //! - `semantics`: pure scalar instruction semantics (rounding modes, `.ftz`,
 //!   half types, FP8, conversions, atomics' read-modify-write), used for the
 //!   long tail of instructions.
-//! - `decode/{compare,convert,bitfield}.rs`: instruction families decoded
-//!   outside `decode_op` (`setp/set/selp/slct`, `cvt`, `bmsk/szext`); new
-//!   instructions go into such family modules and run through
-//!   `Op::Family`, not into the machine's `execute`.
+//! - `decode/*.rs`: one decoder per instruction family (`int`, `arith`,
+//!   `float`, `compare`, `convert`, `bitfield`, `memory`, `control`, `warp`,
+//!   `tensor`, `texture`); `decode_op` is only the opcode → family table. A
+//!   new instruction touches one family's decoder and, if it needs more than
+//!   a decoded function pointer (`Op::Alu*`, `Op::Family`), its `exec/` module.
 //! - `observer`: [`Observer`] sees every warp-instruction before it runs
 //!   (`--trace`/`--step`); without one the hook compiles away.
 //!
@@ -81,9 +85,15 @@
 //!   lines; never a silent hang ([`Device::set_stall_watchdog`],
 //!   `PRLX_EMU_STALL_WATCHDOG=<n>|off`). Separately, [`Device::set_watchdog`]
 //!   (or `PRLX_EMU_WATCHDOG=<n>`) bounds all warp-instructions of a launch.
-//! - **Cooperative launches** ([`Device::launch_cooperative`]) of more than
-//!   one block are refused ([`LaunchError::Unsupported`]): blocks run one
-//!   after another, so a grid-wide barrier could never complete.
+//! - **Cooperative launches** ([`Device::launch_cooperative`]): every CTA of
+//!   the grid is resident at once, interleaved on one thread (each CTA in
+//!   turn runs a warp for 1 000 instructions), so a CTA spinning on a
+//!   grid-wide barrier lets the others arrive. `%envreg1:%envreg2` hold the
+//!   address of a zeroed grid workspace allocated for the launch, which is
+//!   what `cooperative_groups::this_grid().sync()` uses (an atomic counter
+//!   and a spin on it, between two `bar.sync`); outside cooperative launches
+//!   they are 0, and `sync()` traps as on hardware. The driver's limit on
+//!   the grid size is the `libcuda` shim's to enforce.
 //!
 //! PTX accepted beyond what clang and nvcc emit: registers declared without
 //! `%`, vector registers (`.reg .v4 .f32 v;`, `v.x`/`v.r`, whole in vector
@@ -109,25 +119,47 @@
 //! external functions other than `vprintf`/`__assertfail`, stochastic
 //! rounding and FP4/FP6 conversions.
 //!
-//! # Determinism
+//! # Multi-core execution and determinism
 //!
-//! Launches run synchronously on the calling thread, CTAs one after another
-//! and the warps of a CTA one at a time, so atomics are trivially atomic and
-//! **the same launch on the same inputs gives bit-identical memory, the same
-//! [`LaunchStats`] and the same per-warp event order every time**. `%clock`,
-//! `%clock64` and `%globaltimer` are counters derived from executed
-//! instructions, not host time.
+//! A launch runs its CTAs on [`Device::threads`] host threads
+//! (`PRLX_EMU_THREADS=<n>`, default: the available cores); each thread
+//! takes the next CTA in order when it finishes one, and runs the warps of
+//! its CTA one at a time. Several launches (from several host threads) may
+//! run at once: [`Device::launch`] takes `&self`. Global memory is shared
+//! between them through relaxed atomic loads and stores of the access width
+//! (plain moves on x86-64; PTX accesses are naturally aligned), with the
+//! same bounds checks and precise faults.
+//!
+//! **The same launch on the same inputs gives bit-identical memory, the same
+//! [`LaunchStats`], the same `printf` output and the same fault every time,
+//! on any number of threads**, by this rule: a kernel whose code (or a
+//! function it calls) talks to other CTAs through global memory — an atomic
+//! or reduction on global or generic memory, a `.volatile` or
+//! `.relaxed/.acquire/.release` load or store that is not to shared, local or
+//! parameter memory, a fence at GPU or system scope — runs its CTAs one after
+//! another on one thread, in CTA order, so atomics are trivially atomic and
+//! the order of arrivals is fixed. Other kernels' CTAs meet in memory only
+//! through plain accesses, whose outcome does not depend on the order unless
+//! the kernel has a data race between CTAs (undefined on hardware too; run it
+//! with `PRLX_EMU_THREADS=1`, or find it with `PRLX_EMU_SCHEDULE`). Observed
+//! launches ([`Device::launch_observed`], traces), launches under the
+//! launch-wide watchdog and cooperative grids also run on one thread. `printf`
+//! output is emitted in CTA order; when CTAs fault, the first faulting CTA
+//! in CTA order is reported and output stops after it (no later CTA starts
+//! once a fault is known; earlier ones run to their end), as in a serial
+//! run. `%clock`, `%clock64` and `%globaltimer` are counters derived from
+//! the executed instructions of the warp and its CTA, not host time.
 //!
 //! - Without a schedule seed, CTAs run in linear order (x fastest) and a warp
 //!   runs until it blocks, exits or has executed 100 000 instructions, then
 //!   the next runnable warp (round robin) takes over.
 //! - With [`DeviceConfig::schedule_seed`] (`PRLX_EMU_SCHEDULE=<seed>`) the CTA
 //!   order is a seeded shuffle and each warp runs a seeded 1–32 instructions
-//!   before a seeded choice of the next runnable warp. A racy kernel then
-//!   gives different results across seeds, and the same result for the same
-//!   seed. Race-free kernels give identical results under every seed.
-//! - CTAs never run in parallel (no multi-core execution yet), so nothing
-//!   depends on host thread timing.
+//!   before a seeded choice of the next runnable warp (each CTA's choices
+//!   come from the seed and the CTA's index, whichever thread runs it). A
+//!   racy kernel then gives different results across seeds, and the same
+//!   result for the same seed. Race-free kernels give identical results
+//!   under every seed.
 
 mod alu;
 mod config;
