@@ -166,6 +166,52 @@ fn two_devices_peer_access_copies_and_faults() {
             cuMemcpyPeer(on0, null_mut(), on1, ctx1, 4),
             CUDA_ERROR_INVALID_CONTEXT
         );
+        // A 3D peer copy (CUDA_MEMCPY3D_PEER): 4 rows of 64 bytes, device 1
+        // to device 0, between pitched layouts.
+        assert_eq!(cuMemsetD32_v2(on0, 0, n), CUDA_SUCCESS);
+        let peer3d = |src_ctx: CUcontext, dst_ctx: CUcontext| CUDA_MEMCPY3D {
+            src_x_in_bytes: 0,
+            src_y: 0,
+            src_z: 0,
+            src_lod: 0,
+            src_memory_type: 2,
+            src_host: std::ptr::null(),
+            src_device: on1,
+            src_array: null_mut(),
+            reserved0: src_ctx,
+            src_pitch: 128,
+            src_height: 4,
+            dst_x_in_bytes: 0,
+            dst_y: 0,
+            dst_z: 0,
+            dst_lod: 0,
+            dst_memory_type: 2,
+            dst_host: null_mut(),
+            dst_device: on0,
+            dst_array: null_mut(),
+            reserved1: dst_ctx,
+            dst_pitch: 64,
+            dst_height: 4,
+            width_in_bytes: 64,
+            height: 4,
+            depth: 1,
+        };
+        assert_eq!(cuMemcpy3DPeer(&peer3d(ctx1, ctx0)), CUDA_SUCCESS);
+        assert_eq!(
+            cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), on0, 64 * 4),
+            CUDA_SUCCESS
+        );
+        for row in 0..4 {
+            assert_eq!(
+                back[row * 16..row * 16 + 16],
+                want[row * 32..row * 32 + 16],
+                "row {row}"
+            );
+        }
+        assert_eq!(
+            cuMemcpy3DPeer(&peer3d(null_mut(), ctx0)),
+            CUDA_ERROR_INVALID_CONTEXT
+        );
 
         // Peer access: its errors, and a kernel of device 0 on device 1's memory.
         assert_eq!(cuCtxEnablePeerAccess(ctx0, 0), CUDA_ERROR_INVALID_DEVICE);

@@ -1,6 +1,7 @@
 //! Several devices and peer access: `cuDeviceCanAccessPeer`,
 //! `cuDeviceGetP2PAttribute`, `cuCtxEnablePeerAccess`/`DisablePeerAccess`,
-//! `cuMemcpyPeer(Async)`, and what a kernel of one device may touch.
+//! `cuMemcpyPeer(Async)`, `cuMemcpy3DPeer(Async)`, and what a kernel of one
+//! device may touch.
 //!
 //! All devices share the emulator's one address space (unified addressing),
 //! so copies between devices are plain device-to-device copies. What keeps
@@ -111,7 +112,48 @@ fn copy_peer(
     Ok(())
 }
 
+/// `CUDA_MEMCPY3D_PEER` has `CUDA_MEMCPY3D`'s layout with the two contexts
+/// where `CUDA_MEMCPY3D` has its reserved pointers: checks the contexts and
+/// returns the copy as a `CUDA_MEMCPY3D`.
+///
+/// # Safety
+/// `p_copy` must be NULL or point to a `CUDA_MEMCPY3D_PEER`.
+unsafe fn peer_copy_3d(p_copy: *const CUDA_MEMCPY3D) -> Result<CUDA_MEMCPY3D, CUresult> {
+    non_null(p_copy)?;
+    // SAFETY: non-null, the caller's descriptor; plain data, copied bitwise.
+    let mut copy = unsafe { std::ptr::read(p_copy) };
+    with_context(|d, _| {
+        d.usable_context(check_peer_context(d, copy.reserved0)?)?;
+        d.usable_context(check_peer_context(d, copy.reserved1)?)?;
+        Ok(())
+    })?;
+    copy.reserved0 = std::ptr::null_mut();
+    copy.reserved1 = std::ptr::null_mut();
+    Ok(copy)
+}
+
+/// A `CUresult` as a `Result`.
+fn result(code: CUresult) -> Result<(), CUresult> {
+    if code == CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(code)
+    }
+}
+
 exports! {
+    /// `CUDA_MEMCPY3D_PEER`: see [`peer_copy_3d`]; the copy is
+    /// `cuMemcpy3D`'s.
+    fn cuMemcpy3DPeer(p_copy: *const CUDA_MEMCPY3D) {
+        let copy = unsafe { peer_copy_3d(p_copy) }?;
+        result(unsafe { super::memory2d::cuMemcpy3D_v2(&copy) })
+    }
+
+    fn cuMemcpy3DPeerAsync(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream) {
+        let copy = unsafe { peer_copy_3d(p_copy) }?;
+        result(unsafe { super::memory2d::cuMemcpy3DAsync_v2(&copy, h_stream) })
+    }
+
     /// Every pair of distinct emulated devices can access each other.
     fn cuDeviceCanAccessPeer(can_access_peer: *mut c_int, dev: CUdevice, peer_dev: CUdevice) {
         with_driver(|_| {
@@ -200,6 +242,8 @@ exports! {
 }
 
 aliases! {
+    cuMemcpy3DPeer_ptds = cuMemcpy3DPeer(p_copy: *const CUDA_MEMCPY3D);
+    cuMemcpy3DPeerAsync_ptsz = cuMemcpy3DPeerAsync(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream);
     cuMemcpyPeer_ptds = cuMemcpyPeer(
         dst_device: CUdeviceptr,
         dst_context: CUcontext,
@@ -226,5 +270,7 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuCtxDisablePeerAccess": 4000 => cuCtxDisablePeerAccess;
         "cuMemcpyPeer": 4000 => cuMemcpyPeer, @ptds 7000 => cuMemcpyPeer_ptds;
         "cuMemcpyPeerAsync": 4000 => cuMemcpyPeerAsync, @ptds 7000 => cuMemcpyPeerAsync_ptsz;
+        "cuMemcpy3DPeer": 4000 => cuMemcpy3DPeer, @ptds 7000 => cuMemcpy3DPeer_ptds;
+        "cuMemcpy3DPeerAsync": 4000 => cuMemcpy3DPeerAsync, @ptds 7000 => cuMemcpy3DPeerAsync_ptsz;
     }
 }

@@ -251,8 +251,6 @@ unsupported! {
         13000 => cuMemcpy3DBatchAsync_v2,
         @ptds 12080 => cuMemcpy3DBatchAsync_ptsz,
         @ptds 13000 => cuMemcpy3DBatchAsync_v2_ptsz;
-    "cuMemcpy3DPeer": 4000 => cuMemcpy3DPeer, @ptds 7000 => cuMemcpy3DPeer_ptds;
-    "cuMemcpy3DPeerAsync": 4000 => cuMemcpy3DPeerAsync, @ptds 7000 => cuMemcpy3DPeerAsync_ptsz;
     "cuMemcpy3DWithAttributesAsync":
         13020 => cuMemcpy3DWithAttributesAsync,
         @ptds 13020 => cuMemcpy3DWithAttributesAsync_ptsz;
