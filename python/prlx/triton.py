@@ -129,13 +129,12 @@ def _find_tools() -> Dict[str, str]:
     device runtime; $PRLX_PASS_PLUGIN_22 / $PRLX_DEVICE_RT_TRITON override."""
     missing = []
     tools: Dict[str, str] = {}
-    for key, names in (("opt", ["opt-22"]), ("llvm_link", ["llvm-link-22"])):
-        found = next((shutil.which(n) for n in names if shutil.which(n)), None)
+    for key, tool in (("opt", "opt"), ("llvm_link", "llvm-link")):
+        found = shutil.which(f"{tool}-22")
+        if found is None and os.access(f"/usr/lib/llvm-22/bin/{tool}", os.X_OK):
+            found = f"/usr/lib/llvm-22/bin/{tool}"
         if found is None:
-            cand = f"/usr/lib/llvm-22/bin/{names[0].split('-')[0] if key == 'opt' else 'llvm-link'}"
-            found = cand if os.access(cand, os.X_OK) else None
-        if found is None:
-            missing.append(f"{names[0]} (install llvm-22; scripts/setup.sh does)")
+            missing.append(f"{tool}-22 (install llvm-22; scripts/setup.sh does)")
         else:
             tools[key] = found
     root = _repo_root()
@@ -311,6 +310,9 @@ def _hook(*args: Any) -> Optional[Tuple[str, str]]:
         snapshots = _state["snapshots"]
 
         def llir_then_prlx(src: Any, metadata: Dict[str, Any]) -> str:
+            # A failure fails the compilation (a TritonHookError naming the
+            # tool and its message) rather than falling back to plain IR:
+            # Triton would cache the plain kernel under the instrumented key.
             return instrument_llir(make_llir(src, metadata), snapshots=snapshots)
 
         stages["llir"] = llir_then_prlx
