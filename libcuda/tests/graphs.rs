@@ -542,6 +542,54 @@ fn generic_node_parameters_and_child_graphs() {
         ));
         ok(cuGraphLaunch(exec, null_mut()));
         assert!(read(d).iter().all(|&v| v == 6 + 10 + 3));
+        // Generic parameters read back; attributes kept and honoured.
+        let mut back: GraphNodeParams = std::mem::zeroed();
+        ok(cuGraphNodeGetParams(c1, &mut back));
+        assert_eq!(back.type_, NODE_GRAPH);
+        assert_eq!(back.params[0] as usize, embedded as usize);
+        ok(cuGraphNodeGetParams(inner[0], &mut back));
+        assert_eq!(
+            (back.type_, back.params[0] as usize),
+            (NODE_KERNEL, f as usize)
+        );
+        let mut value = [0u8; 64];
+        value[0] = 1;
+        ok(cuGraphKernelNodeSetAttribute(inner[0], 8, &value)); // priority: a hint
+        let mut read_back = [9u8; 64];
+        ok(cuGraphKernelNodeGetAttribute(inner[0], 8, &mut read_back));
+        assert_eq!(read_back, value);
+        ok(cuGraphKernelNodeGetAttribute(
+            inner[0],
+            CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+            &mut read_back,
+        ));
+        assert_eq!(read_back[0], 0);
+        let mut cluster = [0u8; 64];
+        cluster[0] = 2;
+        assert_eq!(
+            cuGraphKernelNodeSetAttribute(
+                inner[0],
+                CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                &cluster
+            ),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        assert_eq!(
+            cuGraphKernelNodeSetAttribute(inner[0], 99, &value),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        // A new memset value through cuGraphExecNodeSetParams, by type.
+        let mut e = [null_mut(); 1];
+        let mut one = 1usize;
+        ok(cuGraphGetNodes(embedded, e.as_mut_ptr(), &mut one));
+        let mut generic: GraphNodeParams = std::mem::zeroed();
+        ok(cuGraphNodeGetParams(e[0], &mut generic));
+        let kp = generic.params.as_mut_ptr() as *mut KernelNodeParamsV2;
+        let mut args3 = KernelArgs::new(d, 100);
+        (*kp).kernel_params = args3.ptrs.as_mut_ptr();
+        ok(cuGraphExecNodeSetParams(exec, e[0], &mut generic));
+        ok(cuGraphLaunch(exec, null_mut()));
+        assert!(read(d).iter().all(|&v| v == 19 + 100 + 3));
         // An unsupported node kind is refused, not misread.
         np.type_ = 10; // memory allocation
         assert_eq!(

@@ -152,7 +152,6 @@ unsupported! {
         11020 => cuGraphExecExternalSemaphoresSignalNodeSetParams;
     "cuGraphExecExternalSemaphoresWaitNodeSetParams":
         11020 => cuGraphExecExternalSemaphoresWaitNodeSetParams;
-    "cuGraphExecNodeSetParams": 12020 => cuGraphExecNodeSetParams;
     "cuGraphExternalSemaphoresSignalNodeGetParams":
         11020 => cuGraphExternalSemaphoresSignalNodeGetParams;
     "cuGraphExternalSemaphoresSignalNodeSetParams":
@@ -161,13 +160,9 @@ unsupported! {
         11020 => cuGraphExternalSemaphoresWaitNodeGetParams;
     "cuGraphExternalSemaphoresWaitNodeSetParams":
         11020 => cuGraphExternalSemaphoresWaitNodeSetParams;
-    "cuGraphKernelNodeCopyAttributes": 11000 => cuGraphKernelNodeCopyAttributes;
-    "cuGraphKernelNodeGetAttribute": 11000 => cuGraphKernelNodeGetAttribute;
-    "cuGraphKernelNodeSetAttribute": 11000 => cuGraphKernelNodeSetAttribute;
     "cuGraphMemAllocNodeGetParams": 11040 => cuGraphMemAllocNodeGetParams;
     "cuGraphMemFreeNodeGetParams": 11040 => cuGraphMemFreeNodeGetParams;
     "cuGraphNodeGetLocalId": 13010 => cuGraphNodeGetLocalId;
-    "cuGraphNodeGetParams": 13020 => cuGraphNodeGetParams;
     "cuGraphNodeGetToolsId": 13010 => cuGraphNodeGetToolsId;
     "cuGraphReleaseUserObject": 11030 => cuGraphReleaseUserObject;
     "cuGraphRetainUserObject": 11030 => cuGraphRetainUserObject;

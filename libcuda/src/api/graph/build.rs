@@ -207,7 +207,7 @@ fn child_op(s: &mut State, child: CUgraph) -> Result<Op, CUresult> {
 ///
 /// # Safety
 /// `p` must be NULL or valid.
-unsafe fn op_from_node_params(p: *mut GraphNodeParams) -> Result<Op, CUresult> {
+pub(crate) unsafe fn op_from_node_params(p: *mut GraphNodeParams) -> Result<Op, CUresult> {
     non_null(p)?;
     // SAFETY: non-null, the caller's struct.
     let params = unsafe { &*p };
@@ -550,6 +550,52 @@ exports! {
         set_op(node, op)
     }
 
+    /// The node's parameters in the form `cuGraphAddNode` takes.
+    fn cuGraphNodeGetParams(node: CUgraphNode, params: *mut GraphNodeParams) {
+        non_null(params)?;
+        with_state(|s| {
+            let op = &s.node(raw(node))?.op;
+            unsafe { write_node_params(params, op, &[]) };
+            Ok(())
+        })
+    }
+
+    fn cuGraphKernelNodeGetAttribute(node: CUgraphNode, attr: c_uint, value: *mut [u8; 64]) {
+        non_null(value)?;
+        let v = with_state(|s| match &s.node(raw(node))?.op {
+            Op::Kernel(k) => get_attribute(k, attr),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        })?;
+        unsafe { write_out(value, v) }
+    }
+
+    fn cuGraphKernelNodeSetAttribute(node: CUgraphNode, attr: c_uint, value: *const [u8; 64]) {
+        non_null(value)?;
+        let v = unsafe { value.read_unaligned() };
+        with_state(|s| match &mut s.node_mut(raw(node))?.op {
+            Op::Kernel(k) => set_attribute(k, attr, v),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        })
+    }
+
+    /// Both must be kernel nodes; `dst` takes `src`'s attributes.
+    fn cuGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) {
+        with_state(|s| {
+            let (cooperative, attrs) = match &s.node(raw(src))?.op {
+                Op::Kernel(k) => (k.cooperative, k.attrs.clone()),
+                _ => return Err(CUDA_ERROR_INVALID_VALUE),
+            };
+            match &mut s.node_mut(raw(dst))?.op {
+                Op::Kernel(k) => {
+                    k.cooperative = cooperative;
+                    k.attrs = attrs;
+                    Ok(())
+                }
+                _ => Err(CUDA_ERROR_INVALID_VALUE),
+            }
+        })
+    }
+
     fn cuGraphNodeGetType(node: CUgraphNode, ty: *mut c_uint) {
         non_null(ty)?;
         let t = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.op.node_type()))?;
@@ -839,17 +885,117 @@ crate::entry::aliases! {
     cuGraphNodeSetParams_v2 = cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams);
 }
 
-/// `cuGraphKernelNodeSetParams`: the node must be a kernel node.
+/// `cuGraphKernelNodeSetParams`: the node must be a kernel node; its
+/// attributes stay.
 fn set_kernel(node: CUgraphNode, op: KernelOp) -> Result<(), CUresult> {
     with_state(|s| match &mut s.node_mut(raw(node))?.op {
         Op::Kernel(k) => {
-            let cooperative = k.cooperative;
+            let (cooperative, attrs) = (k.cooperative, std::mem::take(&mut k.attrs));
             *k = op;
             k.cooperative = cooperative;
+            k.attrs = attrs;
             Ok(())
         }
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     })
+}
+
+/// `CU_LAUNCH_ATTRIBUTE_*` ids that a kernel node may carry.
+const LAUNCH_ATTRIBUTE_LAST: u32 = 14;
+
+/// Sets a kernel node's launch attribute. Cooperative is honoured; a
+/// cluster of more than one block is not supported (as for launches);
+/// the rest are scheduling hints, kept and read back.
+fn set_attribute(k: &mut KernelOp, id: u32, value: [u8; 64]) -> Result<(), CUresult> {
+    let word = |i: usize| u32::from_le_bytes(value[i * 4..i * 4 + 4].try_into().unwrap_or([0; 4]));
+    match id {
+        CU_LAUNCH_ATTRIBUTE_COOPERATIVE => k.cooperative = word(0) != 0,
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION | CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
+            if (0..3).any(|i| word(i) > 1) =>
+        {
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+        1..=LAUNCH_ATTRIBUTE_LAST => {}
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    }
+    k.attrs.retain(|(a, _)| *a != id);
+    k.attrs.push((id, value));
+    Ok(())
+}
+
+fn get_attribute(k: &KernelOp, id: u32) -> Result<[u8; 64], CUresult> {
+    if !(1..=LAUNCH_ATTRIBUTE_LAST).contains(&id) {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut value = k
+        .attrs
+        .iter()
+        .find(|(a, _)| *a == id)
+        .map(|(_, v)| *v)
+        .unwrap_or([0; 64]);
+    if id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE {
+        value[..4].copy_from_slice(&u32::from(k.cooperative).to_le_bytes());
+    }
+    Ok(value)
+}
+
+/// Writes a node's parameters as a `CUgraphNodeParams` (`cuGraphNodeGetParams`).
+///
+/// # Safety
+/// `out` must be valid.
+unsafe fn write_node_params(out: *mut GraphNodeParams, op: &Op, kernel_ptrs: &[usize]) {
+    // SAFETY: the caller's struct; zeroed, then the union written by type.
+    unsafe {
+        std::ptr::write_bytes(out, 0, 1);
+        (*out).type_ = op.node_type();
+        let body = (*out).params.as_mut_ptr() as *mut u8;
+        match op {
+            Op::Kernel(k) => {
+                let _ = kernel_ptrs;
+                write_kernel_params(body as *mut KernelNodeParamsV2, k, true);
+            }
+            Op::Memcpy(c) => {
+                let m = body as *mut MemcpyNodeParams;
+                std::ptr::addr_of_mut!((*m).copy_params).write_unaligned(c.clone().0);
+            }
+            Op::Memset(m) => {
+                (body as *mut MemsetNodeParamsV2).write_unaligned(MemsetNodeParamsV2 {
+                    base: MemsetNodeParams {
+                        dst: m.dst,
+                        pitch: m.pitch,
+                        value: m.value,
+                        element_size: m.element_size,
+                        width: m.width,
+                        height: m.height,
+                    },
+                    ctx: std::ptr::null_mut(),
+                })
+            }
+            Op::Host { f, data } => {
+                (body as *mut HostNodeParamsV2).write_unaligned(HostNodeParamsV2 {
+                    f: Some(std::mem::transmute::<
+                        usize,
+                        unsafe extern "C" fn(*mut c_void),
+                    >(*f)),
+                    user_data: *data as *mut c_void,
+                    sync_mode: 0,
+                    ctx: std::ptr::null_mut(),
+                })
+            }
+            Op::Child(g) => {
+                (body as *mut ChildGraphNodeParams).write_unaligned(ChildGraphNodeParams {
+                    graph: *g as CUgraph,
+                    ownership: 0,
+                })
+            }
+            Op::Empty => {}
+            Op::EventRecord(e) | Op::EventWait(e) => (body as *mut EventNodeParams)
+                .write_unaligned(EventNodeParams {
+                    event: *e as CUevent,
+                    ctx: std::ptr::null_mut(),
+                }),
+        }
+    }
 }
 
 /// `CUDA_ERROR_OPERATING_SYSTEM`: the DOT file could not be written.
@@ -887,6 +1033,10 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuGraphAddNode": 12020 => cuGraphAddNode, 12030 => cuGraphAddNode_v2, 13040 => cuGraphAddNode_v3;
         "cuGraphNodeSetParams": 12020 => cuGraphNodeSetParams, 13040 => cuGraphNodeSetParams_v2;
         "cuGraphNodeGetType": 10000 => cuGraphNodeGetType;
+        "cuGraphNodeGetParams": 13020 => cuGraphNodeGetParams;
+        "cuGraphKernelNodeGetAttribute": 11000 => cuGraphKernelNodeGetAttribute;
+        "cuGraphKernelNodeSetAttribute": 11000 => cuGraphKernelNodeSetAttribute;
+        "cuGraphKernelNodeCopyAttributes": 11000 => cuGraphKernelNodeCopyAttributes;
         "cuGraphNodeGetContainingGraph": 13010 => cuGraphNodeGetContainingGraph;
         "cuGraphGetId": 13010 => cuGraphGetId;
         "cuGraphDestroyNode": 10000 => cuGraphDestroyNode;

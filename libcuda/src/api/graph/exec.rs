@@ -10,7 +10,7 @@
 //! capture instead.
 
 use super::abi::*;
-use super::build::{IntoResult, copy_op, kernel_op, memset_op};
+use super::build::{IntoResult, copy_op, kernel_op, memset_op, op_from_node_params};
 use super::capture;
 use super::model::{Exec, ExecGraph, ExecNode, ExecOp, KernelOp, Op, with_state};
 use crate::api::launch::cuLaunchKernelEx;
@@ -299,13 +299,15 @@ fn set_exec_op(exec: CUgraphExec, node: CUgraphNode, op: Op) -> Result<(), CUres
             }
             _ => {}
         }
-        let cooperative = match &n.op {
-            ExecOp::Kernel(k) => k.cooperative,
-            _ => false,
+        // A kernel keeps its attributes (cooperative among them).
+        let kept = match &n.op {
+            ExecOp::Kernel(k) => Some((k.cooperative, k.attrs.clone())),
+            _ => None,
         };
         n.op = new;
-        if let ExecOp::Kernel(k) = &mut n.op {
+        if let (ExecOp::Kernel(k), Some((cooperative, attrs))) = (&mut n.op, kept) {
             k.cooperative = cooperative;
+            k.attrs = attrs;
         }
         Ok(())
     })
@@ -454,6 +456,19 @@ exports! {
         set_exec_op(exec, node, Op::Child(raw(child)))
     }
 
+    /// Any node type's new parameters, as `cuGraphAddNode` takes them.
+    fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut GraphNodeParams) {
+        non_null(params)?;
+        let p = unsafe { &*params };
+        if p.type_ == NODE_GRAPH {
+            // The child's parameters are taken, not a copy of the graph made.
+            let child = unsafe { (*(p.params.as_ptr() as *const ChildGraphNodeParams)).graph };
+            return unsafe { cuGraphExecChildGraphNodeSetParams(exec, node, child) }.into_result();
+        }
+        let op = unsafe { op_from_node_params(params) }?;
+        set_exec_op(exec, node, op)
+    }
+
     fn cuGraphExecEventRecordNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent) {
         with_driver(|d| if d.events.contains(event) { Ok(()) } else { Err(CUDA_ERROR_INVALID_HANDLE) })?;
         set_exec_op(exec, node, Op::EventRecord(raw(event)))
@@ -566,6 +581,7 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuGraphExecMemsetNodeSetParams": 10020 => cuGraphExecMemsetNodeSetParams;
         "cuGraphExecHostNodeSetParams": 10020 => cuGraphExecHostNodeSetParams;
         "cuGraphExecChildGraphNodeSetParams": 11010 => cuGraphExecChildGraphNodeSetParams;
+        "cuGraphExecNodeSetParams": 12020 => cuGraphExecNodeSetParams;
         "cuGraphExecEventRecordNodeSetEvent": 11010 => cuGraphExecEventRecordNodeSetEvent;
         "cuGraphExecEventWaitNodeSetEvent": 11010 => cuGraphExecEventWaitNodeSetEvent;
         "cuGraphNodeSetEnabled": 11060 => cuGraphNodeSetEnabled;

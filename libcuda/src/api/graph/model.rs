@@ -23,6 +23,9 @@ pub struct KernelOp {
     /// Named by a `CUkernel` (`kern` of the v2 parameters, or a library
     /// kernel launched by handle), which is how the parameters read back.
     pub as_kernel: bool,
+    /// Launch attributes set on the node (`cuGraphKernelNodeSetAttribute`),
+    /// by `CUlaunchAttributeID`: the 64-byte value union as given.
+    pub attrs: Vec<(u32, [u8; 64])>,
     /// The packed parameter buffer, laid out as the kernel's `.param` space.
     pub args: Vec<u8>,
     /// Each parameter's offset in `args`.
@@ -49,6 +52,7 @@ impl KernelOp {
             shared,
             cooperative,
             as_kernel: false,
+            attrs: Vec::new(),
             args,
             offsets,
             arg_ptrs: Vec::new(),
@@ -75,6 +79,7 @@ impl Clone for KernelOp {
             self.offsets.clone(),
         );
         copy.as_kernel = self.as_kernel;
+        copy.attrs = self.attrs.clone();
         copy
     }
 }
