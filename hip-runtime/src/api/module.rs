@@ -34,6 +34,9 @@ pub enum KernelArgs<'a> {
     Buffer(&'a [u8]),
 }
 
+/// Kernarg segments are padded to this (see [`launch`]).
+const KERNARG_ALIGN: usize = 64;
+
 /// The largest LDS allocation of a gfx1100 workgroup.
 const MAX_LDS: usize = 64 << 10;
 
@@ -74,7 +77,11 @@ pub fn launch(
         .map(|a| (a.offset + a.size) as usize)
         .max()
         .unwrap_or(0);
-    let mut kernarg = vec![0u8; (kernel.kernarg_segment_size as usize).max(explicit_end)];
+    // Scalar loads fetch the last arguments in 8- to 64-byte pieces and may
+    // read past the segment's end, which a GPU's kernarg pool tolerates: the
+    // segment is padded with zeros to a 64-byte multiple, plus 64 bytes.
+    let segment = (kernel.kernarg_segment_size as usize).max(explicit_end);
+    let mut kernarg = vec![0u8; segment.next_multiple_of(KERNARG_ALIGN) + KERNARG_ALIGN];
     match request.args {
         KernelArgs::Pointers(pointers) => {
             if explicit_end > 0 && pointers.is_null() {
