@@ -36,12 +36,18 @@ fn operand(o: &Operand) -> String {
                 AddressBase::Symbol(s) => s.clone(),
                 AddressBase::Immediate(v) => v.to_string(),
             };
+            // Texture and surface operands: `[h, {x, y}]`, `[t, s, {x}]`.
+            let trailing: String = a
+                .trailing
+                .iter()
+                .map(|t| format!(", {}", operand(t)))
+                .collect();
             if a.offset == 0 {
-                format!("[{base}]")
+                format!("[{base}{trailing}]")
             } else if a.offset > 0 {
-                format!("[{base}+{}]", a.offset)
+                format!("[{base}+{}{trailing}]", a.offset)
             } else {
-                format!("[{base}{}]", a.offset)
+                format!("[{base}{}{trailing}]", a.offset)
             }
         }
         Operand::PredicatePair(a, b) => format!("{}|{}", register(a), register(b)),

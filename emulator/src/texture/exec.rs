@@ -674,6 +674,19 @@ mod tests {
     }
 
     #[test]
+    fn instruction_text_keeps_the_coordinates() {
+        let ptx = ".version 7.5\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n.reg .f32 %f<7>;\n.reg .b64 %rd<2>;\n.reg .b32 %r<3>;\ntex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\nsust.b.a1d.b32.zero [%rd1, {%r1, %r2}], {%r1};\nret;\n}\n";
+        let m = prlx_ptx::parse(ptx, "t.ptx").expect("parses");
+        let f = m.functions().next().expect("a kernel");
+        let text: Vec<String> = f.instructions().map(crate::text::instruction).collect();
+        assert_eq!(
+            text[0],
+            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];"
+        );
+        assert_eq!(text[1], "sust.b.a1d.b32.zero [%rd1, {%r1, %r2}], {%r1};");
+    }
+
+    #[test]
     fn gradients_give_the_log2_footprint() {
         let size = [8.0, 4.0, 1.0];
         assert_eq!(gradient_lod([0.25, 0.0, 0.0], [0.0; 3], size, 2, true), 1.0);
