@@ -1,5 +1,7 @@
 //! CUDA graphs and stream capture, against a stand-in driver
-//! (`tests/graph-standin/`): the emulator has no graph API yet (issue #14).
+//! (`tests/graph-standin/`) that referees the capture rules and counts the
+//! shim's own calls. (Graph-launched kernels traced on the emulator's real
+//! graphs, end to end: `tests/e2e/capture.rs`.)
 //!
 //! The stand-in runs each kernel by printing it, enforces the capture rules
 //! (and counts every call that breaks them, and every device-synchronising

@@ -688,3 +688,64 @@ fn every_module_loading_road_is_instrumented_at_load() {
         }
     }
 }
+
+/// Kernels launched through CUDA graphs on the emulator's driver (captured
+/// from a stream; built by hand, updated with cuGraphExecUpdate and given
+/// their parameters with cuGraphExecKernelNodeSetParams) are traced like
+/// direct launches: plain PTX instrumented at load, one trace per graph
+/// launch, and `prlxctl diff --session` names the same lines and warps as
+/// for direct launches.
+#[test]
+fn graph_launched_kernels_are_traced_and_diffed() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    for how in ["graph-capture", "graph-update"] {
+        for seed in ["1", "2"] {
+            let session = format!("{how}-{seed}");
+            let out = run_ok(
+                fx.built
+                    .captured_app(&fx.app, traces.path(), &session)
+                    .arg(&fx.plain)
+                    .arg(seed)
+                    .arg("module-data")
+                    .arg(how),
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                String::from_utf8(out.stdout).unwrap(),
+                fx.bare(&fx.plain, seed),
+                "{how}: the graph launches computed something else\n{stderr}"
+            );
+            let dir = traces.path().join(&session);
+            let manifest = check_session(&dir);
+            for launch in &manifest.launches {
+                assert_eq!(launch.capture.as_deref(), Some("ptx"), "{launch:#?}");
+                assert!(launch.graph_exec.is_some(), "{how}: {launch:#?}");
+                let trace =
+                    prlx_trace::TraceFile::open(dir.join(launch.file.as_ref().unwrap())).unwrap();
+                assert!(
+                    trace.warps().any(|w| !w.events.is_empty()),
+                    "{how}: no events"
+                );
+            }
+        }
+        let out = run_ok(
+            fx.built
+                .prlxctl()
+                .args(["diff", "--session", "--json"])
+                .arg(traces.path().join(format!("{how}-1")))
+                .arg(traces.path().join(format!("{how}-2"))),
+        );
+        let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(sessions["launches_diverged"], 2, "{how}: {sessions:#}");
+        let launches = sessions["launches"].as_array().unwrap();
+        let lines = [marked_line("CLASSIFY_BRANCH"), marked_line("STEPS_LOOP")];
+        for (launch, line) in launches.iter().zip(lines) {
+            assert_at_kernels_line(&launch["first_divergence"], line);
+            assert_eq!(
+                launch["first_divergence"]["warp_idx"], 1,
+                "{how}: {launch:#}"
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 /* An ordinary driver-API application, unaware of prlx: built against cuda.h,
  * linked with -lcuda (the emulator's in tests).
  *
- *   e2e_app KERNELS.ptx SEED [ROAD]
+ *   e2e_app KERNELS.ptx SEED [ROAD [LAUNCH]]
  *
  * Runs `classify` and `steps` once each over N ints and prints every output,
  * so two builds of the kernels can be compared by their stdout. SEED 2
@@ -16,7 +16,16 @@
  *   library-file    cuLibraryLoadFromFile with the same options
  *   link            cuLinkCreate, cuLinkAddFile (KERNELS), cuLinkAddData (a
  *                   second PTX input defining `extra`), cuLinkComplete, then
- *                   cuModuleLoadData of the linked image; also runs `extra`. */
+ *                   cuModuleLoadData of the linked image; also runs `extra`.
+ *
+ * LAUNCH is how each kernel is launched, once (default direct):
+ *   direct          cuLaunchKernel on the legacy stream
+ *   graph-capture   captured from a stream (global mode) into a CUDA graph,
+ *                   instantiated, cuGraphLaunch
+ *   graph-update    a graph built by hand, instantiated, updated from a second
+ *                   graph (cuGraphExecUpdate) and given its node's parameters
+ *                   again (cuGraphExecKernelNodeSetParams), cuGraphLaunch
+ * Every mode computes the same, so stdout matches the direct launch's. */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +156,59 @@ static void load_kernels(const char *path, const char *road, CUfunction *classif
   CHECK(cuModuleGetFunction(steps, module, "steps"));
 }
 
+static const char *launch_how = "direct";
+
+/* One kernel node running f over N ints. */
+static CUDA_KERNEL_NODE_PARAMS node_params(CUfunction f, void **params) {
+  CUDA_KERNEL_NODE_PARAMS p;
+  memset(&p, 0, sizeof p);
+  p.func = f;
+  p.gridDimX = N / THREADS, p.gridDimY = 1, p.gridDimZ = 1;
+  p.blockDimX = THREADS, p.blockDimY = 1, p.blockDimZ = 1;
+  p.kernelParams = params;
+  return p;
+}
+
+/* Runs f once over N ints, as LAUNCH says, and waits for it. */
+static void launch(CUfunction f, void **params) {
+  if (!strcmp(launch_how, "direct")) {
+    CHECK(cuLaunchKernel(f, N / THREADS, 1, 1, THREADS, 1, 1, 0, NULL, params, NULL));
+    CHECK(cuCtxSynchronize());
+    return;
+  }
+  CUstream stream;
+  CUgraph graph;
+  CUgraphExec exec;
+  CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  if (!strcmp(launch_how, "graph-capture")) {
+    CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuLaunchKernel(f, N / THREADS, 1, 1, THREADS, 1, 1, 0, stream, params, NULL));
+    CHECK(cuStreamEndCapture(stream, &graph));
+    CHECK(cuGraphInstantiate(&exec, graph, 0));
+  } else if (!strcmp(launch_how, "graph-update")) {
+    CUDA_KERNEL_NODE_PARAMS p = node_params(f, params);
+    CUgraphNode node, updated_node;
+    CUgraph updated;
+    CUgraphExecUpdateResultInfo info;
+    CHECK(cuGraphCreate(&graph, 0));
+    CHECK(cuGraphAddKernelNode(&node, graph, NULL, 0, &p));
+    CHECK(cuGraphInstantiate(&exec, graph, 0));
+    CHECK(cuGraphCreate(&updated, 0));
+    CHECK(cuGraphAddKernelNode(&updated_node, updated, NULL, 0, &p));
+    CHECK(cuGraphExecUpdate(exec, updated, &info));
+    CHECK(cuGraphExecKernelNodeSetParams(exec, node, &p));
+    CHECK(cuGraphDestroy(updated));
+  } else {
+    fprintf(stderr, "unknown launch %s\n", launch_how);
+    exit(2);
+  }
+  CHECK(cuGraphLaunch(exec, stream));
+  CHECK(cuStreamSynchronize(stream));
+  CHECK(cuGraphExecDestroy(exec));
+  CHECK(cuGraphDestroy(graph));
+  CHECK(cuStreamDestroy(stream));
+}
+
 static void print_ints(const char *label, const int *v, int n) {
   printf("%s", label);
   for (int i = 0; i < n; i++) printf(" %d", v[i]);
@@ -154,11 +216,12 @@ static void print_ints(const char *label, const int *v, int n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: %s KERNELS.ptx SEED [ROAD]\n", argv[0]);
+  if (argc < 3 || argc > 5) {
+    fprintf(stderr, "usage: %s KERNELS.ptx SEED [ROAD [LAUNCH]]\n", argv[0]);
     return 2;
   }
-  const char *road = argc == 4 ? argv[3] : "module-data";
+  const char *road = argc >= 4 ? argv[3] : "module-data";
+  if (argc == 5) launch_how = argv[4];
   int seed = atoi(argv[2]);
   int host_in[N], host_out[N], hits = 0;
   /* Only warp 0 has values above the threshold in run 1 (elements 0..31:
@@ -184,16 +247,14 @@ int main(int argc, char **argv) {
 
   int n = N, threshold = THRESHOLD;
   void *classify_params[] = {&in, &out, &dhits, &n, &threshold};
-  CHECK(cuLaunchKernel(classify, N / THREADS, 1, 1, THREADS, 1, 1, 0, NULL, classify_params, NULL));
-  CHECK(cuCtxSynchronize());
+  launch(classify, classify_params);
   CHECK(cuMemcpyDtoH(host_out, out, sizeof host_out));
   CHECK(cuMemcpyDtoH(&hits, dhits, sizeof hits));
   printf("hits %d\n", hits);
   print_ints("classify", host_out, N);
 
   void *steps_params[] = {&in, &out, &n};
-  CHECK(cuLaunchKernel(steps, N / THREADS, 1, 1, THREADS, 1, 1, 0, NULL, steps_params, NULL));
-  CHECK(cuCtxSynchronize());
+  launch(steps, steps_params);
   CHECK(cuMemcpyDtoH(host_out, out, sizeof host_out));
   print_ints("steps", host_out, N);
 
