@@ -13,6 +13,9 @@ pointers are shared with Triton's launches.
 - :func:`driver` → the loaded :class:`Driver` (``is_emulator``, ``device_name``)
 - :class:`DeviceArray`: :func:`to_device`, :func:`empty`, :func:`zeros`,
   ``.numpy()``, ``.data_ptr()``, ``.shape``, ``.dtype``, ``.stride(d)``
+- :func:`register`: host memory (a CPU tensor, a NumPy array) the device
+  reads and writes in place (``cuMemHostRegister``); registered CPU tensors
+  can be passed to Triton kernels as they are
 - every failing driver call raises :class:`CudaError` naming the call and the error
 """
 
@@ -29,8 +32,10 @@ __all__ = [
     "CudaError",
     "DeviceArray",
     "Driver",
+    "Registered",
     "driver",
     "empty",
+    "register",
     "synchronize",
     "to_device",
     "zeros",
@@ -150,6 +155,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "cuMemcpyDtoH_v2": [c_void_p, u64, c_size],
         "cuMemcpyDtoD_v2": [u64, u64, c_size],
         "cuMemsetD8_v2": [u64, ctypes.c_ubyte, c_size],
+        "cuMemHostRegister_v2": [c_void_p, c_size, c_uint],
+        "cuMemHostUnregister": [c_void_p],
+        "cuMemHostGetDevicePointer_v2": [ctypes.POINTER(u64), c_void_p, c_uint],
     }
     for name, args in sigs.items():
         f = getattr(lib, name)
@@ -283,3 +291,84 @@ def to_device(array: Any, dtype: Any = None) -> DeviceArray:
         array = array.detach().numpy()
     host = np.ascontiguousarray(array, dtype=dtype)
     return DeviceArray(host.shape, host.dtype).copy_from(host)
+
+
+#: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+_ALREADY_REGISTERED = 712
+#: CU_MEMHOSTREGISTER_DEVICEMAP
+_DEVICEMAP = 0x02
+
+
+class Registered:
+    """Host memory mapped into the device (``cuMemHostRegister``) until
+    :meth:`close` (or the end of a ``with`` block).
+
+    ``data_ptr()`` is the device address and ``dtype`` the host object's,
+    so the handle itself is a Triton pointer argument; a registered CPU
+    tensor may also be passed as it is (with prlx's emulator, and with
+    unified addressing on a GPU, the device address is the host address).
+    Kernels then read and write the host memory in place.
+    """
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj  # kept alive while registered
+        if hasattr(obj, "data_ptr") and hasattr(obj, "element_size"):  # a torch tensor
+            if hasattr(obj, "is_contiguous") and not obj.is_contiguous():
+                raise ValueError("register: the tensor is not contiguous")
+            if getattr(getattr(obj, "device", None), "type", "cpu") != "cpu":
+                raise ValueError(f"register: the tensor is on {obj.device}, not in host memory")
+            host, nbytes, self.dtype = obj.data_ptr(), obj.numel() * obj.element_size(), obj.dtype
+        elif hasattr(obj, "__array_interface__"):
+            np = _np()
+            arr = obj if isinstance(obj, np.ndarray) else np.asarray(obj)
+            if not arr.flags.c_contiguous:
+                raise ValueError("register: the array is not C-contiguous")
+            host, nbytes, self.dtype = arr.ctypes.data, arr.nbytes, arr.dtype
+        else:
+            raise TypeError(f"register: {type(obj).__name__} is neither a CPU tensor nor an array")
+        self._drv = driver()
+        self._drv.make_current()
+        self._host = host
+        self._owned = False
+        if nbytes:
+            code = self._drv.lib.cuMemHostRegister_v2(host, nbytes, _DEVICEMAP)
+            if code != _ALREADY_REGISTERED:  # e.g. a view of registered memory
+                self._drv.check("cuMemHostRegister", code)
+                self._owned = True
+        dptr = ctypes.c_uint64(host)
+        if nbytes:
+            self._drv.check(
+                "cuMemHostGetDevicePointer", self._drv.lib.cuMemHostGetDevicePointer_v2(ctypes.byref(dptr), host, 0)
+            )
+        self._ptr: int = dptr.value
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def close(self) -> None:
+        """Unmaps the memory (after waiting for the device's work on it)."""
+        if self._owned:
+            self._owned = False
+            try:
+                self._drv.synchronize()
+                self._drv.lib.cuMemHostUnregister(self._host)
+            except Exception:
+                pass  # at interpreter exit the driver may be gone
+
+    def __enter__(self) -> "Registered":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_owned", False):
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"Registered({type(self.obj).__name__}, dtype={self.dtype}, ptr={self._ptr:#x})"
+
+
+def register(obj: Any) -> Registered:
+    """Maps a contiguous CPU tensor or NumPy array into the device (see :class:`Registered`)."""
+    return Registered(obj)

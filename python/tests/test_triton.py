@@ -187,6 +187,37 @@ def test_attention_block(emu):
     np.testing.assert_allclose(o.numpy().astype(np.float32), ref, rtol=1e-2, atol=1e-2)
 
 
+def test_registered_host_memory_is_used_in_place(emu):
+    import prlx.cuda as pc
+
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    y = np.full(n, 0.5, np.float32)
+    out = np.zeros(n, np.float32)
+    with pc.register(x) as dx, pc.register(y) as dy, pc.register(out) as dout:
+        emu.add_kernel[(1,)](dx, dy, dout, n, BLOCK_SIZE=1024)
+        pc.synchronize()
+    np.testing.assert_array_equal(out, x + y)  # written in place, no copy back
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        pc.register(np.zeros((4, 4), np.float32)[:, 1])
+    with pytest.raises(TypeError):
+        pc.register(object())
+
+
+def test_registered_cpu_tensors_are_triton_arguments(emu):
+    torch = pytest.importorskip("torch") if os.environ.get("PRLX_REQUIRE_TOOLCHAIN") != "1" else __import__("torch")
+    import prlx.cuda as pc
+
+    x, y = torch.randn(3000), torch.randn(3000)
+    out = torch.empty(3000)
+    handles = [pc.register(t) for t in (x, y, out)]
+    emu.add_kernel[(3,)](x, y, out, 3000, BLOCK_SIZE=1024)  # the tensors themselves
+    pc.synchronize()
+    for h in handles:
+        h.close()
+    assert torch.equal(out, x + y)
+
+
 def test_kernels_are_instrumented_with_python_lines(emu):
     import prlx.cuda as pc
 
