@@ -111,3 +111,57 @@ fn ptxas_accepts_every_instrumented_corpus_module() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 60, "only {checked} modules checked");
 }
+
+/// Link inputs (`cuLinkAddData`/`cuLinkAddFile` through the shim): the
+/// first module instrumented with the runtime defined visibly, the second
+/// declaring it `.extern`, one site table across both. ptxas assembles each
+/// relocatably and nvlink links them into one image with one descriptor,
+/// as NVIDIA's JIT linker would.
+#[test]
+fn link_inputs_assemble_and_nvlink_links_them() {
+    use prlx_ptx_instrument::{Runtime, SiteTable, instrument_link_input};
+    let Some(ptxas) = ptxas() else { return };
+    let nvlink = repo_root().join(".tools/cuda13/nvidia/cu13/bin/nvlink");
+    if !nvlink.is_file() {
+        missing("nvlink 13 (.tools/cuda13/nvidia/cu13/bin/nvlink)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [
+        "tests/ptx-samples/clang/switch.ptx",
+        "tests/ptx-samples/clang/reduction.ptx",
+    ];
+    let link = |second: Runtime, tag: &str| {
+        let mut sites = SiteTable::default();
+        let mut objects = Vec::new();
+        for (i, input) in inputs.iter().enumerate() {
+            let text = std::fs::read_to_string(repo_root().join(input)).unwrap();
+            let module = prlx_ptx::parse(&text, input).unwrap();
+            let runtime = if i == 0 { Runtime::LinkDefine } else { second };
+            let options = Options::default();
+            let (ptx, _) = instrument_link_input(&module, &text, &options, &mut sites, runtime)
+                .unwrap_or_else(|e| panic!("{input}: {e}"));
+            let path = dir.path().join(format!("{tag}{i}.ptx"));
+            std::fs::write(&path, ptx).unwrap();
+            let object = dir.path().join(format!("{tag}{i}.cubin"));
+            assemble(&ptxas, &path, &object).unwrap_or_else(|e| panic!("{input}: {e}"));
+            objects.push(object);
+        }
+        assert!(sites.len() > 2, "both inputs' sites in one table");
+        Command::new(&nvlink)
+            .arg("-arch=sm_80")
+            .args(&objects)
+            .arg("-o")
+            .arg(dir.path().join(format!("{tag}.cubin")))
+            .output()
+            .unwrap()
+    };
+    let output = link(Runtime::LinkExtern, "linked");
+    assert!(
+        output.status.success(),
+        "nvlink: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Both defining the descriptor is what the extern declaration avoids.
+    assert!(!link(Runtime::LinkDefine, "twice").status.success());
+}
