@@ -529,20 +529,31 @@ fn after_instantiate(result: CUresult, exec: *mut CUgraphExec, graph: CUgraph) {
     }
 }
 
+/// `CU_STREAM_PER_THREAD`: what stream 0 means to a `_ptsz` entry point.
+const STREAM_PER_THREAD: usize = 0x2;
+
+/// `cuGraphLaunch` and its per-thread-default-stream twin. The shim's own
+/// work for the launch goes on the stream the graph runs on: for the
+/// `_ptsz` twin, a null stream is the calling thread's default stream.
 macro_rules! graph_launch {
-    ($name:ident, $cell:ident) => {
+    ($name:ident, $cell:ident, $per_thread:expr) => {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(exec: CUgraphExec, stream: CUstream) -> CUresult {
             let Some(real) = real::<FnGraphLaunch>(&$cell, cname!($name)) else {
                 return CUDA_ERROR_NOT_INITIALIZED;
             };
+            let runs_on = if $per_thread && stream.is_null() {
+                STREAM_PER_THREAD as CUstream
+            } else {
+                stream
+            };
             // SAFETY: forwarding unchanged.
-            launch_graph(exec, stream, || unsafe { real(exec, stream) })
+            launch_graph(exec, runs_on, || unsafe { real(exec, stream) })
         }
     };
 }
-graph_launch!(cuGraphLaunch, REAL_GRAPH_LAUNCH);
-graph_launch!(cuGraphLaunch_ptsz, REAL_GRAPH_LAUNCH_PTSZ);
+graph_launch!(cuGraphLaunch, REAL_GRAPH_LAUNCH, false);
+graph_launch!(cuGraphLaunch_ptsz, REAL_GRAPH_LAUNCH_PTSZ, true);
 
 macro_rules! instantiate5 {
     ($name:ident, $cell:ident) => {
