@@ -66,6 +66,9 @@ gen("VOP3", 1024, lambda op: [(0b110101 << 26) | (op << 16) | 2, (256 + 6 << 18)
 # Two-source VOP3 forms are only valid with src2 = 0.
 vop3_two = disasm([(op, [(0b110101 << 26) | (op << 16) | 2, (256 + 4 << 9) | (256 + 2), LIT]) for op in range(1024) if op not in tables["VOP3"]])
 tables["VOP3"].update(vop3_two)
+# One-source forms (promoted VOP1) need src1 = src2 = 0 too.
+vop3_one = disasm([(op, [(0b110101 << 26) | (op << 16) | 2, (256 + 2), LIT]) for op in range(1024) if op not in tables["VOP3"]])
+tables["VOP3"].update(vop3_one)
 # VOP3P: 11001100 op[22:16] vdst; same second dword as VOP3 with op_sel_hi bits
 gen("VOP3P", 128, lambda op: [(0b11001100 << 24) | (op << 16) | (1 << 14) | 2, (0b11 << 27) | (256 + 6 << 18) | (256 + 4 << 9) | (256 + 2), LIT],
     lambda op: [(0b11001100 << 24) | (op << 16) | 2, (256 + 6 << 18) | (256 + 4 << 9) | (256 + 2), LIT],

@@ -496,3 +496,94 @@ fn wave_level_operations() {
         }
     });
 }
+
+#[test]
+fn kernels_on_the_real_hip_headers_and_device_libraries() {
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("hip_api", w64) else {
+            return;
+        };
+        // ocml math, __shfl_xor, __ballot.
+        let n = 200usize;
+        let a: Vec<f32> = (0..n).map(|i| (i as f32 - 97.0) * 0.173).collect();
+        let (pa, po) = (g.upload(&a), g.zeros(16 * n));
+        g.launch(
+            "math_lib",
+            [4, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let o: Vec<f32> = g.download(po, 4 * n);
+        let ws = if w64 { 64 } else { 32 };
+        for i in 0..n {
+            let x = a[i];
+            // ocml's sinf/cosf are within ~1 ulp each; their sum may cancel.
+            let sc = x.sin() + x.cos();
+            assert!(
+                (o[4 * i] - sc).abs() <= 4e-7,
+                "wave64={w64} sin+cos({x}) = {} not {sc}",
+                o[4 * i]
+            );
+            assert!(
+                close(o[4 * i + 1], (x * 0.1).exp() + (x.abs() + 1.0).ln(), 2e-6),
+                "exp+log({x})"
+            );
+            assert!(
+                close(o[4 * i + 2], x.abs().powf(1.5) + x.abs().sqrt(), 2e-6),
+                "pow+sqrt({x})"
+            );
+            // The block of 64 holds 1 or 2 waves; lanes past n are inactive, not in the ballot.
+            let base = i / ws * ws;
+            let pos = (base..(base + ws).min(n)).filter(|&j| a[j] > 0.0).count();
+            assert_eq!(
+                o[4 * i + 3],
+                a[i ^ 1] + pos as f32,
+                "wave64={w64} shfl_xor+ballot lane {i}"
+            );
+        }
+        // 2D blocks and grid, blockDim from the hidden arguments, __syncthreads, atomicAdd.
+        let (w, h) = (45usize, 21usize);
+        let m: Vec<i32> = (0..(w * h) as i32).map(|v| v % 97 - 40).collect();
+        let (pm, ps) = (g.upload(&m), g.zeros(4));
+        g.launch(
+            "block_reduce_2d",
+            [3, 2, 1],
+            [16, 16, 1],
+            0,
+            &[
+                Arg::Ptr(pm),
+                Arg::Ptr(ps),
+                Arg::I32(w as i32),
+                Arg::I32(h as i32),
+            ],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        assert_eq!(
+            g.download::<i32>(ps, 1)[0],
+            m.iter().sum::<i32>(),
+            "wave64={w64} 2D reduction"
+        );
+        // f64 library code.
+        let d: Vec<f64> = (0..64).map(|i| i as f64 * 0.75 - 20.0).collect();
+        let (pd, pdo) = (g.upload(&d), g.zeros(8 * 64));
+        g.launch(
+            "double_lib",
+            [1, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(pd), Arg::Ptr(pdo), Arg::I32(64)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let r: Vec<f64> = g.download(pdo, 64);
+        for i in 0..64 {
+            let want = d[i].abs().sqrt() / (d[i] + 3.0) + (d[i] * 0.5).floor();
+            assert!(
+                (r[i] - want).abs() <= want.abs() * 1e-15,
+                "wave64={w64} double_lib[{i}] {} vs {want}",
+                r[i]
+            );
+        }
+    });
+}

@@ -326,7 +326,7 @@ fn div_fixup(s0: f64, den: f64, num: f64, max_exp_gap: i32) -> f64 {
     if den == 0.0 || num.is_infinite() {
         return inf;
     }
-    if den.is_infinite() {
+    if den.is_infinite() || num == 0.0 {
         return zero;
     }
     let _ = max_exp_gap;
@@ -1117,15 +1117,17 @@ pub static OPS: &[(&str, Handler)] = &[
         let vcc = c.wave.vcc();
         write32(c, i, |c, l| {
             let (a, b, d) = (fsrc(c, i, 0, l), fsrc(c, i, 1, l), fsrc(c, i, 2, l));
-            let r = a.mul_add(b, d);
             let r = if vcc >> l & 1 == 1 {
-                if exponent32(d) > 127 {
-                    ldexp32(r, 64)
+                // Scale before the single rounding to f32 (the product of two
+                // f32 is exact in f64), so denormal quotients round once.
+                let scale = if exponent32(d) > 127 {
+                    2f64.powi(64)
                 } else {
-                    ldexp32(r, -64)
-                }
+                    2f64.powi(-64)
+                };
+                ((a as f64 * b as f64 + d as f64) * scale) as f32
             } else {
-                r
+                a.mul_add(b, d)
             };
             omod_clamp_f32(i, r).to_bits()
         })

@@ -14,7 +14,7 @@ pub fn kernels_dir() -> PathBuf {
 }
 
 /// The test kernel sources, by stem.
-pub const SOURCES: &[&str] = &["basic", "lds", "wave"];
+pub const SOURCES: &[&str] = &["basic", "lds", "wave", "hip_api"];
 
 fn fnv(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -30,6 +30,19 @@ pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
         return None;
     }
     let src = kernels_dir().join(format!("{stem}.hip"));
+    // Kernels that include <hip/hip_runtime.h> link ROCm's device libraries
+    // (the gfx1100 directory scripts/setup.sh makes).
+    let uses_hip = std::fs::read_to_string(&src)
+        .unwrap()
+        .contains("<hip/hip_runtime.h>");
+    let libdir = prlx_e2e::repo_root().join(".tools/amdgcn-gfx1100/bitcode");
+    if uses_hip
+        && !(libdir.join("oclc_isa_version_1100.bc").exists()
+            && Path::new("/usr/include/hip/hip_runtime.h").exists())
+    {
+        prlx_e2e::missing("HIP headers and the gfx1100 device libraries");
+        return None;
+    }
     let header = std::fs::read(kernels_dir().join("rdna_hip.h")).unwrap();
     let mut key = std::fs::read(&src).unwrap();
     key.extend_from_slice(&header);
@@ -45,15 +58,14 @@ pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
         return Some(out);
     }
     let tmp = out.with_extension(format!("tmp{}", std::process::id()));
-    let status = Command::new(CLANG)
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "--no-gpu-bundle-output",
-            "-nogpulib",
-            "-nogpuinc",
-        ])
+    let mut cmd = Command::new(CLANG);
+    cmd.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"]);
+    if uses_hip {
+        cmd.arg(format!("--rocm-device-lib-path={}", libdir.display()));
+    } else {
+        cmd.args(["-nogpulib", "-nogpuinc"]);
+    }
+    let status = cmd
         .args(["--offload-arch=gfx1100", "-O2"])
         .arg(if wave64 {
             "-mwavefrontsize64"
