@@ -3,13 +3,18 @@
  * and re-executes itself as a child, passing the handles through a pipe.
  * The child opens both, checks the parent's data, adds 1 to every word with
  * a kernel, and closes the handle; the parent then sees the child's writes.
+ * The same for an allocation of an exportable memory pool
+ * (cuMemPoolExportToShareableHandle / cuMemPoolExportPointer).
  * Also: the error codes of opening one's own handle, exporting an interior
- * pointer and exporting an event that records timing.
+ * pointer, exporting an event that records timing and exporting a pointer
+ * of a pool without shareable handles.
  * Exits 0 and prints "ipc: all checks passed" when everything matched. */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +43,10 @@
 struct message {
   CUipcMemHandle memory;
   CUipcEventHandle event;
+  /* A memory pool's descriptor (inherited across exec) and one of its
+   * allocations. */
+  int pool_fd;
+  CUmemPoolPtrExportData pooled;
 };
 
 static const char ptx[] =
@@ -119,6 +128,17 @@ static int child(void) {
   CHECK(cuIpcCloseMemHandle(again));
   CHECK(cuIpcCloseMemHandle(p));
   EXPECT_CODE(cuIpcCloseMemHandle(p), CUDA_ERROR_INVALID_VALUE);
+
+  /* The exporter's pool, and an allocation of it: freed with cuMemFree. */
+  CUmemoryPool pool;
+  CHECK(cuMemPoolImportFromShareableHandle(
+      &pool, (void *)(uintptr_t)m.pool_fd,
+      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CUdeviceptr pooled;
+  CHECK(cuMemPoolImportPointer(&pooled, pool, &m.pooled));
+  check_words(pooled, 5, 0, "child (pool)");
+  add_one(pooled, WORDS);
+  CHECK(cuMemFree(pooled));
   CHECK(cuEventDestroy(event));
   printf("ipc child: done\n");
   return 0;
@@ -155,6 +175,31 @@ int main(int argc, char **argv) {
   CHECK(cuEventCreate(&timed, CU_EVENT_DEFAULT));
   EXPECT_CODE(cuIpcGetEventHandle(&refused, timed), CUDA_ERROR_INVALID_VALUE);
 
+  /* A pool that may be exported, one allocation of it filled with 5 * i. */
+  CUmemPoolProps props;
+  memset(&props, 0, sizeof props);
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 0;
+  CUmemoryPool pool;
+  CHECK(cuMemPoolCreate(&pool, &props));
+  CUdeviceptr pooled;
+  CHECK(cuMemAllocFromPoolAsync(&pooled, sizeof host, pool, NULL));
+  for (unsigned i = 0; i < WORDS; i++)
+    host[i] = i * 5;
+  CHECK(cuMemcpyHtoD(pooled, host, sizeof host));
+  CHECK(cuMemPoolExportToShareableHandle(
+      &m.pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CHECK(cuMemPoolExportPointer(&m.pooled, pooled));
+  /* The default pool was made without shareable handles. */
+  CUdeviceptr plain;
+  CUmemPoolPtrExportData refused_data;
+  CHECK(cuMemAllocAsync(&plain, 64, NULL));
+  EXPECT_CODE(cuMemPoolExportPointer(&refused_data, plain),
+              CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemFreeAsync(plain, NULL));
+
   int fds[2];
   if (pipe(fds) != 0) {
     perror("pipe");
@@ -170,6 +215,8 @@ int main(int argc, char **argv) {
     dup2(fds[0], 0);
     close(fds[0]);
     close(fds[1]);
+    /* The pool's descriptor survives exec, as if sent over a socket. */
+    fcntl(m.pool_fd, F_SETFD, 0);
     execl("/proc/self/exe", argv[0], "child", (char *)NULL);
     perror("exec");
     _exit(127);
@@ -188,6 +235,9 @@ int main(int argc, char **argv) {
   }
   /* The child's kernel wrote through its own mapping of our memory. */
   check_words(d, 7, 1, "parent after child");
+  check_words(pooled, 5, 1, "parent after child (pool)");
+  CHECK(cuMemFreeAsync(pooled, NULL));
+  CHECK(cuMemPoolDestroy(pool));
   add_one(d, WORDS);
   check_words(d, 7, 2, "parent after its own kernel");
   CHECK(cuMemFree(d));

@@ -135,11 +135,18 @@ fn pid() -> u32 {
     std::process::id()
 }
 
-/// Called after the allocation at `base` was freed: its shared backing goes.
+/// Called after the allocation at `base` was freed: its shared backing goes
+/// (an exported allocation), or the mapping of another process's memory (a
+/// pool pointer imported with `cuMemPoolImportPointer`, which `cuMemFree`
+/// releases).
 pub fn on_free(d: &mut Driver, base: u64) {
     if let Some(e) = d.ipc.exports.remove(&base) {
         // SAFETY: our shared mapping; the emulator no longer refers to it.
         unsafe { libc::munmap(e.map as *mut c_void, e.map_len as usize) };
+    }
+    if let Some(o) = d.ipc.opened.remove(&base) {
+        // SAFETY: our mapping of the exporter's memfd, already unregistered.
+        unsafe { libc::munmap(base as *mut c_void, o.map_len as usize) };
     }
 }
 
@@ -185,7 +192,8 @@ fn open_remote(f: &Fields, min_len: u64) -> Result<OwnedFd, CUresult> {
     Ok(fd)
 }
 
-fn export_memory(d: &mut Driver, dptr: u64) -> Result<IpcHandle, CUresult> {
+/// The handle of device allocation `dptr`, exporting it on first use.
+pub fn export_memory(d: &mut Driver, dptr: u64) -> Result<IpcHandle, CUresult> {
     let owner = *d.allocations.get(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let (base, size) = d.device.mem_range(dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
     let device = d.device_of(owner);
@@ -240,7 +248,8 @@ fn export_memory(d: &mut Driver, dptr: u64) -> Result<IpcHandle, CUresult> {
     Ok(handle)
 }
 
-fn open_memory(
+/// Maps another process's exported allocation into context `ctx`.
+pub fn open_memory(
     d: &mut Driver,
     ctx: usize,
     handle: &IpcHandle,

@@ -11,9 +11,14 @@
 //! never below what is in use, in 2 MiB steps as on NVIDIA GPUs. A pool's
 //! allocations are reachable from its own device and from the devices its
 //! access list names (`cuMemPoolSetAccess`); peer access does not extend to
-//! them, as the driver API specifies.
+//! them, as the driver API specifies. Pools made with POSIX file descriptor
+//! handles export to other processes (`cuMemPoolExportToShareableHandle`,
+//! `cuMemPoolExportPointer`): the pool's descriptor names a page saying
+//! which process and pool it is, and a pointer's export data is the
+//! allocation's IPC handle (see [`super::ipc`]) naming its pool.
 
 use super::device::check_device;
+use super::ipc::IpcHandle;
 use super::memory::{alloc, free};
 use super::proc_address::{ProcEntry, procs};
 use super::vmm::{
@@ -27,6 +32,7 @@ use crate::driver::{Driver, with_context, with_driver};
 use crate::entry::{aliases, exports, non_null, write_out};
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: c_int = 1;
 const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: c_int = 2;
@@ -67,6 +73,13 @@ struct Pool {
     reserved_high: u64,
     /// Other devices granted access (bit = ordinal).
     access: u64,
+    /// `CUmemPoolProps::handleTypes`: POSIX file descriptors make it
+    /// exportable.
+    handle_types: c_int,
+    /// The page `cuMemPoolExportToShareableHandle` hands out descriptors of.
+    share: Option<OwnedFd>,
+    /// Imported from another process: (its pid, its pool handle).
+    imported: Option<(u32, u64)>,
 }
 
 impl Pool {
@@ -83,6 +96,9 @@ impl Pool {
             reserved: 0,
             reserved_high: 0,
             access: 0,
+            handle_types: CU_MEM_HANDLE_TYPE_NONE,
+            share: None,
+            imported: None,
         }
     }
 
@@ -180,6 +196,10 @@ fn alloc_from(d: &mut Driver, ctx: usize, pool: usize, bytes: usize) -> Result<u
     }
     let counted = (bytes as u64).next_multiple_of(256);
     let p = d.pools.live(pool as CUmemoryPool)?;
+    if p.imported.is_some() {
+        // An imported pool only maps the exporter's allocations.
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     if p.max_size != 0 && p.used + counted > p.max_size {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
@@ -222,12 +242,158 @@ fn device_location(location: *const MemLocation, type_: c_int) -> Result<CUdevic
     Ok(location.id)
 }
 
+/// What a pool's share page holds: magic, exporter pid, device, pool handle.
+const POOL_MAGIC: &[u8; 8] = b"PRLXIPCP";
+/// Where `cuMemPoolExportPointer` puts the pool in the 64 bytes (the rest
+/// is the allocation's IPC handle, see [`super::ipc`]).
+const POOL_ID_AT: usize = 40;
+
+/// `cuMemPoolExportToShareableHandle`: a new descriptor of the pool's share
+/// page (made on first export).
+fn export_pool(d: &mut Driver, pool: CUmemoryPool) -> Result<c_int, CUresult> {
+    let handle = pool as usize;
+    let p = d.pools.live(pool)?;
+    if p.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == 0 || p.imported.is_some() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    if p.share.is_none() {
+        let fd = super::vmm::memfd("prlx-ipc-pool", 4096)?;
+        let mut page = [0u8; 24];
+        page[..8].copy_from_slice(POOL_MAGIC);
+        page[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+        page[12..16].copy_from_slice(&p.device.to_le_bytes());
+        page[16..24].copy_from_slice(&(handle as u64).to_le_bytes());
+        // SAFETY: writes our buffer to our own memfd.
+        if unsafe { libc::pwrite(fd.as_raw_fd(), page.as_ptr().cast(), 24, 0) } != 24 {
+            return Err(CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        p.share = Some(fd);
+    }
+    let share = p.share.as_ref().map_or(-1, |f| f.as_raw_fd());
+    // SAFETY: duplicates our own descriptor; the copy is the caller's.
+    let dup = unsafe { libc::fcntl(share, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    Ok(dup)
+}
+
+/// `cuMemPoolImportFromShareableHandle`: a local pool standing for the
+/// exporter's, named by the page behind `fd`.
+fn import_pool(d: &mut Driver, fd: c_int) -> Result<usize, CUresult> {
+    let mut page = [0u8; 24];
+    // SAFETY: reads into our buffer; a bad descriptor only fails.
+    if unsafe { libc::pread(fd, page.as_mut_ptr().cast(), 24, 0) } != 24 || &page[..8] != POOL_MAGIC
+    {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let pid = u32::from_le_bytes(page[8..12].try_into().unwrap_or_default());
+    let device = i32::from_le_bytes(page[12..16].try_into().unwrap_or_default());
+    let remote = u64::from_le_bytes(page[16..24].try_into().unwrap_or_default());
+    if pid == std::process::id() {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let device = if check_device(device).is_ok() {
+        device
+    } else {
+        0
+    };
+    let mut pool = Pool::new(device, false, 0);
+    pool.handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    pool.imported = Some((pid, remote));
+    Ok(d.pools.insert(pool))
+}
+
+/// `cuMemPoolExportPointer`: the allocation's IPC handle, naming its pool.
+fn export_pointer(d: &mut Driver, ptr: u64) -> Result<IpcHandle, CUresult> {
+    let pool = d.pools.pool_of(ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let p = d.pools.pools.get(&pool).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if p.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut h = super::ipc::export_memory(d, ptr)?;
+    h.reserved[POOL_ID_AT..POOL_ID_AT + 8].copy_from_slice(&(pool as u64).to_le_bytes());
+    Ok(h)
+}
+
+/// `cuMemPoolImportPointer`: maps the exporter's allocation; `cuMemFree`
+/// (or `cuMemFreeAsync`) releases the mapping.
+fn import_pointer(
+    d: &mut Driver,
+    ctx: usize,
+    pool: CUmemoryPool,
+    data: &IpcHandle,
+) -> Result<u64, CUresult> {
+    let (pid, remote) = d
+        .pools
+        .live(pool)?
+        .imported
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let b = &data.reserved;
+    let data_pid = u32::from_le_bytes(b[8..12].try_into().unwrap_or_default());
+    let data_pool =
+        u64::from_le_bytes(b[POOL_ID_AT..POOL_ID_AT + 8].try_into().unwrap_or_default());
+    if data_pid != pid || data_pool != remote {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    let base = super::ipc::open_memory(d, ctx, data, 0)?;
+    d.allocations.insert(base, ctx);
+    Ok(base)
+}
+
 exports! {
+    fn cuMemPoolExportToShareableHandle(handle_out: *mut c_void, pool: CUmemoryPool, handle_type: c_int, flags: u64) {
+        with_driver(|d| {
+            non_null(handle_out)?;
+            if handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let fd = export_pool(d, pool)?;
+            unsafe { write_out(handle_out as *mut c_int, fd) }
+        })
+    }
+
+    /// `handle` is the descriptor itself (cast to a pointer); the caller
+    /// keeps it.
+    fn cuMemPoolImportFromShareableHandle(pool_out: *mut CUmemoryPool, handle: *mut c_void, handle_type: c_int, flags: u64) {
+        with_driver(|d| {
+            non_null(pool_out)?;
+            if handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let p = import_pool(d, handle as usize as c_int)?;
+            unsafe { write_out(pool_out, p as CUmemoryPool) }
+        })
+    }
+
+    fn cuMemPoolExportPointer(share_data_out: *mut IpcHandle, ptr: CUdeviceptr) {
+        with_context(|d, _| {
+            non_null(share_data_out)?;
+            let h = export_pointer(d, ptr)?;
+            unsafe { write_out(share_data_out, h) }
+        })
+    }
+
+    fn cuMemPoolImportPointer(ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, share_data: *mut IpcHandle) {
+        with_context(|d, ctx| {
+            non_null(ptr_out)?;
+            non_null(share_data)?;
+            // SAFETY: non-null, the caller's 64 bytes.
+            let data = unsafe { *share_data };
+            let p = import_pointer(d, ctx, pool, &data)?;
+            unsafe { write_out(ptr_out, p) }
+        })
+    }
+
     /// From the current pool of the context's device.
     fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) {
         with_context(|d, ctx| {
             non_null(dptr)?;
             d.check_stream(stream)?;
+            // In capture: a graph allocation node.
+            if let Some(r) = super::graph::capture::mem_alloc(d, ctx, stream, bytesize) {
+                return unsafe { write_out(dptr, r?) };
+            }
             let pool = d.pools.current_pool(d.device_of(ctx));
             let p = alloc_from(d, ctx, pool, bytesize)?;
             unsafe { write_out(dptr, p) }
@@ -238,6 +404,9 @@ exports! {
     fn cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = super::graph::capture::mem_free(d, stream, dptr) {
+                return r;
+            }
             free(d, dptr)
         })
     }
@@ -246,6 +415,9 @@ exports! {
         with_context(|d, ctx| {
             non_null(dptr)?;
             d.check_stream(stream)?;
+            if let Some(r) = super::graph::capture::mem_alloc(d, ctx, stream, bytesize) {
+                return unsafe { write_out(dptr, r?) };
+            }
             let p = alloc_from(d, ctx, pool as usize, bytesize)?;
             unsafe { write_out(dptr, p) }
         })
@@ -320,7 +492,9 @@ exports! {
             // SAFETY: non-null, the caller's properties.
             let props = unsafe { *pool_props };
             check_pool_props(&props)?;
-            let p = d.pools.insert(Pool::new(props.location.id, false, props.max_size as u64));
+            let mut created = Pool::new(props.location.id, false, props.max_size as u64);
+            created.handle_types = props.handle_types;
+            let p = d.pools.insert(created);
             unsafe { write_out(pool, p as CUmemoryPool) }
         })
     }
@@ -483,6 +657,10 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuMemPoolTrimTo": 11020 => cuMemPoolTrimTo;
         "cuMemPoolSetAccess": 11020 => cuMemPoolSetAccess;
         "cuMemPoolGetAccess": 11020 => cuMemPoolGetAccess;
+        "cuMemPoolExportToShareableHandle": 11020 => cuMemPoolExportToShareableHandle;
+        "cuMemPoolImportFromShareableHandle": 11020 => cuMemPoolImportFromShareableHandle;
+        "cuMemPoolExportPointer": 11020 => cuMemPoolExportPointer;
+        "cuMemPoolImportPointer": 11020 => cuMemPoolImportPointer;
     }
 }
 

@@ -229,10 +229,6 @@ unsupported! {
     "cuMemGetHandleForAddressRange": 11070 => cuMemGetHandleForAddressRange;
     "cuMemGetLocationInfo": 13040 => cuMemGetLocationInfo;
     "cuMemMapArrayAsync": 11010 => cuMemMapArrayAsync, @ptds 11010 => cuMemMapArrayAsync_ptsz;
-    "cuMemPoolExportPointer": 11020 => cuMemPoolExportPointer;
-    "cuMemPoolExportToShareableHandle": 11020 => cuMemPoolExportToShareableHandle;
-    "cuMemPoolImportFromShareableHandle": 11020 => cuMemPoolImportFromShareableHandle;
-    "cuMemPoolImportPointer": 11020 => cuMemPoolImportPointer;
     "cuMemPrefetchBatchAsync":
         13000 => cuMemPrefetchBatchAsync,
         @ptds 13000 => cuMemPrefetchBatchAsync_ptsz;
