@@ -1,0 +1,183 @@
+//! `prlxctl emu run file.s`: the RDNA simulator spec's input files on the
+//! RDNA3 emulator — plain runs, `--trace`, a scripted `--step` session, a
+//! faulting kernel and a broken header.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rdna/examples/spec")
+        .join(name)
+}
+
+fn prlxctl(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prlxctl"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn prlxctl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for prlxctl")
+}
+
+fn have_llvm_mc() -> bool {
+    if prlx_e2e::find_tool("llvm-mc-19").is_none() {
+        prlx_e2e::missing("llvm-mc-19");
+        return false;
+    }
+    true
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn runs_the_spec_examples() {
+    if !have_llvm_mc() {
+        return;
+    }
+    let out = prlxctl(
+        &["emu", "run", example("vector_add.s").to_str().unwrap()],
+        "",
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("out_c: f32[128]"), "{stdout}");
+    assert!(stdout.contains("[112] 114.5 115.5"), "{stdout}");
+    assert!(
+        stdout.contains("2 workgroup(s), 4 wave(s) of 32"),
+        "{stdout}"
+    );
+
+    let out = prlxctl(
+        &["emu", "run", example("block_sum.s").to_str().unwrap()],
+        "",
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("out_sum: i32[2]") && stdout.contains("32640 98176"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wave(s) of 64"), "{stdout}");
+
+    let out = prlxctl(
+        &[
+            "emu",
+            "run",
+            "--trace",
+            example("ballot.s").to_str().unwrap(),
+        ],
+        "",
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("pc 0x0000 line 11: s_mov_b32 s6, s3"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ds_bpermute_b32 v5, v4, v2"), "{stdout}");
+}
+
+#[test]
+fn step_session_dumps_wave_state() {
+    if !have_llvm_mc() {
+        return;
+    }
+    // Step once, then three, follow wave 1, step once more, then continue.
+    let out = prlxctl(
+        &[
+            "emu",
+            "run",
+            "--step",
+            example("vector_add.s").to_str().unwrap(),
+        ],
+        "\ns 3\nw 1\ns\nc\n",
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("wave 0 (workgroup (0,0,0) wave 0) pc 0x0000 line 10: s_mov_b32 s6, s3"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("exec 0xffffffff  vcc 0x00000000  scc 0"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  s0   00000000"), "{stdout}");
+    assert!(
+        stdout.contains("  v0   [ 0] 0 1 2 3 4 5 6 7 8 9 a b c d e f"),
+        "{stdout}"
+    );
+    // After `s 3` the wave stands before the first s_waitcnt with two loads pending.
+    assert!(stdout.contains("line 14: s_waitcnt lgkmcnt(0)"), "{stdout}");
+    assert!(stdout.contains("pending loads 2"), "{stdout}");
+    assert!(stdout.contains("following wave 1"), "{stdout}");
+    assert!(
+        stdout.contains("wave 1 (workgroup (0,0,0) wave 1)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("out_c: f32[128]"), "{stdout}");
+    // `q` stops the kernel: exit 1 with the fault on stderr.
+    let out = prlxctl(
+        &[
+            "emu",
+            "run",
+            "--step",
+            example("vector_add.s").to_str().unwrap(),
+        ],
+        "q\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("stopped by the debugger"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn faults_and_bad_input() {
+    if !have_llvm_mc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let oob = dir.path().join("oob.s");
+    std::fs::write(
+        &oob,
+        "---\nout_x: u32[4]\nlocal = 32\n---\ns_mov_b32 s6, s3\ns_mov_b32 s7, s4\ns_load_b64 s[8:9], s[6:7], 0x0\n\
+         s_waitcnt lgkmcnt(0)\nv_lshlrev_b32 v1, 2, v0\nglobal_store_b32 v1, v0, s[8:9]\ns_endpgm\n",
+    )
+    .unwrap();
+    let out = prlxctl(&["emu", "run", oob.to_str().unwrap()], "");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("lane 4")
+            && stderr.contains("global_store_b32")
+            && stderr.contains("oob.s:10"),
+        "{stderr}"
+    );
+
+    let bad = dir.path().join("bad.s");
+    std::fs::write(
+        &bad,
+        "---\nx: f32[4] = arange(5)\nlocal = 4\n---\ns_endpgm\n",
+    )
+    .unwrap();
+    let out = prlxctl(&["emu", "run", bad.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("bad.s:2"),
+        "{}",
+        text(&out.stderr)
+    );
+}
