@@ -48,6 +48,17 @@ def emu():
     return triton_kernels
 
 
+def need_torch():
+    """PyTorch, or skip when setup was told to leave it out (PRLX_NO_TORCH=1)."""
+    try:
+        import torch
+    except ImportError:
+        if os.environ.get("PRLX_NO_TORCH") == "1":
+            pytest.skip("PRLX_NO_TORCH=1: PyTorch not installed")
+        require(False, "PyTorch is not installed (scripts/setup.sh)")
+    return torch
+
+
 def shim() -> str:
     from prlx.run import CaptureError, shim_path
 
@@ -206,7 +217,7 @@ def test_registered_host_memory_is_used_in_place(emu):
 
 
 def test_registered_cpu_tensors_are_triton_arguments(emu):
-    torch = pytest.importorskip("torch") if os.environ.get("PRLX_REQUIRE_TOOLCHAIN") != "1" else __import__("torch")
+    torch = need_torch()
     import prlx.cuda as pc
 
     x, y = torch.randn(3000), torch.randn(3000)
@@ -329,7 +340,7 @@ def test_python_m_prlx_run(emu, tmp_path):
 
 
 def test_training_step_of_two_runs(emu, tmp_path):
-    pytest.importorskip("torch") if os.environ.get("PRLX_REQUIRE_TOOLCHAIN") != "1" else None
+    need_torch()
     import prlx.training as training
 
     cmd = [sys.executable, str(APPS / "train.py")]
