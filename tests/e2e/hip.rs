@@ -221,3 +221,114 @@ fn every_symbol_the_corpus_imports_is_exported() {
         }
     }
 }
+
+/// HIP capture end to end: `tests/e2e/hip_app/kernels.hip` built by
+/// `prlxctl compile --offload-arch=gfx1100` (Wave32, or Wave64), loaded by an
+/// unmodified module-API program (`hip_app.cpp`) with `hipModuleLoadData`,
+/// run twice under `LD_PRELOAD=libprlx.so` on clean and glitching input,
+/// and `prlxctl diff --session` names the line whose branch diverged and
+/// the lane (thread 40: lane 8 of the 32-lane warp 1).
+fn capture_diffs_to_the_source_line(wave64: bool) {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    let built = prlx_e2e::Built::get();
+    let lib_dir = hip_runtime_dir();
+    assert_eq!(lib_dir, built.lib_dir, "one directory holds both libraries");
+    let app_dir = repo_root().join("tests/e2e/hip_app");
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let code_object = scratch.path().join("kernels.co");
+    let mut compile = built.prlxctl();
+    compile
+        .args(["compile", "--offload-arch=gfx1100", "-g"])
+        .arg(app_dir.join("kernels.hip"))
+        .arg("-o")
+        .arg(&code_object);
+    if wave64 {
+        compile.arg("-mwavefrontsize64");
+    }
+    prlx_e2e::run_ok(&mut compile);
+    let app_args: Vec<String> = [
+        "-D__HIP_PLATFORM_AMD__",
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-Wl,--push-state,--no-as-needed",
+        "-lamdhip64",
+        "-Wl,--pop-state",
+    ]
+    .map(String::from)
+    .to_vec();
+    let app = hip.build_cached(
+        "hip_app",
+        &[app_dir.join("hip_app.cpp")],
+        &app_args,
+        &cache_dir(),
+    );
+    let runs = scratch.path().join("runs");
+    for input in ["clean", "glitch"] {
+        let out = prlx_e2e::run_ok(
+            built
+                .captured_app(&app, &runs, input)
+                .arg(&code_object)
+                .arg(input),
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&format!("hip_app: {input} ok")),
+            "{input} run: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trace = runs.join(input).join("bin_energies_0.prlx");
+        assert!(trace.is_file(), "no trace at {}", trace.display());
+    }
+    let out = prlx_e2e::run_ok(
+        built
+            .prlxctl()
+            .args(["diff", "--session"])
+            .arg(runs.join("clean"))
+            .arg(runs.join("glitch")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("1 of 1 matched launches diverged"),
+        "session diff:\n{text}"
+    );
+    assert!(
+        text.contains("hip_app/kernels.hip:10:7"),
+        "the diverging line (the `e > limit` branch) is not named:\n{text}"
+    );
+    let sites = std::fs::read_dir(runs.join("clean"))
+        .expect("read the session")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sites-"))
+        })
+        .expect("a site table in the session");
+    let out = prlx_e2e::run_ok(
+        built
+            .prlxctl()
+            .arg("diff")
+            .arg(runs.join("clean/bin_energies_0.prlx"))
+            .arg(runs.join("glitch/bin_energies_0.prlx"))
+            .arg("--map")
+            .arg(&sites),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warp 1 (block (0,0,0) warp 1)")
+            && text.contains("lanes that went the other way: 8"),
+        "thread 40 (warp 1, lane 8) is not the diverging lane:\n{text}"
+    );
+}
+
+#[test]
+fn capture_of_a_pass_built_hip_kernel_diffs_to_its_line_wave32() {
+    capture_diffs_to_the_source_line(false);
+}
+
+#[test]
+fn capture_of_a_pass_built_hip_kernel_diffs_to_its_line_wave64() {
+    capture_diffs_to_the_source_line(true);
+}
