@@ -58,7 +58,7 @@ fn module_images(hip: &HipClang, wave64: bool) -> (PathBuf, PathBuf) {
     }
     let bundle = hip.build_cached(
         "module_kernels.hipfb",
-        &[source.clone()],
+        std::slice::from_ref(&source),
         &args,
         &cache_dir(),
     );
@@ -77,7 +77,7 @@ fn run_corpus(wave64: bool) -> Option<Vec<String>> {
     let mut failures = Vec::new();
     for source in programs() {
         let name = source.file_stem().unwrap().to_string_lossy().into_owned();
-        let program = hip.build_cached(&name, &[source.clone()], &args, &cache_dir());
+        let program = hip.build_cached(&name, std::slice::from_ref(&source), &args, &cache_dir());
         let mut command = Command::new(&program);
         command
             .env("LD_LIBRARY_PATH", lib_dir)
@@ -197,7 +197,7 @@ fn every_symbol_the_corpus_imports_is_exported() {
     let exported = String::from_utf8_lossy(&out.stdout).into_owned();
     for source in programs() {
         let name = source.file_stem().unwrap().to_string_lossy().into_owned();
-        let program = hip.build_cached(&name, &[source.clone()], &args, &cache_dir());
+        let program = hip.build_cached(&name, std::slice::from_ref(&source), &args, &cache_dir());
         let nm = Command::new("nm")
             .args(["-D", "--undefined-only"])
             .arg(&program)
