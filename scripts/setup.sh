@@ -93,17 +93,25 @@ if [ ${#amd_missing[@]} -gt 0 ]; then
 fi
 # ROCm 5.2's device libraries stop at gfx1030; gfx1100 (RDNA3) needs only
 # oclc_isa_version_1100.bc, which is the 1030 file with __oclc_ISA_version = 11000.
-# Pass this directory as clang's --rocm-device-lib-path.
+# Pass this directory as clang's --rocm-device-lib-path. The file is written
+# by the oldest LLVM present (Debian's hipcc drives clang-15, which cannot
+# read LLVM 19 bitcode; clang-19 reads LLVM 15's).
 amd_bitcode=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
 amd_libdir="$tools/amdgcn-gfx1100/bitcode"
-if [ ! -e "$amd_libdir/oclc_isa_version_1100.bc" ]; then
-    log "making the gfx1100 device-library directory ${amd_libdir#"$root"/}"
+amd_llvm=19
+if command -v llvm-as-15 >/dev/null && command -v llvm-dis-15 >/dev/null; then
+    amd_llvm=15
+fi
+if [ ! -e "$amd_libdir/oclc_isa_version_1100.bc" ] ||
+    [ "$(cat "$amd_libdir/.made-by-llvm" 2>/dev/null)" != "$amd_llvm" ]; then
+    log "making the gfx1100 device-library directory ${amd_libdir#"$root"/} (LLVM $amd_llvm)"
     rm -rf "$amd_libdir.partial"
     mkdir -p "$amd_libdir.partial"
     cp -a "$amd_bitcode"/. "$amd_libdir.partial"/
-    llvm-dis-19 "$amd_bitcode/oclc_isa_version_1030.bc" -o - |
+    "llvm-dis-$amd_llvm" "$amd_bitcode/oclc_isa_version_1030.bc" -o - |
         sed 's/i32 10300/i32 11000/' |
-        llvm-as-19 -o "$amd_libdir.partial/oclc_isa_version_1100.bc"
+        "llvm-as-$amd_llvm" -o "$amd_libdir.partial/oclc_isa_version_1100.bc"
+    echo "$amd_llvm" >"$amd_libdir.partial/.made-by-llvm"
     rm -rf "$amd_libdir"
     mv "$amd_libdir.partial" "$amd_libdir"
 fi
