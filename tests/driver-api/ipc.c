@@ -4,7 +4,9 @@
  * The child opens both, checks the parent's data, adds 1 to every word with
  * a kernel, and closes the handle; the parent then sees the child's writes.
  * The same for an allocation of an exportable memory pool
- * (cuMemPoolExportToShareableHandle / cuMemPoolExportPointer).
+ * (cuMemPoolExportToShareableHandle / cuMemPoolExportPointer) and for a
+ * virtual-memory allocation exported as a file descriptor, which the child
+ * imports and maps at an address of its own (memMapIPCDrv's flow).
  * Also: the error codes of opening one's own handle, exporting an interior
  * pointer, exporting an event that records timing and exporting a pointer
  * of a pool without shareable handles.
@@ -47,7 +49,36 @@ struct message {
    * allocations. */
   int pool_fd;
   CUmemPoolPtrExportData pooled;
+  /* A virtual-memory allocation's descriptor (memMapIPCDrv's flow) and its
+   * size. */
+  int vmm_fd;
+  size_t vmm_size;
 };
+
+static CUmemAllocationProp vmm_prop(void) {
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  return prop;
+}
+
+/* Reserves an address range for `handle`, maps it there and makes it
+ * read-write for device 0. */
+static CUdeviceptr map_vmm(CUmemGenericAllocationHandle handle, size_t size) {
+  CUdeviceptr va;
+  CUmemAccessDesc access;
+  memset(&access, 0, sizeof access);
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = 0;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CHECK(cuMemAddressReserve(&va, size, 0, 0, 0));
+  CHECK(cuMemMap(va, size, 0, handle, 0));
+  CHECK(cuMemSetAccess(va, size, &access, 1));
+  return va;
+}
 
 static const char ptx[] =
     ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -139,6 +170,17 @@ static int child(void) {
   check_words(pooled, 5, 0, "child (pool)");
   add_one(pooled, WORDS);
   CHECK(cuMemFree(pooled));
+
+  /* The parent's physical allocation, imported and mapped here. */
+  CUmemGenericAllocationHandle imported;
+  CHECK(cuMemImportFromShareableHandle(&imported, (void *)(uintptr_t)m.vmm_fd,
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  CUdeviceptr va = map_vmm(imported, m.vmm_size);
+  check_words(va, 11, 0, "child (virtual memory)");
+  add_one(va, WORDS);
+  CHECK(cuMemUnmap(va, m.vmm_size));
+  CHECK(cuMemAddressFree(va, m.vmm_size));
+  CHECK(cuMemRelease(imported));
   CHECK(cuEventDestroy(event));
   printf("ipc child: done\n");
   return 0;
@@ -200,6 +242,22 @@ int main(int argc, char **argv) {
               CUDA_ERROR_INVALID_VALUE);
   CHECK(cuMemFreeAsync(plain, NULL));
 
+  /* Virtual memory: a physical allocation exported as a descriptor. */
+  CUmemAllocationProp prop = vmm_prop();
+  size_t granularity;
+  CHECK(cuMemGetAllocationGranularity(&granularity, &prop,
+                                      CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  m.vmm_size = granularity;
+  CUmemGenericAllocationHandle physical;
+  CHECK(cuMemCreate(&physical, m.vmm_size, &prop, 0));
+  CUdeviceptr va = map_vmm(physical, m.vmm_size);
+  for (unsigned i = 0; i < WORDS; i++)
+    host[i] = i * 11;
+  CHECK(cuMemcpyHtoD(va, host, sizeof host));
+  CHECK(cuMemExportToShareableHandle(&m.vmm_fd, physical,
+                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                     0));
+
   int fds[2];
   if (pipe(fds) != 0) {
     perror("pipe");
@@ -217,6 +275,7 @@ int main(int argc, char **argv) {
     close(fds[1]);
     /* The pool's descriptor survives exec, as if sent over a socket. */
     fcntl(m.pool_fd, F_SETFD, 0);
+    fcntl(m.vmm_fd, F_SETFD, 0);
     execl("/proc/self/exe", argv[0], "child", (char *)NULL);
     perror("exec");
     _exit(127);
@@ -238,6 +297,11 @@ int main(int argc, char **argv) {
   check_words(pooled, 5, 1, "parent after child (pool)");
   CHECK(cuMemFreeAsync(pooled, NULL));
   CHECK(cuMemPoolDestroy(pool));
+  check_words(va, 11, 1, "parent after child (virtual memory)");
+  CHECK(cuMemUnmap(va, m.vmm_size));
+  CHECK(cuMemAddressFree(va, m.vmm_size));
+  CHECK(cuMemRelease(physical));
+  close(m.vmm_fd);
   add_one(d, WORDS);
   check_words(d, 7, 2, "parent after its own kernel");
   CHECK(cuMemFree(d));
