@@ -332,3 +332,45 @@ fn capture_of_a_pass_built_hip_kernel_diffs_to_its_line_wave32() {
 fn capture_of_a_pass_built_hip_kernel_diffs_to_its_line_wave64() {
     capture_diffs_to_the_source_line(true);
 }
+
+/// Programs built by Debian's `hipcc` (HIP 5.2's driver, over clang-15 and
+/// code object v4) for gfx1100 run on the emulator unmodified and pass.
+#[test]
+fn hipcc_built_programs_pass_on_the_emulator() {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    let Some(hipcc) = prlx_e2e::find_tool("hipcc") else {
+        prlx_e2e::missing("hipcc (Debian's HIP 5.2)");
+        return;
+    };
+    let args = vec![
+        "--offload-arch=gfx1100".to_owned(),
+        format!("--rocm-device-lib-path={}", hip.device_libs.display()),
+        "-O2".to_owned(),
+    ];
+    let mut failures = Vec::new();
+    for name in ["vector_add", "reduction_shared", "scan", "struct_args"] {
+        let source = repo_root().join("tests/hip").join(format!("{name}.hip"));
+        let program = prlx_e2e::compile_cached(
+            &hipcc,
+            &format!("{name}.hipcc"),
+            &[source],
+            &args,
+            &cache_dir(),
+        );
+        let output = Command::new(&program)
+            .env("LD_LIBRARY_PATH", hip_runtime_dir())
+            .env_remove("LD_PRELOAD")
+            .output()
+            .expect("run a hipcc-built program");
+        if !output.status.success() {
+            failures.push(format!(
+                "{name} (hipcc): {}\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
