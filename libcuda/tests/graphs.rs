@@ -591,7 +591,7 @@ fn generic_node_parameters_and_child_graphs() {
         ok(cuGraphLaunch(exec, null_mut()));
         assert!(read(d).iter().all(|&v| v == 19 + 100 + 3));
         // An unsupported node kind is refused, not misread.
-        np.type_ = 10; // memory allocation
+        np.type_ = 12; // batch memory operations
         assert_eq!(
             cuGraphAddNode(&mut k, g, null(), 0, &mut np),
             CUDA_ERROR_NOT_SUPPORTED

@@ -75,6 +75,10 @@ pub(crate) fn alloc(d: &mut Driver, ctx: usize, bytes: usize) -> Result<u64, CUr
 }
 
 pub(crate) fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
+    // Graph memory keeps its reservation; it only stops being allocated.
+    if let Some(r) = capture::free_graph_memory(dptr) {
+        return r;
+    }
     if d.allocations.remove(&dptr).is_none() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }

@@ -390,6 +390,10 @@ exports! {
         with_context(|d, ctx| {
             non_null(dptr)?;
             d.check_stream(stream)?;
+            // In capture: a graph allocation node.
+            if let Some(r) = super::graph::capture::mem_alloc(d, ctx, stream, bytesize) {
+                return unsafe { write_out(dptr, r?) };
+            }
             let pool = d.pools.current_pool(d.device_of(ctx));
             let p = alloc_from(d, ctx, pool, bytesize)?;
             unsafe { write_out(dptr, p) }
@@ -400,6 +404,9 @@ exports! {
     fn cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            if let Some(r) = super::graph::capture::mem_free(d, stream, dptr) {
+                return r;
+            }
             free(d, dptr)
         })
     }
@@ -408,6 +415,9 @@ exports! {
         with_context(|d, ctx| {
             non_null(dptr)?;
             d.check_stream(stream)?;
+            if let Some(r) = super::graph::capture::mem_alloc(d, ctx, stream, bytesize) {
+                return unsafe { write_out(dptr, r?) };
+            }
             let p = alloc_from(d, ctx, pool as usize, bytesize)?;
             unsafe { write_out(dptr, p) }
         })

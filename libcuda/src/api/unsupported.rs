@@ -117,15 +117,12 @@ unsupported! {
     "cuDeviceGetDevResource": 12040 => cuDeviceGetDevResource;
     "cuDeviceGetExecAffinitySupport": 11040 => cuDeviceGetExecAffinitySupport;
     "cuDeviceGetFabricClusterUuid": 13040 => cuDeviceGetFabricClusterUuid;
-    "cuDeviceGetGraphMemAttribute": 11040 => cuDeviceGetGraphMemAttribute;
     "cuDeviceGetHostAtomicCapabilities": 13000 => cuDeviceGetHostAtomicCapabilities;
     "cuDeviceGetLuid": 10000 => cuDeviceGetLuid;
     "cuDeviceGetNvSciSyncAttributes": 10020 => cuDeviceGetNvSciSyncAttributes;
     "cuDeviceGetP2PAtomicCapabilities": 13000 => cuDeviceGetP2PAtomicCapabilities;
     "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
-    "cuDeviceGraphMemTrim": 11040 => cuDeviceGraphMemTrim;
     "cuDeviceRegisterAsyncNotification": 12040 => cuDeviceRegisterAsyncNotification;
-    "cuDeviceSetGraphMemAttribute": 11040 => cuDeviceSetGraphMemAttribute;
     "cuDeviceUnregisterAsyncNotification": 12040 => cuDeviceUnregisterAsyncNotification;
     "cuExternalMemoryGetMappedBuffer": 10000 => cuExternalMemoryGetMappedBuffer;
     "cuExternalMemoryGetMappedMipmappedArray": 10000 => cuExternalMemoryGetMappedMipmappedArray;
@@ -142,8 +139,6 @@ unsupported! {
     "cuGraphAddBatchMemOpNode": 11070 => cuGraphAddBatchMemOpNode;
     "cuGraphAddExternalSemaphoresSignalNode": 11020 => cuGraphAddExternalSemaphoresSignalNode;
     "cuGraphAddExternalSemaphoresWaitNode": 11020 => cuGraphAddExternalSemaphoresWaitNode;
-    "cuGraphAddMemAllocNode": 11040 => cuGraphAddMemAllocNode;
-    "cuGraphAddMemFreeNode": 11040 => cuGraphAddMemFreeNode;
     "cuGraphBatchMemOpNodeGetParams": 11070 => cuGraphBatchMemOpNodeGetParams;
     "cuGraphBatchMemOpNodeSetParams": 11070 => cuGraphBatchMemOpNodeSetParams;
     "cuGraphConditionalHandleCreate": 12030 => cuGraphConditionalHandleCreate;
@@ -160,8 +155,6 @@ unsupported! {
         11020 => cuGraphExternalSemaphoresWaitNodeGetParams;
     "cuGraphExternalSemaphoresWaitNodeSetParams":
         11020 => cuGraphExternalSemaphoresWaitNodeSetParams;
-    "cuGraphMemAllocNodeGetParams": 11040 => cuGraphMemAllocNodeGetParams;
-    "cuGraphMemFreeNodeGetParams": 11040 => cuGraphMemFreeNodeGetParams;
     "cuGraphNodeGetLocalId": 13010 => cuGraphNodeGetLocalId;
     "cuGraphNodeGetToolsId": 13010 => cuGraphNodeGetToolsId;
     "cuGraphReleaseUserObject": 11030 => cuGraphReleaseUserObject;

@@ -19,6 +19,8 @@ pub const NODE_GRAPH: u32 = 4;
 pub const NODE_EMPTY: u32 = 5;
 pub const NODE_WAIT_EVENT: u32 = 6;
 pub const NODE_EVENT_RECORD: u32 = 7;
+pub const NODE_MEM_ALLOC: u32 = 10;
+pub const NODE_MEM_FREE: u32 = 11;
 
 // CUstreamCaptureStatus
 pub const CAPTURE_STATUS_NONE: u32 = 0;
@@ -154,6 +156,30 @@ pub struct EventNodeParams {
     pub ctx: CUcontext,
 }
 
+/// `CUmemPoolProps` (the pool an allocation node's memory comes from).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemPoolProps {
+    pub alloc_type: u32,
+    pub handle_types: u32,
+    pub location_type: u32,
+    pub location_id: i32,
+    pub win32_security_attributes: *mut c_void,
+    pub max_size: usize,
+    pub usage: u16,
+    pub reserved: [u8; 54],
+}
+
+/// `CUDA_MEM_ALLOC_NODE_PARAMS` (v1 and v2 share this layout).
+#[repr(C)]
+pub struct MemAllocNodeParams {
+    pub pool_props: MemPoolProps,
+    pub access_descs: *const c_void,
+    pub access_desc_count: usize,
+    pub bytesize: usize,
+    pub dptr: CUdeviceptr,
+}
+
 /// `CUgraphNodeParams` (`cuGraphAddNode`): a type, then a 232-byte union.
 #[repr(C)]
 pub struct GraphNodeParams {
@@ -205,6 +231,8 @@ mod tests {
         assert_eq!(size_of::<GraphNodeParams>(), 256);
         assert_eq!(offset_of!(GraphNodeParams, params), 16);
         assert_eq!(size_of::<EdgeData>(), 8);
+        assert_eq!(size_of::<MemPoolProps>(), 88);
+        assert_eq!(size_of::<MemAllocNodeParams>(), 120);
         assert_eq!(size_of::<GraphInstantiateParams>(), 32);
         assert_eq!(size_of::<ExecUpdateResultInfo>(), 24);
     }

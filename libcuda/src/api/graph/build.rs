@@ -254,8 +254,18 @@ pub(crate) unsafe fn op_from_node_params(p: *mut GraphNodeParams) -> Result<Op, 
                 Op::EventRecord(ev)
             })
         }
-        // Memory allocation/free, semaphores, batch memory operations,
-        // conditionals: not modelled.
+        NODE_MEM_ALLOC => {
+            // SAFETY: the union holds CUDA_MEM_ALLOC_NODE_PARAMS_v2.
+            let op = unsafe { alloc_from_params(body as *const MemAllocNodeParams) }?;
+            if let Op::MemAlloc { dptr, .. } = op {
+                // SAFETY: as above; `dptr` is an out field.
+                unsafe { (*(body as *mut MemAllocNodeParams)).dptr = dptr };
+            }
+            Ok(op)
+        }
+        // SAFETY: the union holds CUDA_MEM_FREE_NODE_PARAMS.
+        NODE_MEM_FREE => free_op(unsafe { (body as *const u64).read_unaligned() }),
+        // Semaphores, batch memory operations, conditionals: not modelled.
         _ => Err(CUDA_ERROR_NOT_SUPPORTED),
     }
 }
@@ -340,6 +350,8 @@ fn dot_label(s: &State, n: usize) -> String {
         Op::Empty => "EMPTY".into(),
         Op::EventRecord(e) => format!("EVENT_RECORD\\n{e:#x}"),
         Op::EventWait(e) => format!("EVENT_WAIT\\n{e:#x}"),
+        Op::MemAlloc { dptr, bytes } => format!("MEM_ALLOC\\n{dptr:#x} {bytes} bytes"),
+        Op::MemFree(p) => format!("MEM_FREE\\n{p:#x}"),
     }
 }
 
@@ -507,6 +519,71 @@ exports! {
     fn cuGraphAddEventWaitNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
         let e = with_driver(|d| check_event(d, event))?;
         unsafe { add(ph, graph, deps, n, Op::EventWait(e)) }
+    }
+
+    fn cuGraphAddMemAllocNode(
+        ph: *mut CUgraphNode,
+        graph: CUgraph,
+        deps: *const CUgraphNode,
+        n: usize,
+        params: *mut MemAllocNodeParams,
+    ) {
+        non_null(ph)?;
+        with_state(|s| s.graph(raw(graph)).map(|_| ()))?;
+        let op = unsafe { alloc_from_params(params) }?;
+        let Op::MemAlloc { dptr, .. } = op else { unreachable!("alloc_from_params makes allocations") };
+        unsafe { add(ph, graph, deps, n, op) }?;
+        unsafe { (*params).dptr = dptr };
+        Ok(())
+    }
+
+    fn cuGraphAddMemFreeNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dptr: CUdeviceptr) {
+        let op = free_op(dptr)?;
+        unsafe { add(ph, graph, deps, n, op) }
+    }
+
+    fn cuGraphMemAllocNodeGetParams(node: CUgraphNode, out: *mut MemAllocNodeParams) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::MemAlloc { dptr, bytes } => {
+                unsafe { write_alloc_params(out, dptr, bytes) };
+                Ok(())
+            }
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    fn cuGraphMemFreeNodeGetParams(node: CUgraphNode, out: *mut CUdeviceptr) {
+        non_null(out)?;
+        match node_op(node)? {
+            Op::MemFree(p) => unsafe { write_out(out, p) },
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    /// Graph memory is not pooled apart from ordinary allocations: nothing
+    /// to trim.
+    fn cuDeviceGraphMemTrim(device: CUdevice) {
+        crate::driver::with_driver(|_| crate::api::device::check_device(device))
+    }
+
+    /// Used (allocated by a graph launch and not freed) and reserved (all
+    /// graph allocations) bytes, and their high-water marks.
+    fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: c_uint, value: *mut u64) {
+        crate::driver::with_driver(|_| crate::api::device::check_device(device))?;
+        non_null(value)?;
+        let v = with_state(|s| s.graph_memory_attribute(attr))?;
+        unsafe { write_out(value, v) }
+    }
+
+    /// Only the high-water marks may be set, and only to zero (a reset).
+    fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: c_uint, value: *const u64) {
+        crate::driver::with_driver(|_| crate::api::device::check_device(device))?;
+        non_null(value)?;
+        if unsafe { value.read_unaligned() } != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        with_state(|s| s.reset_graph_memory_high(attr))
     }
 
     fn cuGraphAddNode(
@@ -885,6 +962,77 @@ crate::entry::aliases! {
     cuGraphNodeSetParams_v2 = cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams);
 }
 
+/// `CU_MEM_ALLOCATION_TYPE_PINNED` and `CU_MEM_LOCATION_TYPE_DEVICE`.
+const ALLOCATION_TYPE_PINNED: u32 = 1;
+const LOCATION_TYPE_DEVICE: u32 = 1;
+
+/// An allocation node's memory: reserved now, at the address the node
+/// reports, owned by the current context; allocated when the node runs.
+pub(crate) fn alloc_op(d: &mut Driver, ctx: usize, bytes: usize) -> Result<Op, CUresult> {
+    let dptr = crate::api::memory::alloc(d, ctx, bytes)?;
+    with_state(|s| {
+        s.graph_memory
+            .insert(dptr, super::model::GraphMemory { bytes, live: false });
+        s.note_graph_memory();
+    });
+    Ok(Op::MemAlloc { dptr, bytes })
+}
+
+/// The op of a `CUDA_MEM_ALLOC_NODE_PARAMS`: pinned device memory of a
+/// device that exists, more than zero bytes.
+///
+/// # Safety
+/// `p` must be NULL or valid.
+unsafe fn alloc_from_params(p: *const MemAllocNodeParams) -> Result<Op, CUresult> {
+    non_null(p)?;
+    // SAFETY: non-null, the caller's struct.
+    let params = unsafe { &*p };
+    let props = &params.pool_props;
+    if params.bytesize == 0
+        || props.alloc_type != ALLOCATION_TYPE_PINNED
+        || props.location_type != LOCATION_TYPE_DEVICE
+    {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    crate::driver::with_context(|d, ctx| {
+        if d.device_of(ctx) != props.location_id {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        alloc_op(d, ctx, params.bytesize)
+    })
+}
+
+/// A free node frees a graph allocation.
+fn free_op(dptr: u64) -> Result<Op, CUresult> {
+    with_state(|s| {
+        if s.graph_memory.contains_key(&dptr) {
+            Ok(Op::MemFree(dptr))
+        } else {
+            Err(CUDA_ERROR_INVALID_VALUE)
+        }
+    })
+}
+
+/// Writes an allocation node's parameters.
+///
+/// # Safety
+/// `out` must be valid.
+unsafe fn write_alloc_params(out: *mut MemAllocNodeParams, dptr: u64, bytes: usize) {
+    // SAFETY: the caller's struct; plain data.
+    unsafe {
+        let mut props: MemPoolProps = std::mem::zeroed();
+        props.alloc_type = ALLOCATION_TYPE_PINNED;
+        props.location_type = LOCATION_TYPE_DEVICE;
+        out.write_unaligned(MemAllocNodeParams {
+            pool_props: props,
+            access_descs: std::ptr::null(),
+            access_desc_count: 0,
+            bytesize: bytes,
+            dptr,
+        });
+    }
+}
+
 /// `cuGraphKernelNodeSetParams`: the node must be a kernel node; its
 /// attributes stay.
 fn set_kernel(node: CUgraphNode, op: KernelOp) -> Result<(), CUresult> {
@@ -989,6 +1137,10 @@ unsafe fn write_node_params(out: *mut GraphNodeParams, op: &Op, kernel_ptrs: &[u
                 })
             }
             Op::Empty => {}
+            Op::MemAlloc { dptr, bytes } => {
+                write_alloc_params(body as *mut MemAllocNodeParams, *dptr, *bytes)
+            }
+            Op::MemFree(p) => (body as *mut u64).write_unaligned(*p),
             Op::EventRecord(e) | Op::EventWait(e) => (body as *mut EventNodeParams)
                 .write_unaligned(EventNodeParams {
                     event: *e as CUevent,
@@ -1033,6 +1185,13 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuGraphAddNode": 12020 => cuGraphAddNode, 12030 => cuGraphAddNode_v2, 13040 => cuGraphAddNode_v3;
         "cuGraphNodeSetParams": 12020 => cuGraphNodeSetParams, 13040 => cuGraphNodeSetParams_v2;
         "cuGraphNodeGetType": 10000 => cuGraphNodeGetType;
+        "cuGraphAddMemAllocNode": 11040 => cuGraphAddMemAllocNode;
+        "cuGraphAddMemFreeNode": 11040 => cuGraphAddMemFreeNode;
+        "cuGraphMemAllocNodeGetParams": 11040 => cuGraphMemAllocNodeGetParams;
+        "cuGraphMemFreeNodeGetParams": 11040 => cuGraphMemFreeNodeGetParams;
+        "cuDeviceGraphMemTrim": 11040 => cuDeviceGraphMemTrim;
+        "cuDeviceGetGraphMemAttribute": 11040 => cuDeviceGetGraphMemAttribute;
+        "cuDeviceSetGraphMemAttribute": 11040 => cuDeviceSetGraphMemAttribute;
         "cuGraphNodeGetParams": 13020 => cuGraphNodeGetParams;
         "cuGraphKernelNodeGetAttribute": 11000 => cuGraphKernelNodeGetAttribute;
         "cuGraphKernelNodeSetAttribute": 11000 => cuGraphKernelNodeSetAttribute;

@@ -317,6 +317,71 @@ pub fn memset(
     })
 }
 
+/// `cuMemAllocAsync`/`cuMemAllocFromPoolAsync` on a capturing stream: an
+/// allocation node, whose address (reserved now) the call returns.
+pub fn mem_alloc(
+    d: &mut Driver,
+    ctx: usize,
+    stream: CUstream,
+    bytes: usize,
+) -> Option<Result<u64, CUresult>> {
+    let capturing = with_state(|s| {
+        let Some(key) = stream_key(stream) else {
+            return legacy_use(d, s).err().map(Err);
+        };
+        let capture = s.streams.get(&key)?.capture;
+        if s.captures.get(&capture).is_none_or(|c| c.invalidated) {
+            return Some(Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+        }
+        Some(Ok(()))
+    })?;
+    if let Err(e) = capturing {
+        return Some(Err(e));
+    }
+    if bytes == 0 {
+        return Some(Err(CUDA_ERROR_INVALID_VALUE));
+    }
+    // Reserve first (the driver lock is held, the state's is not).
+    let op = match super::build::alloc_op(d, ctx, bytes) {
+        Ok(op) => op,
+        Err(e) => return Some(Err(e)),
+    };
+    let Op::MemAlloc { dptr, .. } = op else {
+        return Some(Err(CUDA_ERROR_UNKNOWN));
+    };
+    Some(
+        intercept(d, stream, |_| Ok(op))
+            .unwrap_or(Err(CUDA_ERROR_ILLEGAL_STATE))
+            .map(|()| dptr),
+    )
+}
+
+/// `cuMemFreeAsync` on a capturing stream: a free node, of a graph
+/// allocation only.
+pub fn mem_free(d: &Driver, stream: CUstream, dptr: u64) -> Option<Result<(), CUresult>> {
+    intercept(d, stream, |s| {
+        if s.graph_memory.contains_key(&dptr) {
+            Ok(Op::MemFree(dptr))
+        } else {
+            Err(CUDA_ERROR_INVALID_VALUE)
+        }
+    })
+}
+
+/// `cuMemFree`/`cuMemFreeAsync` of a graph allocation outside capture:
+/// it stops being allocated (its reservation stays, for the graph's next
+/// launch). `None`: not graph memory.
+pub fn free_graph_memory(dptr: u64) -> Option<Result<(), CUresult>> {
+    with_state(|s| {
+        let m = s.graph_memory.get_mut(&dptr)?;
+        if !m.live {
+            return Some(Err(CUDA_ERROR_INVALID_VALUE));
+        }
+        m.live = false;
+        Some(Ok(()))
+    })
+}
+
 /// [`intercept`] for `cuLaunchHostFunc`.
 pub fn host_fn(
     d: &Driver,

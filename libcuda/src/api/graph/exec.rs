@@ -129,6 +129,17 @@ fn run(graph: &ExecGraph, stream: CUstream) -> Result<(), CUresult> {
             ExecOp::Child(child) => run(child, stream)?,
             // All earlier work is complete: a wait has nothing to wait for.
             ExecOp::Empty | ExecOp::EventWait(_) => {}
+            ExecOp::MemAlloc { dptr, .. } => with_state(|s| {
+                if let Some(m) = s.graph_memory.get_mut(dptr) {
+                    m.live = true;
+                }
+                s.note_graph_memory();
+            }),
+            ExecOp::MemFree(dptr) => with_state(|s| {
+                if let Some(m) = s.graph_memory.get_mut(dptr) {
+                    m.live = false;
+                }
+            }),
             ExecOp::EventRecord(e) => {
                 // SAFETY: plain handles.
                 unsafe { cuEventRecord(*e as CUevent, stream) }.into_result()?
@@ -214,6 +225,12 @@ fn check_update(old: &ExecGraph, new: &ExecGraph) -> Result<(), UpdateFailure> {
                 return Err(fail(UPDATE_ERROR_PARAMETERS_CHANGED, this));
             }
             (ExecOp::Child(a), ExecOp::Child(b)) => check_update(a, b)?,
+            (ExecOp::MemAlloc { dptr: a, .. }, ExecOp::MemAlloc { dptr: b, .. })
+            | (ExecOp::MemFree(a), ExecOp::MemFree(b))
+                if a != b =>
+            {
+                return Err(fail(UPDATE_ERROR_PARAMETERS_CHANGED, this));
+            }
             _ => {}
         }
     }
@@ -268,6 +285,8 @@ fn set_exec_op(exec: CUgraphExec, node: CUgraphNode, op: Op) -> Result<(), CUres
         Op::Empty => ExecOp::Empty,
         Op::EventRecord(e) => ExecOp::EventRecord(e),
         Op::EventWait(e) => ExecOp::EventWait(e),
+        // Memory nodes cannot change in an executable graph.
+        Op::MemAlloc { .. } | Op::MemFree(_) => return Err(CUDA_ERROR_INVALID_VALUE),
         Op::Child(c) => {
             // Only the parameters inside may change, not the child's shape.
             let child = with_state(|s| s.instantiate(c).map_err(|(code, _)| code))?;
@@ -410,9 +429,36 @@ exports! {
             d.current_context()?;
             d.check_stream(stream)
         })?;
-        let root = with_state(|s| s.execs.get(exec).map(|e| Arc::clone(&e.root)).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        let (root, flags) = with_state(|s| {
+            s.execs.get(exec).map(|e| (Arc::clone(&e.root), e.flags)).ok_or(CUDA_ERROR_INVALID_HANDLE)
+        })?;
         if let Some(r) = capture::intercept_graph(stream, &root) {
             return r;
+        }
+        // Its allocations from the last launch must have been freed, unless
+        // the graph frees them itself on launch.
+        let mut allocations = Vec::new();
+        root.allocations(&mut allocations);
+        if !allocations.is_empty() {
+            with_state(|s| {
+                let live: Vec<u64> = allocations
+                    .iter()
+                    .copied()
+                    .filter(|p| s.graph_memory.get(p).is_some_and(|m| m.live))
+                    .collect();
+                if live.is_empty() {
+                    return Ok(());
+                }
+                if flags & INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH == 0 {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                for p in live {
+                    if let Some(m) = s.graph_memory.get_mut(&p) {
+                        m.live = false;
+                    }
+                }
+                Ok(())
+            })?;
         }
         run(&root, stream)
     }
@@ -460,6 +506,9 @@ exports! {
     fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut GraphNodeParams) {
         non_null(params)?;
         let p = unsafe { &*params };
+        if matches!(p.type_, NODE_MEM_ALLOC | NODE_MEM_FREE) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
         if p.type_ == NODE_GRAPH {
             // The child's parameters are taken, not a copy of the graph made.
             let child = unsafe { (*(p.params.as_ptr() as *const ChildGraphNodeParams)).graph };

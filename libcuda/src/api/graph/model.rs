@@ -145,6 +145,12 @@ pub enum Op {
     Empty,
     EventRecord(usize),
     EventWait(usize),
+    /// Graph memory (see [`GraphMemory`]) allocated when the node runs.
+    MemAlloc {
+        dptr: u64,
+        bytes: usize,
+    },
+    MemFree(u64),
 }
 
 impl Op {
@@ -159,6 +165,8 @@ impl Op {
             Op::Empty => NODE_EMPTY,
             Op::EventWait(_) => NODE_WAIT_EVENT,
             Op::EventRecord(_) => NODE_EVENT_RECORD,
+            Op::MemAlloc { .. } => NODE_MEM_ALLOC,
+            Op::MemFree(_) => NODE_MEM_FREE,
         }
     }
 }
@@ -210,6 +218,8 @@ pub enum ExecOp {
     Empty,
     EventRecord(usize),
     EventWait(usize),
+    MemAlloc { dptr: u64, bytes: usize },
+    MemFree(u64),
 }
 
 impl ExecOp {
@@ -223,6 +233,8 @@ impl ExecOp {
             ExecOp::Empty => NODE_EMPTY,
             ExecOp::EventWait(_) => NODE_WAIT_EVENT,
             ExecOp::EventRecord(_) => NODE_EVENT_RECORD,
+            ExecOp::MemAlloc { .. } => NODE_MEM_ALLOC,
+            ExecOp::MemFree(_) => NODE_MEM_FREE,
         }
     }
 }
@@ -237,6 +249,18 @@ pub struct ExecGraph {
 }
 
 impl ExecGraph {
+    /// The graph allocations this executable graph's allocation nodes make
+    /// (child graphs included).
+    pub fn allocations(&self, out: &mut Vec<u64>) {
+        for n in &self.nodes {
+            match &n.op {
+                ExecOp::MemAlloc { dptr, .. } => out.push(*dptr),
+                ExecOp::Child(c) => c.allocations(out),
+                _ => {}
+            }
+        }
+    }
+
     /// The node standing for graph node `origin`, searched through child graphs.
     pub fn find_mut(&mut self, origin: usize) -> Option<&mut ExecNode> {
         for n in &mut self.nodes {
@@ -297,7 +321,21 @@ pub struct CapturedEvent {
     pub nodes: Vec<usize>,
 }
 
+/// One graph allocation: device memory reserved when its allocation node
+/// was made, at an address fixed for the graph's life, and "allocated"
+/// (`live`) from the moment an allocation node runs until a free node runs
+/// or the application frees it (`cuMemFreeAsync`, `cuMemFree`).
+#[derive(Debug, Clone, Copy)]
+pub struct GraphMemory {
+    pub bytes: usize,
+    pub live: bool,
+}
+
 pub struct State {
+    /// Graph allocations by address.
+    pub graph_memory: HashMap<u64, GraphMemory>,
+    /// High-water marks of used and reserved graph memory.
+    pub graph_memory_high: (u64, u64),
     pub graphs: HandleTable<Graph>,
     pub nodes: HandleTable<Node>,
     pub execs: HandleTable<Exec>,
@@ -325,6 +363,8 @@ fn h(raw: usize) -> *mut std::ffi::c_void {
 impl State {
     fn new() -> State {
         State {
+            graph_memory: HashMap::new(),
+            graph_memory_high: (0, 0),
             graphs: HandleTable::new(Kind::Graph),
             nodes: HandleTable::new(Kind::GraphNode),
             execs: HandleTable::new(Kind::GraphExec),
@@ -340,6 +380,46 @@ impl State {
         let id = self.next_id;
         self.next_id += 1;
         id
+    }
+
+    /// Updates the graph-memory high-water marks.
+    pub fn note_graph_memory(&mut self) {
+        let (used, reserved) = self.graph_memory_now();
+        self.graph_memory_high.0 = self.graph_memory_high.0.max(used);
+        self.graph_memory_high.1 = self.graph_memory_high.1.max(reserved);
+    }
+
+    fn graph_memory_now(&self) -> (u64, u64) {
+        let used = self
+            .graph_memory
+            .values()
+            .filter(|m| m.live)
+            .map(|m| m.bytes as u64)
+            .sum();
+        let reserved = self.graph_memory.values().map(|m| m.bytes as u64).sum();
+        (used, reserved)
+    }
+
+    /// `CUgraphMem_attribute`: used current/high, reserved current/high.
+    pub fn graph_memory_attribute(&self, attr: u32) -> Result<u64, CUresult> {
+        let (used, reserved) = self.graph_memory_now();
+        match attr {
+            0 => Ok(used),
+            1 => Ok(self.graph_memory_high.0),
+            2 => Ok(reserved),
+            3 => Ok(self.graph_memory_high.1),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    pub fn reset_graph_memory_high(&mut self, attr: u32) -> Result<(), CUresult> {
+        let (used, reserved) = self.graph_memory_now();
+        match attr {
+            1 => self.graph_memory_high.0 = used,
+            3 => self.graph_memory_high.1 = reserved,
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+        Ok(())
     }
 
     pub fn next_capture_id(&mut self) -> u64 {
@@ -531,6 +611,11 @@ impl State {
                 Op::Empty => ExecOp::Empty,
                 Op::EventRecord(e) => ExecOp::EventRecord(*e),
                 Op::EventWait(e) => ExecOp::EventWait(*e),
+                Op::MemAlloc { dptr, bytes } => ExecOp::MemAlloc {
+                    dptr: *dptr,
+                    bytes: *bytes,
+                },
+                Op::MemFree(p) => ExecOp::MemFree(*p),
             };
             let deps = graph
                 .edges
@@ -563,6 +648,11 @@ impl State {
                 ExecOp::Empty => Op::Empty,
                 ExecOp::EventRecord(e) => Op::EventRecord(*e),
                 ExecOp::EventWait(e) => Op::EventWait(*e),
+                ExecOp::MemAlloc { dptr, bytes } => Op::MemAlloc {
+                    dptr: *dptr,
+                    bytes: *bytes,
+                },
+                ExecOp::MemFree(p) => Op::MemFree(*p),
             };
             let op = if n.enabled { op } else { Op::Empty };
             made.push(self.add_node(g, &[], op)?);
