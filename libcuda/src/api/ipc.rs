@@ -172,12 +172,20 @@ fn close(d: &mut Driver, base: u64) {
     }
 }
 
+/// The name of export `id`'s memfd (`kind`: "mem" or "event").
+fn memfd_name(kind: &str, id: u64) -> String {
+    format!("prlx-ipc-{kind}-{id}")
+}
+
 /// Opens the exporter's descriptor through `/proc`, checking it is one of
 /// ours (a prlx memfd) and at least `min_len` bytes long.
-fn open_remote(f: &Fields, min_len: u64) -> Result<OwnedFd, CUresult> {
+fn open_remote(f: &Fields, kind: &str, min_len: u64) -> Result<OwnedFd, CUresult> {
     let path = format!("/proc/{}/fd/{}", f.pid, f.fd);
     let link = std::fs::read_link(&path).map_err(|_| CUDA_ERROR_INVALID_HANDLE)?;
-    if !link.to_string_lossy().starts_with("/memfd:prlx-ipc") {
+    // The descriptor must still be the export the handle names (the number
+    // may have been reused since): the memfd's name carries its id.
+    let name = format!("/memfd:{} ", memfd_name(kind, f.id));
+    if !link.to_string_lossy().starts_with(&name) {
         return Err(CUDA_ERROR_INVALID_HANDLE);
     }
     let file = std::fs::OpenOptions::new()
@@ -214,7 +222,8 @@ pub fn export_memory(d: &mut Driver, dptr: u64) -> Result<IpcHandle, CUresult> {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let map_len = size.next_multiple_of(PAGE);
-    let fd = memfd("prlx-ipc-mem", map_len)?;
+    let id = d.ipc.next_id + 1;
+    let fd = memfd(&memfd_name("mem", id), map_len)?;
     // SAFETY: a fresh shared mapping of our new memfd, placed by the kernel.
     let map = unsafe { map_shared(0, map_len, fd.as_raw_fd(), false) }?;
     // SAFETY: the mapping holds `map_len` ≥ size bytes, belongs to this
@@ -224,8 +233,7 @@ pub fn export_memory(d: &mut Driver, dptr: u64) -> Result<IpcHandle, CUresult> {
         unsafe { libc::munmap(map as *mut c_void, map_len as usize) };
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    d.ipc.next_id += 1;
-    let id = d.ipc.next_id;
+    d.ipc.next_id = id;
     let handle = encode(
         MEM_MAGIC,
         Fields {
@@ -276,7 +284,7 @@ pub fn open_memory(
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let map_len = f.size.next_multiple_of(PAGE);
-    let fd = open_remote(&f, map_len)?;
+    let fd = open_remote(&f, "mem", map_len)?;
     let hint = NEXT_IMPORT_HINT.fetch_add(map_len + (1 << 20), Ordering::Relaxed);
     // SAFETY: a shared mapping at a hint only (no MAP_FIXED).
     let base = unsafe { map_shared(hint, map_len, fd.as_raw_fd(), false) }
@@ -314,7 +322,7 @@ fn export_event(d: &mut Driver, event: CUevent) -> Result<IpcHandle, CUresult> {
     if !d.ipc.events.contains_key(&key) {
         d.ipc.next_id += 1;
         let id = d.ipc.next_id;
-        let fd = memfd("prlx-ipc-event", PAGE)?;
+        let fd = memfd(&memfd_name("event", id), PAGE)?;
         // The page names the export, so a stale or forged handle is refused.
         let mut page = [0u8; 16];
         page[..8].copy_from_slice(EVENT_MAGIC);
@@ -344,7 +352,7 @@ fn open_event(d: &mut Driver, ctx: usize, handle: &IpcHandle) -> Result<CUevent,
     if f.pid == pid() {
         return Err(CUDA_ERROR_INVALID_CONTEXT);
     }
-    let fd = open_remote(&f, 16)?;
+    let fd = open_remote(&f, "event", 16)?;
     let mut page = [0u8; 16];
     // SAFETY: reads 16 bytes into our buffer.
     let n = unsafe { libc::pread(fd.as_raw_fd(), page.as_mut_ptr().cast(), 16, 0) };
