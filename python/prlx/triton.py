@@ -54,6 +54,7 @@ __all__ = [
     "TritonVersionWarning",
     "disable",
     "enable",
+    "sites",
     "status",
 ]
 
@@ -324,6 +325,25 @@ def _hook(*args: Any) -> Optional[Tuple[str, str]]:
 
         stages["cubin"] = ptx_image
     return None
+
+
+def sites(compiled: Any) -> List[Dict[str, Any]]:
+    """The site table embedded in an instrumented kernel: ``compiled`` is
+    what a launch returns (``k = kernel[grid](...)``) or its PTX text. Each
+    site: ``site_id``, ``filename``, ``function``, ``line``, ``column``,
+    ``kind``, ... (the pass's ``prlx-sites.json`` entries), with the Python
+    lines of the ``@triton.jit`` function. Empty for a plain kernel."""
+    import json
+
+    ptx = compiled if isinstance(compiled, str) else compiled.asm["ptx"]
+    m = re.search(r"__prlx_sites\[\d+\]\s*=\s*\{([^}]*)\}", ptx)
+    if m is None:
+        return []
+    raw = bytes(int(v) for v in m.group(1).split(",")).split(b"\0", 1)[0]
+    try:
+        return list(json.loads(raw))
+    except ValueError as e:
+        raise TritonHookError(f"the kernel's embedded site table is not JSON: {e}") from None
 
 
 # ---------------------------------------------------------------- driver

@@ -2,7 +2,6 @@
 instrumentation hook, and races found at their Python line (under the shim,
 the pass's build and the shim's PTX-at-load instrumentation)."""
 
-import json
 import os
 import subprocess
 import sys
@@ -239,10 +238,9 @@ def test_kernels_are_instrumented_with_python_lines(emu):
     assert "__prlx_desc" in ptx and "__prlx_sites" in ptx
     # The emulator is handed PTX where a cubin would be.
     assert compiled.asm["cubin"].rstrip(b"\0").decode() == ptx
-    sites_decl = ptx[ptx.index("__prlx_sites[") :]
-    body = sites_decl[sites_decl.index("{") + 1 : sites_decl.index("}")]
-    sites = json.loads(bytes(int(v) for v in body.split(",")).rstrip(b"\0"))
-    lines = {(s["filename"], s["line"], s["kind"]) for s in sites}
+    import prlx.triton
+
+    lines = {(s["filename"], s["line"], s["kind"]) for s in prlx.triton.sites(compiled)}
     assert ("triton_kernels.py", emu.BRANCH_LINE, "Branch") in lines
     # Triton writes the atomic as predicated inline PTX: the pass records
     # its predicate (the program's lanes that do the atomic) as a branch.
