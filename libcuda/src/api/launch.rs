@@ -139,20 +139,77 @@ fn finish(
     }
 }
 
-/// A launch checked and packed under the exclusive lock, to run under the
-/// shared one.
+/// A launch checked and packed: its kernel, configuration and parameters.
 struct Prepared {
-    ctx: usize,
     emu: FunctionId,
     config: LaunchConfig,
     buffer: Vec<u8>,
 }
 
-/// Validates and packs the arguments under the exclusive driver lock, runs
-/// the kernel under the shared lock (kernels of other host threads and
-/// streams run at the same time; calls that change the driver's state wait
-/// until no kernel runs), then advances the clock. Cooperative launches and
-/// launches that hide another device's memory run under the exclusive lock.
+/// Checks the launch as the driver does and packs its parameters; `None`
+/// when it was recorded into a stream capture instead (with the capture's
+/// result in `captured`).
+///
+/// # Safety
+/// `kernel_params`/`extra` as for `cuLaunchKernel`.
+unsafe fn prepare(
+    d: &Driver,
+    f: CUfunction,
+    l: &Launch,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    captured: &mut Result<(), CUresult>,
+) -> Result<Option<Prepared>, CUresult> {
+    d.check_stream(l.stream)?;
+    validate(d, f, l)?;
+    if l.cooperative {
+        check_cooperative_grid(d, f, l)?;
+    }
+    let emu = d.function(f)?.emu;
+    let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    // SAFETY: forwarded contract.
+    let buffer = unsafe { params::pack(info, kernel_params, extra) }?;
+    // On a capturing stream the launch becomes a graph node.
+    if let Some(r) = super::graph::capture::kernel(
+        d,
+        l.stream,
+        f,
+        l.grid,
+        l.block,
+        l.shared,
+        l.cooperative,
+        &buffer,
+    ) {
+        *captured = r;
+        return Ok(None);
+    }
+    let config = LaunchConfig {
+        grid: l.grid,
+        block: l.block,
+        dynamic_shared_bytes: l.shared,
+    };
+    Ok(Some(Prepared {
+        emu,
+        config,
+        buffer,
+    }))
+}
+
+/// What the shared-lock part of a launch did.
+enum Shared {
+    Captured(Result<(), CUresult>),
+    Ran(usize, Result<LaunchStats, LaunchError>),
+    /// Needs the exclusive lock: a cooperative grid (its workspace is
+    /// allocated for the launch), or several devices (memory another device
+    /// may not access is hidden from this kernel).
+    NeedsExclusive,
+}
+
+/// Checks, packs and runs the kernel under the shared driver lock, so
+/// kernels launched from other host threads (any streams) run at the same
+/// time, then advances the clock (or poisons the context on a fault) under
+/// the exclusive lock. Cooperative launches, and launches with several
+/// devices, run under the exclusive lock.
 ///
 /// # Safety
 /// `kernel_params`/`extra` as for `cuLaunchKernel`.
@@ -162,59 +219,42 @@ unsafe fn launch(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
-    let prepared = with_context(|d, ctx| {
-        d.check_stream(l.stream)?;
-        validate(d, f, &l)?;
-        if l.cooperative {
-            check_cooperative_grid(d, f, &l)?;
-        }
-        let emu = d.function(f)?.emu;
-        let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let shared = with_driver_shared(|d| {
+        let ctx = d.current_context()?;
+        let mut captured = Ok(());
         // SAFETY: forwarded contract.
-        let buffer = unsafe { params::pack(info, kernel_params, extra) }?;
-        // On a capturing stream the launch becomes a graph node.
-        if let Some(r) = super::graph::capture::kernel(
-            d,
-            l.stream,
-            f,
-            l.grid,
-            l.block,
-            l.shared,
-            l.cooperative,
-            &buffer,
-        ) {
-            return r.map(|()| None);
-        }
-        let config = LaunchConfig {
-            grid: l.grid,
-            block: l.block,
-            dynamic_shared_bytes: l.shared,
+        let Some(p) = (unsafe { prepare(d, f, &l, kernel_params, extra, &mut captured) })? else {
+            return Ok(Shared::Captured(captured));
         };
-        // Other devices' memory this device may not access is out of reach.
-        let hidden = super::peer::hide_unreachable(d, ctx);
-        if l.cooperative || !hidden.is_empty() {
-            // The grid workspace is allocated for the launch; hidden memory
-            // must stay hidden from this kernel only.
+        if l.cooperative || crate::driver::device_count() > 1 {
+            return Ok(Shared::NeedsExclusive);
+        }
+        Ok(Shared::Ran(
+            ctx,
+            d.device.launch(p.emu, &p.config, &p.buffer),
+        ))
+    })?;
+    match shared {
+        Shared::Captured(r) => r,
+        Shared::Ran(ctx, run) => with_driver(|d| finish(d, ctx, run)),
+        Shared::NeedsExclusive => with_context(|d, ctx| {
+            let mut captured = Ok(());
+            // SAFETY: forwarded contract.
+            let Some(p) = (unsafe { prepare(d, f, &l, kernel_params, extra, &mut captured) })?
+            else {
+                return captured;
+            };
+            // Other devices' memory this device may not access is out of reach.
+            let hidden = super::peer::hide_unreachable(d, ctx);
             let run = if l.cooperative {
-                d.device.launch_cooperative(emu, &config, &buffer)
+                d.device.launch_cooperative(p.emu, &p.config, &p.buffer)
             } else {
-                d.device.launch(emu, &config, &buffer)
+                d.device.launch(p.emu, &p.config, &p.buffer)
             };
             super::peer::restore(d, hidden);
-            return finish(d, ctx, run).map(|()| None);
-        }
-        Ok(Some(Prepared {
-            ctx,
-            emu,
-            config,
-            buffer,
-        }))
-    })?;
-    let Some(p) = prepared else {
-        return Ok(());
-    };
-    let run = with_driver_shared(|d| Ok(d.device.launch(p.emu, &p.config, &p.buffer)))?;
-    with_driver(|d| finish(d, p.ctx, run))
+            finish(d, ctx, run)
+        }),
+    }
 }
 
 /// Checks `cuLaunchKernelEx`'s attributes: hints are accepted, clusters
