@@ -587,3 +587,83 @@ fn kernels_on_the_real_hip_headers_and_device_libraries() {
         }
     });
 }
+
+#[test]
+fn unoptimized_builds_with_calls_and_a_scratch_stack() {
+    // -O0 code keeps locals on the scratch stack, reaches them through flat
+    // pointers in the private aperture, and calls functions (s_swappc_b64).
+    let Some(mut g) = Gpu::load_opt("lds", false, "-O0") else {
+        return;
+    };
+    let n = 600usize;
+    let a: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let (pa, pout, ptot) = (g.upload(&a), g.zeros(4 * 3), g.zeros(4));
+    g.launch(
+        "block_sum",
+        [3, 1, 1],
+        [256, 1, 1],
+        0,
+        &[
+            Arg::Ptr(pa),
+            Arg::Ptr(pout),
+            Arg::Ptr(ptot),
+            Arg::I32(n as i32),
+        ],
+    )
+    .unwrap_or_else(|f| panic!("{f}"));
+    let out: Vec<f32> = g.download(pout, 3);
+    for (b, v) in out.iter().enumerate() {
+        assert_eq!(
+            *v,
+            a.iter().skip(256 * b).take(256).sum::<f32>(),
+            "-O0 block {b}"
+        );
+    }
+    let Some(mut g) = Gpu::load_opt("wave", true, "-O0") else {
+        return;
+    };
+    let xs: Vec<i32> = (0..128).map(|i| i * 3 - 100).collect();
+    let (px, po) = (g.upload(&xs), g.zeros(4 * 2));
+    g.launch(
+        "wave_reduce",
+        [1, 1, 1],
+        [128, 1, 1],
+        0,
+        &[Arg::Ptr(px), Arg::Ptr(po)],
+    )
+    .unwrap_or_else(|f| panic!("{f}"));
+    let sums: Vec<i32> = g.download(po, 2);
+    assert_eq!(
+        sums,
+        vec![xs[..64].iter().sum::<i32>(), xs[64..].iter().sum::<i32>()],
+        "-O0 wave64 shuffles"
+    );
+}
+
+#[test]
+fn module_variables_through_pc_relative_addresses() {
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("basic", w64) else {
+            return;
+        };
+        let (counter, size) = g
+            .dev
+            .symbol_address(g.module, "g_counter")
+            .expect("g_counter symbol");
+        assert_eq!(size, 4);
+        g.dev.write(counter, &5i32.to_le_bytes()).unwrap();
+        let po = g.zeros(4 * 96);
+        g.launch("globals", [3, 1, 1], [32, 1, 1], 0, &[Arg::Ptr(po)])
+            .unwrap_or_else(|f| panic!("{f}"));
+        let out: Vec<f32> = g.download(po, 96);
+        let coef = [1.5f32, -2.0, 3.25, 4.0];
+        for (i, v) in out.iter().enumerate() {
+            assert_eq!(*v, coef[i & 3] * i as f32, "wave64={w64} out[{i}]");
+        }
+        assert_eq!(
+            g.download::<i32>(counter, 1)[0],
+            5 + 96,
+            "wave64={w64} g_counter"
+        );
+    });
+}

@@ -141,12 +141,31 @@ fn operand(inst: &Inst, code: u16, dwords: u16, fp: bool) -> String {
         src::VCCZ => "src_vccz".into(),
         src::EXECZ => "src_execz".into(),
         src::SCC => "src_scc".into(),
-        src::LITERAL => {
-            let _ = fp;
-            format!("0x{:x}", inst.literal.unwrap_or(0))
-        }
+        src::LITERAL => literal_text(inst.literal.unwrap_or(0), fp),
         _ => sreg_name(code, dwords),
     }
+}
+
+/// A literal as LLVM prints it: values an inline constant could hold print
+/// like one (decimal or float), others in hex.
+fn literal_text(v: u32, _fp: bool) -> String {
+    let si = v as i32;
+    if (-16..=64).contains(&si) {
+        return si.to_string();
+    }
+    let f = match v {
+        0x3f00_0000 => "0.5",
+        0xbf00_0000 => "-0.5",
+        0x3f80_0000 => "1.0",
+        0xbf80_0000 => "-1.0",
+        0x4000_0000 => "2.0",
+        0xc000_0000 => "-2.0",
+        0x4080_0000 => "4.0",
+        0xc080_0000 => "-4.0",
+        0x3e22_f983 => "0.15915494",
+        _ => return format!("0x{v:x}"),
+    };
+    f.to_string()
 }
 
 fn modded(inst: &Inst, k: usize, text: String) -> String {
@@ -437,7 +456,7 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
         }
         Format::Vopd => {
             let halves = inst.vopd.as_ref().expect("VOPD carries its halves");
-            let lit = format!("0x{:x}", inst.literal.unwrap_or(0));
+            let lit = literal_text(inst.literal.unwrap_or(0), true);
             let texts: Vec<String> = halves
                 .iter()
                 .map(|h| {
@@ -502,14 +521,14 @@ fn format_valu(inst: &Inst, w: &Widths, mw: u16) -> String {
             n if n.starts_with("v_fmamk") => vec![
                 vdst,
                 vsrc(0),
-                format!("0x{:x}", inst.literal.unwrap_or(0)),
+                literal_text(inst.literal.unwrap_or(0), true),
                 vsrc(1),
             ],
             n if n.starts_with("v_fmaak") => vec![
                 vdst,
                 vsrc(0),
                 vsrc(1),
-                format!("0x{:x}", inst.literal.unwrap_or(0)),
+                literal_text(inst.literal.unwrap_or(0), true),
             ],
             _ => vec![vdst, vsrc(0), vsrc(1)],
         },

@@ -42,3 +42,11 @@ KERNEL void oob_write(int* p, int n) {
   int i = bid_x() * bdim_x() + tid_x();
   p[i + n] = i;
 }
+// Module-scope variables: reached PC-relatively (s_getpc_b64 + rel32).
+__device__ int g_counter;
+__attribute__((constant)) float c_coef[4] = {1.5f, -2.0f, 3.25f, 4.0f};
+KERNEL void globals(float* out) {
+  int i = bid_x() * bdim_x() + tid_x();
+  out[i] = c_coef[i & 3] * (float)i;
+  atomic_add(&g_counter, 1);
+}

@@ -25,6 +25,12 @@ fn fnv(data: &[u8]) -> u64 {
 /// Compiles `tests/kernels/<stem>.hip` for gfx1100 in wave32 or wave64
 /// and returns the code object path; None (test skipped) without clang-19.
 pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
+    code_object_opt(stem, wave64, "-O2")
+}
+
+/// [`code_object`] at an optimization level (`-O0` code calls functions and
+/// keeps its variables on the scratch stack, reached through flat pointers).
+pub fn code_object_opt(stem: &str, wave64: bool, opt: &str) -> Option<PathBuf> {
     if prlx_e2e::find_tool(CLANG).is_none() {
         prlx_e2e::missing(CLANG);
         return None;
@@ -47,17 +53,21 @@ pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
     let mut key = std::fs::read(&src).unwrap();
     key.extend_from_slice(&header);
     key.push(wave64 as u8);
+    key.extend_from_slice(opt.as_bytes());
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rdna-kernels");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(format!(
-        "{stem}.w{}.{:016x}.co",
+        "{stem}{opt}.w{}.{:016x}.co",
         if wave64 { 64 } else { 32 },
         fnv(&key)
     ));
     if out.exists() {
         return Some(out);
     }
-    let tmp = out.with_extension(format!("tmp{}", std::process::id()));
+    // Tests compile in parallel threads: a temporary name of their own each.
+    static SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = out.with_extension(format!("tmp{}.{serial}", std::process::id()));
     let mut cmd = Command::new(CLANG);
     cmd.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"]);
     if uses_hip {
@@ -66,7 +76,7 @@ pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
         cmd.args(["-nogpulib", "-nogpuinc"]);
     }
     let status = cmd
-        .args(["--offload-arch=gfx1100", "-O2"])
+        .args(["--offload-arch=gfx1100", opt])
         .arg(if wave64 {
             "-mwavefrontsize64"
         } else {
@@ -99,7 +109,11 @@ pub enum Arg {
 
 impl Gpu {
     pub fn load(stem: &str, wave64: bool) -> Option<Gpu> {
-        let path = code_object(stem, wave64)?;
+        Gpu::load_opt(stem, wave64, "-O2")
+    }
+
+    pub fn load_opt(stem: &str, wave64: bool, opt: &str) -> Option<Gpu> {
+        let path = code_object_opt(stem, wave64, opt)?;
         let code = prlx_rdna::CodeObject::parse(&std::fs::read(path).unwrap()).unwrap();
         let mut dev = prlx_rdna::Device::new();
         let module = dev.load(code.clone()).unwrap();
