@@ -125,3 +125,14 @@ def test_diff_step_of_a_session_without_marks(tmp_path):
     (d / "session.json").write_text("{not json")
     with pytest.raises(prlx.SessionError, match="not JSON"):
         training.step_launches(d, 0)
+
+
+def test_a_failing_captured_command_is_a_capture_error(tmp_path):
+    from prlx.run import CaptureError, run
+
+    fake_shim = tmp_path / "libprlx.so"
+    fake_shim.write_bytes(b"")  # never loaded: the command is not a dynamic program's
+    with pytest.raises(CaptureError, match="exited with 3"):
+        run([sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"], "s", tmp_path, shim=fake_shim)
+    with pytest.raises(CaptureError, match="recorded no session"):
+        run(["true"], "s2", tmp_path, shim=fake_shim, extra={"LD_PRELOAD": ""})

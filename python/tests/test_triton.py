@@ -329,6 +329,10 @@ def test_two_runs_of_an_autotuned_kernel_diff_clean(emu, tmp_path):
 
 def test_python_m_prlx_run(emu, tmp_path):
     cmd = [sys.executable, "-m", "prlx", "run", "--session", "cli", "--trace-dir", str(tmp_path), "--shim", shim()]
+    # --emulator puts the emulator's directory first (here: the one in use).
+    emulator_dir = os.environ.get("TRITON_LIBCUDA_PATH")
+    if emulator_dir:
+        cmd += ["--emulator", emulator_dir]
     proc = subprocess.run([*cmd, "--", sys.executable, str(APPS / "ticket_race.py")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "10", "20", "30", "40", "50", "60", "70"] + ["-1"] * 8
