@@ -63,11 +63,15 @@ fi
 # and PyTorch (the training-loop helpers' tests). PyPI carries only PyTorch's
 # CUDA build (about 3 GB with its NVIDIA libraries, which then go unused):
 # installed once, kept in the venv; PRLX_NO_TORCH=1 skips it.
-if ! "$pyenv/bin/python" -c "import triton, sys; sys.exit(not triton.__version__.startswith('3.9.'))" 2>/dev/null; then
+# (Checked through the installed metadata: importing torch takes seconds.)
+has_dist() {  # name, version prefix
+    "$pyenv/bin/python" -c "import sys, importlib.metadata as m; sys.exit(not m.version('$1').startswith('$2'))" 2>/dev/null
+}
+if ! has_dist triton 3.9.; then
     log "installing triton 3.9 into ${pyenv#"$root"/}"
     "$pyenv/bin/pip" install -q --disable-pip-version-check "triton==3.9.*"
 fi
-if [ "${PRLX_NO_TORCH:-0}" != 1 ] && ! "$pyenv/bin/python" -c "import torch" 2>/dev/null; then
+if [ "${PRLX_NO_TORCH:-0}" != 1 ] && ! has_dist torch ""; then
     log "installing torch into ${pyenv#"$root"/} (large: CUDA build)"
     "$pyenv/bin/pip" install -q --disable-pip-version-check "torch>=2.5"
 fi
