@@ -17,6 +17,7 @@ pub type hipEvent_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
 pub type hipFunction_t = *mut c_void;
 pub type hipDeviceptr_t = *mut c_void;
+pub type hipCtx_t = *mut c_void;
 
 pub const hipSuccess: hipError_t = 0;
 pub const hipErrorInvalidValue: hipError_t = 1;

@@ -114,6 +114,23 @@ fn fill(dst: u64, pattern: &[u8], count: usize) -> Result<(), hipError_t> {
     rt.gpu.write(dst, &bytes).map_err(device_error)
 }
 
+/// `height` rows of `width` bytes set to `value`, `pitch` bytes apart.
+fn fill_2d(
+    dst: u64,
+    pitch: usize,
+    value: u8,
+    width: usize,
+    height: usize,
+) -> Result<(), hipError_t> {
+    if width > pitch {
+        return Err(hipErrorInvalidPitchValue);
+    }
+    for row in 0..height {
+        fill(dst + (row * pitch) as u64, &[value], width)?;
+    }
+    Ok(())
+}
+
 fn malloc(ptr: *mut *mut c_void, size: usize) -> Result<(), hipError_t> {
     non_null(ptr)?;
     if size == 0 {
@@ -292,6 +309,53 @@ exports! {
         free(ptr)
     }
 
+    /// Stream-ordered allocation: the stream is idle, so it is immediate.
+    fn hipMallocAsync(ptr: *mut *mut c_void, size: usize, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        malloc(ptr, size)
+    }
+
+    fn hipFreeAsync(ptr: *mut c_void, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        free(ptr)
+    }
+
+    fn hipMemAllocPitch(ptr: *mut hipDeviceptr_t, pitch: *mut usize, width: usize, height: usize, element_size: c_uint) {
+        if !matches!(element_size, 4 | 8 | 16) {
+            return Err(hipErrorInvalidValue);
+        }
+        non_null(pitch)?;
+        let row = width.div_ceil(PITCH_ALIGN).max(1) * PITCH_ALIGN;
+        malloc(ptr, row * height)?;
+        // SAFETY: checked non-null.
+        unsafe { write_out(pitch, row) }
+    }
+
+    /// The allocation holding `dptr`: its start and size.
+    fn hipMemGetAddressRange(base: *mut hipDeviceptr_t, size: *mut usize, dptr: hipDeviceptr_t) {
+        let found = runtime().allocation_of(dptr as u64, 0).ok_or(hipErrorNotFound)?;
+        // SAFETY: optional out-pointers per the C API.
+        unsafe {
+            if !base.is_null() {
+                base.write_unaligned(found.0 as hipDeviceptr_t);
+            }
+            if !size.is_null() {
+                size.write_unaligned(found.1);
+            }
+        }
+        Ok(())
+    }
+
+    fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) {
+        let rt = runtime();
+        let bytes = match rt.allocation_of(ptr as u64, 0) {
+            Some((start, bytes)) if start == ptr as u64 => bytes,
+            _ => return Err(hipErrorInvalidValue),
+        };
+        // SAFETY: out-pointer per the C API.
+        unsafe { write_out(size, bytes) }
+    }
+
     fn hipMemGetInfo(free_bytes: *mut usize, total: *mut usize) {
         let used: usize = runtime().allocations.values().sum();
         let total_bytes = super::device::TOTAL_GLOBAL_MEM;
@@ -311,6 +375,10 @@ exports! {
     }
 
     fn hipMallocHost(ptr: *mut *mut c_void, size: usize) {
+        host_malloc(ptr, size, 0)
+    }
+
+    fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) {
         host_malloc(ptr, size, 0)
     }
 
@@ -430,6 +498,15 @@ exports! {
 
     fn hipMemcpy2DAsync(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: hipMemcpyKind, stream: hipStream_t) {
         memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream)
+    }
+
+    fn hipMemset2D(dst: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) {
+        fill_2d(dst as u64, pitch, value as u8, width, height)
+    }
+
+    fn hipMemset2DAsync(dst: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        fill_2d(dst as u64, pitch, value as u8, width, height)
     }
 
     fn hipMemset(dst: *mut c_void, value: c_int, size: usize) {
