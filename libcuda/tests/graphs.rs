@@ -8,6 +8,7 @@
 //! The tests share one process and capture in global mode, which prohibits
 //! unsafe calls on every thread, so they run one at a time.
 
+use cuda::api::array::*;
 use cuda::api::context::*;
 use cuda::api::device::*;
 use cuda::api::graph::abi::*;
@@ -17,6 +18,7 @@ use cuda::api::graph::exec::*;
 use cuda::api::launch::*;
 use cuda::api::memory::*;
 use cuda::api::module::*;
+use cuda::api::peer::*;
 use cuda::api::stream::*;
 use cuda::cu::*;
 use std::ffi::{c_uint, c_void};
@@ -850,5 +852,68 @@ fn capture_modes_govern_unsafe_calls_from_other_threads() {
             CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
         );
         ok(cuCtxSynchronize());
+    }
+}
+
+#[test]
+fn array_and_peer_copies_are_captured() {
+    let _serial = serial();
+    setup();
+    unsafe {
+        let desc = CUDA_ARRAY_DESCRIPTOR {
+            width: N,
+            height: 0,
+            format: 0x03, // CU_AD_FORMAT_UNSIGNED_INT32
+            num_channels: 1,
+        };
+        let mut array: *mut c_void = null_mut();
+        ok(cuArrayCreate_v2(
+            (&mut array as *mut *mut c_void).cast(),
+            &desc,
+        ));
+        let src: Vec<u32> = (0..N as u32).map(|i| i * 3).collect();
+        let mut back = vec![0u32; N];
+        let d = alloc_zeroed();
+        let e = alloc_zeroed();
+        let mut s: CUstream = null_mut();
+        ok(cuStreamCreate(&mut s, CU_STREAM_NON_BLOCKING));
+        ok(cuStreamBeginCapture_v2(s, CAPTURE_MODE_GLOBAL));
+        ok(cuMemcpyHtoAAsync_v2(
+            array.cast(),
+            0,
+            src.as_ptr().cast(),
+            N * 4,
+            s,
+        ));
+        ok(cuMemcpyAtoHAsync_v2(
+            back.as_mut_ptr().cast(),
+            array.cast(),
+            4,
+            (N - 1) * 4,
+            s,
+        ));
+        ok(cuMemcpyHtoDAsync_v2(d, src.as_ptr().cast(), N * 4, s));
+        ok(cuMemcpyPeerAsync(e, null_mut(), d, null_mut(), N * 4, s));
+        let mut g: CUgraph = null_mut();
+        ok(cuStreamEndCapture(s, &mut g));
+        assert!(back.iter().all(|&v| v == 0), "nothing ran during capture");
+        assert!(read(e).iter().all(|&v| v == 0));
+        let mut exec: CUgraphExec = null_mut();
+        ok(cuGraphInstantiateWithFlags(&mut exec, g, 0));
+        ok(cuGraphLaunch(exec, s));
+        assert_eq!(back[..N - 1], src[1..]);
+        assert_eq!(read(e), src);
+        ok(cuGraphExecDestroy(exec));
+        ok(cuGraphDestroy(g));
+        // A synchronous array copy during capture is refused.
+        ok(cuStreamBeginCapture_v2(s, CAPTURE_MODE_GLOBAL));
+        assert_eq!(
+            cuMemcpyHtoA_v2(array.cast(), 0, src.as_ptr().cast(), 4),
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+        );
+        assert_eq!(
+            cuStreamEndCapture(s, &mut g),
+            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+        );
     }
 }

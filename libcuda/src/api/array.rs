@@ -508,6 +508,7 @@ exports! {
     }
 
     fn cuMemcpyHtoA_v2(dst_array: CUarray, dst_offset: usize, src_host: *const c_void, byte_count: usize) {
+        super::graph::capture::sync_call()?;
         with_context(|d, _| unsafe { host_to_array(d, dst_array, dst_offset, src_host, byte_count) })
     }
 
@@ -520,11 +521,16 @@ exports! {
     ) {
         with_context(|d, _| {
             d.check_stream(h_stream)?;
+            let capture = super::graph::capture::copy_to_array(d, h_stream, dst_array, dst_offset, src_host, byte_count);
+            if let Some(r) = capture {
+                return r;
+            }
             unsafe { host_to_array(d, dst_array, dst_offset, src_host, byte_count) }
         })
     }
 
     fn cuMemcpyAtoH_v2(dst_host: *mut c_void, src_array: CUarray, src_offset: usize, byte_count: usize) {
+        super::graph::capture::sync_call()?;
         with_context(|d, _| unsafe { array_to_host(d, dst_host, src_array, src_offset, byte_count) })
     }
 
@@ -537,11 +543,16 @@ exports! {
     ) {
         with_context(|d, _| {
             d.check_stream(h_stream)?;
+            let capture = super::graph::capture::copy_from_array(d, h_stream, dst_host, src_array, src_offset, byte_count);
+            if let Some(r) = capture {
+                return r;
+            }
             unsafe { array_to_host(d, dst_host, src_array, src_offset, byte_count) }
         })
     }
 
     fn cuMemcpyAtoD_v2(dst_device: CUdeviceptr, src_array: CUarray, src_offset: usize, byte_count: usize) {
+        super::graph::capture::sync_call()?;
         with_context(|d, _| {
             let src = linear_range(src_array, src_offset, byte_count)?;
             copy_bytes(d, dst_device, src, byte_count)
@@ -549,6 +560,7 @@ exports! {
     }
 
     fn cuMemcpyDtoA_v2(dst_array: CUarray, dst_offset: usize, src_device: CUdeviceptr, byte_count: usize) {
+        super::graph::capture::sync_call()?;
         with_context(|d, _| {
             let dst = linear_range(dst_array, dst_offset, byte_count)?;
             copy_bytes(d, dst, src_device, byte_count)
@@ -562,6 +574,7 @@ exports! {
         src_offset: usize,
         byte_count: usize,
     ) {
+        super::graph::capture::sync_call()?;
         with_context(|d, _| {
             let dst = linear_range(dst_array, dst_offset, byte_count)?;
             let src = linear_range(src_array, src_offset, byte_count)?;

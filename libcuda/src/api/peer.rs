@@ -222,6 +222,7 @@ exports! {
         src_context: CUcontext,
         byte_count: usize,
     ) {
+        super::graph::capture::sync_call()?;
         with_context(|d, _| copy_peer(d, dst_device, dst_context, src_device, src_context, byte_count))
     }
 
@@ -236,6 +237,11 @@ exports! {
     ) {
         with_context(|d, _| {
             d.check_stream(stream)?;
+            // In capture: a device-to-device copy node (one address space).
+            let capture = super::graph::capture::copy_1d(d, stream, dst_device, false, src_device, false, byte_count);
+            if let Some(r) = capture {
+                return r;
+            }
             copy_peer(d, dst_device, dst_context, src_device, src_context, byte_count)
         })
     }

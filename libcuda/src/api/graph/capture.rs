@@ -223,6 +223,55 @@ pub fn copy_1d(
     })
 }
 
+/// [`intercept`] for `cuMemcpyHtoAAsync`: `bytes` from host memory to a
+/// CUDA array at byte offset `offset` (a copy of one row).
+pub fn copy_to_array(
+    d: &Driver,
+    stream: CUstream,
+    array: *mut c_void,
+    offset: usize,
+    src: *const c_void,
+    bytes: usize,
+) -> Option<Result<(), CUresult>> {
+    intercept(d, stream, |_| {
+        let mut c = super::model::Copy3D::zeroed();
+        let p = &mut c.0;
+        p.src_memory_type = CU_MEMORYTYPE_HOST;
+        p.src_host = src;
+        p.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+        p.dst_array = array;
+        p.dst_x_in_bytes = offset;
+        p.width_in_bytes = bytes;
+        p.height = 1;
+        p.depth = 1;
+        Ok(Op::Memcpy(c))
+    })
+}
+
+/// [`intercept`] for `cuMemcpyAtoHAsync`.
+pub fn copy_from_array(
+    d: &Driver,
+    stream: CUstream,
+    dst: *mut c_void,
+    array: *mut c_void,
+    offset: usize,
+    bytes: usize,
+) -> Option<Result<(), CUresult>> {
+    intercept(d, stream, |_| {
+        let mut c = super::model::Copy3D::zeroed();
+        let p = &mut c.0;
+        p.src_memory_type = CU_MEMORYTYPE_ARRAY;
+        p.src_array = array;
+        p.src_x_in_bytes = offset;
+        p.dst_memory_type = CU_MEMORYTYPE_HOST;
+        p.dst_host = dst;
+        p.width_in_bytes = bytes;
+        p.height = 1;
+        p.depth = 1;
+        Ok(Op::Memcpy(c))
+    })
+}
+
 /// [`intercept`] for a `cuMemcpy` whose direction follows from where the
 /// pointers lie (unified addressing).
 pub fn copy_unified(
