@@ -472,3 +472,18 @@ fn cuda13_location_pool_calls_name_device_pools() {
         // current pool is process-wide and tests run concurrently.)
     }
 }
+
+#[test]
+fn device_reports_virtual_memory_pools_and_ipc() {
+    context();
+    let attribute = |a: i32| {
+        let mut v = -1;
+        assert_eq!(unsafe { cuDeviceGetAttribute(&mut v, a, 0) }, CUDA_SUCCESS);
+        v
+    };
+    // Virtual memory management, POSIX descriptors, memory pools, pool
+    // handle types (POSIX descriptors: 1), IPC events.
+    for (a, want) in [(102, 1), (103, 1), (115, 1), (119, 1), (125, 1)] {
+        assert_eq!(attribute(a), want, "attribute {a}");
+    }
+}

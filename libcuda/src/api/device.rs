@@ -67,6 +67,7 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
     const HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: c_int = 103;
     const MEMORY_POOLS_SUPPORTED: c_int = 115;
     const IPC_EVENT_SUPPORTED: c_int = 125;
+    const MEMPOOL_SUPPORTED_HANDLE_TYPES: c_int = 119;
     Ok(match attrib {
         // One address space holds every context's allocations, and
         // cuMemcpy infers directions from pointers.
@@ -88,6 +89,8 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
         | HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
         | MEMORY_POOLS_SUPPORTED
         | IPC_EVENT_SUPPORTED => 1,
+        // Pools export as POSIX file descriptors (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR).
+        MEMPOOL_SUPPORTED_HANDLE_TYPES => 1,
         // Texture and surface limits: api/texture.rs.
         a if super::texture::device_attribute(a).is_some() => {
             super::texture::device_attribute(a).unwrap_or(0)
