@@ -67,6 +67,16 @@ fn module_images(hip: &HipClang, wave64: bool) -> (PathBuf, PathBuf) {
     (bundle, elf)
 }
 
+/// Programs that stop at an instruction the emulator (`rdna/`) does not
+/// execute yet, and that instruction: they must pass, or fail naming it.
+/// Anything else failing fails the test.
+const EMULATOR_GAPS: &[(&str, &str)] = &[
+    // ocml's double-precision sin/cos argument reduction.
+    ("math_functions", "v_trig_preop_f64"),
+    // 16-bit adds for `short` arithmetic in module_kernels.hip's fill.
+    ("module_api", "v_add_nc_u16"),
+];
+
 /// Builds and runs every program; returns the failures, one paragraph each.
 fn run_corpus(wave64: bool) -> Option<Vec<String>> {
     let hip = HipClang::find()?;
@@ -88,21 +98,29 @@ fn run_corpus(wave64: bool) -> Option<Vec<String>> {
         let output = command
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
-        if !output.status.success() {
-            failures.push(format!(
-                "{name} ({}): {}\n{}{}",
-                if wave64 { "wave64" } else { "wave32" },
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            ));
+        if output.status.success() {
+            continue;
         }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let gap = EMULATOR_GAPS.iter().find(|(program, _)| *program == name);
+        if let Some((_, instruction)) = gap
+            && stderr.contains(&format!("instruction {instruction} is not supported"))
+        {
+            eprintln!("{name}: stops at {instruction}, which the emulator does not execute yet");
+            continue;
+        }
+        failures.push(format!(
+            "{name} ({}): {}\n{}{}",
+            if wave64 { "wave64" } else { "wave32" },
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            stderr
+        ));
     }
     Some(failures)
 }
 
 #[test]
-#[ignore = "the RDNA emulator (rdna/) does not yet execute all of clang's gfx1100 code"]
 fn corpus_passes_on_the_emulator_wave32() {
     let Some(failures) = run_corpus(false) else {
         return;
@@ -117,7 +135,6 @@ fn corpus_passes_on_the_emulator_wave32() {
 }
 
 #[test]
-#[ignore = "the RDNA emulator (rdna/) does not yet execute all of clang's gfx1100 code"]
 fn corpus_passes_on_the_emulator_wave64() {
     let Some(failures) = run_corpus(true) else {
         return;
