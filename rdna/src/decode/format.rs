@@ -4,10 +4,12 @@
 
 use super::{Dpp, Format, Inst, src};
 
-/// Register widths (in dwords) an instruction's operands have.
+/// Register widths (in dwords) an instruction's operands have; `half`:
+/// the sources are 16-bit values (literals print as 16 bits).
 struct Widths {
     dst: u16,
     src: [u16; 3],
+    half: bool,
 }
 
 /// Widths from the mnemonic's type suffixes (`_b64`, `_f64_i32`, ...).
@@ -44,9 +46,12 @@ fn widths(inst: &Inst) -> Widths {
         [t] => (dw(t), dw(t)),
         [t1, t2, ..] => (dw(t1), dw(t2)),
     };
+    let src_ty = tys.last().copied().unwrap_or("");
+    let half = src_ty.ends_with("16") && !name.starts_with("v_pk_") && !name.starts_with("s_");
     let mut w = Widths {
         dst: d,
         src: [s; 3],
+        half,
     };
     match name {
         "v_lshlrev_b64" | "v_lshrrev_b64" | "v_ashrrev_i64" => w.src[0] = 1,
@@ -56,6 +61,14 @@ fn widths(inst: &Inst) -> Widths {
         | "s_bitcmp0_b64" | "s_bitcmp1_b64" => w.src[1] = 1,
         "s_bfm_b64" => w.src = [1, 1, 1],
         "s_bitset0_b64" | "s_bitset1_b64" => w.src[0] = 1,
+        "v_qsad_pk_u16_u8" | "v_mqsad_pk_u16_u8" => {
+            w.dst = 2;
+            w.src = [2, 1, 2];
+        }
+        "v_mqsad_u32_u8" => {
+            w.dst = 4;
+            w.src = [2, 1, 4];
+        }
         _ => {}
     }
     if name.starts_with("v_cmp") {
@@ -115,7 +128,7 @@ pub fn vreg_name(reg: u16, dwords: u16) -> String {
 /// A source operand (register, inline constant or literal).
 fn operand(inst: &Inst, code: u16, dwords: u16, fp: bool) -> String {
     match code {
-        256..=511 => vreg_name(code - 256, dwords),
+        256..=511 => vreg_name(code - 256, dwords.max(1)),
         128..=192 => format!("{}", code - 128),
         193..=208 => format!("-{}", code - 192),
         240 => "0.5".into(),
@@ -141,8 +154,9 @@ fn operand(inst: &Inst, code: u16, dwords: u16, fp: bool) -> String {
         src::VCCZ => "src_vccz".into(),
         src::EXECZ => "src_execz".into(),
         src::SCC => "src_scc".into(),
+        src::LITERAL if dwords == 0 => literal_text(inst.literal.unwrap_or(0) & 0xFFFF, fp),
         src::LITERAL => literal_text(inst.literal.unwrap_or(0), fp),
-        _ => sreg_name(code, dwords),
+        _ => sreg_name(code, dwords.max(1)),
     }
 }
 
@@ -184,6 +198,10 @@ fn mask_width(wave64: bool) -> u16 {
 }
 
 fn three_source(name: &str) -> bool {
+    if name.starts_with("v_fmac") || name.starts_with("v_dot2acc") || name.starts_with("v_pk_fmac")
+    {
+        return false;
+    }
     const P: &[&str] = &[
         "v_fma",
         "v_mad",
@@ -223,6 +241,34 @@ fn three_source(name: &str) -> bool {
         "v_subrev_co_ci",
     ];
     P.iter().any(|p| name.starts_with(p))
+}
+
+/// `hwreg(NAME[, offset, size])` of s_getreg/s_setreg.
+fn hwreg(simm: u16) -> String {
+    let id = simm & 0x3F;
+    let off = (simm >> 6) & 0x1F;
+    let size = ((simm >> 11) & 0x1F) + 1;
+    let name = match id {
+        1 => "HW_REG_MODE".to_string(),
+        2 => "HW_REG_STATUS".into(),
+        3 => "HW_REG_TRAPSTS".into(),
+        5 => "HW_REG_GPR_ALLOC".into(),
+        6 => "HW_REG_LDS_ALLOC".into(),
+        7 => "HW_REG_IB_STS".into(),
+        15 => "HW_REG_SH_MEM_BASES".into(),
+        20 => "HW_REG_FLAT_SCR_LO".into(),
+        21 => "HW_REG_FLAT_SCR_HI".into(),
+        23 => "HW_REG_HW_ID1".into(),
+        24 => "HW_REG_HW_ID2".into(),
+        25 => "HW_REG_POPS_PACKER".into(),
+        29 => "HW_REG_SHADER_CYCLES".into(),
+        _ => id.to_string(),
+    };
+    if off == 0 && size == 32 {
+        format!("hwreg({name})")
+    } else {
+        format!("hwreg({name}, {off}, {size})")
+    }
 }
 
 fn delay_alu(simm: u16) -> String {
@@ -294,9 +340,14 @@ fn swizzle(off: u16) -> String {
     for bit in (0..5).rev() {
         let (a, o, x) = (and >> bit & 1, or >> bit & 1, xor >> bit & 1);
         mask.push(match (a, o, x) {
-            (0, 0, _) => '0',
-            (0, 1, _) => '1',
-            (1, _, 0) => 'p',
+            (0, _, _) | (_, 1, _) => {
+                if o ^ x == 1 {
+                    '1'
+                } else {
+                    '0'
+                }
+            }
+            (_, _, 0) => 'p',
             _ => 'i',
         });
     }
@@ -396,13 +447,19 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
             "s_version" => format!("{name} 0x{:x}", inst.simm16),
             "s_call_b64" => format!("{name} {}, {}", sreg_name(inst.dst, 2), inst.simm16),
             "s_setreg_imm32_b32" => format!(
-                "{name} hwreg({}), 0x{:x}",
-                inst.simm16,
+                "{name} {}, 0x{:x}",
+                hwreg(inst.simm16),
                 inst.literal.unwrap_or(0)
             ),
+            "s_getreg_b32" => format!("{name} {}, {}", sreg_name(inst.dst, 1), hwreg(inst.simm16)),
+            "s_setreg_b32" => format!("{name} {}, {}", hwreg(inst.simm16), sreg_name(inst.dst, 1)),
+            "s_subvector_loop_begin" | "s_subvector_loop_end" => {
+                format!("{name} {}, {}", sreg_name(inst.dst, 1), inst.simm16)
+            }
             _ => format!("{name} {}, 0x{:x}", sreg_name(inst.dst, 1), inst.simm16),
         },
         Format::Sopp => match name {
+            "s_endpgm" if inst.simm16 != 0 => format!("{name} {}", inst.simm16),
             "s_endpgm" | "s_barrier" | "s_code_end" | "s_icache_inv" | "s_wait_idle"
             | "s_endpgm_saved" | "s_ttracedata" => name.to_string(),
             "s_waitcnt" => format!("{name} {}", waitcnt(inst.simm16)),
@@ -412,7 +469,8 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
                 1 => format!("{name} sendmsg(MSG_INTERRUPT)"),
                 v => format!("{name} sendmsg({v})"),
             },
-            "s_nop" | "s_sleep" | "s_setprio" | "s_trap" | "s_setkill" | "s_branch" => {
+            "s_nop" | "s_sleep" | "s_setprio" | "s_trap" | "s_setkill" | "s_branch"
+            | "s_sethalt" | "s_denorm_mode" | "s_incperflevel" | "s_decperflevel" => {
                 format!("{name} {}", inst.simm16)
             }
             n if n.starts_with("s_cbranch") => format!("{name} {}", inst.simm16),
@@ -486,13 +544,46 @@ pub fn format(inst: &Inst, _pc: u64) -> String {
 
 fn format_valu(inst: &Inst, w: &Widths, mw: u16) -> String {
     let name = inst.name;
-    let src = |k: usize| operand(inst, inst.src[k], w.src[k], true);
-    let vsrc = |k: usize| modded(inst, k, src(k));
+    let src = |k: usize| {
+        let d = if w.half && inst.src[k] == src::LITERAL {
+            0
+        } else {
+            w.src[k]
+        };
+        operand(inst, inst.src[k], d, true)
+    };
+    // Only floating-point operands print abs/neg (and v_cndmask, which takes them).
+    let float_mods = name.contains("_f16")
+        || name.contains("_f32")
+        || name.contains("_f64")
+        || name.contains("_bf16")
+        || name.starts_with("v_cndmask");
+    let vsrc = |k: usize| {
+        if float_mods {
+            modded(inst, k, src(k))
+        } else {
+            src(k)
+        }
+    };
     let vdst = vreg_name(inst.dst, w.dst);
     let mnemonic = match (inst.format, &inst.dpp) {
         (_, Some(_)) if inst.format != Format::Vop3 => format!("{name}_dpp"),
         (Format::Vop3, Some(_)) => format!("{name}_e64_dpp"),
-        (Format::Vop1, _) if matches!(name, "v_readfirstlane_b32" | "v_nop") => name.to_string(),
+        (Format::Vop1, _)
+            if matches!(
+                name,
+                "v_readfirstlane_b32"
+                    | "v_nop"
+                    | "v_swap_b32"
+                    | "v_swaprel_b32"
+                    | "v_permlane64_b32"
+            ) =>
+        {
+            name.to_string()
+        }
+        (Format::Vop2, _) if matches!(name, "v_pk_fmac_f16" | "v_dot2acc_f32_f16") => {
+            name.to_string()
+        }
         (Format::Vop2, _) if name.starts_with("v_fmaak") || name.starts_with("v_fmamk") => {
             name.to_string()
         }
@@ -629,15 +720,21 @@ fn format_ds(inst: &Inst) -> String {
         format!("{name} {}, {addr}{two_off}", vreg_name(inst.dst, 2 * d))
     } else if name.starts_with("ds_load") {
         format!("{name} {}, {addr}{single_off}", vreg_name(inst.dst, d))
+    } else if name.starts_with("ds_storexchg_2addr") {
+        format!(
+            "{name} {}, {addr}, {data0}, {data1}{two_off}",
+            vreg_name(inst.dst, 2 * d)
+        )
     } else if name.starts_with("ds_store_2addr") {
         format!("{name} {addr}, {data0}, {data1}{two_off}")
-    } else if name.starts_with("ds_store") {
+    } else if name.starts_with("ds_store_b") {
         format!("{name} {addr}, {data0}{single_off}")
     } else if name == "ds_nop" {
         name.to_string()
     } else {
-        let two_data =
-            name.contains("cmpstore") || name.contains("mskor") || name.contains("2addr");
+        let two_data = ["cmpstore", "mskor", "2addr", "wrap"]
+            .iter()
+            .any(|k| name.contains(k));
         let mut s = format!("{name} ");
         if name.contains("_rtn_") {
             s += &format!("{}, ", vreg_name(inst.dst, d));
@@ -662,6 +759,7 @@ fn format_flat(inst: &Inst) -> String {
     let d = size(name);
     let saddr_null = inst.saddr == src::NULL || inst.saddr == 0x7F;
     let vaddr = match inst.format {
+        _ if name.contains("addtid") => String::new(),
         Format::Scratch => {
             if inst.sve {
                 format!("v{}", inst.addr)
@@ -690,7 +788,15 @@ fn format_flat(inst: &Inst) -> String {
         }
         s + &mem_flags(inst)
     };
-    if name.contains("_load_") {
+    if name.contains("addtid") {
+        let reg = if name.contains("_load_") {
+            inst.dst
+        } else {
+            inst.data0
+        };
+        let tail = tail.strip_prefix(", ").unwrap_or(&tail).to_string();
+        format!("{name} {}, {tail}", vreg_name(reg, d))
+    } else if name.contains("_load_") {
         format!("{name} {}, {vaddr}{tail}", vreg_name(inst.dst, d))
     } else if name.contains("_store_") {
         format!("{name} {vaddr}, {}{tail}", vreg_name(inst.data0, d))

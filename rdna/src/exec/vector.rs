@@ -729,11 +729,6 @@ pub fn vopd(c: &mut Ctx<'_>, i: &Inst) -> R {
 pub static OPS: &[(&str, Handler)] = &[
     ("v_nop", |_c, _i| Ok(Flow::Next)),
     ("v_mov_b32", |c, i| u1(c, i, |a| a)),
-    ("v_mov_b16", |c, i| {
-        write32(c, i, |c, l| {
-            (c.wave.vgpr(i.dst, l) & 0xFFFF_0000) | c.vsrc16(i, 0, l)
-        })
-    }),
     ("v_readfirstlane_b32", readfirstlane),
     ("v_readlane_b32", readlane),
     ("v_writelane_b32", writelane),
