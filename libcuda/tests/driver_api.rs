@@ -124,7 +124,7 @@ fn check_error_run_output(run: &Run) {
     );
     assert!(
         run.stdout
-            .contains("module.ptx:9:3: unsupported instruction `txq.width.b32`"),
+            .contains("module.ptx:9:3: unsupported instruction `sust.p.1d.b32.trap`"),
         "{}",
         run.stdout
     );

@@ -52,15 +52,15 @@ static const char *malformed_ptx = PTX_HEADER
     "  ret;\n"
     "}\n";
 
-/* A texture query: valid PTX (textures through 64-bit handles) that the
- * emulator does not execute, on line 9. */
+/* A formatted surface store: valid PTX (surfaces through 64-bit handles)
+ * that the emulator does not execute, on line 9. */
 static const char *unsupported_ptx = PTX_HEADER
     ".visible .entry query(.param .u64 tex, .param .u64 out)\n"
     "{\n"
     "  .reg .b32 %r<2>;\n"
     "  .reg .b64 %rd<3>;\n"
     "  ld.param.u64 %rd1, [tex];\n"
-    "  txq.width.b32 %r1, [%rd1];\n"
+    "  sust.p.1d.b32.trap [%rd1, {%r1}], {%r1};\n"
     "  ld.param.u64 %rd2, [out];\n"
     "  st.global.u32 [%rd2], %r1;\n"
     "  ret;\n"
@@ -204,7 +204,7 @@ int main(void) {
   EXPECT_CODE(cuModuleLoadDataEx(&mod, unsupported_ptx, 2, opts, vals2), CUDA_ERROR_INVALID_PTX);
   printf("unsupported instruction log: %s\n", log);
   EXPECT(strstr(log, "module.ptx:9:") != NULL);
-  EXPECT(strstr(log, "txq.width.b32") != NULL);
+  EXPECT(strstr(log, "sust.p.1d.b32.trap") != NULL);
 
   /* ---- a cubin is refused with a clear code, not a crash ---- */
   static const char fake_cubin[] = "\x7f" "ELF\x02\x01\x01";
@@ -273,7 +273,7 @@ int main(void) {
   copy2d.dstDevice = dptr;
   copy2d.WidthInBytes = 4;
   copy2d.Height = 1;
-  EXPECT_CODE(cuMemcpy2D(&copy2d), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_CODE(cuMemcpy2D(&copy2d), CUDA_ERROR_INVALID_HANDLE); /* no such array */
   copy2d.srcMemoryType = CU_MEMORYTYPE_HOST;
   copy2d.srcHost = host;
   copy2d.srcPitch = 2; /* narrower than a row */
