@@ -78,6 +78,9 @@ pub(crate) struct LoadedModule {
     pub program: crate::program::Program,
     /// Device allocations holding `.global`/`.const` variables, freed on unload.
     pub variable_allocations: Vec<u64>,
+    /// Warp-instructions of each kernel's last launch (`u64::MAX`: not
+    /// launched yet): kernels too short to gain from more threads run on one.
+    pub last_work: Vec<AtomicU64>,
 }
 
 /// The emulated GPU. `Send` and `Sync`: launches take `&self` and may run
@@ -318,6 +321,11 @@ impl Device {
         self.modules.insert(
             id,
             LoadedModule {
+                last_work: program
+                    .kernels
+                    .iter()
+                    .map(|_| AtomicU64::new(u64::MAX))
+                    .collect(),
                 program,
                 variable_allocations,
             },

@@ -7,8 +7,8 @@
 // returned once per failed launch, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
 
-use std::sync::PoisonError;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::device::{Device, FunctionId, LaunchConfig, LaunchStats};
 use crate::error::{Fault, LaunchError};
@@ -128,6 +128,25 @@ fn validate(
 /// turn: short, because a CTA spinning on the grid barrier waits for all
 /// the others, which must get to run.
 const COOPERATIVE_QUANTUM: u32 = 1_000;
+
+/// A pool of `helpers` threads that run CTAs beside the launching thread,
+/// made on first use and kept (one per size asked for), so a launch does not
+/// pay for starting threads.
+fn helper_pool(helpers: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, pool)) = pools.iter().find(|(n, _)| *n == helpers) {
+        return pool.clone();
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(helpers.max(1))
+        .thread_name(|i| format!("prlx-emu-cta-{i}"))
+        .build()
+        .map(Arc::new)
+        .unwrap_or_else(|e| panic!("prlx-emu: cannot start CTA threads: {e}"));
+    pools.push((helpers, pool.clone()));
+    pool
+}
 
 /// `PRLX_EMU_THREADS`: host threads that run the CTAs of a launch
 /// (default: the available cores).
@@ -253,9 +272,13 @@ pub(crate) fn launch<H: StepHook>(
     // Parallel unless something needs one CTA after another: an observer
     // (traces in CTA order), the launch-wide watchdog, a cooperative grid
     // (interleaved on one thread), or CTAs that communicate.
+    // A kernel whose last launch was short runs on one thread too: waking
+    // helper threads would cost more than it gains (the result is the same).
+    let last_work = &module.last_work[f.index as usize];
     let workers = if H::ENABLED
         || device.watchdog.is_some()
         || grid_workspace.is_some()
+        || last_work.load(Ordering::Relaxed) < SHORT_LAUNCH
         || needs_cta_order(prog, *kernel)
     {
         1
@@ -285,8 +308,15 @@ pub(crate) fn launch<H: StepHook>(
         }
         None => {}
     }
+    if let Ok(stats) = &result {
+        last_work.store(stats.warp_instructions, Ordering::Relaxed);
+    }
     result
 }
+
+/// Warp-instructions (about 0.3 ms of emulation) below which a launch runs
+/// on one thread: starting the CTA helpers costs some 20 µs.
+const SHORT_LAUNCH: u64 = 4096;
 
 /// What a launch shares between its CTAs.
 struct Grid<'a> {
@@ -476,17 +506,22 @@ impl<'a> Grid<'a> {
                 }
             }
         };
-        let results: Vec<WorkerResult> = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
-            let mut results = vec![work()];
-            for h in helpers {
-                match h.join() {
-                    Ok(r) => results.push(r),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
+        // This thread works too; `workers - 1` helpers of a persistent pool
+        // join it (a panic in one resumes here when the scope ends).
+        let results = Mutex::new(Vec::with_capacity(workers));
+        let push = |r: WorkerResult| {
             results
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(r)
+        };
+        helper_pool(workers - 1).in_place_scope(|scope| {
+            for _ in 1..workers {
+                scope.spawn(|_| push(work()));
+            }
+            push(work());
         });
+        let results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
         let fault_at = first_fault.load(Ordering::Relaxed);
         let mut stats = LaunchStats::default();
         let mut outputs = Vec::new();
