@@ -56,8 +56,12 @@ impl Gpu {
     }
 
     pub fn alloc(&mut self, size: usize) -> Result<u64, String> {
+        self.alloc_aligned(size, ALLOC_ALIGN)
+    }
+
+    pub fn alloc_aligned(&mut self, size: usize, align: u64) -> Result<u64, String> {
         self.device
-            .alloc(size as u64, ALLOC_ALIGN)
+            .alloc(size as u64, align)
             .ok_or_else(|| format!("the device cannot allocate {size} bytes"))
     }
 

@@ -81,6 +81,9 @@ pub struct Runtime {
     /// Device allocations: start → size.
     pub allocations: BTreeMap<u64, usize>,
     pub host_allocations: BTreeMap<usize, HostAllocation>,
+    /// Managed allocations (`hipMallocManaged`): start → size. Each is a
+    /// device allocation and a host mapping at the same address.
+    pub managed: BTreeMap<u64, usize>,
     pub streams: HashMap<u64, Stream>,
     pub events: HashMap<u64, Event>,
     /// The fault that ended a kernel; every later device call returns it.
@@ -100,6 +103,7 @@ impl Runtime {
             variables: HashMap::new(),
             allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
+            managed: BTreeMap::new(),
             streams: HashMap::new(),
             events: HashMap::new(),
             sticky: None,
@@ -128,6 +132,30 @@ impl Runtime {
     /// Whether `addr` lies in device memory: an allocation or a loaded module.
     pub fn is_device(&self, addr: u64) -> bool {
         self.gpu.contains(addr)
+    }
+
+    /// The managed allocation holding `addr`, as (start, size).
+    pub fn managed_of(&self, addr: u64) -> Option<(u64, usize)> {
+        let (&start, &size) = self.managed.range(..=addr).next_back()?;
+        (addr < start + size as u64).then_some((start, size))
+    }
+
+    /// Managed memory lives in its host mapping between launches: before a
+    /// launch the device copies are brought up to date, after it the host
+    /// mappings. Launches run to completion inside the call, so the host
+    /// and a kernel never touch managed memory at the same time.
+    pub fn sync_managed(&mut self, to_device: bool) -> Result<(), String> {
+        for (&addr, &size) in &self.managed {
+            // SAFETY: `addr..addr + size` is this allocation's host mapping,
+            // mapped read-write by hipMallocManaged until hipFree.
+            let host = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, size) };
+            if to_device {
+                self.gpu.write(addr, host)?;
+            } else {
+                self.gpu.read(addr, host)?;
+            }
+        }
+        Ok(())
     }
 
     /// Checks a stream handle: NULL (the null stream), the per-thread

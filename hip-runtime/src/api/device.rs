@@ -75,6 +75,8 @@ pub fn properties() -> hipDeviceProp_t {
     p.textureAlignment = 256;
     p.texturePitchAlignment = 256;
     p.isLargeBar = 1;
+    p.managedMemory = 1;
+    p.directManagedMemAccessFromHost = 1;
     p
 }
 
@@ -128,9 +130,8 @@ pub fn attribute(attr: hipDeviceAttribute_t) -> Option<c_int> {
         hipDeviceAttributeKernelExecTimeout => 0,
         hipDeviceAttributeCanMapHostMemory => p.canMapHostMemory,
         hipDeviceAttributeEccEnabled => 0,
-        hipDeviceAttributeManagedMemory
-        | hipDeviceAttributeConcurrentManagedAccess
-        | hipDeviceAttributeDirectManagedMemAccessFromHost
+        hipDeviceAttributeManagedMemory | hipDeviceAttributeDirectManagedMemAccessFromHost => 1,
+        hipDeviceAttributeConcurrentManagedAccess
         | hipDeviceAttributePageableMemoryAccess
         | hipDeviceAttributePageableMemoryAccessUsesHostPageTables => 0,
         hipDeviceAttributeUnifiedAddressing => 1,

@@ -6,7 +6,13 @@
 //! address: device addresses are the emulator's allocations and loaded
 //! modules. Page-locked host memory is plain host memory: kernels cannot
 //! reach it (there is no mapped, zero-copy memory), so
-//! `hipHostGetDevicePointer` and `hipMallocManaged` are refused.
+//! `hipHostGetDevicePointer` is refused.
+//!
+//! Managed memory (`hipMallocManaged`) is a device allocation plus a host
+//! mapping at the same address: the host reads and writes the mapping, and
+//! each launch copies every managed allocation to the device before and
+//! back after (`Runtime::sync_managed`). Copies and memsets treat managed
+//! memory as host memory, which it is between launches.
 
 use crate::abi::*;
 use crate::entry::{exports, non_null, write_out};
@@ -16,6 +22,8 @@ use std::ffi::{c_int, c_uint, c_void};
 
 /// Page-locked host allocations are page aligned, as HIP's are.
 const HOST_ALIGN: usize = 4096;
+/// Host pages: managed allocations are mapped in whole pages.
+const PAGE: usize = 4096;
 /// `hipMallocPitch` rounds rows up to this.
 const PITCH_ALIGN: usize = 512;
 
@@ -63,6 +71,17 @@ pub fn copy(
     kind: hipMemcpyKind,
 ) -> Result<(), hipError_t> {
     let way = direction(rt, dst, src, kind)?;
+    // Managed memory is host memory between launches, whatever the kind says.
+    let src_on_device = matches!(way, Direction::DeviceToHost | Direction::DeviceToDevice)
+        && rt.managed_of(src).is_none();
+    let dst_on_device = matches!(way, Direction::HostToDevice | Direction::DeviceToDevice)
+        && rt.managed_of(dst).is_none();
+    let way = match (src_on_device, dst_on_device) {
+        (false, false) => Direction::HostToHost,
+        (false, true) => Direction::HostToDevice,
+        (true, false) => Direction::DeviceToHost,
+        (true, true) => Direction::DeviceToDevice,
+    };
     if size == 0 {
         return Ok(());
     }
@@ -111,6 +130,14 @@ fn fill(dst: u64, pattern: &[u8], count: usize) -> Result<(), hipError_t> {
         .cycle()
         .take(pattern.len() * count)
         .collect();
+    if let Some((start, size)) = rt.managed_of(dst) {
+        if dst + bytes.len() as u64 > start + size as u64 {
+            return Err(hipErrorInvalidValue);
+        }
+        // SAFETY: inside the managed allocation's host mapping (checked).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, bytes.len()) };
+        return Ok(());
+    }
     rt.gpu.write(dst, &bytes).map_err(device_error)
 }
 
@@ -158,7 +185,64 @@ fn free(ptr: *mut c_void) -> Result<(), hipError_t> {
         return Err(hipErrorInvalidValue);
     }
     rt.gpu.free(addr);
+    if let Some(size) = rt.managed.remove(&addr) {
+        // SAFETY: the host mapping hipMallocManaged made at `addr`.
+        unsafe { libc::munmap(ptr, size.next_multiple_of(PAGE)) };
+    }
     Ok(())
+}
+
+/// A device allocation and a host mapping at the same address.
+fn malloc_managed(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), hipError_t> {
+    non_null(ptr)?;
+    // hipMemAttachGlobal or hipMemAttachHost.
+    if size == 0 || !matches!(flags, 1 | 2) {
+        return Err(hipErrorInvalidValue);
+    }
+    let mut rt = runtime();
+    rt.healthy()?;
+    let addr = rt.gpu.alloc_aligned(size, PAGE as u64).map_err(|message| {
+        eprintln!("prlx hip: hipMallocManaged({size}): {message}");
+        hipErrorOutOfMemory
+    })?;
+    let len = size.next_multiple_of(PAGE);
+    // SAFETY: an anonymous private mapping at a page-aligned address the
+    // kernel must not place over anything else (MAP_FIXED_NOREPLACE).
+    let mapped = unsafe {
+        libc::mmap(
+            addr as *mut c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if mapped as u64 != addr {
+        if mapped != libc::MAP_FAILED {
+            // SAFETY: the mapping just made, elsewhere (an old kernel that
+            // ignores MAP_FIXED_NOREPLACE).
+            unsafe { libc::munmap(mapped, len) };
+        }
+        rt.gpu.free(addr);
+        eprintln!(
+            "prlx hip: hipMallocManaged({size}): cannot map host memory at device address {addr:#x}"
+        );
+        return Err(hipErrorOutOfMemory);
+    }
+    rt.allocations.insert(addr, size);
+    rt.managed.insert(addr, size);
+    // SAFETY: checked non-null.
+    unsafe { write_out(ptr, addr as *mut c_void) }
+}
+
+/// The managed range `[ptr, ptr + count)` for prefetch and advice.
+fn check_managed_range(ptr: *const c_void, count: usize) -> Result<(), hipError_t> {
+    let rt = runtime();
+    match rt.managed_of(ptr as u64) {
+        Some((start, size)) if ptr as u64 + count as u64 <= start + size as u64 => Ok(()),
+        _ => Err(hipErrorInvalidValue),
+    }
 }
 
 fn host_malloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> Result<(), hipError_t> {
@@ -419,23 +503,41 @@ exports! {
     }
 
     fn hipMallocManaged(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
-        let _ = (ptr, size, flags);
-        eprintln!("prlx hip: hipMallocManaged: managed memory is not supported by the emulated device");
-        Err(hipErrorNotSupported)
+        malloc_managed(ptr, size, flags)
+    }
+
+    /// Nothing to move: managed memory is copied around each launch anyway.
+    fn hipMemPrefetchAsync(ptr: *const c_void, count: usize, device: c_int, stream: hipStream_t) {
+        if device != 0 && device != -1 {
+            return Err(hipErrorInvalidDevice);
+        }
+        runtime().check_stream(stream)?;
+        check_managed_range(ptr, count)
+    }
+
+    /// Advice is accepted and has no effect.
+    fn hipMemAdvise(ptr: *const c_void, count: usize, advice: c_int, device: c_int) {
+        if !(1..=6).contains(&advice) && !(100..=101).contains(&advice) {
+            return Err(hipErrorInvalidValue);
+        }
+        if device != 0 && device != -1 {
+            return Err(hipErrorInvalidDevice);
+        }
+        check_managed_range(ptr, count)
     }
 
     fn hipPointerGetAttributes(attributes: *mut hipPointerAttribute_t, ptr: *const c_void) {
         non_null(attributes)?;
         let rt = runtime();
         let addr = ptr as u64;
-        let value = if let Some((start, _)) = rt.allocation_of(addr, 0) {
-            let _ = start;
+        let value = if rt.allocation_of(addr, 0).is_some() {
+            let managed = rt.managed_of(addr).is_some();
             hipPointerAttribute_t {
                 memoryType: hipMemoryTypeDevice,
                 device: 0,
                 devicePointer: ptr as *mut c_void,
-                hostPointer: std::ptr::null_mut(),
-                isManaged: 0,
+                hostPointer: if managed { ptr as *mut c_void } else { std::ptr::null_mut() },
+                isManaged: managed as c_int,
                 allocationFlags: 0,
             }
         } else if let Some((&start, allocation)) = rt.host_allocations.range(..=addr as usize).next_back()

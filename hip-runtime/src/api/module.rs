@@ -112,8 +112,15 @@ pub fn launch(
         dynamic_lds: request.dynamic_lds as u32,
     };
     prlx_rdna::fill_hidden_args(&kernel, &dims, &mut kernarg);
+    if let Err(message) = rt.sync_managed(true) {
+        eprintln!("prlx hip: managed memory: {message}");
+        return Err(hipErrorIllegalAddress);
+    }
     let module = &rt.modules[&f.module];
     let outcome = rt.gpu.launch(&module.code, &f.name, &dims, &kernarg);
+    if let Err(message) = rt.sync_managed(false) {
+        eprintln!("prlx hip: managed memory: {message}");
+    }
     if let Err((code, message)) = outcome {
         eprintln!("prlx hip: kernel {} failed: {message}", f.name);
         if code == hipErrorIllegalAddress || code == hipErrorLaunchFailure {
