@@ -24,6 +24,7 @@ pub enum Kind {
     Graph = 24,
     GraphNode = 25,
     GraphExec = 26,
+    UserObject = 27,
 }
 
 /// Handles look like pointers in a region no host allocation uses, 16 bytes

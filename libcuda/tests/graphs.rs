@@ -917,3 +917,84 @@ fn array_and_peer_copies_are_captured() {
         );
     }
 }
+
+#[test]
+fn user_objects_live_while_a_graph_or_executable_graph_holds_them() {
+    use cuda::api::graph::user_object::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let _serial = serial();
+    setup();
+    static DESTROYED: AtomicU32 = AtomicU32::new(0);
+    static SEVEN: u32 = 7;
+    static ONE: u32 = 1;
+    unsafe extern "C" fn destroy(p: *mut c_void) {
+        // SAFETY: one of the statics above.
+        DESTROYED.fetch_add(unsafe { *(p as *const u32) }, Ordering::SeqCst);
+    }
+    unsafe {
+        let mut object: *mut c_void = null_mut();
+        assert_eq!(
+            cuUserObjectCreate(
+                &mut object,
+                &SEVEN as *const u32 as *mut c_void,
+                Some(destroy),
+                1,
+                0
+            ),
+            CUDA_ERROR_INVALID_VALUE,
+            "the no-destructor-sync flag is required"
+        );
+        ok(cuUserObjectCreate(
+            &mut object,
+            &SEVEN as *const u32 as *mut c_void,
+            Some(destroy),
+            1,
+            1,
+        ));
+        let mut g: CUgraph = null_mut();
+        ok(cuGraphCreate(&mut g, 0));
+        empty(g, &[]);
+        ok(cuGraphRetainUserObject(g, object, 2, 0));
+        ok(cuUserObjectRelease(object, 1)); // the caller's reference
+        let mut copy: CUgraph = null_mut();
+        ok(cuGraphClone(&mut copy, g));
+        let mut exec: CUgraphExec = null_mut();
+        ok(cuGraphInstantiateWithFlags(&mut exec, g, 0));
+        assert_eq!(
+            cuGraphReleaseUserObject(g, object, 3),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        ok(cuGraphReleaseUserObject(g, object, 1));
+        ok(cuGraphDestroy(g));
+        ok(cuGraphDestroy(copy));
+        assert_eq!(
+            DESTROYED.load(Ordering::SeqCst),
+            0,
+            "the executable graph holds it"
+        );
+        ok(cuGraphLaunch(exec, null_mut()));
+        ok(cuGraphExecDestroy(exec));
+        assert_eq!(
+            DESTROYED.load(Ordering::SeqCst),
+            7,
+            "destroyed with the last reference"
+        );
+        // A moved reference: the graph takes the caller's.
+        ok(cuUserObjectCreate(
+            &mut object,
+            &ONE as *const u32 as *mut c_void,
+            Some(destroy),
+            1,
+            1,
+        ));
+        ok(cuGraphCreate(&mut g, 0));
+        ok(cuGraphRetainUserObject(g, object, 1, 1));
+        ok(cuGraphDestroy(g));
+        assert_eq!(DESTROYED.load(Ordering::SeqCst), 8);
+        assert_eq!(
+            cuUserObjectRetain(object, 1),
+            CUDA_ERROR_INVALID_VALUE,
+            "gone"
+        );
+    }
+}

@@ -157,8 +157,6 @@ unsupported! {
         11020 => cuGraphExternalSemaphoresWaitNodeSetParams;
     "cuGraphNodeGetLocalId": 13010 => cuGraphNodeGetLocalId;
     "cuGraphNodeGetToolsId": 13010 => cuGraphNodeGetToolsId;
-    "cuGraphReleaseUserObject": 11030 => cuGraphReleaseUserObject;
-    "cuGraphRetainUserObject": 11030 => cuGraphRetainUserObject;
     "cuGraphicsMapResources":
         3000 => cuGraphicsMapResources,
         @ptds 7000 => cuGraphicsMapResources_ptsz;
@@ -332,9 +330,6 @@ unsupported! {
     "cuTexRefGetAddress": 2000 => cuTexRefGetAddress;
     "cuTexRefSetAddress": 2000 => cuTexRefSetAddress;
     "cuTexRefSetAddress2D": 2020 => cuTexRefSetAddress2D, 3020 => cuTexRefSetAddress2D_v2;
-    "cuUserObjectCreate": 11030 => cuUserObjectCreate;
-    "cuUserObjectRelease": 11030 => cuUserObjectRelease;
-    "cuUserObjectRetain": 11030 => cuUserObjectRetain;
     "cuWaitExternalSemaphoresAsync":
         10000 => cuWaitExternalSemaphoresAsync,
         @ptds 10000 => cuWaitExternalSemaphoresAsync_ptsz;

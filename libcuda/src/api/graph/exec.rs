@@ -18,7 +18,7 @@ use crate::api::memory2d::{
     cuMemcpy3DAsync_v2, cuMemsetD2D8Async, cuMemsetD2D16Async, cuMemsetD2D32Async,
 };
 use crate::api::proc_address::{ProcEntry, procs};
-use crate::api::stream::cuEventRecord;
+use crate::api::stream::{cuEventRecord, cuLaunchHostFunc};
 use crate::cu::*;
 use crate::driver::with_driver;
 use crate::entry::{exports, non_null, write_optional, write_out};
@@ -51,10 +51,16 @@ fn instantiate(graph: CUgraph, flags: u64) -> Result<usize, (CUresult, Option<us
         }
         let root = s.instantiate(raw(graph))?;
         let id = s.next_id();
+        let mut user_refs = std::collections::BTreeMap::new();
+        s.user_refs(raw(graph), &mut user_refs);
+        for (o, n) in &user_refs {
+            s.retain_object(*o, *n).map_err(|e| (e, None))?;
+        }
         Ok(s.execs.insert(Exec {
             root: Arc::new(root),
             flags,
             id,
+            user_refs,
         }) as usize)
     })
 }
@@ -121,10 +127,10 @@ fn run(graph: &ExecGraph, stream: CUstream) -> Result<(), CUresult> {
                 .into_result()?
             }
             ExecOp::Host { f, data } => {
-                // SAFETY: a non-null CUhostFn, stored when the node was made;
-                // called without any lock held, as stream host functions are.
+                // SAFETY: a non-null CUhostFn, stored when the node was made.
                 let f: unsafe extern "C" fn(*mut c_void) = unsafe { std::mem::transmute(*f) };
-                unsafe { f(*data as *mut c_void) };
+                // SAFETY: the application's function and argument.
+                unsafe { cuLaunchHostFunc(stream, Some(f), *data as *mut c_void) }.into_result()?;
             }
             ExecOp::Child(child) => run(child, stream)?,
             // All earlier work is complete: a wait has nothing to wait for.
@@ -407,7 +413,11 @@ exports! {
     }
 
     fn cuGraphExecDestroy(exec: CUgraphExec) {
-        with_state(|s| s.execs.remove(exec).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+        with_state(|s| {
+            let e = s.execs.remove(exec).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            s.release_refs(e.user_refs);
+            Ok(())
+        })
     }
 
     fn cuGraphExecGetFlags(exec: CUgraphExec, flags: *mut u64) {

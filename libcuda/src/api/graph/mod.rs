@@ -14,12 +14,14 @@
 //!   (`capture::intercept`, `capture::unsafe_call`, ...), and it enforces the
 //!   rules the driver enforces (unsafe calls during capture, the legacy
 //!   stream, joins through events, unjoined forks).
+//! - [`user_object`]: user objects and the references graphs hold.
 
 pub mod abi;
 pub mod build;
 pub mod capture;
 pub mod exec;
 pub mod model;
+pub mod user_object;
 
 use super::proc_address::ProcEntry;
 use crate::cu::*;
@@ -115,5 +117,6 @@ pub fn entries() -> Vec<ProcEntry> {
     let mut v = build::entries();
     v.extend(exec::entries());
     v.extend(capture::entries());
+    v.extend(user_object::entries());
     v
 }

@@ -192,6 +192,8 @@ pub struct Graph {
     pub id: u32,
     /// For a clone: original node -> its copy (`cuGraphNodeFindInClone`).
     pub clone_of: HashMap<usize, usize>,
+    /// User objects this graph holds references to, and how many.
+    pub user_refs: BTreeMap<usize, u64>,
 }
 
 /// One node of an executable graph: its operation as of instantiation (or
@@ -283,6 +285,18 @@ pub struct Exec {
     pub root: Arc<ExecGraph>,
     pub flags: u64,
     pub id: u32,
+    /// User-object references held while the executable graph exists
+    /// (those of its graph and child graphs when it was instantiated).
+    pub user_refs: BTreeMap<usize, u64>,
+}
+
+/// A user object (`cuUserObjectCreate`): a destructor called with `ptr`
+/// when the last reference goes.
+#[derive(Debug)]
+pub struct UserObject {
+    pub ptr: usize,
+    pub destroy: usize,
+    pub refs: u64,
 }
 
 /// One capture sequence (`cuStreamBeginCapture` .. `cuStreamEndCapture`).
@@ -337,6 +351,10 @@ pub struct State {
     /// High-water marks of used and reserved graph memory.
     pub graph_memory_high: (u64, u64),
     pub graphs: HandleTable<Graph>,
+    pub user_objects: HandleTable<UserObject>,
+    /// Destructors of user objects whose last reference went, to run once
+    /// the state's lock is released.
+    pending_destructors: Vec<(usize, usize)>,
     pub nodes: HandleTable<Node>,
     pub execs: HandleTable<Exec>,
     pub captures: BTreeMap<u64, Capture>,
@@ -349,11 +367,22 @@ pub struct State {
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
-/// Runs `f` on the graph state (never call the driver from inside).
+/// Runs `f` on the graph state (never call the driver from inside), then,
+/// with the lock released, the destructors of user objects it let go.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.get_or_insert_with(State::new);
-    f(state)
+    let r = f(state);
+    let destructors = std::mem::take(&mut state.pending_destructors);
+    drop(guard);
+    for (destroy, ptr) in destructors {
+        // SAFETY: a non-null CUhostFn the application registered with this
+        // argument; called once, after its last reference went.
+        let destroy: unsafe extern "C" fn(*mut std::ffi::c_void) =
+            unsafe { std::mem::transmute(destroy) };
+        unsafe { destroy(ptr as *mut std::ffi::c_void) };
+    }
+    r
 }
 
 fn h(raw: usize) -> *mut std::ffi::c_void {
@@ -366,6 +395,8 @@ impl State {
             graph_memory: HashMap::new(),
             graph_memory_high: (0, 0),
             graphs: HandleTable::new(Kind::Graph),
+            user_objects: HandleTable::new(Kind::UserObject),
+            pending_destructors: Vec::new(),
             nodes: HandleTable::new(Kind::GraphNode),
             execs: HandleTable::new(Kind::GraphExec),
             captures: BTreeMap::new(),
@@ -513,9 +544,61 @@ impl State {
         Ok(())
     }
 
+    /// Adds `count` references to a user object.
+    pub fn retain_object(&mut self, object: usize, count: u64) -> Result<(), CUresult> {
+        let o = self
+            .user_objects
+            .get_mut(h(object))
+            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        o.refs += count;
+        Ok(())
+    }
+
+    /// Drops `count` references; the last one queues the destructor.
+    pub fn release_object(&mut self, object: usize, count: u64) -> Result<(), CUresult> {
+        let o = self
+            .user_objects
+            .get_mut(h(object))
+            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if count > o.refs {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        o.refs -= count;
+        if o.refs == 0
+            && let Some(o) = self.user_objects.remove(h(object))
+        {
+            self.pending_destructors.push((o.destroy, o.ptr));
+        }
+        Ok(())
+    }
+
+    /// The user-object references of `g` and its child graphs, summed.
+    pub fn user_refs(&self, g: usize, out: &mut BTreeMap<usize, u64>) {
+        let Ok(graph) = self.graph(g) else { return };
+        for (o, n) in &graph.user_refs {
+            *out.entry(*o).or_default() += n;
+        }
+        for n in &graph.nodes {
+            if let Ok(Node {
+                op: Op::Child(c), ..
+            }) = self.node(*n)
+            {
+                self.user_refs(*c, out);
+            }
+        }
+    }
+
+    /// Releases references held by a graph or an executable graph.
+    pub fn release_refs(&mut self, refs: BTreeMap<usize, u64>) {
+        for (o, n) in refs {
+            let _ = self.release_object(o, n);
+        }
+    }
+
     /// Removes a graph and everything in it.
     pub fn destroy_graph(&mut self, g: usize) {
         if let Some(graph) = self.graphs.remove(h(g)) {
+            self.release_refs(graph.user_refs);
             for n in graph.nodes {
                 if let Some(Node {
                     op: Op::Child(c), ..
@@ -544,9 +627,15 @@ impl State {
             let new = self.add_node(copy, &[], op)?;
             map.insert(n, new);
         }
+        // The clone holds its own references to the original's user objects.
+        let refs = self.graph(g)?.user_refs.clone();
+        for (o, n) in &refs {
+            self.retain_object(*o, *n)?;
+        }
         let graph = self.graph_mut(copy)?;
         graph.edges = edges.iter().map(|(a, b)| (map[a], map[b])).collect();
         graph.clone_of = map;
+        graph.user_refs = refs;
         Ok(copy)
     }
 
