@@ -81,6 +81,9 @@ pub(crate) struct LoadedModule {
     /// Warp-instructions of each kernel's last launch (`u64::MAX`: not
     /// launched yet): kernels too short to gain from more threads run on one.
     pub last_work: Vec<AtomicU64>,
+    /// Whether each kernel's CTAs must run in order (computed on its first
+    /// launch; see `launch::needs_cta_order`).
+    pub cta_order: Vec<std::sync::OnceLock<bool>>,
 }
 
 /// The emulated GPU. `Send` and `Sync`: launches take `&self` and may run
@@ -325,6 +328,11 @@ impl Device {
                     .kernels
                     .iter()
                     .map(|_| AtomicU64::new(u64::MAX))
+                    .collect(),
+                cta_order: program
+                    .kernels
+                    .iter()
+                    .map(|_| std::sync::OnceLock::new())
                     .collect(),
                 program,
                 variable_allocations,

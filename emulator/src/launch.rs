@@ -279,7 +279,7 @@ pub(crate) fn launch<H: StepHook>(
         || device.watchdog.is_some()
         || grid_workspace.is_some()
         || last_work.load(Ordering::Relaxed) < SHORT_LAUNCH
-        || needs_cta_order(prog, *kernel)
+        || *module.cta_order[f.index as usize].get_or_init(|| needs_cta_order(prog, *kernel))
     {
         1
     } else {
