@@ -40,7 +40,17 @@ fn main() {
     }
     for (pc, r) in prlx_rdna::decode::decode_all(&co.text, co.text_addr) {
         match r {
-            Ok(i) => println!("{pc:#x}: {}", prlx_rdna::decode::format::format(&i, pc)),
+            Ok(i) => {
+                let note = if prlx_rdna::exec::handler_for(&i).is_none() {
+                    "   <- not executed"
+                } else {
+                    ""
+                };
+                println!(
+                    "{pc:#x}: {}{note}",
+                    prlx_rdna::decode::format::format(&i, pc)
+                )
+            }
             Err(e) => println!("{pc:#x}: <{e}>"),
         }
     }

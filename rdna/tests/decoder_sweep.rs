@@ -104,6 +104,18 @@ fn probes() -> Vec<Vec<u32>> {
         }
     }
     for op in 0..128u32 {
+        if present(&opcodes::VOP3P, op as usize) {
+            // op_sel_hi all set / partly set, op_sel, neg_lo, neg_hi, an inline constant.
+            let w0 = (0xCC << 24) | (op << 16) | 2;
+            v.push(vec![
+                w0 | (1 << 14),
+                (3 << 27) | ((256 + 6) << 18) | ((256 + 4) << 9) | (256 + 2),
+            ]);
+            v.push(vec![
+                w0 | (1 << 11) | (2 << 8),
+                (1 << 27) | (1 << 29) | (240 << 18) | ((256 + 4) << 9) | (256 + 2),
+            ]);
+        }
         if present(&opcodes::SOPP, op as usize) {
             v.push(vec![(0x17F << 23) | (op << 16) | 3]);
         }
@@ -169,6 +181,7 @@ fn every_opcode_prints_like_llvm() {
             "s_sendmsg_rtn",
             "ds_bvh_stack",
             "s_waitcnt_depctr",
+            "v_wmma",
         ];
         if NOT_PRINTED.iter().any(|p| theirs.starts_with(p)) {
             continue;

@@ -667,3 +667,105 @@ fn module_variables_through_pc_relative_addresses() {
         );
     });
 }
+
+#[test]
+fn half_precision_packed_and_16_bit_integer_kernels() {
+    use half::f16;
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("half", w64) else {
+            return;
+        };
+        let n = 300usize;
+        let fx: Vec<f32> = (0..n).map(|i| (i as f32 - 150.0) * 0.37).collect();
+        let fy: Vec<f32> = (0..n).map(|i| (i % 17) as f32 * 0.5 - 3.0).collect();
+        let hx: Vec<u16> = fx.iter().map(|&v| f16::from_f32(v).to_bits()).collect();
+        let hy: Vec<u16> = fy.iter().map(|&v| f16::from_f32(v).to_bits()).collect();
+        let hf = |b: u16| f16::from_bits(b).to_f32() as f64;
+        let round = |v: f64| f16::from_f64(v).to_bits();
+        // haxpy: y = a*x + y (contracted to one f16 fma).
+        let (px, py) = (g.upload(&hx), g.upload(&hy));
+        let a = f16::from_f32(1.25).to_bits();
+        g.launch(
+            "haxpy",
+            [5, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(px), Arg::Ptr(py), Arg::U16(a), Arg::I32(n as i32)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let y: Vec<u16> = g.download(py, n);
+        for i in 0..n {
+            let want = round(hf(a) * hf(hx[i]) + hf(hy[i]));
+            assert_eq!(
+                y[i],
+                want,
+                "wave64={w64} haxpy[{i}]: {} vs {}",
+                hf(y[i]),
+                hf(want)
+            );
+        }
+        // h2ops: y = fma(x, y, 0.5) on both halves (v_pk_fma_f16).
+        let (px2, py2) = (g.upload(&hx), g.upload(&hy));
+        g.launch(
+            "h2ops",
+            [3, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(px2), Arg::Ptr(py2), Arg::I32((n / 2) as i32)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let y2: Vec<u16> = g.download(py2, n);
+        for i in 0..n {
+            assert_eq!(
+                y2[i],
+                round(hf(hx[i]) * hf(hy[i]) + 0.5),
+                "wave64={w64} h2ops[{i}]"
+            );
+        }
+        // mixed: f16 -> f32 with integer conversions (v_fma_mix_f32, 16-bit multiplies).
+        let po = g.zeros(4 * n);
+        g.launch(
+            "mixed",
+            [5, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(px), Arg::Ptr(po), Arg::I32(n as i32)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let m: Vec<f32> = g.download(po, n);
+        for i in 0..n {
+            let want = hf(hx[i]) as f32 * 2.0 + (i as i16) as f32 + ((i * 7) as u8) as f32;
+            assert!(
+                close(m[i], want, 1e-6),
+                "wave64={w64} mixed[{i}] {} vs {want}",
+                m[i]
+            );
+        }
+        // shorts: 16-bit integer arithmetic.
+        let xs: Vec<i16> = (0..n as i32)
+            .map(|i| (i * 977 % 4001 - 2000) as i16)
+            .collect();
+        let (pxs, pys) = (g.upload(&xs), g.zeros(2 * n));
+        g.launch(
+            "shorts",
+            [5, 1, 1],
+            [64, 1, 1],
+            0,
+            &[
+                Arg::Ptr(pxs),
+                Arg::Ptr(pys),
+                Arg::U16(1234),
+                Arg::I32(n as i32),
+            ],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let ys: Vec<i16> = g.download(pys, n);
+        let k16 = 1234u16;
+        for i in 0..n {
+            let x = xs[i];
+            let want = (x.wrapping_mul(k16 as i16) as i32 + (x >> 2) as i32
+                - (k16 / 3) as i16 as i32) as i16;
+            assert_eq!(ys[i], want, "wave64={w64} shorts[{i}]");
+        }
+    });
+}

@@ -233,6 +233,8 @@ fn three_source(name: &str) -> bool {
         "v_minmax",
         "v_permlane",
         "v_cndmask",
+        "v_dot4",
+        "v_dot8",
         "v_dot2",
         "v_mullit",
         "v_cvt_pk_u8_f32",
@@ -502,15 +504,63 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
         }
         Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 => format_valu(inst, &w, mw),
         Format::Vop3p => {
-            let n = if three_source(name) || name.starts_with("v_pk_fma") {
+            let n = if three_source(name)
+                || name.starts_with("v_pk_fma")
+                || name.starts_with("v_pk_mad")
+            {
                 3
             } else {
                 2
             };
+            let mix = name.starts_with("v_fma_mix");
             let srcs: Vec<String> = (0..n)
-                .map(|k| operand(inst, inst.src[k], 1, true))
+                .map(|k| {
+                    let t = operand(inst, inst.src[k], 1, true);
+                    if !mix {
+                        return t;
+                    }
+                    // v_fma_mix: neg_lo negates and neg_hi takes |x|, per source.
+                    let t = if inst.neg_hi >> k & 1 == 1 {
+                        format!("|{t}|")
+                    } else {
+                        t
+                    };
+                    if inst.neg >> k & 1 == 1 {
+                        format!("-{t}")
+                    } else {
+                        t
+                    }
+                })
                 .collect();
-            format!("{name} {}, {}", vreg_name(inst.dst, 1), srcs.join(", "))
+            let bits = |v: u8| {
+                (0..n)
+                    .map(|k| (v >> k & 1).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let all = (1u8 << n) - 1;
+            let mut mods = String::new();
+            if inst.opsel & all != 0 {
+                mods += &format!(" op_sel:[{}]", bits(inst.opsel));
+            }
+            let default_hi = if mix { 0 } else { all };
+            if inst.opsel_hi & all != default_hi {
+                mods += &format!(" op_sel_hi:[{}]", bits(inst.opsel_hi));
+            }
+            if inst.neg & all != 0 && !mix {
+                mods += &format!(" neg_lo:[{}]", bits(inst.neg));
+            }
+            if inst.neg_hi & all != 0 && !mix {
+                mods += &format!(" neg_hi:[{}]", bits(inst.neg_hi));
+            }
+            if inst.clamp {
+                mods += " clamp";
+            }
+            format!(
+                "{name} {}, {}{mods}",
+                vreg_name(inst.dst, 1),
+                srcs.join(", ")
+            )
         }
         Format::Vopd => {
             let halves = inst.vopd.as_ref().expect("VOPD carries its halves");

@@ -1,5 +1,6 @@
 //! Instruction execution, by family: `scalar` (SALU), `vector` (VALU incl.
-//! compares, conversions, transcendentals, DPP and cross-lane ops),
+//! compares, conversions, transcendentals, DPP and cross-lane ops), `packed`
+//! (16-bit VALU and VOP3P packed math),
 //! `memory` (SMEM, DS, FLAT/GLOBAL/SCRATCH, atomics) and `control`
 //! (branches, EXEC management, waits, barriers, messages). Each family
 //! exports an `OPS` table (name -> handler) searched once per decoded
@@ -7,6 +8,7 @@
 
 pub mod control;
 pub mod memory;
+pub mod packed;
 pub mod scalar;
 pub mod vector;
 
@@ -58,6 +60,9 @@ pub fn handler_for(inst: &Inst) -> Option<Handler> {
         Vop1 | Vop2 | Vopc | Vop3 | Vop3p => {
             if inst.name.starts_with("v_cmp") {
                 return Some(vector::compare);
+            }
+            if let Some(h) = lookup(packed::OPS, inst.name) {
+                return Some(h);
             }
             vector::OPS
         }

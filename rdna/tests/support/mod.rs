@@ -14,7 +14,7 @@ pub fn kernels_dir() -> PathBuf {
 }
 
 /// The test kernel sources, by stem.
-pub const SOURCES: &[&str] = &["basic", "lds", "wave", "hip_api"];
+pub const SOURCES: &[&str] = &["basic", "lds", "wave", "hip_api", "half"];
 
 fn fnv(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -105,6 +105,8 @@ pub enum Arg {
     Ptr(u64),
     I32(i32),
     F32(f32),
+    /// A 2-byte argument (`short`, `__half` bits).
+    U16(u16),
 }
 
 impl Gpu {
@@ -166,6 +168,7 @@ impl Gpu {
                 Arg::Ptr(p) => p.to_le_bytes().to_vec(),
                 Arg::I32(x) => x.to_le_bytes().to_vec(),
                 Arg::F32(x) => x.to_le_bytes().to_vec(),
+                Arg::U16(x) => x.to_le_bytes().to_vec(),
             };
             assert_eq!(
                 bytes.len(),
