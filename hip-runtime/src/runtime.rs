@@ -49,6 +49,15 @@ pub struct Variable {
     pub size: usize,
 }
 
+/// A `__managed__` variable (`__hipRegisterManagedVar`): its managed
+/// allocation, whose address the module's pointer variable `name` receives.
+#[derive(Debug, Clone)]
+pub struct ManagedVariable {
+    pub fatbin: u64,
+    pub name: String,
+    pub address: u64,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Stream {
     pub flags: u32,
@@ -84,6 +93,7 @@ pub struct Runtime {
     /// Managed allocations (`hipMallocManaged`): start → size. Each is a
     /// device allocation and a host mapping at the same address.
     pub managed: BTreeMap<u64, usize>,
+    pub managed_variables: Vec<ManagedVariable>,
     pub streams: HashMap<u64, Stream>,
     pub events: HashMap<u64, Event>,
     /// The fault that ended a kernel; every later device call returns it.
@@ -104,6 +114,7 @@ impl Runtime {
             allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
             managed: BTreeMap::new(),
+            managed_variables: Vec::new(),
             streams: HashMap::new(),
             events: HashMap::new(),
             sticky: None,
@@ -185,7 +196,32 @@ impl Runtime {
         if let Some(entry) = self.fatbins.get_mut(&fatbin) {
             entry.module = Some(result);
         }
+        if let Ok(module) = result {
+            self.bind_managed_variables(fatbin, module);
+        }
         result
+    }
+
+    /// Points each `__managed__` variable of `fatbin` (a pointer variable in
+    /// the code object, named like the variable) at its managed allocation.
+    fn bind_managed_variables(&mut self, fatbin: u64, module: u64) {
+        let bindings: Vec<(String, u64)> = self
+            .managed_variables
+            .iter()
+            .filter(|v| v.fatbin == fatbin)
+            .map(|v| (v.name.clone(), v.address))
+            .collect();
+        for (name, address) in bindings {
+            let Some((slot, _)) = self.modules[&module].code.symbol(&name) else {
+                eprintln!(
+                    "prlx hip: __managed__ variable {name} has no pointer in the code object"
+                );
+                continue;
+            };
+            if let Err(message) = self.gpu.write(slot, &address.to_le_bytes()) {
+                eprintln!("prlx hip: __managed__ variable {name}: {message}");
+            }
+        }
     }
 
     /// Loads a code object or an offload bundle holding one for gfx1100.

@@ -1,7 +1,17 @@
 // Managed memory: hipMallocManaged buffers the host writes and reads
 // directly, kernels update in place across several launches, prefetch and
-// advice, pointer attributes, memset and copies into managed memory.
+// advice, pointer attributes, memset and copies into managed memory, and
+// __managed__ variables with initial values.
 #include "check.h"
+
+__managed__ int launches = 100;
+__managed__ float weights[4] = {0.5f, 1.5f, 2.5f, 3.5f};
+
+__global__ void use_managed_variables(float* out) {
+    if (threadIdx.x == 0) atomicAdd(&launches, 1);
+    out[threadIdx.x] = weights[threadIdx.x % 4] * 2.0f;
+    weights[threadIdx.x % 4] += 0.0f;
+}
 
 __global__ void scale_add(float* data, float factor, float offset, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -51,6 +61,19 @@ int main() {
     hipPointerAttribute_t attr;
     HIP_CHECK(hipPointerGetAttributes(&attr, data + 10));
     EXPECT(attr.isManaged == 1, "isManaged %d", attr.isManaged);
+    // __managed__ variables: initialised, visible to kernels and the host.
+    weights[2] = 10.0f;
+    use_managed_variables<<<1, 8>>>(device);
+    HIP_CHECK(hipDeviceSynchronize());
+    use_managed_variables<<<1, 8>>>(device);
+    HIP_CHECK(hipDeviceSynchronize());
+    EXPECT(launches == 102, "launches %d", launches);
+    float out[8];
+    HIP_CHECK(hipMemcpy(out, device, sizeof(out), hipMemcpyDeviceToHost));
+    for (int t = 0; t < 8; ++t) {
+        float w[4] = {0.5f, 1.5f, 10.0f, 3.5f};
+        EXPECT(out[t] == w[t % 4] * 2.0f, "out[%d] = %f", t, out[t]);
+    }
     HIP_CHECK(hipFree(device));
     HIP_CHECK(hipFree(data));
     HIP_CHECK(hipFree(count));

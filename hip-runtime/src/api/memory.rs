@@ -193,7 +193,11 @@ fn free(ptr: *mut c_void) -> Result<(), hipError_t> {
 }
 
 /// A device allocation and a host mapping at the same address.
-fn malloc_managed(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), hipError_t> {
+pub(crate) fn malloc_managed(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> Result<(), hipError_t> {
     non_null(ptr)?;
     // hipMemAttachGlobal or hipMemAttachHost.
     if size == 0 || !matches!(flags, 1 | 2) {

@@ -264,6 +264,53 @@ pub unsafe extern "C" fn __hipRegisterVar(
     });
 }
 
+/// Allocates a `__managed__` variable: managed memory holding its initial
+/// value, its address stored in the host's pointer `pointer` now and in the
+/// code object's pointer variable `name` when the fat binary is loaded.
+///
+/// # Safety
+/// `pointer` must be the host's pointer variable, `init_value` `size`
+/// readable bytes, `name` a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipRegisterManagedVar(
+    modules: *mut c_void,
+    pointer: *mut *mut c_void,
+    init_value: *const c_void,
+    name: *const c_char,
+    size: usize,
+    align: c_uint,
+) {
+    let _ = align;
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: clang passes the variable's name.
+        let Ok(name) = (unsafe { c_str(name) }) else {
+            return;
+        };
+        let mut address: *mut c_void = std::ptr::null_mut();
+        if super::memory::malloc_managed(&mut address, size, 1).is_err() {
+            eprintln!("prlx hip: cannot allocate __managed__ variable {name} ({size} bytes)");
+            return;
+        }
+        // SAFETY: `address` is a fresh host mapping of `size` bytes; the
+        // initial value and the pointer are clang's globals.
+        unsafe {
+            if !init_value.is_null() {
+                std::ptr::copy_nonoverlapping(init_value as *const u8, address as *mut u8, size);
+            }
+            if !pointer.is_null() {
+                *pointer = address;
+            }
+        }
+        runtime()
+            .managed_variables
+            .push(crate::runtime::ManagedVariable {
+                fatbin: modules as u64,
+                name: name.to_string(),
+                address: address as u64,
+            });
+    });
+}
+
 /// Forgets a fat binary, its module and its registrations (at exit).
 ///
 /// # Safety
@@ -280,6 +327,7 @@ pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
         }
         rt.host_functions.retain(|_, (f, _)| *f != fatbin);
         rt.variables.retain(|_, v| v.fatbin != fatbin);
+        rt.managed_variables.retain(|v| v.fatbin != fatbin);
     });
 }
 
