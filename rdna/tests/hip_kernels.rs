@@ -769,3 +769,22 @@ fn half_precision_packed_and_16_bit_integer_kernels() {
         }
     });
 }
+
+#[test]
+fn clocks_advance() {
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("wave", w64) else {
+            return;
+        };
+        let po = g.zeros(24);
+        g.launch("clocks", [1, 1, 1], [32, 1, 1], 0, &[Arg::Ptr(po)])
+            .unwrap_or_else(|f| panic!("{f}"));
+        let v: Vec<u64> = g.download(po, 3);
+        assert!(
+            v[0] > 0 && v[0] < 1 << 20,
+            "wave64={w64} cycle counter delta {}",
+            v[0]
+        );
+        assert!(v[1] > 0, "wave64={w64} realtime delta {}", v[1]);
+    });
+}

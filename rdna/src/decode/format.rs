@@ -441,6 +441,18 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
         ),
         Format::Sopc => format!("{name} {}, {}", src(0), src(1)),
         Format::Sop1 => match name {
+            "s_sendmsg_rtn_b32" | "s_sendmsg_rtn_b64" => {
+                let msg = match inst.src[0] {
+                    128 => "MSG_RTN_GET_DOORBELL".to_string(),
+                    129 => "MSG_RTN_GET_DDID".into(),
+                    130 => "MSG_RTN_GET_TMA".into(),
+                    131 => "MSG_RTN_GET_REALTIME".into(),
+                    132 => "MSG_RTN_SAVE_WAVE".into(),
+                    133 => "MSG_RTN_GET_TBA".into(),
+                    v => v.to_string(),
+                };
+                format!("{name} {}, sendmsg({msg})", sreg_name(inst.dst, w.dst))
+            }
             "s_getpc_b64" => format!("{name} {}", sreg_name(inst.dst, 2)),
             "s_setpc_b64" | "s_rfe_b64" => format!("{name} {}", src(0)),
             _ => format!("{name} {}, {}", sreg_name(inst.dst, w.dst), src(0)),

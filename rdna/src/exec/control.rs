@@ -85,6 +85,25 @@ fn setreg(c: &mut Ctx<'_>, simm16: u16, value: u32) {
     *r = (*r & !mask) | ((value << off) & mask);
 }
 
+/// `s_sendmsg_rtn_*`: the message id is the raw source field. REALTIME
+/// returns a clock that advances with every executed wave-instruction
+/// (monotonic, not wall time); the others (doorbell, DDID, TMA, TBA) read 0.
+fn sendmsg_rtn(c: &mut Ctx<'_>, i: &Inst, wide: bool) -> R {
+    const MSG_RTN_GET_REALTIME: u16 = 131;
+    let v = if i.src[0] == MSG_RTN_GET_REALTIME {
+        c.wave.executed
+    } else {
+        0
+    };
+    if wide {
+        c.wave.set_sreg64(i.dst, v);
+    } else {
+        c.wave.set_sreg(i.dst, v as u32);
+    }
+    // The result returns like a scalar load: lgkmcnt counts it.
+    Ok(Flow::Next)
+}
+
 pub static OPS: &[(&str, Handler)] = &[
     ("s_nop", nop),
     ("s_delay_alu", nop),
@@ -120,6 +139,18 @@ pub static OPS: &[(&str, Handler)] = &[
             addr: None,
         })
     }),
+    ("s_sethalt", |_c, i| {
+        if i.simm16 & 1 == 0 {
+            return Ok(Flow::Next);
+        }
+        Err(ExecError {
+            kind: FaultKind::Trap(format!("s_sethalt {}: the wave halted", i.simm16)),
+            lane: None,
+            addr: None,
+        })
+    }),
+    ("s_sendmsg_rtn_b32", |c, i| sendmsg_rtn(c, i, false)),
+    ("s_sendmsg_rtn_b64", |c, i| sendmsg_rtn(c, i, true)),
     ("s_waitcnt", waitcnt),
     ("s_waitcnt_vmcnt", |c, i| waitcnt_k(c, i, Counter::Vm)),
     ("s_waitcnt_vscnt", |c, i| waitcnt_k(c, i, Counter::Vs)),
@@ -172,6 +203,10 @@ pub static OPS: &[(&str, Handler)] = &[
     }),
     ("s_getreg_b32", |c, i| {
         let (id, off, size) = hwreg_field(i.simm16);
+        // HW_REG_SHADER_CYCLES (29): a 20-bit cycle counter; instructions stand in for cycles.
+        if id == 29 {
+            c.wave.hwregs[29] = (c.wave.executed & 0xF_FFFF) as u32;
+        }
         let v = (c.wave.hwregs[id] >> off) & (((1u64 << size) - 1) as u32);
         c.wave.set_sreg(i.dst, v);
         Ok(Flow::Next)

@@ -43,3 +43,17 @@ KERNEL void divergent_loop(const uint* in, uint* steps) {
   }
   if (n & 1) steps[i] = n; else steps[i] = n + 1000000;
 }
+// Clocks: s_getreg(SHADER_CYCLES) and s_sendmsg_rtn_b64(MSG_RTN_GET_REALTIME).
+KERNEL void clocks(u64* out) {
+  u64 c0 = __builtin_readcyclecounter();
+  u64 r0 = __builtin_readsteadycounter();
+  float x = 1.0f;
+  for (int k = 0; k < 10; k++) x = x * 1.5f + (float)k;
+  u64 c1 = __builtin_readcyclecounter();
+  u64 r1 = __builtin_readsteadycounter();
+  if (tid_x() == 0) {
+    out[0] = c1 - c0;
+    out[1] = r1 - r0;
+    out[2] = (u64)x;
+  }
+}
