@@ -134,6 +134,17 @@ fn array_descriptors_are_validated_and_read_back() {
         assert_eq!(v, 32);
         check(cuDeviceGetAttribute(&mut v, 44, 0)); // CAN_TEX2D_GATHER
         assert_eq!(v, 1);
+        let mut width = 0usize;
+        check(cuDeviceGetTexture1DLinearMaxWidth(&mut width, F32, 4, 0));
+        assert_eq!(width, 1 << 28);
+        assert_eq!(
+            cuDeviceGetTexture1DLinearMaxWidth(&mut width, F32, 3, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuDeviceGetTexture1DLinearMaxWidth(&mut width, F32, 1, 99),
+            CUDA_ERROR_INVALID_DEVICE
+        );
     }
 }
 

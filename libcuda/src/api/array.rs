@@ -653,5 +653,6 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuModuleGetSurfRef": 3000 => cuModuleGetSurfRef;
         "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
         "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
+        "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
     }
 }

@@ -24,7 +24,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::array::{CUDA_ARRAY_DESCRIPTOR, CUarray, CUmipmappedArray, array, arrays};
 use crate::cu::*;
-use crate::driver::{Driver, with_context};
+use crate::driver::{Driver, with_context, with_driver};
 use crate::entry::{exports, non_null, write_out};
 use prlx_emu::texture::{
     AddressMode, ChannelFormat, FilterMode, Level, Resource, Sampler, Shape, TextureObject,
@@ -329,6 +329,24 @@ fn identity_view(v: &CUDA_RESOURCE_VIEW_DESC, r: &Resource) -> bool {
 }
 
 exports! {
+    /// The element count of the largest 1D linear texture of this element
+    /// type: `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH` for every
+    /// format the emulator samples.
+    fn cuDeviceGetTexture1DLinearMaxWidth(
+        max_width_in_elements: *mut usize,
+        format: u32,
+        num_channels: u32,
+        dev: CUdevice,
+    ) {
+        with_driver(|_| {
+            super::device::check_device(dev)?;
+            if ChannelFormat::from_cu(format).is_none() || !matches!(num_channels, 1 | 2 | 4) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            unsafe { write_out(max_width_in_elements, limit(69)) }
+        })
+    }
+
     fn cuTexObjectCreate(
         p_tex_object: *mut CUtexObject,
         p_res_desc: *const CUDA_RESOURCE_DESC,

@@ -121,7 +121,6 @@ unsupported! {
     "cuDeviceGetLuid": 10000 => cuDeviceGetLuid;
     "cuDeviceGetNvSciSyncAttributes": 10020 => cuDeviceGetNvSciSyncAttributes;
     "cuDeviceGetP2PAtomicCapabilities": 13000 => cuDeviceGetP2PAtomicCapabilities;
-    "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
     "cuDeviceRegisterAsyncNotification": 12040 => cuDeviceRegisterAsyncNotification;
     "cuDeviceUnregisterAsyncNotification": 12040 => cuDeviceUnregisterAsyncNotification;
     "cuExternalMemoryGetMappedBuffer": 10000 => cuExternalMemoryGetMappedBuffer;
