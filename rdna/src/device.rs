@@ -60,6 +60,9 @@ pub struct DeviceConfig {
     pub max_wave_instructions: u64,
     /// Instructions a wave runs before the next wave of its workgroup gets a turn.
     pub slice: u32,
+    /// Scratch bytes per lane added for kernels with a dynamic stack
+    /// (recursion, calls through pointers, `alloca` of runtime size).
+    pub dynamic_stack_bytes: u32,
 }
 
 impl Default for DeviceConfig {
@@ -67,6 +70,7 @@ impl Default for DeviceConfig {
         DeviceConfig {
             max_wave_instructions: 2_000_000_000,
             slice: 64,
+            dynamic_stack_bytes: 16 * 1024,
         }
     }
 }
@@ -360,7 +364,12 @@ impl Device {
         let mut lds = vec![0u8; lds_size];
         let m = self.modules[module.0 as usize].as_ref().unwrap();
         let base = m.base;
-        let scratch = kernel.private_segment_fixed_size as usize;
+        let scratch = kernel.private_segment_fixed_size as usize
+            + if kernel.uses_dynamic_stack {
+                self.config.dynamic_stack_bytes as usize
+            } else {
+                0
+            };
         let mut waves = Vec::with_capacity(nwaves);
         for w in 0..nwaves {
             let mut wave = Wave::new(w as u32, wave_size, kd.vgpr_count().min(256), scratch);

@@ -788,3 +788,27 @@ fn clocks_advance() {
         assert!(v[1] > 0, "wave64={w64} realtime delta {}", v[1]);
     });
 }
+
+#[test]
+fn recursion_on_a_dynamic_stack() {
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("basic", w64) else {
+            return;
+        };
+        assert!(g.code.kernel("recursive").unwrap().uses_dynamic_stack);
+        let po = g.zeros(4 * 64);
+        g.launch("recursive", [1, 1, 1], [64, 1, 1], 0, &[Arg::Ptr(po)])
+            .unwrap_or_else(|f| panic!("{f}"));
+        let fib = |n: i32| {
+            let (mut a, mut b) = (0, 1);
+            for _ in 0..n {
+                (a, b) = (b, a + b);
+            }
+            a
+        };
+        let out: Vec<i32> = g.download(po, 64);
+        for (i, v) in out.iter().enumerate() {
+            assert_eq!(*v, fib(i as i32 % 12), "wave64={w64} fib({})", i % 12);
+        }
+    });
+}

@@ -50,3 +50,9 @@ KERNEL void globals(float* out) {
   out[i] = c_coef[i & 3] * (float)i;
   atomic_add(&g_counter, 1);
 }
+// Recursion: a dynamic stack in scratch (uses_dynamic_stack), s_swappc/s_setpc.
+__attribute__((noinline)) __device__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+KERNEL void recursive(int* out) {
+  int i = bid_x() * bdim_x() + tid_x();
+  out[i] = fib(i % 12);
+}
