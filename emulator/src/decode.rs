@@ -1196,6 +1196,26 @@ fn reg_width(fc: &FnCtx<'_>, op: &Operand) -> Option<u32> {
     }
 }
 
+/// `Op::Alu3` with destination `o[0]` and sources `o[1..4]` read as
+/// `types`.
+fn alu3(
+    m: &mut ModuleCtx<'_>,
+    fc: &FnCtx<'_>,
+    o: &[Operand],
+    f: Alu3Fn,
+    ctx: AluCtx,
+    types: [ScalarType; 3],
+) -> Result<Op, String> {
+    Ok(Op::Alu3 {
+        f,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], types[0])?,
+        b: src(m, fc, &o[2], types[1])?,
+        c: src(m, fc, &o[3], types[2])?,
+    })
+}
+
 fn pred_dst(fc: &FnCtx<'_>, op: &Operand) -> Result<Option<PredIx>, String> {
     match op {
         Operand::Register(r) => match lookup_reg(fc, &r.name) {

@@ -87,14 +87,14 @@ pub(super) fn decode(
                 })
             } else {
                 let o = operands(inst, 4)?;
-                Ok(Op::Alu3 {
-                    f: if hi { alu::mad24_hi } else { alu::mad24_lo },
+                alu3(
+                    m,
+                    fc,
+                    o,
+                    if hi { alu::mad24_hi } else { alu::mad24_lo },
                     ctx,
-                    d: dst(fc, &o[0])?,
-                    a: src(m, fc, &o[1], ty)?,
-                    b: src(m, fc, &o[2], ty)?,
-                    c: src(m, fc, &o[3], ty)?,
-                })
+                    [ty, ty, ty],
+                )
             }
         }
         "dp4a" | "dp2a" => {
@@ -138,14 +138,14 @@ pub(super) fn decode(
                 return Err(un());
             }
             let o = operands(inst, 4)?;
-            Ok(Op::Alu3 {
-                f: alu::bfe,
-                ctx: AluCtx::new(ty),
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ScalarType::U32)?,
-                c: src(m, fc, &o[3], ScalarType::U32)?,
-            })
+            alu3(
+                m,
+                fc,
+                o,
+                alu::bfe,
+                AluCtx::new(ty),
+                [ty, ScalarType::U32, ScalarType::U32],
+            )
         }
         "bfi" => {
             let ty = need_type(mods, inst)?;
@@ -174,14 +174,7 @@ pub(super) fn decode(
             let o = operands(inst, 4)?;
             let mut ctx = AluCtx::new(ty);
             ctx.prmt = mode;
-            Ok(Op::Alu3 {
-                f: alu::prmt,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                c: src(m, fc, &o[3], ty)?,
-            })
+            alu3(m, fc, o, alu::prmt, ctx, [ty, ty, ty])
         }
         "shf" => {
             let right = match mods.take_any(&[".l", ".r"]) {
@@ -201,14 +194,7 @@ pub(super) fn decode(
             let o = operands(inst, 4)?;
             let mut ctx = AluCtx::new(ty);
             ctx.aux = right | clamp;
-            Ok(Op::Alu3 {
-                f: alu::shf,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                c: src(m, fc, &o[3], ScalarType::U32)?,
-            })
+            alu3(m, fc, o, alu::shf, ctx, [ty, ty, ScalarType::U32])
         }
         "lop3" => {
             let ty = need_type(mods, inst)?;
@@ -222,14 +208,7 @@ pub(super) fn decode(
             }
             let mut ctx = AluCtx::new(ty);
             ctx.aux = lut;
-            Ok(Op::Alu3 {
-                f: alu::lop3,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                c: src(m, fc, &o[3], ty)?,
-            })
+            alu3(m, fc, o, alu::lop3, ctx, [ty, ty, ty])
         }
         "sad" => {
             let ty = need_type(mods, inst)?;
@@ -237,14 +216,7 @@ pub(super) fn decode(
                 return Err(un());
             }
             let o = operands(inst, 4)?;
-            Ok(Op::Alu3 {
-                f: alu::sad,
-                ctx: AluCtx::new(ty),
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                c: src(m, fc, &o[3], ty)?,
-            })
+            alu3(m, fc, o, alu::sad, AluCtx::new(ty), [ty, ty, ty])
         }
         "bmsk" | "szext" => bitfield::decode(m, fc, inst, mods),
         _ => Err(un()),
