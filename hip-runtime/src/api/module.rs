@@ -123,6 +123,15 @@ pub fn launch(
     }
     if let Err((code, message)) = outcome {
         eprintln!("prlx hip: kernel {} failed: {message}", f.name);
+        if kernel
+            .hidden_args()
+            .any(|a| a.value_kind == "hidden_hostcall_buffer")
+        {
+            eprintln!(
+                "prlx hip: kernel {} uses hostcall services (device printf, malloc), which the emulated device does not provide (its hostcall buffer is NULL)",
+                f.name
+            );
+        }
         if code == hipErrorIllegalAddress || code == hipErrorLaunchFailure {
             rt.sticky = Some(code);
         }
