@@ -998,3 +998,51 @@ fn user_objects_live_while_a_graph_or_executable_graph_holds_them() {
         );
     }
 }
+
+#[test]
+fn a_graph_with_allocations_has_one_executable_graph_at_a_time() {
+    let _serial = serial();
+    setup();
+    unsafe {
+        let mut g: CUgraph = null_mut();
+        ok(cuGraphCreate(&mut g, 0));
+        let mut params: MemAllocNodeParams = std::mem::zeroed();
+        params.pool_props.alloc_type = 1;
+        params.pool_props.location_type = 1;
+        params.bytesize = 4096;
+        let mut alloc: CUgraphNode = null_mut();
+        ok(cuGraphAddMemAllocNode(
+            &mut alloc,
+            g,
+            null(),
+            0,
+            &mut params,
+        ));
+        assert_ne!(params.dptr, 0);
+        let mut free: CUgraphNode = null_mut();
+        ok(cuGraphAddMemFreeNode(&mut free, g, &alloc, 1, params.dptr));
+        assert_eq!(
+            cuGraphAddMemFreeNode(&mut free, g, &alloc, 1, params.dptr + 8),
+            CUDA_ERROR_INVALID_VALUE,
+            "not a graph allocation"
+        );
+        let (mut a, mut b) = (0u32, 0u32);
+        ok(cuGraphNodeGetLocalId(alloc, &mut a));
+        ok(cuGraphNodeGetLocalId(free, &mut b));
+        assert_ne!(a, b);
+        let mut first: CUgraphExec = null_mut();
+        ok(cuGraphInstantiateWithFlags(&mut first, g, 0));
+        let mut second: CUgraphExec = null_mut();
+        assert_eq!(
+            cuGraphInstantiateWithFlags(&mut second, g, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        for _ in 0..3 {
+            ok(cuGraphLaunch(first, null_mut()));
+        }
+        ok(cuGraphExecDestroy(first));
+        ok(cuGraphInstantiateWithFlags(&mut second, g, 0));
+        ok(cuGraphExecDestroy(second));
+        ok(cuGraphDestroy(g));
+    }
+}

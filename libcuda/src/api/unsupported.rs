@@ -154,8 +154,6 @@ unsupported! {
         11020 => cuGraphExternalSemaphoresWaitNodeGetParams;
     "cuGraphExternalSemaphoresWaitNodeSetParams":
         11020 => cuGraphExternalSemaphoresWaitNodeSetParams;
-    "cuGraphNodeGetLocalId": 13010 => cuGraphNodeGetLocalId;
-    "cuGraphNodeGetToolsId": 13010 => cuGraphNodeGetToolsId;
     "cuGraphicsMapResources":
         3000 => cuGraphicsMapResources,
         @ptds 7000 => cuGraphicsMapResources_ptsz;

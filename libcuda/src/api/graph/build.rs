@@ -685,6 +685,19 @@ exports! {
         unsafe { write_out(ph_graph, g as CUgraph) }
     }
 
+    fn cuGraphNodeGetLocalId(node: CUgraphNode, id: *mut c_uint) {
+        non_null(id)?;
+        let v = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.local_id))?;
+        unsafe { write_out(id, v) }
+    }
+
+    /// Unique in the process: the node's handle.
+    fn cuGraphNodeGetToolsId(node: CUgraphNode, id: *mut u64) {
+        non_null(id)?;
+        with_state(|s| s.node(raw(node)).map(|_| ()))?;
+        unsafe { write_out(id, node as u64) }
+    }
+
     fn cuGraphGetId(graph: CUgraph, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.id))?;
@@ -971,8 +984,14 @@ const LOCATION_TYPE_DEVICE: u32 = 1;
 pub(crate) fn alloc_op(d: &mut Driver, ctx: usize, bytes: usize) -> Result<Op, CUresult> {
     let dptr = crate::api::memory::alloc(d, ctx, bytes)?;
     with_state(|s| {
-        s.graph_memory
-            .insert(dptr, super::model::GraphMemory { bytes, live: false });
+        s.graph_memory.insert(
+            dptr,
+            super::model::GraphMemory {
+                bytes,
+                live: false,
+                exec: None,
+            },
+        );
         s.note_graph_memory();
     });
     Ok(Op::MemAlloc { dptr, bytes })
@@ -1198,6 +1217,8 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuGraphKernelNodeCopyAttributes": 11000 => cuGraphKernelNodeCopyAttributes;
         "cuGraphNodeGetContainingGraph": 13010 => cuGraphNodeGetContainingGraph;
         "cuGraphGetId": 13010 => cuGraphGetId;
+        "cuGraphNodeGetLocalId": 13010 => cuGraphNodeGetLocalId;
+        "cuGraphNodeGetToolsId": 13010 => cuGraphNodeGetToolsId;
         "cuGraphDestroyNode": 10000 => cuGraphDestroyNode;
         "cuGraphKernelNodeGetParams": 10000 => cuGraphKernelNodeGetParams, 12000 => cuGraphKernelNodeGetParams_v2;
         "cuGraphKernelNodeSetParams": 10000 => cuGraphKernelNodeSetParams, 12000 => cuGraphKernelNodeSetParams_v2;

@@ -50,18 +50,34 @@ fn instantiate(graph: CUgraph, flags: u64) -> Result<usize, (CUresult, Option<us
             return Err((CUDA_ERROR_INVALID_VALUE, None));
         }
         let root = s.instantiate(raw(graph))?;
+        // A graph with allocation nodes has one executable graph at a time
+        // (its allocations' addresses are the graph's).
+        let mut allocations = Vec::new();
+        root.allocations(&mut allocations);
+        if allocations
+            .iter()
+            .any(|p| s.graph_memory.get(p).is_some_and(|m| m.exec.is_some()))
+        {
+            return Err((CUDA_ERROR_INVALID_VALUE, None));
+        }
         let id = s.next_id();
         let mut user_refs = std::collections::BTreeMap::new();
         s.user_refs(raw(graph), &mut user_refs);
         for (o, n) in &user_refs {
             s.retain_object(*o, *n).map_err(|e| (e, None))?;
         }
-        Ok(s.execs.insert(Exec {
+        let exec = s.execs.insert(Exec {
             root: Arc::new(root),
             flags,
             id,
             user_refs,
-        }) as usize)
+        }) as usize;
+        for p in allocations {
+            if let Some(m) = s.graph_memory.get_mut(&p) {
+                m.exec = Some(exec);
+            }
+        }
+        Ok(exec)
     })
 }
 
@@ -416,6 +432,11 @@ exports! {
         with_state(|s| {
             let e = s.execs.remove(exec).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
             s.release_refs(e.user_refs);
+            for m in s.graph_memory.values_mut() {
+                if m.exec == Some(exec as usize) {
+                    m.exec = None;
+                }
+            }
             Ok(())
         })
     }

@@ -175,6 +175,8 @@ impl Op {
 pub struct Node {
     pub graph: usize,
     pub op: Op,
+    /// `cuGraphNodeGetLocalId`: unique within its graph.
+    pub local_id: u32,
 }
 
 #[derive(Debug, Default)]
@@ -190,6 +192,8 @@ pub struct Graph {
     pub capture: Option<u64>,
     /// `cuGraphGetId`.
     pub id: u32,
+    /// The next node's local id.
+    pub next_local_id: u32,
     /// For a clone: original node -> its copy (`cuGraphNodeFindInClone`).
     pub clone_of: HashMap<usize, usize>,
     /// User objects this graph holds references to, and how many.
@@ -343,6 +347,8 @@ pub struct CapturedEvent {
 pub struct GraphMemory {
     pub bytes: usize,
     pub live: bool,
+    /// The executable graph whose allocation node makes it (one at a time).
+    pub exec: Option<usize>,
 }
 
 pub struct State {
@@ -495,7 +501,16 @@ impl State {
             Op::Child(c) => Some(*c),
             _ => None,
         };
-        let n = self.nodes.insert(Node { graph: g, op }) as usize;
+        let local_id = {
+            let graph = self.graph_mut(g)?;
+            graph.next_local_id += 1;
+            graph.next_local_id - 1
+        };
+        let n = self.nodes.insert(Node {
+            graph: g,
+            op,
+            local_id,
+        }) as usize;
         if let Some(c) = child {
             self.graph_mut(c)?.owner = Some(n);
         }
