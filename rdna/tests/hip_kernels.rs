@@ -812,3 +812,38 @@ fn recursion_on_a_dynamic_stack() {
         }
     });
 }
+
+#[test]
+fn double_precision_trigonometry_with_large_arguments() {
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("hip_api", w64) else {
+            return;
+        };
+        let xs: Vec<f64> = (0..64)
+            .map(|i| match i % 4 {
+                0 => i as f64 * 0.37,
+                1 => 1.0e6 + i as f64,
+                2 => 3.0e15 * (i as f64 + 1.0),
+                _ => -1.0e300 / (i as f64),
+            })
+            .collect();
+        let (px, po) = (g.upload(&xs), g.zeros(8 * 64));
+        g.launch(
+            "double_trig",
+            [1, 1, 1],
+            [64, 1, 1],
+            0,
+            &[Arg::Ptr(px), Arg::Ptr(po), Arg::I32(64)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let out: Vec<f64> = g.download(po, 64);
+        for (i, x) in xs.iter().enumerate() {
+            let want = x.sin() + 2.0 * x.cos();
+            assert!(
+                (out[i] - want).abs() <= 1e-14 * want.abs().max(1.0),
+                "wave64={w64} sin+2cos({x}) = {} not {want}",
+                out[i]
+            );
+        }
+    });
+}

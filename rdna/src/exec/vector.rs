@@ -336,6 +336,57 @@ fn div_fixup(s0: f64, den: f64, num: f64, max_exp_gap: i32) -> f64 {
     if sign_neg { -s0.abs() } else { s0.abs() }
 }
 
+/// The first 1216 fraction bits of 2/π, most significant first
+/// (0.101000101111100110000011... = 0xA2F9836E...).
+const TWO_OVER_PI: [u64; 19] = [
+    0xa2f9836e4e441529,
+    0xfc2757d1f534ddc0,
+    0xdb6295993c439041,
+    0xfe5163abdebbc561,
+    0xb7246e3a424dd2e0,
+    0x06492eea09d1921c,
+    0xfe1deb1cb129a73e,
+    0xe88235f52ebb4484,
+    0xe99c7026b45f7e41,
+    0x3991d639835339f4,
+    0x9c845f8bbdf9283b,
+    0x1ff897ffde05980f,
+    0xef2f118b5a0a6d1f,
+    0x6d367ecf27cb09b7,
+    0x4f463f669e5fea2d,
+    0x7527bac7ebe5f17b,
+    0x3d0739f78a5292ea,
+    0x6bfb5fb11f8d5d08,
+    0x56033046fc7b6bab,
+];
+
+/// 53 bits of 2/π starting `shift` bits after the binary point.
+fn two_over_pi_bits(shift: u32) -> u64 {
+    let bit = |k: u32| -> u64 {
+        let (w, b) = ((k / 64) as usize, 63 - k % 64);
+        TWO_OVER_PI.get(w).map_or(0, |x| (x >> b) & 1)
+    };
+    (0..53).fold(0u64, |acc, k| (acc << 1) | bit(shift + k))
+}
+
+/// V_TRIG_PREOP_F64: the segment `seg` of 2/π scaled for the argument
+/// reduction of `x` (large exponents start further into 2/π).
+fn trig_preop(x: f64, seg: u32) -> f64 {
+    let exp = ((x.to_bits() >> 52) & 0x7FF) as i32;
+    let mut shift = (seg & 31) as i32 * 53;
+    if exp > 1077 {
+        shift += exp - 1077;
+    }
+    let result = two_over_pi_bits(shift as u32) as f64;
+    let mut scale = -53 - shift;
+    if exp >= 1968 {
+        scale += 128;
+    }
+    // Two steps so the intermediate power of two stays representable.
+    let half = scale / 2;
+    result * 2f64.powi(half) * 2f64.powi(scale - half)
+}
+
 /// Writes a per-lane bit mask (carry out, compare result) to an SGPR
 /// (pair in wave64), merging: lanes not in `lanes` get 0.
 fn write_mask(c: &mut Ctx<'_>, code: u16, bits: u64) {
@@ -1201,6 +1252,11 @@ pub static OPS: &[(&str, Handler)] = &[
                 r
             };
             r.to_bits()
+        })
+    }),
+    ("v_trig_preop_f64", |c, i| {
+        write64(c, i, |c, l| {
+            trig_preop(dsrc(c, i, 0, l), usrc(c, i, 1, l)).to_bits()
         })
     }),
     ("v_div_fixup_f64", |c, i| {

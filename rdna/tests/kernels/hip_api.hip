@@ -30,3 +30,9 @@ extern "C" __global__ void double_lib(const double* a, double* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = sqrt(fabs(a[i])) / (a[i] + 3.0) + floor(a[i] * 0.5);
 }
+
+// ocml's double sin/cos: Payne-Hanek reduction with v_trig_preop_f64 for large arguments.
+extern "C" __global__ void double_trig(const double* a, double* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = sin(a[i]) + 2.0 * cos(a[i]);
+}
