@@ -166,6 +166,11 @@ fn copies_by_offset_and_by_rectangle() {
             cuMemcpyHtoA_v2(a, 80, src.as_ptr().cast(), 20),
             CUDA_ERROR_INVALID_VALUE
         );
+        // Whole elements only, between arrays of one element size.
+        assert_eq!(cuMemcpyAtoA_v2(b, 0, a, 0, 6), CUDA_ERROR_INVALID_VALUE);
+        let bytes = create3d(desc3d(24, 0, 0, U8, 1, 0)).unwrap();
+        assert_eq!(cuMemcpyAtoA_v2(bytes, 0, a, 0, 8), CUDA_ERROR_INVALID_VALUE);
+        check(cuArrayDestroy(bytes));
         // Array to array by offset, then device round trip.
         check(cuMemcpyAtoA_v2(b, 4, a, 8, 40));
         let mut dptr: CUdeviceptr = 0;
@@ -193,7 +198,10 @@ fn copies_by_offset_and_by_rectangle() {
         c.height = 2;
         check(cuMemcpy2D_v2(&c));
         assert_eq!(host, [8, 9, 10, 0, 0, 14, 15, 16, 0, 0]);
-        // The rectangle must fit the array.
+        // The rectangle must fit the array and start on an element.
+        c.src_x_in_bytes = 6;
+        assert_eq!(cuMemcpy2D_v2(&c), CUDA_ERROR_INVALID_VALUE);
+        c.src_x_in_bytes = 8;
         c.src_y = 3;
         assert_eq!(cuMemcpy2D_v2(&c), CUDA_ERROR_INVALID_VALUE);
         c.src_y = 0;

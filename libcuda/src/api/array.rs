@@ -310,6 +310,10 @@ pub(crate) fn copy_side(
     depth: usize,
 ) -> Result<(u64, usize, usize), CUresult> {
     let a = array(handle)?;
+    // `cuMemcpy2D/3D`: the x offset into an array is whole elements.
+    if x % a.texel_bytes() != 0 {
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
     let fits = |at: usize, n: usize, limit: usize| at.checked_add(n).is_some_and(|e| e <= limit);
     if !fits(x, width, a.row_bytes()) || !fits(y, height, a.rows()) || !fits(z, depth, a.slices()) {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -319,7 +323,10 @@ pub(crate) fn copy_side(
 
 /// The device range `[offset, offset + count)` of an array, bounds-checked.
 fn linear_range(handle: CUarray, offset: usize, count: usize) -> Result<u64, CUresult> {
-    let a = array(handle)?;
+    linear_range_of(&array(handle)?, offset, count)
+}
+
+fn linear_range_of(a: &CudaArray, offset: usize, count: usize) -> Result<u64, CUresult> {
     if offset.checked_add(count).is_none_or(|e| e > a.bytes()) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -554,7 +561,12 @@ exports! {
     fn cuMemcpyAtoD_v2(dst_device: CUdeviceptr, src_array: CUarray, src_offset: usize, byte_count: usize) {
         super::graph::capture::sync_call()?;
         with_context(|d, _| {
-            let src = linear_range(src_array, src_offset, byte_count)?;
+            // Whole elements, as `cuda.h` requires.
+            let a = array(src_array)?;
+            if byte_count % a.texel_bytes() != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let src = linear_range_of(&a, src_offset, byte_count)?;
             copy_bytes(d, dst_device, src, byte_count)
         })
     }
@@ -562,7 +574,12 @@ exports! {
     fn cuMemcpyDtoA_v2(dst_array: CUarray, dst_offset: usize, src_device: CUdeviceptr, byte_count: usize) {
         super::graph::capture::sync_call()?;
         with_context(|d, _| {
-            let dst = linear_range(dst_array, dst_offset, byte_count)?;
+            // Whole elements, as `cuda.h` requires.
+            let a = array(dst_array)?;
+            if byte_count % a.texel_bytes() != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let dst = linear_range_of(&a, dst_offset, byte_count)?;
             copy_bytes(d, dst, src_device, byte_count)
         })
     }
@@ -576,8 +593,13 @@ exports! {
     ) {
         super::graph::capture::sync_call()?;
         with_context(|d, _| {
-            let dst = linear_range(dst_array, dst_offset, byte_count)?;
-            let src = linear_range(src_array, src_offset, byte_count)?;
+            // Formats may differ; element sizes may not, and the count is whole elements.
+            let (a, b) = (array(dst_array)?, array(src_array)?);
+            if a.texel_bytes() != b.texel_bytes() || byte_count % a.texel_bytes() != 0 {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            let dst = linear_range_of(&a, dst_offset, byte_count)?;
+            let src = linear_range_of(&b, src_offset, byte_count)?;
             copy_bytes(d, dst, src, byte_count)
         })
     }
