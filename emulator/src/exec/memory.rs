@@ -40,12 +40,21 @@ pub(crate) fn execute(
             {
                 let (values, dst) = (&mut w.values[..], r(d[0]));
                 pending = match region {
-                    FastRegion::Flat { base, bytes } => {
-                        load_lanes(values, dst, exec, &addrs, extend, |a| {
-                            read_at(bytes, a.wrapping_sub(base), size)
-                        })
-                    }
                     // One loop per width: no dispatch on it per lane.
+                    FastRegion::Flat { base, bytes } => {
+                        let at = |a: u64| a.wrapping_sub(base);
+                        match size {
+                            4 => load_lanes(values, dst, exec, &addrs, extend, |a| {
+                                read_at(bytes, at(a), 4)
+                            }),
+                            8 => load_lanes(values, dst, exec, &addrs, extend, |a| {
+                                read_at(bytes, at(a), 8)
+                            }),
+                            _ => load_lanes(values, dst, exec, &addrs, extend, |a| {
+                                read_at(bytes, at(a), size)
+                            }),
+                        }
+                    }
                     FastRegion::Global(g) => match size {
                         4 => {
                             load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<4>(a))
