@@ -676,6 +676,7 @@ fn build_code_object(text: Vec<u8>, wave: u32, global: [u32; 3]) -> CodeObject {
         text_addr: 0,
         segments: vec![(0, text.clone())],
         symbols: vec![("main".into(), 0, size)],
+        relocations: Vec::new(),
         text,
     }
 }

@@ -162,7 +162,27 @@ pub struct CodeObject {
     pub segments: Vec<(u64, Vec<u8>)>,
     /// Function and object symbols (name, address, size).
     pub symbols: Vec<(String, u64, u64)>,
+    /// Dynamic relocations to apply when the image is mapped at a base.
+    pub relocations: Vec<Relocation>,
 }
+
+/// A dynamic relocation of the image (`.rela.dyn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relocation {
+    /// R_AMDGPU_RELATIVE64: `*offset = base + addend` (8 bytes).
+    Relative64 { offset: u64, addend: i64 },
+    /// R_AMDGPU_ABS64 / ABS32 to a symbol defined in the image: `*offset = base + value + addend`.
+    Absolute {
+        offset: u64,
+        value: u64,
+        addend: i64,
+        bytes: u8,
+    },
+}
+
+const R_AMDGPU_ABS32: u32 = 2;
+const R_AMDGPU_ABS64: u32 = 3;
+const R_AMDGPU_RELATIVE64: u32 = 13;
 
 /// e_flags machine values of the RDNA3 family (EF_AMDGPU_MACH_AMDGCN_GFX11xx).
 pub fn mach_name(mach: u32) -> Option<&'static str> {
@@ -333,6 +353,45 @@ impl CodeObject {
             };
             kernels.insert(name, kernel);
         }
+        let mut relocations = Vec::new();
+        for sec in elf.sections.iter().filter(|x| x.kind == 4 && x.addr != 0) {
+            // SHT_RELA in the loaded image: (offset, info, addend) triples.
+            let dynsyms = match elf.sections.get(sec.link as usize) {
+                Some(d) => elf.section_data(d)?,
+                None => &[],
+            };
+            for ent in elf.section_data(sec)?.chunks_exact(24) {
+                let offset = elf::u64_at(ent, 0).unwrap();
+                let info = elf::u64_at(ent, 8).unwrap();
+                let addend = elf::u64_at(ent, 16).unwrap() as i64;
+                let (kind, sym) = (info as u32, (info >> 32) as usize);
+                let value = dynsyms
+                    .get(sym * 24 + 8..sym * 24 + 16)
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                    .filter(|&v| v != 0);
+                match (kind, value) {
+                    (R_AMDGPU_RELATIVE64, _) => {
+                        relocations.push(Relocation::Relative64 { offset, addend })
+                    }
+                    (R_AMDGPU_ABS64 | R_AMDGPU_ABS32, Some(value)) => {
+                        let bytes = if kind == R_AMDGPU_ABS64 { 8 } else { 4 };
+                        relocations.push(Relocation::Absolute {
+                            offset,
+                            value,
+                            addend,
+                            bytes,
+                        })
+                    }
+                    _ => {
+                        return Err(CodeObjectError::Malformed(format!(
+                            "{}: relocation type {kind} at {offset:#x} is not supported \
+                             (only RELATIVE64, and ABS32/ABS64 to symbols the image defines)",
+                            sec.name
+                        )));
+                    }
+                }
+            }
+        }
         Ok(CodeObject {
             mach,
             kernels,
@@ -340,6 +399,7 @@ impl CodeObject {
             text,
             segments,
             symbols,
+            relocations,
         })
     }
 

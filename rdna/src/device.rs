@@ -151,6 +151,31 @@ impl Device {
                 .write(base + addr, bytes)
                 .expect("image allocation covers every segment");
         }
+        for r in &code.relocations {
+            let (at, value, n) = match *r {
+                crate::code_object::Relocation::Relative64 { offset, addend } => {
+                    (offset, base.wrapping_add(addend as u64), 8)
+                }
+                crate::code_object::Relocation::Absolute {
+                    offset,
+                    value,
+                    addend,
+                    bytes,
+                } => (
+                    offset,
+                    base.wrapping_add(value).wrapping_add(addend as u64),
+                    bytes as usize,
+                ),
+            };
+            self.memory
+                .write(base + at, &value.to_le_bytes()[..n])
+                .map_err(|a| {
+                    Fault::launch(
+                        "",
+                        format!("relocation at {at:#x} lies outside the image ({a:#x})"),
+                    )
+                })?;
+        }
         self.modules.push(Some(LoadedModule {
             code: Arc::new(code),
             base,

@@ -665,6 +665,17 @@ fn module_variables_through_pc_relative_addresses() {
             5 + 96,
             "wave64={w64} g_counter"
         );
+        assert!(
+            !g.code.relocations.is_empty(),
+            "table_ptr needs a relocation"
+        );
+        let pv = g.zeros(4 * 32);
+        g.launch("via_pointer", [1, 1, 1], [32, 1, 1], 0, &[Arg::Ptr(pv)])
+            .unwrap_or_else(|f| panic!("{f}"));
+        let v: Vec<i32> = g.download(pv, 32);
+        for (i, x) in v.iter().enumerate() {
+            assert_eq!(*x, [20, 30, 40][i % 3], "wave64={w64} via_pointer[{i}]");
+        }
     });
 }
 

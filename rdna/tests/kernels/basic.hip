@@ -56,3 +56,7 @@ KERNEL void recursive(int* out) {
   int i = bid_x() * bdim_x() + tid_x();
   out[i] = fib(i % 12);
 }
+// A pointer in module data: an R_AMDGPU_RELATIVE64 relocation applied at load.
+__device__ int table[4] = {10, 20, 30, 40};
+__device__ int* table_ptr = &table[1];
+KERNEL void via_pointer(int* out) { out[tid_x()] = table_ptr[tid_x() % 3]; }
