@@ -338,8 +338,9 @@ pub struct Armed<'a> {
     header: TraceFileHeader,
     sizes: Sizes,
     addresses: [u64; 3],
-    guard: DescriptorGuard<'a>,
-    lease: crate::device_pool::Lease,
+    /// Held for their drops: the descriptor cleared, then the buffers freed.
+    _guard: DescriptorGuard<'a>,
+    _lease: crate::device_pool::Lease,
 }
 
 /// Allocates and initialises the trace image for one launch of `kernel`
@@ -363,8 +364,8 @@ pub fn arm<'a>(
         header,
         sizes,
         addresses,
-        guard,
-        lease,
+        _guard: guard,
+        _lease: lease,
     })
 }
 
@@ -372,18 +373,9 @@ impl Armed<'_> {
     /// After the launch was queued: waits for its stream, copies the trace
     /// back and clears the descriptor.
     pub fn collect(self) -> Result<CapturedTrace, String> {
-        let Armed {
-            on,
-            header,
-            sizes,
-            addresses,
-            guard,
-            lease,
-        } = self;
-        let copied = collect(on, header, &sizes, addresses);
-        drop(guard);
-        drop(lease);
-        copied
+        // Dropping `self` then clears the descriptor (`_guard`) before the
+        // buffers go back to the pool (`_lease`): fields drop in order.
+        collect(self.on, self.header, &self.sizes, self.addresses)
     }
 }
 

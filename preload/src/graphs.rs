@@ -309,36 +309,12 @@ fn launch_graph(
     if !state::active() {
         return forward();
     }
-    let mut forward = Some(forward);
-    let mut result = None;
-    let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        record_graph_launch(exec, stream, &mut forward, &mut result)
-    }));
-    if recorded.is_err() {
-        log::once(
-            LogLevel::Error,
-            "graph-launch",
-            "internal error while recording a CUDA graph launch; passing graph launches through",
-        );
-    }
-    match (result, forward.take()) {
-        (Some(result), _) => result,
-        (None, Some(forward)) => forward(),
-        (None, None) => CUDA_SUCCESS, // unreachable: taking the call sets the result
-    }
+    state::forward_once("a CUDA graph launch", forward, |run| {
+        record_graph_launch(exec, stream, run)
+    })
 }
 
-fn record_graph_launch<F: FnOnce() -> CUresult>(
-    exec: CUgraphExec,
-    stream: CUstream,
-    forward: &mut Option<F>,
-    result: &mut Option<CUresult>,
-) {
-    let mut run = || -> CUresult {
-        let r = forward.take().map_or(CUDA_SUCCESS, |f| f());
-        *result = Some(r);
-        r
-    };
+fn record_graph_launch(exec: CUgraphExec, stream: CUstream, run: &mut dyn FnMut() -> CUresult) {
     if stream_is_capturing(stream) {
         // A graph launched into a capture becomes a child graph node: it
         // runs (and is recorded) with the outer graph.

@@ -269,35 +269,43 @@ pub fn on_launch(call: LaunchCall, launch: impl FnOnce() -> CUresult) -> CUresul
     if !active() {
         return launch();
     }
-    let mut launch = Some(launch);
+    forward_once("a launch", launch, |run| record_launch(&call, run))
+}
+
+/// Runs `record`, which makes the application's call through `run` (at
+/// most once), so that `forward` runs exactly once whatever happens: a
+/// panic while recording is logged once (naming `what`) and the call still
+/// goes through (if `record` had not made it yet), its result returned.
+pub(crate) fn forward_once<F: FnOnce() -> CUresult>(
+    what: &str,
+    forward: F,
+    record: impl FnOnce(&mut dyn FnMut() -> CUresult),
+) -> CUresult {
+    let mut forward = Some(forward);
     let mut result: Option<CUresult> = None;
     let recorded = catch_unwind(AssertUnwindSafe(|| {
-        record_launch(&call, &mut launch, &mut result)
+        let mut run = || -> CUresult {
+            let r = forward.take().map_or(CUDA_SUCCESS, |f| f());
+            result = Some(r);
+            r
+        };
+        record(&mut run)
     }));
     if recorded.is_err() {
         log::once(
             LogLevel::Error,
-            "launch",
-            "internal error while recording a launch; passing launches through",
+            what,
+            &format!("internal error while recording {what}; passing the call through"),
         );
     }
-    match (result, launch.take()) {
+    match (result, forward.take()) {
         (Some(result), _) => result,
-        (None, Some(launch)) => launch(),
-        (None, None) => CUDA_SUCCESS, // unreachable: taking the launch sets the result
+        (None, Some(forward)) => forward(),
+        (None, None) => CUDA_SUCCESS, // unreachable: taking the call sets the result
     }
 }
 
-fn record_launch<F: FnOnce() -> CUresult>(
-    call: &LaunchCall,
-    launch: &mut Option<F>,
-    result: &mut Option<CUresult>,
-) {
-    let mut run = || -> CUresult {
-        let r = launch.take().map_or(CUDA_SUCCESS, |f| f());
-        *result = Some(r);
-        r
-    };
+fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
     let config = config();
     // The filter is consulted on the borrowed name first: a launch it
     // excludes costs one lookup and one match, nothing more.
