@@ -148,6 +148,93 @@ fn array_descriptors_are_validated_and_read_back() {
     }
 }
 
+/// `tex.2d.v4.f32.s32` of texel (x, 0), all four channels to `out`.
+const FETCH_PTX: &str = "\
+.version 7.5
+.target sm_80
+.address_size 64
+.visible .entry fetch(.param .u64 tex, .param .u64 out, .param .u32 x)
+{
+  .reg .b32 %r<3>;
+  .reg .f32 %f<5>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [tex];
+  ld.param.u64 %rd2, [out];
+  ld.param.u32 %r1, [x];
+  mov.u32 %r2, 0;
+  tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r2}];
+  st.global.v4.f32 [%rd2], {%f1, %f2, %f3, %f4};
+  ret;
+}
+\0";
+
+#[test]
+fn normalized_integer_formats_always_read_as_floats() {
+    context();
+    // SAFETY: out-pointers, host buffers and kernel arguments are locals.
+    unsafe {
+        // CU_AD_FORMAT_UNORM_INT8X4 needs 4 channels; SNORM_INT16X2 needs 2.
+        assert_eq!(
+            create3d(desc3d(4, 2, 0, 0xc2, 1, 0)).err(),
+            Some(CUDA_ERROR_INVALID_VALUE)
+        );
+        let unorm = create3d(desc3d(2, 1, 0, 0xc2, 4, 0)).unwrap();
+        let snorm = create3d(desc3d(2, 1, 0, 0xca, 2, 0)).unwrap();
+        let bytes: [u8; 8] = [0, 51, 102, 255, 255, 0, 0, 17];
+        check(cuMemcpyHtoA_v2(unorm, 0, bytes.as_ptr().cast(), 8));
+        let halves: [i16; 4] = [-32768, 32767, 16384, -1];
+        check(cuMemcpyHtoA_v2(snorm, 0, halves.as_ptr().cast(), 8));
+        let mut module: CUmodule = null_mut();
+        check(cuModuleLoadData(&mut module, FETCH_PTX.as_ptr().cast()));
+        let mut f: CUfunction = null_mut();
+        check(cuModuleGetFunction(&mut f, module, c"fetch".as_ptr()));
+        let mut out: CUdeviceptr = 0;
+        check(cuMemAlloc_v2(&mut out, 16));
+        let mut run = |array: CUarray, x: u32| -> [f32; 4] {
+            // Read "as integer": ignored for normalized formats.
+            let mut t: CUtexObject = 0;
+            check(cuTexObjectCreate(
+                &mut t,
+                &CUDA_RESOURCE_DESC::for_array(array),
+                &texture_desc(CU_TRSF_READ_AS_INTEGER),
+                null(),
+            ));
+            let mut x = x;
+            let mut args = [
+                &mut t as *mut u64 as *mut c_void,
+                &mut out as *mut u64 as *mut c_void,
+                &mut x as *mut u32 as *mut c_void,
+            ];
+            check(cuLaunchKernel(
+                f,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                null_mut(),
+                args.as_mut_ptr(),
+                null_mut(),
+            ));
+            let mut got = [0f32; 4];
+            check(cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), out, 16));
+            check(cuTexObjectDestroy(t));
+            got
+        };
+        assert_eq!(run(unorm, 0), [0.0, 0.2, 0.4, 1.0]);
+        assert_eq!(run(unorm, 1), [1.0, 0.0, 0.0, 17.0 / 255.0]);
+        assert_eq!(run(snorm, 0), [-1.0, 1.0, 0.0, 1.0]);
+        assert_eq!(run(snorm, 1), [16384.0 / 32767.0, -1.0 / 32767.0, 0.0, 1.0]);
+        let mut d3 = desc3d(0, 0, 0, 0, 0, 0);
+        check(cuArray3DGetDescriptor_v2(&mut d3, unorm));
+        assert_eq!((d3.format, d3.num_channels), (0xc2, 4));
+        check(cuArrayDestroy(unorm));
+        check(cuArrayDestroy(snorm));
+    }
+}
+
 #[test]
 fn copies_by_offset_and_by_rectangle() {
     context();

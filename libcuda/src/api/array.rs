@@ -189,8 +189,9 @@ pub fn array(handle: CUarray) -> Result<CudaArray, CUresult> {
 
 /// Checks a 3D descriptor as `cuArray3DCreate` documents it.
 fn validate(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> Result<ChannelFormat, CUresult> {
-    let format = ChannelFormat::from_cu(desc.format).ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    if !matches!(desc.num_channels, 1 | 2 | 4) || desc.flags & !KNOWN_FLAGS != 0 {
+    let (format, _) = super::texture::channel_format(desc.format, desc.num_channels)
+        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    if desc.flags & !KNOWN_FLAGS != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (w, h, d) = (desc.width, desc.height, desc.depth);

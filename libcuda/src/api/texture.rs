@@ -178,17 +178,62 @@ fn records() -> MutexGuard<'static, HashMap<u64, Record>> {
         .unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A `CUarray_format` with a channel count: the element type, and whether
+/// reads always return normalized floats, which the
+/// `UNORM`/`SNORM_INT{8,16}X{1,2,4}` formats (channel count included) do.
+/// `None` for formats the emulator does not sample (block-compressed,
+/// YUV, packed 10-bit) and channel counts other than 1, 2, 4 or the
+/// format's own.
+pub fn channel_format(code: u32, channels: u32) -> Option<(ChannelFormat, bool)> {
+    if let Some(f) = ChannelFormat::from_cu(code) {
+        return matches!(channels, 1 | 2 | 4).then_some((f, false));
+    }
+    use ChannelFormat::*;
+    let (f, n) = match code {
+        0xc0 => (U8, 1),
+        0xc1 => (U8, 2),
+        0xc2 => (U8, 4),
+        0xc3 => (U16, 1),
+        0xc4 => (U16, 2),
+        0xc5 => (U16, 4),
+        0xc6 => (S8, 1),
+        0xc7 => (S8, 2),
+        0xc8 => (S8, 4),
+        0xc9 => (S16, 1),
+        0xca => (S16, 2),
+        0xcb => (S16, 4),
+        _ => return None,
+    };
+    (channels == n).then_some((f, true))
+}
+
+/// Whether the resource's format reads as normalized floats whatever the
+/// read mode (see [`channel_format`]).
+fn always_normalized(desc: &CUDA_RESOURCE_DESC) -> bool {
+    let (code, channels) = match desc.res_type {
+        CU_RESOURCE_TYPE_ARRAY => match array(desc.handle() as *mut c_void) {
+            Ok(a) => (a.desc.format, a.desc.num_channels),
+            Err(_) => return false,
+        },
+        CU_RESOURCE_TYPE_MIPMAPPED_ARRAY => match arrays().mipmapped.get(&(desc.handle() as usize))
+        {
+            Some(m) => (m.desc.format, m.desc.num_channels),
+            None => return false,
+        },
+        _ => (desc.format(), desc.num_channels()),
+    };
+    channel_format(code, channels).is_some_and(|(_, normalized)| normalized)
+}
+
 /// The emulator resource a `CUDA_RESOURCE_DESC` describes.
 pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resource, CUresult> {
     if desc.flags != 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let linear_format = || -> Result<(ChannelFormat, u8, usize), CUresult> {
-        let format = ChannelFormat::from_cu(desc.format()).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let channels = desc.num_channels();
-        if !matches!(channels, 1 | 2 | 4) {
-            return Err(CUDA_ERROR_INVALID_VALUE);
-        }
+        let (format, _) =
+            channel_format(desc.format(), channels).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         let texel = format.bytes() as usize * channels as usize;
         let ptr = desc.handle();
         if ptr == 0 || ptr % texel as u64 != 0 || d.device.mem_range(ptr).is_none() {
@@ -272,8 +317,13 @@ pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resou
     }
 }
 
-/// The sampler a `CUDA_TEXTURE_DESC` describes, for `resource`.
-fn sampler_of(t: &CUDA_TEXTURE_DESC, resource: &Resource) -> Result<Sampler, CUresult> {
+/// The sampler a `CUDA_TEXTURE_DESC` describes, for `resource` (whose
+/// format may force normalized reads: `normalized_format`).
+fn sampler_of(
+    t: &CUDA_TEXTURE_DESC,
+    resource: &Resource,
+    normalized_format: bool,
+) -> Result<Sampler, CUresult> {
     let known = CU_TRSF_READ_AS_INTEGER
         | CU_TRSF_NORMALIZED_COORDINATES
         | CU_TRSF_SRGB
@@ -305,7 +355,7 @@ fn sampler_of(t: &CUDA_TEXTURE_DESC, resource: &Resource) -> Result<Sampler, CUr
         filter: if linear { FilterMode::Point } else { filter },
         mip_filter,
         normalized_coords: normalized && !linear,
-        read_as_integer: t.flags & CU_TRSF_READ_AS_INTEGER != 0,
+        read_as_integer: t.flags & CU_TRSF_READ_AS_INTEGER != 0 && !normalized_format,
         srgb: t.flags & CU_TRSF_SRGB != 0,
         border: t.border_color,
         lod_bias: t.mipmap_level_bias,
@@ -340,7 +390,7 @@ exports! {
     ) {
         with_driver(|_| {
             super::device::check_device(dev)?;
-            if ChannelFormat::from_cu(format).is_none() || !matches!(num_channels, 1 | 2 | 4) {
+            if channel_format(format, num_channels).is_none() {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             unsafe { write_out(max_width_in_elements, limit(69)) }
@@ -374,7 +424,7 @@ exports! {
                     return Err(CUDA_ERROR_NOT_SUPPORTED);
                 }
             }
-            let sampler = sampler_of(&tex, &resource)?;
+            let sampler = sampler_of(&tex, &resource, always_normalized(&res))?;
             let handle = d
                 .device
                 .texture_object_create(TextureObject { resource, sampler })
@@ -580,7 +630,7 @@ fn update_texref(
         let object = match binding_desc(&r) {
             Some(res) => {
                 let resource = resource_of(d, &res)?;
-                match sampler_of(&r.texture, &resource) {
+                match sampler_of(&r.texture, &resource, always_normalized(&res)) {
                     Ok(sampler) => Some(
                         d.device
                             .texture_object_create(TextureObject { resource, sampler })
@@ -722,7 +772,7 @@ exports! {
     }
 
     fn cuTexRefSetFormat(h_tex_ref: CUtexref, fmt: u32, num_packed_components: i32) {
-        if ChannelFormat::from_cu(fmt).is_none() || !matches!(num_packed_components, 1 | 2 | 4) {
+        if num_packed_components < 0 || channel_format(fmt, num_packed_components as u32).is_none() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         update_texref(h_tex_ref, |r| {
