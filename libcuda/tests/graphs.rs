@@ -5,8 +5,13 @@
 //! (capture info and dependency updates, capture into an existing graph,
 //! the per-thread capture modes across threads, the wrong thread).
 //!
+//! `tests/driver-api/graphs.c` does the same through `cuda.h`'s own
+//! names and structs, under every header variant.
+//!
 //! The tests share one process and capture in global mode, which prohibits
 //! unsafe calls on every thread, so they run one at a time.
+
+mod common;
 
 use cuda::api::array::*;
 use cuda::api::context::*;
@@ -1044,5 +1049,27 @@ fn a_graph_with_allocations_has_one_executable_graph_at_a_time() {
         ok(cuGraphInstantiateWithFlags(&mut second, g, 0));
         ok(cuGraphExecDestroy(second));
         ok(cuGraphDestroy(g));
+    }
+}
+
+#[test]
+fn the_c_program_runs_under_every_header_variant() {
+    let (Some(cc), Some(variants)) = (common::tool("cc"), common::header_variants()) else {
+        return;
+    };
+    let lib_dir = common::libcuda_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let source = common::repo_root().join("tests/driver-api/graphs.c");
+    for (i, header) in variants.iter().enumerate() {
+        let program = tmp.path().join(format!("graphs_{i}"));
+        common::compile_c(&cc, header, &lib_dir, &source, &program);
+        let run = common::run_with_libcuda(&program, &[], &lib_dir);
+        assert!(
+            run.code == Some(0) && run.stdout.contains("graphs: all checks passed"),
+            "{}\nstdout:\n{}\nstderr:\n{}",
+            header.label,
+            run.stdout,
+            run.stderr
+        );
     }
 }
