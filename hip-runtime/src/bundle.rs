@@ -168,6 +168,15 @@ pub fn code_object_for(image: &[u8], processor: &str) -> Result<Vec<u8>, BundleE
     {
         return Ok(entry.data.clone());
     }
+    // Another processor of the same family (gfx1101, gfx1102, gfx11-generic
+    // … for a gfx1100): the same ISA, which the emulator runs alike.
+    let family = processor.get(..5).filter(|f| f.len() == 5);
+    if let Some(entry) = entries.iter().find(|e| {
+        !e.data.is_empty()
+            && family.is_some_and(|f| e.amdgcn_processor().is_some_and(|p| p.starts_with(f)))
+    }) {
+        return Ok(entry.data.clone());
+    }
     let held: Vec<&str> = entries
         .iter()
         .filter(|e| !e.data.is_empty())
@@ -287,6 +296,14 @@ mod tests {
         ]);
         assert_eq!(code_object_for(&b, "gfx1100").unwrap(), b"\x7fELF1100");
         assert_eq!(code_object_for(&b, "gfx1030").unwrap(), b"\x7fELF1030");
+        let e = code_object_for(&b, "gfx90a").unwrap_err();
+        assert!(e.0.contains("gfx1030") && e.0.contains("gfx90a"), "{e}");
+        // The same family stands in: gfx1101 code for a gfx1100.
+        let b = bundle(&[
+            ("hipv4-amdgcn-amd-amdhsa--gfx1030", b"\x7fELF1030"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx1101", b"\x7fELF1101"),
+        ]);
+        assert_eq!(code_object_for(&b, "gfx1100").unwrap(), b"\x7fELF1101");
         let e = code_object_for(&b, "gfx90a").unwrap_err();
         assert!(e.0.contains("gfx1030") && e.0.contains("gfx90a"), "{e}");
     }
