@@ -680,8 +680,11 @@ pub fn execute(
         | Op::CpAsync { .. } => {
             memory_ops::execute(w, env, &inst.op, exec)?;
         }
-        Op::Bra { .. }
-        | Op::BrxIdx { .. }
+        Op::Bra { target } => {
+            control::branch(w, pc, active, exec, *target);
+            return Ok(StepResult::Continue);
+        }
+        Op::BrxIdx { .. }
         | Op::Vprintf { .. }
         | Op::AssertFail { .. }
         | Op::Call(_)

@@ -4,6 +4,15 @@
 use super::memory_ops::{load, read_cstr};
 use super::*;
 
+/// `bra`: the executing lanes jump to `target`, the other active lanes
+/// fall through. Dispatched on its own by `execute`: the hottest control
+/// operation.
+#[inline(always)]
+pub(crate) fn branch(w: &mut Warp, pc: u32, active: u32, exec: u32, target: u32) {
+    w.jump(exec, pc, target);
+    w.jump(active & !exec, pc, pc + 1);
+}
+
 #[inline(always)]
 pub(crate) fn execute(
     w: &mut Warp,
@@ -17,11 +26,6 @@ pub(crate) fn execute(
     let next = pc + 1;
     let v = &mut w.values;
     match op {
-        Op::Bra { target } => {
-            w.jump(exec, pc, *target);
-            w.jump(active & !exec, pc, next);
-            return Ok(Some(StepResult::Continue));
-        }
         Op::BrxIdx { index, targets } => {
             let index = r(*index);
             let mut m = exec;
