@@ -266,10 +266,11 @@ impl Device {
                 ),
             ));
         }
-        if l.block[0] > 1023 || l.block[1] > 1023 || l.block[2] > 1023 {
+        // Work-item ids are 10 bits (0..=1023), so a dimension may be 1024.
+        if l.block[0] > 1024 || l.block[1] > 1024 || l.block[2] > 1024 {
             return Err(Fault::launch(
                 kernel_name,
-                "a block dimension exceeds 1023 (10-bit work-item ids)",
+                "a block dimension exceeds 1024 (10-bit work-item ids)",
             ));
         }
         let lds_size = kernel.group_segment_fixed_size as u64 + l.dynamic_lds as u64;
