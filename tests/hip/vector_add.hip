@@ -32,6 +32,12 @@ int main() {
     HIP_CHECK(hipDeviceSynchronize());
     HIP_CHECK(hipMemcpy(c.data(), dc, n * sizeof(float), hipMemcpyDeviceToHost));
     for (int i = 0; i < n; ++i) EXPECT(c[i] == a[i] + b[i], "c[%d] = %f", i, c[i]);
+    // The largest block: 1024 threads (work-item ids 0..1023).
+    HIP_CHECK(hipMemset(dc, 0, n * sizeof(float)));
+    vector_add<<<(n + 1023) / 1024, 1024>>>(da, db, dc, n);
+    HIP_CHECK(hipGetLastError());
+    HIP_CHECK(hipMemcpy(c.data(), dc, n * sizeof(float), hipMemcpyDeviceToHost));
+    for (int i = 0; i < n; ++i) EXPECT(c[i] == a[i] + b[i], "1024-thread blocks: c[%d] = %f", i, c[i]);
     HIP_CHECK(hipFree(da));
     HIP_CHECK(hipFree(db));
     HIP_CHECK(hipFree(dc));
