@@ -1073,3 +1073,41 @@ fn the_c_program_runs_under_every_header_variant() {
         );
     }
 }
+
+#[test]
+fn destroying_the_origin_stream_ends_its_capture() {
+    let _serial = serial();
+    let f = setup();
+    unsafe {
+        let d = alloc_zeroed();
+        let (mut s, mut side): (CUstream, CUstream) = (null_mut(), null_mut());
+        ok(cuStreamCreate(&mut s, CU_STREAM_NON_BLOCKING));
+        ok(cuStreamCreate(&mut side, CU_STREAM_NON_BLOCKING));
+        let mut event: CUevent = null_mut();
+        ok(cuEventCreate(&mut event, 0));
+        ok(cuStreamBeginCapture_v2(s, CAPTURE_MODE_GLOBAL));
+        ok(cuEventRecord(event, s));
+        ok(cuStreamWaitEvent(side, event, 0));
+        ok(cuStreamDestroy_v2(s));
+        // The side stream is free again, and global mode no longer applies.
+        let mut status: std::ffi::c_int = 9;
+        ok(cuStreamIsCapturing(side, &mut status));
+        assert_eq!(status, CAPTURE_STATUS_NONE as i32);
+        let mut args = KernelArgs::new(d, 2);
+        ok(cuLaunchKernel(
+            f,
+            3,
+            1,
+            1,
+            128,
+            1,
+            1,
+            0,
+            side,
+            args.ptrs.as_mut_ptr(),
+            null_mut(),
+        ));
+        assert!(read(d).iter().all(|&v| v == 2));
+        ok(cuEventQuery(event));
+    }
+}

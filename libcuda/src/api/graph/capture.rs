@@ -660,20 +660,34 @@ pub fn wait_event(
     })
 }
 
-/// A destroyed stream leaves its capture; destroying a capture's origin
-/// invalidates it.
+/// A destroyed stream leaves its capture. Destroying a capture's origin
+/// ends the capture (it can no longer be ended): its other streams leave
+/// it and its graph goes, unless it was the caller's.
 pub fn stream_destroyed(stream: CUstream) {
     let Some(key) = stream_key(stream) else {
         return;
     };
     with_state(|s| {
-        if let Some(sc) = s.streams.remove(&key)
-            && let Some(c) = s.captures.get_mut(&sc.capture)
-        {
-            if c.origin == key {
-                c.invalidated = true;
+        let Some(sc) = s.streams.remove(&key) else {
+            return;
+        };
+        let capture = sc.capture;
+        let Some(c) = s.captures.get_mut(&capture) else {
+            return;
+        };
+        c.joined.retain(|k| *k != key);
+        if c.origin != key {
+            return;
+        }
+        if let Some(c) = s.captures.remove(&capture) {
+            s.streams.retain(|_, sc| sc.capture != capture);
+            s.events.retain(|_, e| e.capture != capture);
+            if let Ok(g) = s.graph_mut(c.graph) {
+                g.capture = None;
             }
-            c.joined.retain(|k| *k != key);
+            if !c.user_graph {
+                s.destroy_graph(c.graph);
+            }
         }
     })
 }
