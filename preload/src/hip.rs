@@ -10,9 +10,13 @@
 //!
 //! Covered: `hipModuleLoadData` (hooked in [`crate::hooks`]),
 //! `hipModuleLoadDataEx`, `hipModuleLoad`, `hipModuleUnload`, and launches
-//! through `hipModuleLaunchKernel`. Kernels of fat binaries registered by
-//! clang's host code (`__hipRegisterFatBinary`, launched with `<<<>>>`) are
-//! recorded as metadata only: the runtime gives no module handle for them.
+//! through `hipModuleLaunchKernel`; and fat binaries clang's host code
+//! registers (`__hipRegisterFatBinary`, `__hipRegisterFunction`), launched
+//! with `<<<>>>`/`hipLaunchKernel`. The runtime hands out no module for a
+//! fat binary, so the shim registers two variables of its own in it,
+//! `__prlx_desc` and `__prlx_sites`, with host shadows it owns: on the first
+//! launch `hipGetSymbolAddress` finds them in a pass-built code object (and
+//! fails in any other, which is then recorded as metadata).
 
 use crate::config::LogLevel;
 use crate::driver::Cuda;
@@ -43,6 +47,32 @@ type FnModuleLoadDataEx = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> hipError_t;
 type FnModuleUnload = unsafe extern "C" fn(hipModule_t) -> hipError_t;
+type FnRegisterFatBinary = unsafe extern "C" fn(*const c_void) -> *mut *mut c_void;
+type FnRegisterFunction = unsafe extern "C" fn(
+    *mut *mut c_void,
+    *const c_void,
+    *mut c_char,
+    *const c_char,
+    c_uint,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_void,
+    *mut c_int,
+);
+type FnRegisterVar = unsafe extern "C" fn(
+    *mut *mut c_void,
+    *mut c_void,
+    *mut c_char,
+    *const c_char,
+    c_int,
+    usize,
+    c_int,
+    c_int,
+);
+type FnGetSymbolAddress = unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> hipError_t;
+type FnGetSymbolSize = unsafe extern "C" fn(*mut usize, *const c_void) -> hipError_t;
+type FnLastError = unsafe extern "C" fn() -> hipError_t;
 
 /// The HIP runtime's entry points the shim calls itself.
 struct Runtime {
@@ -59,6 +89,13 @@ struct Runtime {
     module_load: Option<FnModuleLoad>,
     module_load_data_ex: Option<FnModuleLoadDataEx>,
     module_unload: Option<FnModuleUnload>,
+    register_fat_binary: Option<FnRegisterFatBinary>,
+    register_function: Option<FnRegisterFunction>,
+    register_var: Option<FnRegisterVar>,
+    get_symbol_address: Option<FnGetSymbolAddress>,
+    get_symbol_size: Option<FnGetSymbolSize>,
+    peek_at_last_error: Option<FnLastError>,
+    get_last_error: Option<FnLastError>,
 }
 
 /// `name` after ours (the HIP runtime the application linked), else in
@@ -105,6 +142,13 @@ fn runtime() -> &'static Runtime {
         module_load: hip_fn!(c"hipModuleLoad", FnModuleLoad),
         module_load_data_ex: hip_fn!(c"hipModuleLoadDataEx", FnModuleLoadDataEx),
         module_unload: hip_fn!(c"hipModuleUnload", FnModuleUnload),
+        register_fat_binary: hip_fn!(c"__hipRegisterFatBinary", FnRegisterFatBinary),
+        register_function: hip_fn!(c"__hipRegisterFunction", FnRegisterFunction),
+        register_var: hip_fn!(c"__hipRegisterVar", FnRegisterVar),
+        get_symbol_address: hip_fn!(c"hipGetSymbolAddress", FnGetSymbolAddress),
+        get_symbol_size: hip_fn!(c"hipGetSymbolSize", FnGetSymbolSize),
+        peek_at_last_error: hip_fn!(c"hipPeekAtLastError", FnLastError),
+        get_last_error: hip_fn!(c"hipGetLastError", FnLastError),
     })
 }
 
@@ -243,6 +287,24 @@ pub fn as_cuda() -> &'static Cuda {
 
 // ---- modules ----------------------------------------------------------------
 
+/// Runs the shim's own HIP lookups without leaving their failures (a module
+/// without `__prlx_desc`) for the application's `hipGetLastError`: when the
+/// thread had no pending error before, it has none after. A pending error
+/// of the application's stays an error (possibly another code).
+fn quietly<T>(lookups: impl FnOnce() -> T) -> T {
+    let (Some(peek), Some(take)) = (runtime().peek_at_last_error, runtime().get_last_error) else {
+        return lookups();
+    };
+    // SAFETY: no arguments; the calling thread's own error state.
+    let clean = unsafe { peek() } == HIP_SUCCESS;
+    let result = lookups();
+    if clean {
+        // SAFETY: as above.
+        unsafe { take() };
+    }
+    result
+}
+
 fn get_global(module: hipModule_t, name: &CStr) -> Option<(u64, usize)> {
     let get = runtime().module_get_global?;
     let (mut address, mut bytes): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
@@ -289,7 +351,7 @@ pub fn on_module_loaded(module: hipModule_t) {
         "hipModuleLoadData",
         || (),
         || {
-            let instrumented = find_descriptor(module);
+            let instrumented = quietly(|| find_descriptor(module));
             let mut info = CodeInfo::default();
             if let Some(found) = instrumented {
                 info.image_id = prlx_session::fnv1a64(
@@ -373,6 +435,224 @@ pub unsafe extern "C" fn hipModuleUnload(module: hipModule_t) -> hipError_t {
     }
     // SAFETY: forwarding unchanged.
     unsafe { real(module) }
+}
+
+// ---- fat binaries registered by clang's host code --------------------------
+
+/// The host shadows the shim registers in one fat binary. Their addresses
+/// are what `hipGetSymbolAddress` takes; the bytes are never used.
+struct Shadows {
+    descriptor: Box<[u8; 64]>,
+    sites: Box<[u8; 8]>,
+    /// Whether the first launch looked the variables up already.
+    resolved: bool,
+}
+
+#[derive(Default)]
+struct FatBinaries {
+    /// Fat binary handle → its shadows.
+    shadows: std::collections::HashMap<usize, Shadows>,
+    /// Host stub → the fat binary that registered it.
+    functions: std::collections::HashMap<usize, usize>,
+}
+
+fn fat_binaries() -> std::sync::MutexGuard<'static, FatBinaries> {
+    static TABLE: OnceLock<Mutex<FatBinaries>> = OnceLock::new();
+    TABLE
+        .get_or_init(|| Mutex::new(FatBinaries::default()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers `__prlx_desc` and `__prlx_sites` in the fat binary `handle`.
+fn register_shadows(handle: *mut *mut c_void) {
+    let Some(register_var) = runtime().register_var else {
+        return;
+    };
+    let mut shadows = Shadows {
+        descriptor: Box::new([0; 64]),
+        sites: Box::new([0; 8]),
+        resolved: false,
+    };
+    for (name, shadow, size) in [
+        (c"__prlx_desc", shadows.descriptor.as_mut_ptr(), 64),
+        (c"__prlx_sites", shadows.sites.as_mut_ptr(), 0),
+    ] {
+        // SAFETY: as clang's host code calls it: the handle just returned,
+        // a host shadow that lives as long as the process (boxed, kept in
+        // the table), the device-side name.
+        unsafe {
+            register_var(
+                handle,
+                shadow.cast(),
+                name.as_ptr() as *mut c_char,
+                name.as_ptr(),
+                0,
+                size,
+                0,
+                0,
+            )
+        };
+    }
+    fat_binaries().shadows.insert(handle as usize, shadows);
+}
+
+/// `__hipRegisterFatBinary`: forwarded, then the shim's variables are
+/// registered in the fat binary (see the module documentation).
+///
+/// # Safety
+/// As clang's host code calls it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
+    let Some(real) = runtime().register_fat_binary else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: forwarding unchanged.
+    let handle = unsafe { real(data) };
+    if !handle.is_null() && state::active() {
+        state::guarded("__hipRegisterFatBinary", || (), || register_shadows(handle));
+    }
+    handle
+}
+
+/// `__hipRegisterFunction`: forwarded, then the host stub is named (the
+/// kernel's device name) and tied to its fat binary.
+///
+/// # Safety
+/// As clang's host code calls it.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __hipRegisterFunction(
+    modules: *mut *mut c_void,
+    host_function: *const c_void,
+    device_function: *mut c_char,
+    device_name: *const c_char,
+    thread_limit: c_uint,
+    tid: *mut c_void,
+    bid: *mut c_void,
+    block_dim: *mut c_void,
+    grid_dim: *mut c_void,
+    warp_size: *mut c_int,
+) {
+    let Some(real) = runtime().register_function else {
+        return;
+    };
+    // SAFETY: forwarding unchanged.
+    unsafe {
+        real(
+            modules,
+            host_function,
+            device_function,
+            device_name,
+            thread_limit,
+            tid,
+            bid,
+            block_dim,
+            grid_dim,
+            warp_size,
+        )
+    };
+    if device_name.is_null() || !state::active() {
+        return;
+    }
+    state::guarded(
+        "__hipRegisterFunction",
+        || (),
+        || {
+            // SAFETY: clang passes the kernel's NUL-terminated name.
+            let name = unsafe { CStr::from_ptr(device_name) };
+            state::on_function(
+                host_function as *mut c_void,
+                name,
+                CodeHandle::Module(modules as usize),
+            );
+            fat_binaries()
+                .functions
+                .insert(host_function as usize, modules as usize);
+        },
+    );
+}
+
+/// Before `hipLaunchKernel` records a launch: on the first launch of a
+/// kernel of a registered fat binary, finds out whether that fat binary was
+/// built with the pass (its `__prlx_desc`, through the shadow) and
+/// registers it as captured or as metadata.
+pub fn before_launch(host_function: *const c_void) {
+    if !state::active() {
+        return;
+    }
+    state::guarded(
+        "hipLaunchKernel",
+        || (),
+        || resolve_fat_binary(host_function),
+    );
+}
+
+fn resolve_fat_binary(host_function: *const c_void) {
+    let (handle, descriptor_shadow, sites_shadow) = {
+        let mut table = fat_binaries();
+        let Some(&handle) = table.functions.get(&(host_function as usize)) else {
+            return;
+        };
+        let Some(shadows) = table.shadows.get_mut(&handle) else {
+            return;
+        };
+        if shadows.resolved {
+            return;
+        }
+        shadows.resolved = true;
+        (
+            handle,
+            shadows.descriptor.as_ptr() as usize,
+            shadows.sites.as_ptr() as usize,
+        )
+    };
+    let lookup = |shadow: usize| -> Option<(u64, usize)> {
+        let address_of = runtime().get_symbol_address?;
+        let size_of = runtime().get_symbol_size?;
+        let (mut address, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+        // SAFETY: out-pointers to locals; a shadow registered in this fat binary.
+        let found = unsafe {
+            address_of(&mut address, shadow as *const c_void) == HIP_SUCCESS
+                && size_of(&mut size, shadow as *const c_void) == HIP_SUCCESS
+        };
+        (found && !address.is_null()).then_some((address as u64, size))
+    };
+    let mut info = CodeInfo::default();
+    let (descriptor, sites) = quietly(|| (lookup(descriptor_shadow), lookup(sites_shadow)));
+    match descriptor {
+        Some((descriptor, bytes)) if bytes >= std::mem::size_of::<crate::capture::Descriptor>() => {
+            let site_table = sites.and_then(|(address, bytes)| {
+                let copy = runtime().dtoh?;
+                let mut buf = vec![0u8; bytes];
+                // SAFETY: `buf` holds `bytes` bytes; the global is that large.
+                let ok = unsafe { copy(buf.as_mut_ptr().cast(), address as *mut c_void, bytes) }
+                    == HIP_SUCCESS;
+                let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+                buf.truncate(end);
+                ok.then(|| String::from_utf8(buf).ok()).flatten()
+            });
+            info.image_id =
+                prlx_session::fnv1a64(site_table.as_deref().unwrap_or_default().as_bytes());
+            info.capture = crate::module_load::CaptureMode::Pass;
+            info.instrumented = Some(Arc::new(Instrumented {
+                descriptor,
+                site_table,
+                capture_lock: Arc::new(Mutex::new(())),
+            }));
+            log::log(
+                LogLevel::Info,
+                "a registered HIP fat binary is captured by pass",
+            );
+        }
+        _ => {
+            info.capture_reason = Some(
+                "the HIP fat binary was not built by prlxctl compile --offload-arch (no __prlx_desc)"
+                    .to_owned(),
+            );
+        }
+    }
+    state::register_code(CodeHandle::Module(handle), info);
 }
 
 #[cfg(test)]

@@ -661,7 +661,12 @@ pub unsafe extern "C" fn hipModuleLoadData(
         return HIP_ERROR_NOT_INITIALIZED;
     };
     // SAFETY: forwarding unchanged.
-    unsafe { real(module, image) }
+    let result = unsafe { real(module, image) };
+    if result == HIP_SUCCESS && !module.is_null() {
+        // SAFETY: the runtime wrote the handle.
+        crate::hip::on_module_loaded(unsafe { *module });
+    }
+    result
 }
 
 #[unsafe(no_mangle)]
@@ -736,6 +741,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
     let Some(real) = driver::hip().hipLaunchKernel else {
         return HIP_ERROR_NOT_INITIALIZED;
     };
+    crate::hip::before_launch(function_address);
     // SAFETY: forwarding unchanged.
     let forward =
         || unsafe { real(function_address, grid, block, args, shared, stream) } as CUresult;
