@@ -390,6 +390,7 @@ exports! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let g = with_state(|s| s.new_graph());
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ph_graph, g as CUgraph) }
     }
 
@@ -409,6 +410,7 @@ exports! {
     fn cuGraphClone(ph_clone: *mut CUgraph, original: CUgraph) {
         non_null(ph_clone)?;
         let g = with_state(|s| s.clone_graph(raw(original)))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ph_clone, g as CUgraph) }
     }
 
@@ -422,6 +424,7 @@ exports! {
                 .filter(|n| s.nodes.contains(*n as *mut c_void))
                 .ok_or(CUDA_ERROR_INVALID_VALUE)
         })?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ph_node, n as CUgraphNode) }
     }
 
@@ -432,6 +435,7 @@ exports! {
         n: usize,
         params: *const KernelNodeParamsV1,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params as *const KernelNodeParamsV2, false) })?;
         unsafe { add(ph, graph, deps, n, Op::Kernel(op)) }
     }
@@ -443,6 +447,7 @@ exports! {
         n: usize,
         params: *const KernelNodeParamsV2,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params, true) })?;
         unsafe { add(ph, graph, deps, n, Op::Kernel(op)) }
     }
@@ -456,6 +461,7 @@ exports! {
         _ctx: CUcontext,
     ) {
         with_driver(|d| d.current_context())?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = unsafe { copy_op(copy) }?;
         unsafe { add(ph, graph, deps, n, Op::Memcpy(op)) }
     }
@@ -470,6 +476,7 @@ exports! {
     ) {
         with_driver(|d| d.current_context())?;
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = memset_op(unsafe { &*params })?;
         unsafe { add(ph, graph, deps, n, Op::Memset(op)) }
     }
@@ -482,6 +489,7 @@ exports! {
         params: *const HostNodeParams,
     ) {
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let p = unsafe { &*params };
         let op = host_op(p.f, p.user_data)?;
         unsafe { add(ph, graph, deps, n, op) }
@@ -497,6 +505,7 @@ exports! {
         child: CUgraph,
     ) {
         non_null(ph)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let deps = unsafe { read_nodes(deps, n) }?;
         let node = with_state(|s| {
             s.graph(raw(graph))?;
@@ -504,20 +513,24 @@ exports! {
             let copy = match op { Op::Child(c) => c, _ => unreachable!("child_op makes child ops") };
             s.add_node(raw(graph), &deps, op).inspect_err(|_| s.destroy_graph(copy))
         })?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ph, node as CUgraphNode) }
     }
 
     fn cuGraphAddEmptyNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { add(ph, graph, deps, n, Op::Empty) }
     }
 
     fn cuGraphAddEventRecordNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
         let e = with_driver(|d| check_event(d, event))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { add(ph, graph, deps, n, Op::EventRecord(e)) }
     }
 
     fn cuGraphAddEventWaitNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
         let e = with_driver(|d| check_event(d, event))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { add(ph, graph, deps, n, Op::EventWait(e)) }
     }
 
@@ -530,6 +543,7 @@ exports! {
     ) {
         non_null(ph)?;
         with_state(|s| s.graph(raw(graph)).map(|_| ()))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = unsafe { alloc_from_params(params) }?;
         let Op::MemAlloc { dptr, .. } = op else { unreachable!("alloc_from_params makes allocations") };
         unsafe { add(ph, graph, deps, n, op) }?;
@@ -539,6 +553,7 @@ exports! {
 
     fn cuGraphAddMemFreeNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dptr: CUdeviceptr) {
         let op = free_op(dptr)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { add(ph, graph, deps, n, op) }
     }
 
@@ -546,6 +561,7 @@ exports! {
         non_null(out)?;
         match node_op(node)? {
             Op::MemAlloc { dptr, bytes } => {
+                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
                 unsafe { write_alloc_params(out, dptr, bytes) };
                 Ok(())
             }
@@ -556,6 +572,7 @@ exports! {
     fn cuGraphMemFreeNodeGetParams(node: CUgraphNode, out: *mut CUdeviceptr) {
         non_null(out)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::MemFree(p) => unsafe { write_out(out, p) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -573,6 +590,7 @@ exports! {
         crate::driver::with_driver(|_| crate::api::device::check_device(device))?;
         non_null(value)?;
         let v = with_state(|s| s.graph_memory_attribute(attr))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(value, v) }
     }
 
@@ -580,6 +598,7 @@ exports! {
     fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: c_uint, value: *const u64) {
         crate::driver::with_driver(|_| crate::api::device::check_device(device))?;
         non_null(value)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         if unsafe { value.read_unaligned() } != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -593,6 +612,7 @@ exports! {
         n: usize,
         params: *mut GraphNodeParams,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { cuGraphAddNode_v2(ph, graph, deps, std::ptr::null(), n, params) }.into_result()
     }
 
@@ -604,6 +624,7 @@ exports! {
         n: usize,
         params: *mut GraphNodeParams,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { check_edge_data(edge_data, n) }?;
         let op = unsafe { op_from_node_params(params) }?;
         let child = match &op { Op::Child(c) => Some(*c), _ => None };
@@ -615,6 +636,7 @@ exports! {
             }
             (Ok(()), Some(c)) => {
                 // The node's own graph, for queries.
+                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
                 unsafe { (*((*params).params.as_mut_ptr() as *mut ChildGraphNodeParams)).graph = c as CUgraph };
                 Ok(())
             }
@@ -623,6 +645,7 @@ exports! {
     }
 
     fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = unsafe { op_from_node_params(params) }?;
         set_op(node, op)
     }
@@ -632,6 +655,7 @@ exports! {
         non_null(params)?;
         with_state(|s| {
             let op = &s.node(raw(node))?.op;
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             unsafe { write_node_params(params, op, &[]) };
             Ok(())
         })
@@ -643,11 +667,13 @@ exports! {
             Op::Kernel(k) => get_attribute(k, attr),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(value, v) }
     }
 
     fn cuGraphKernelNodeSetAttribute(node: CUgraphNode, attr: c_uint, value: *const [u8; 64]) {
         non_null(value)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let v = unsafe { value.read_unaligned() };
         with_state(|s| match &mut s.node_mut(raw(node))?.op {
             Op::Kernel(k) => set_attribute(k, attr, v),
@@ -676,18 +702,21 @@ exports! {
     fn cuGraphNodeGetType(node: CUgraphNode, ty: *mut c_uint) {
         non_null(ty)?;
         let t = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.op.node_type()))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ty, t) }
     }
 
     fn cuGraphNodeGetContainingGraph(node: CUgraphNode, ph_graph: *mut CUgraph) {
         non_null(ph_graph)?;
         let g = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.graph))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ph_graph, g as CUgraph) }
     }
 
     fn cuGraphNodeGetLocalId(node: CUgraphNode, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.local_id))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(id, v) }
     }
 
@@ -695,12 +724,14 @@ exports! {
     fn cuGraphNodeGetToolsId(node: CUgraphNode, id: *mut u64) {
         non_null(id)?;
         with_state(|s| s.node(raw(node)).map(|_| ()))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(id, node as u64) }
     }
 
     fn cuGraphGetId(graph: CUgraph, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.id))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(id, v) }
     }
 
@@ -717,20 +748,24 @@ exports! {
 
     fn cuGraphKernelNodeGetParams(node: CUgraphNode, out: *mut KernelNodeParamsV1) {
         non_null(out)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         with_kernel(node, |k| unsafe { write_kernel_params(out as *mut KernelNodeParamsV2, k, false) })
     }
 
     fn cuGraphKernelNodeGetParams_v2(node: CUgraphNode, out: *mut KernelNodeParamsV2) {
         non_null(out)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         with_kernel(node, |k| unsafe { write_kernel_params(out, k, true) })
     }
 
     fn cuGraphKernelNodeSetParams(node: CUgraphNode, params: *const KernelNodeParamsV1) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params as *const KernelNodeParamsV2, false) })?;
         set_kernel(node, op)
     }
 
     fn cuGraphKernelNodeSetParams_v2(node: CUgraphNode, params: *const KernelNodeParamsV2) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params, true) })?;
         set_kernel(node, op)
     }
@@ -738,12 +773,14 @@ exports! {
     fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, out: *mut CUDA_MEMCPY3D) {
         non_null(out)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::Memcpy(c) => unsafe { write_out(out, c.0) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
     }
 
     fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const CUDA_MEMCPY3D) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = unsafe { copy_op(params) }?;
         set_op(node, Op::Memcpy(op))
     }
@@ -751,6 +788,7 @@ exports! {
     fn cuGraphMemsetNodeGetParams(node: CUgraphNode, out: *mut MemsetNodeParams) {
         non_null(out)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::Memset(m) => unsafe {
                 write_out(out, MemsetNodeParams {
                     dst: m.dst,
@@ -767,6 +805,7 @@ exports! {
 
     fn cuGraphMemsetNodeSetParams(node: CUgraphNode, params: *const MemsetNodeParams) {
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = memset_op(unsafe { &*params })?;
         set_op(node, Op::Memset(op))
     }
@@ -774,6 +813,7 @@ exports! {
     fn cuGraphHostNodeGetParams(node: CUgraphNode, out: *mut HostNodeParams) {
         non_null(out)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::Host { f, data } => unsafe {
                 write_out(out, HostNodeParams {
                     // SAFETY: `f` was a non-null CUhostFn when stored.
@@ -787,6 +827,7 @@ exports! {
 
     fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const HostNodeParams) {
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let p = unsafe { &*params };
         set_op(node, host_op(p.f, p.user_data)?)
     }
@@ -794,6 +835,7 @@ exports! {
     fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, ph_graph: *mut CUgraph) {
         non_null(ph_graph)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::Child(c) => unsafe { write_out(ph_graph, c as CUgraph) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -802,6 +844,7 @@ exports! {
     fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, out: *mut CUevent) {
         non_null(out)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::EventRecord(e) => unsafe { write_out(out, e as CUevent) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -815,6 +858,7 @@ exports! {
     fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, out: *mut CUevent) {
         non_null(out)?;
         match node_op(node)? {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Op::EventWait(e) => unsafe { write_out(out, e as CUevent) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -827,6 +871,7 @@ exports! {
 
     fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) {
         let all = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.nodes.clone()))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_list(nodes, count, &all) }
     }
 
@@ -835,10 +880,12 @@ exports! {
             let g = s.graph(raw(graph))?;
             Ok::<_, CUresult>(g.nodes.iter().copied().filter(|n| !g.edges.iter().any(|e| e.1 == *n)).collect::<Vec<_>>())
         })?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_list(nodes, count, &roots) }
     }
 
     fn cuGraphGetEdges(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, count: *mut usize) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { cuGraphGetEdges_v2(graph, from, to, std::ptr::null_mut(), count) }.into_result()
     }
 
@@ -855,6 +902,7 @@ exports! {
         }
         let edges = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.edges.clone()))?;
         let (a, b): (Vec<usize>, Vec<usize>) = edges.into_iter().unzip();
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let capacity = unsafe { count.read_unaligned() };
         unsafe {
             write_list(from, count, &a)?;
@@ -869,11 +917,13 @@ exports! {
 
     fn cuGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, count: *mut usize) {
         let v = with_state(|s| s.dependencies(raw(node)))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_list(deps, count, &v) }
     }
 
     fn cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
         non_null(count)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let capacity = unsafe { count.read_unaligned() };
         let v = with_state(|s| s.dependencies(raw(node)))?;
         unsafe {
@@ -887,11 +937,13 @@ exports! {
 
     fn cuGraphNodeGetDependentNodes(node: CUgraphNode, out: *mut CUgraphNode, count: *mut usize) {
         let v = with_state(|s| s.dependents(raw(node)))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_list(out, count, &v) }
     }
 
     fn cuGraphNodeGetDependentNodes_v2(node: CUgraphNode, out: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
         non_null(count)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let capacity = unsafe { count.read_unaligned() };
         let v = with_state(|s| s.dependents(raw(node)))?;
         unsafe {
@@ -905,6 +957,7 @@ exports! {
 
     /// Every edge must join two distinct nodes of `graph` and be new.
     fn cuGraphAddDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, n: usize) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { cuGraphAddDependencies_v2(graph, from, to, std::ptr::null(), n) }.into_result()
     }
 
@@ -915,6 +968,7 @@ exports! {
         edge_data: *const EdgeData,
         n: usize,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { check_edge_data(edge_data, n) }?;
         with_state(|s| {
             let edges = unsafe { edge_list(s, graph, from, to, n) }?;
@@ -931,6 +985,7 @@ exports! {
 
     /// Every edge must exist.
     fn cuGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, n: usize) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { cuGraphRemoveDependencies_v2(graph, from, to, std::ptr::null(), n) }.into_result()
     }
 
@@ -941,6 +996,7 @@ exports! {
         edge_data: *const EdgeData,
         n: usize,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { check_edge_data(edge_data, n) }?;
         with_state(|s| {
             let edges = unsafe { edge_list(s, graph, from, to, n) }?;
@@ -955,6 +1011,7 @@ exports! {
 
     /// Writes the graph (and its child graphs) as Graphviz DOT to `path`.
     fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, _flags: c_uint) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let path = unsafe { c_str(path) }?;
         let mut text = String::from("digraph prlx_graph {\ncompound=true;\n");
         with_state(|s| dot(s, raw(graph), "graph", &mut text))?;

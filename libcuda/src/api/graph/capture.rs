@@ -980,6 +980,7 @@ exports! {
         n: usize,
         mode: c_uint,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { check_edge_data(edge_data, n) }?;
         let deps = unsafe { read_nodes(deps, n) }?;
         begin(stream, mode, Some((graph as usize, deps)))
@@ -988,6 +989,7 @@ exports! {
     fn cuStreamEndCapture(stream: CUstream, ph_graph: *mut CUgraph) {
         non_null(ph_graph)?;
         match end(stream) {
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             Ok(g) => unsafe { write_out(ph_graph, g as CUgraph) },
             Err(code) => {
                 if matches!(code, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED | CUDA_ERROR_STREAM_CAPTURE_UNJOINED) {
@@ -999,6 +1001,7 @@ exports! {
     }
 
     fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut c_uint, id: *mut u64) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe {
             capture_info(stream, status, id, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
         }
@@ -1012,6 +1015,7 @@ exports! {
         deps: *mut *const CUgraphNode,
         count: *mut usize,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { capture_info(stream, status, id, graph, deps, std::ptr::null_mut(), count) }
     }
 
@@ -1024,10 +1028,12 @@ exports! {
         edges: *mut *const EdgeData,
         count: *mut usize,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { capture_info(stream, status, id, graph, deps, edges, count) }
     }
 
     fn cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *const CUgraphNode, n: usize, flags: c_uint) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { update_dependencies(stream, deps, n, flags) }
     }
 
@@ -1038,6 +1044,7 @@ exports! {
         n: usize,
         flags: c_uint,
     ) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { check_edge_data(edge_data, n) }?;
         unsafe { update_dependencies(stream, deps, n, flags) }
     }
@@ -1045,11 +1052,13 @@ exports! {
     fn cuThreadExchangeStreamCaptureMode(mode: *mut c_uint) {
         with_driver(|_| Ok(()))?;
         non_null(mode)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let new = unsafe { mode.read_unaligned() };
         if new > CAPTURE_MODE_RELAXED {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let old = THREAD_MODE.with(|m| m.replace(new));
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(mode, old) }
     }
 }

@@ -381,16 +381,19 @@ exports! {
         non_null(ph_exec)?;
         match instantiate(graph, 0) {
             Ok(e) => {
+                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
                 unsafe { write_optional(ph_error_node, std::ptr::null_mut()) };
                 unsafe { write_log(log, log_size, "") };
                 unsafe { write_out(ph_exec, e as CUgraphExec) }
             }
             Err((code, node)) => {
+                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
                 unsafe { write_optional(ph_error_node, node.unwrap_or(0) as CUgraphNode) };
                 let message = match node {
                     Some(n) => format!("graph instantiation failed: node {n:#x} is on a dependency cycle"),
                     None => format!("graph instantiation failed: {}", crate::error_table::name_str(code)),
                 };
+                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
                 unsafe { write_log(log, log_size, &message) };
                 Err(code)
             }
@@ -404,12 +407,14 @@ exports! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let e = instantiate(graph, flags).map_err(|(code, _)| code)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(ph_exec, e as CUgraphExec) }
     }
 
     fn cuGraphInstantiateWithParams(ph_exec: *mut CUgraphExec, graph: CUgraph, params: *mut GraphInstantiateParams) {
         non_null(ph_exec)?;
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let p = unsafe { &mut *params };
         if p.flags & INSTANTIATE_FLAG_UPLOAD != 0 {
             with_driver(|d| d.check_stream(p.upload_stream))?;
@@ -418,6 +423,7 @@ exports! {
             Ok(e) => {
                 p.result_out = INSTANTIATE_SUCCESS;
                 p.err_node_out = std::ptr::null_mut();
+                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
                 unsafe { write_out(ph_exec, e as CUgraphExec) }
             }
             Err((code, node)) => {
@@ -444,12 +450,14 @@ exports! {
     fn cuGraphExecGetFlags(exec: CUgraphExec, flags: *mut u64) {
         non_null(flags)?;
         let f = with_state(|s| s.execs.get(exec).map(|e| e.flags).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(flags, f) }
     }
 
     fn cuGraphExecGetId(exec: CUgraphExec, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| s.execs.get(exec).map(|e| e.id).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(id, v) }
     }
 
@@ -501,26 +509,31 @@ exports! {
     }
 
     fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParamsV1) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { exec_kernel_set(exec, node, params as *const KernelNodeParamsV2, false) }
     }
 
     fn cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParamsV2) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { exec_kernel_set(exec, node, params, true) }
     }
 
     fn cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, copy: *const CUDA_MEMCPY3D, _ctx: CUcontext) {
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = unsafe { copy_op(copy) }?;
         set_exec_op(exec, node, Op::Memcpy(op))
     }
 
     fn cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const MemsetNodeParams, _ctx: CUcontext) {
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let op = memset_op(unsafe { &*params })?;
         set_exec_op(exec, node, Op::Memset(op))
     }
 
     fn cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const HostNodeParams) {
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let p = unsafe { &*params };
         let f = p.f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
         set_exec_op(exec, node, Op::Host { f: f as usize, data: p.user_data as usize })
@@ -536,12 +549,14 @@ exports! {
     /// Any node type's new parameters, as `cuGraphAddNode` takes them.
     fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut GraphNodeParams) {
         non_null(params)?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let p = unsafe { &*params };
         if matches!(p.type_, NODE_MEM_ALLOC | NODE_MEM_FREE) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         if p.type_ == NODE_GRAPH {
             // The child's parameters are taken, not a copy of the graph made.
+            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             let child = unsafe { (*(p.params.as_ptr() as *const ChildGraphNodeParams)).graph };
             return unsafe { cuGraphExecChildGraphNodeSetParams(exec, node, child) }.into_result();
         }
@@ -576,6 +591,7 @@ exports! {
             ExecOp::Kernel(_) | ExecOp::Memcpy(_) | ExecOp::Memset(_) => Ok(n.enabled),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(enabled, c_uint::from(v)) }
     }
 
@@ -585,6 +601,7 @@ exports! {
             error_node: std::ptr::null_mut(),
             error_from_node: std::ptr::null_mut(),
         };
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         let r = unsafe { cuGraphExecUpdate_v2(exec, graph, &mut info) };
         unsafe {
             write_optional(error_node, info.error_node);
@@ -607,6 +624,7 @@ exports! {
                 error_from_node: f.from as CUgraphNode,
             }),
         };
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(info, out) }?;
         code.into_result()
     }

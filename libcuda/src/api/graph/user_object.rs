@@ -49,6 +49,7 @@ exports! {
                 refs,
             })
         });
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         unsafe { write_out(object_out, o) }
     }
 
