@@ -569,7 +569,7 @@ impl Device {
         let (inst, handler) = {
             let m = self.modules[module.0 as usize].as_mut().unwrap();
             let base = m.base;
-            let code = m.code.clone();
+            let code = &m.code;
             let entry = m.cache.entry(pc).or_insert_with(|| {
                 let off = pc.wrapping_sub(base).wrapping_sub(code.text_addr);
                 let bytes = usize::try_from(off).ok().and_then(|o| code.text.get(o..));

@@ -528,14 +528,19 @@ fn vmem_address(c: &Ctx<'_>, i: &Inst, lane: usize) -> Space {
     }
 }
 
-fn vmem_read(c: &Ctx<'_>, i: &Inst, lane: usize, size: usize) -> Result<Vec<u8>, ExecError> {
-    let mut buf = vec![0u8; size];
+/// Up to 16 loaded bytes, on the stack.
+struct Bytes16([u8; 16]);
+
+/// Reads `size` (at most 16) bytes for `lane`; the bytes are `.0[..size]`.
+fn vmem_read(c: &Ctx<'_>, i: &Inst, lane: usize, size: usize) -> Result<Bytes16, ExecError> {
+    let mut out = Bytes16([0u8; 16]);
+    let buf = &mut out.0[..size];
     match vmem_address(c, i, lane) {
         Space::Global(a) => c
             .mem
-            .read(a, &mut buf)
+            .read(a, buf)
             .map_err(|f| ExecError::memory("global", false, size as u32, Some(lane as u32), f))?,
-        Space::Lds(a) => lds_read(c, a, &mut buf, lane)?,
+        Space::Lds(a) => lds_read(c, a, buf, lane)?,
         Space::Scratch(a) => {
             let s = c
                 .wave
@@ -556,7 +561,7 @@ fn vmem_read(c: &Ctx<'_>, i: &Inst, lane: usize, size: usize) -> Result<Vec<u8>,
             buf.copy_from_slice(&s[a as usize..end]);
         }
     }
-    Ok(buf)
+    Ok(out)
 }
 
 fn vmem_write(c: &mut Ctx<'_>, i: &Inst, lane: usize, data: &[u8]) -> Result<(), ExecError> {
@@ -591,7 +596,7 @@ fn vmem_load(c: &mut Ctx<'_>, i: &Inst) -> R {
     let mut values = vec![0u32; n * dwords];
     for lane in active_lanes(c) {
         let buf = vmem_read(c, i, lane, size)?;
-        let mut v = extend(i.name, &buf);
+        let mut v = extend(i.name, &buf.0[..size]);
         if i.name.contains("d16") {
             v[0] = d16_merge(i.name, c.wave.vgpr(i.dst, lane), v[0]);
         }
@@ -632,7 +637,7 @@ fn vmem_atomic(c: &mut Ctx<'_>, i: &Inst) -> R {
     for lane in active_lanes(c) {
         let buf = vmem_read(c, i, lane, size)?;
         let mut b8 = [0u8; 8];
-        b8[..size].copy_from_slice(&buf);
+        b8[..size].copy_from_slice(&buf.0[..size]);
         let old = u64::from_le_bytes(b8);
         let rd = |r: u16| {
             if wide {

@@ -18,25 +18,37 @@ type R = Result<Flow, ExecError>;
 
 /// Lanes an instruction writes: EXEC, narrowed by DPP row/bank masks and
 /// by DPP sources that are invalid without `bound_ctrl`.
-fn lanes(c: &Ctx<'_>, i: &Inst) -> Vec<usize> {
+fn lane_mask(c: &Ctx<'_>, i: &Inst) -> u64 {
     let exec = c.wave.exec();
-    let n = c.wave.wave_size as usize;
-    (0..n)
+    let Some(d) = &i.dpp else { return exec };
+    let bound = matches!(
+        d,
+        crate::decode::Dpp::Dpp16 {
+            bound_ctrl: true,
+            ..
+        }
+    );
+    (0..c.wave.wave_size as usize)
         .filter(|&l| exec >> l & 1 == 1)
-        .filter(|&l| match &i.dpp {
-            None => true,
-            Some(d) => {
-                let bound = matches!(
-                    d,
-                    crate::decode::Dpp::Dpp16 {
-                        bound_ctrl: true,
-                        ..
-                    }
-                );
-                Ctx::dpp_writes(d, l) && (bound || c.dpp_source(d, l) != super::DppSource::Invalid)
-            }
+        .filter(|&l| {
+            Ctx::dpp_writes(d, l) && (bound || c.dpp_source(d, l) != super::DppSource::Invalid)
         })
-        .collect()
+        .fold(0u64, |m, l| m | 1 << l)
+}
+
+/// The lanes of a mask, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            l
+        })
+    })
+}
+
+fn lanes(c: &Ctx<'_>, i: &Inst) -> Vec<usize> {
+    bits(lane_mask(c, i)).collect()
 }
 
 fn fsrc(c: &Ctx<'_>, i: &Inst, k: usize, lane: usize) -> f32 {
@@ -93,19 +105,26 @@ fn omod_clamp_f64(i: &Inst, mut v: f64) -> f64 {
 
 /// Computes one u32 per lane (all reads first), then writes `dst`.
 fn write32(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(&Ctx<'_>, usize) -> u32) -> R {
-    let ls = lanes(c, i);
-    let vals: Vec<u32> = ls.iter().map(|&l| f(c, l)).collect();
-    for (&l, v) in ls.iter().zip(vals) {
-        c.wave.set_vgpr(i.dst, l, v);
+    // All lanes read their sources before any writes its destination.
+    let mask = lane_mask(c, i);
+    let mut vals = [0u32; 64];
+    for l in bits(mask) {
+        vals[l] = f(c, l);
+    }
+    for l in bits(mask) {
+        c.wave.set_vgpr(i.dst, l, vals[l]);
     }
     Ok(Flow::Next)
 }
 
 fn write64(c: &mut Ctx<'_>, i: &Inst, f: impl Fn(&Ctx<'_>, usize) -> u64) -> R {
-    let ls = lanes(c, i);
-    let vals: Vec<u64> = ls.iter().map(|&l| f(c, l)).collect();
-    for (&l, v) in ls.iter().zip(vals) {
-        c.wave.set_vgpr64(i.dst, l, v);
+    let mask = lane_mask(c, i);
+    let mut vals = [0u64; 64];
+    for l in bits(mask) {
+        vals[l] = f(c, l);
+    }
+    for l in bits(mask) {
+        c.wave.set_vgpr64(i.dst, l, vals[l]);
     }
     Ok(Flow::Next)
 }
