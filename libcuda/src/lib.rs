@@ -8,6 +8,8 @@
 //! - [`api`] holds every exported `cu*` function, one module per `cuda.h`
 //!   section; [`api::proc_address`] is the `cuGetProcAddress` table and
 //!   [`api::export_table`] the private tables the CUDA runtime needs.
+//!   [`api::graph`] is CUDA graphs and stream capture (the capture hooks
+//!   every stream-ordered call asks first live in `api::graph::capture`).
 //! - [`driver`] is the state behind them: the emulator's `Device` under one
 //!   global lock, handle tables for contexts, modules, functions, streams,
 //!   events and link states, and each thread's context stack.

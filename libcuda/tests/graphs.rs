@@ -1111,3 +1111,69 @@ fn destroying_the_origin_stream_ends_its_capture() {
         ok(cuEventQuery(event));
     }
 }
+
+#[test]
+fn executable_child_graphs_take_new_parameters_of_the_same_shape() {
+    let _serial = serial();
+    let f = setup();
+    unsafe {
+        let d = alloc_zeroed();
+        let make_child = |v: u32, extra: bool| {
+            let mut child: CUgraph = null_mut();
+            ok(cuGraphCreate(&mut child, 0));
+            let mut args = KernelArgs::new(d, v);
+            let mut k: CUgraphNode = null_mut();
+            ok(cuGraphAddKernelNode_v2(
+                &mut k,
+                child,
+                null(),
+                0,
+                &args.params(f),
+            ));
+            if extra {
+                empty(child, &[k]);
+            }
+            child
+        };
+        let child = make_child(1, false);
+        let mut g: CUgraph = null_mut();
+        ok(cuGraphCreate(&mut g, 0));
+        let mut node: CUgraphNode = null_mut();
+        ok(cuGraphAddChildGraphNode(&mut node, g, null(), 0, child));
+        let mut exec: CUgraphExec = null_mut();
+        ok(cuGraphInstantiateWithFlags(&mut exec, g, 0));
+        let same_shape = make_child(20, false);
+        ok(cuGraphExecChildGraphNodeSetParams(exec, node, same_shape));
+        ok(cuGraphLaunch(exec, null_mut()));
+        assert!(read(d).iter().all(|&v| v == 20));
+        let other_shape = make_child(300, true);
+        assert_eq!(
+            cuGraphExecChildGraphNodeSetParams(exec, node, other_shape),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        // The update of a whole graph whose child changed shape names the
+        // child's node.
+        let mut g2: CUgraph = null_mut();
+        ok(cuGraphCreate(&mut g2, 0));
+        let mut node2: CUgraphNode = null_mut();
+        ok(cuGraphAddChildGraphNode(
+            &mut node2,
+            g2,
+            null(),
+            0,
+            other_shape,
+        ));
+        let mut info: ExecUpdateResultInfo = std::mem::zeroed();
+        assert_eq!(
+            cuGraphExecUpdate_v2(exec, g2, &mut info),
+            CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+        );
+        assert_eq!(info.result, UPDATE_ERROR_TOPOLOGY_CHANGED);
+        ok(cuGraphLaunch(exec, null_mut()));
+        assert!(read(d).iter().all(|&v| v == 40), "the last good parameters");
+        for graph in [child, same_shape, other_shape, g, g2] {
+            ok(cuGraphDestroy(graph));
+        }
+        ok(cuGraphExecDestroy(exec));
+    }
+}
