@@ -87,6 +87,24 @@ int main() {
     size_t nodes = 0;
     CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
     EXPECT(nodes == 9, "captured %zu nodes", nodes);
+    // Captured launches read back as the kernels and arguments launched.
+    cudaGraphNode_t all[9];
+    CHECK(cudaGraphGetNodes(graph, all, &nodes));
+    int scales = 0, adds = 0;
+    for (size_t i = 0; i < nodes; i++) {
+        cudaGraphNodeType t;
+        CHECK(cudaGraphNodeGetType(all[i], &t));
+        if (t != cudaGraphNodeTypeKernel) continue;
+        cudaKernelNodeParams kp = {};
+        CHECK(cudaGraphKernelNodeGetParams(all[i], &kp));
+        if (kp.func == (void *)scale) {
+            int k = *(int *)kp.kernelParams[2];
+            EXPECT(k == 2 || k == 3, "scale by %d", k);
+            scales++;
+        }
+        if (kp.func == (void *)add_into) adds += kp.gridDim.x == n / 256 && kp.blockDim.x == 256;
+    }
+    EXPECT(scales == 2 && adds == 1, "kernel nodes: %d scale, %d add_into", scales, adds);
 
     cudaGraphExec_t exec;
     CHECK(cudaGraphInstantiate(&exec, graph, 0));
