@@ -164,12 +164,17 @@ struct Debugger {
     watch: Option<u64>,
     /// Instructions to run before stopping again.
     skip: u64,
+    /// Stepping stopped by `c`: run until a breakpoint.
+    running: bool,
+    /// Source lines to stop at.
+    breakpoints: std::collections::BTreeSet<u32>,
     extent: (u16, u16),
 }
 
 fn help() -> &'static str {
-    "commands: <enter>|s [N] step N instructions | c continue to the end | w N follow wave N only | \
-     w all follow every wave | p print the state again | q stop the kernel | h help"
+    "commands: <enter>|s [N] step N instructions | c continue (to the next breakpoint) | \
+     b LINE break before the instruction of LINE (in every followed wave) | d LINE delete it | \
+     w N follow wave N only | w all follow every wave | p print the state again | q stop the kernel | h help"
 }
 
 impl Debugger {
@@ -183,6 +188,8 @@ impl Debugger {
             watch: None,
             skip: 0,
             extent,
+            running: false,
+            breakpoints: Default::default(),
         }
     }
 
@@ -257,6 +264,14 @@ impl Debugger {
         if self.watch.is_some_and(|w| w != self.global_wave(ev)) {
             return HookAction::Continue;
         }
+        if self.running {
+            let line = self.prog.lines.get(&ev.pc);
+            if !line.is_some_and(|l| self.breakpoints.contains(l)) {
+                return HookAction::Continue;
+            }
+            self.running = false;
+            println!("breakpoint at line {}", line.unwrap());
+        }
         if self.skip > 0 {
             self.skip -= 1;
             return HookAction::Continue;
@@ -284,9 +299,25 @@ impl Debugger {
                     _ => println!("s N: N must be a positive number"),
                 },
                 ["c"] => {
-                    self.step = false;
+                    if self.breakpoints.is_empty() {
+                        self.step = false;
+                    } else {
+                        self.running = true;
+                    }
                     return HookAction::Continue;
                 }
+                ["b", n] | ["d", n] => match n.parse::<u32>() {
+                    Ok(l) if self.prog.lines.values().any(|&x| x == l) => {
+                        if words[0] == "b" {
+                            self.breakpoints.insert(l);
+                            println!("breakpoint at line {l}");
+                        } else {
+                            self.breakpoints.remove(&l);
+                            println!("deleted the breakpoint at line {l}");
+                        }
+                    }
+                    _ => println!("{n}: not a line with an instruction"),
+                },
                 ["w", "all"] => {
                     self.watch = None;
                     println!("following every wave");

@@ -126,6 +126,25 @@ fn step_session_dumps_wave_state() {
         "{stdout}"
     );
     assert!(stdout.contains("out_c: f32[128]"), "{stdout}");
+    // A breakpoint on the loop's compare stops each wave there, in order.
+    let out = prlxctl(
+        &[
+            "emu",
+            "run",
+            "--step",
+            example("block_sum.s").to_str().unwrap(),
+        ],
+        "b 25\nc\nc\nc\n",
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("breakpoint at line 25\nwave 0 (workgroup (0,0,0) wave 0) pc 0x0044 line 25: v_cmp_gt_u32_e32 vcc, s13, v0"), "{stdout}");
+    assert!(
+        stdout
+            .contains("breakpoint at line 25\nwave 1 (workgroup (0,0,0) wave 1) pc 0x0044 line 25"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("32640 98176"), "{stdout}");
     // `q` stops the kernel: exit 1 with the fault on stderr.
     let out = prlxctl(
         &[
