@@ -129,6 +129,11 @@ fn validate(
 /// the others, which must get to run.
 const COOPERATIVE_QUANTUM: u32 = 1_000;
 
+/// A cooperative CTA's turn ends after this many instructions in a row
+/// without progress (no memory write, exit or barrier: most likely a spin
+/// on the grid barrier), so a grid sync of many CTAs costs little spinning.
+const COOPERATIVE_IDLE_TURN: u32 = 64;
+
 /// A pool of `helpers` threads that run CTAs beside the launching thread,
 /// made on first use and kept (one per size asked for), so a launch does not
 /// pay for starting threads.
@@ -353,6 +358,9 @@ struct Cta {
     progressed: bool,
     /// The fixed schedule's round-robin cursor.
     current: usize,
+    /// A turn ends after this many instructions in a row without progress
+    /// (cooperative grids; `u32::MAX` otherwise).
+    idle_turn: u32,
     /// The seeded schedule of this CTA (`PRLX_EMU_SCHEDULE`): derived from
     /// the seed and the CTA's index, so it does not depend on which thread
     /// runs the CTA or when.
@@ -381,6 +389,7 @@ impl<'a> Grid<'a> {
             idle: 0,
             progressed: false,
             current: 0,
+            idle_turn: u32::MAX,
             rng: None,
         }
     }
@@ -547,7 +556,8 @@ impl<'a> Grid<'a> {
     /// Runs every CTA of a cooperative grid resident at once, interleaved
     /// on this thread: each CTA in turn runs one warp for
     /// [`COOPERATIVE_QUANTUM`] instructions (the seeded schedule: its own
-    /// quantum), so a CTA spinning on the grid barrier lets the others
+    /// quantum), or until [`COOPERATIVE_IDLE_TURN`] of them in a row made
+    /// no progress, so a CTA spinning on the grid barrier lets the others
     /// arrive. A CTA's progress counts for all (the stall watchdog fires
     /// only when no CTA of the grid progresses); the first fault in CTA
     /// order among those found in a round is reported.
@@ -566,6 +576,9 @@ impl<'a> Grid<'a> {
             })
             .collect();
         let mut running = vec![true; ctas.len()];
+        for cta in &mut ctas {
+            cta.idle_turn = COOPERATIVE_IDLE_TURN;
+        }
         let mut executed = 0u64;
         let result = loop {
             let mut fault: Option<LaunchError> = None;
@@ -668,6 +681,7 @@ impl<'a> Grid<'a> {
         hook: &mut H,
     ) -> Result<(), LaunchError> {
         let prog = self.prog;
+        let mut idle_run = 0u32;
         for _ in 0..quantum {
             let w = &mut cta.warps[wi];
             let Some((pc, active)) = w.next_group(&prog.code) else {
@@ -750,6 +764,14 @@ impl<'a> Grid<'a> {
                     }
                 }
                 Err(f) => return Err(self.fault(cta, wi, pc, f)),
+            }
+            if cta.idle == 0 {
+                idle_run = 0;
+            } else {
+                idle_run += 1;
+                if idle_run >= cta.idle_turn {
+                    return Ok(());
+                }
             }
         }
         Ok(())
