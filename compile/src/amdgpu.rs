@@ -1,7 +1,9 @@
 //! HIP for AMDGPU: clang-19 `-x hip --cuda-device-only --offload-arch=…`
 //! (with the pass) → llvm-link-19 with the AMDGPU device runtime (Wave32 or
 //! Wave64) → opt-19 -O2 (inlines it) → llc-19 → ld.lld-19 → a code object
-//! that `hipModuleLoadData` takes, with `__prlx_desc` and `__prlx_sites`.
+//! that `hipModuleLoadData` takes, with `__prlx_desc` and `__prlx_sites`;
+//! with `-o k.hipfb`, that code object in a clang offload bundle
+//! (clang-offload-bundler-19), for a host compile to embed.
 //!
 //! llc-19 cannot select these kernels with its default instruction selector
 //! (it crashes in "SI Fix SGPR copies"), and its GlobalISel cannot map debug
@@ -13,7 +15,7 @@ use crate::args::{AmdgpuTarget, CompileRequest};
 use crate::error::CompileError;
 use crate::pipeline::{CompileOutput, RUNTIME_PUBLIC, absolute, create_parent, module_symbols};
 use crate::run::Runner;
-use crate::tools::{CLANG, LLC, LLD, LLVM_LINK, OPT, Toolchain};
+use crate::tools::{CLANG, LLC, LLD, LLVM_LINK, OFFLOAD_BUNDLER, OPT, Toolchain};
 use std::path::Path;
 use std::process::Command;
 
@@ -96,9 +98,37 @@ pub fn compile_amdgpu(
     llc.arg(&optimised).arg("-o").arg(&object);
     runner.run(LLC, &mut llc)?;
 
+    // `-o k.hipfb`: the code object wrapped in an offload bundle, which a
+    // host compile embeds (`-Xclang -fcuda-include-gpubinary -Xclang k.hipfb`)
+    // so that `<<<>>>` launches run the instrumented kernels.
+    let bundle = req.ptx.extension().is_some_and(|e| e == "hipfb");
+    let code_object = if bundle {
+        scratch.path().join("device.co")
+    } else {
+        req.ptx.clone()
+    };
     let mut link = Command::new(lld);
-    link.arg("-shared").arg(&object).arg("-o").arg(&req.ptx);
+    link.arg("-shared").arg(&object).arg("-o").arg(&code_object);
     runner.run(LLD, &mut link)?;
+    if bundle {
+        let Some(bundler) = &tools.offload_bundler else {
+            return Err(CompileError::ToolMissing {
+                tool: OFFLOAD_BUNDLER.to_owned(),
+                hint: "a .hipfb output needs clang-offload-bundler-19 (scripts/setup.sh)"
+                    .to_owned(),
+            });
+        };
+        let mut wrap = Command::new(bundler);
+        wrap.arg("-type=o")
+            .arg(format!(
+                "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--{}",
+                target.processor
+            ))
+            .arg("-input=/dev/null")
+            .arg(format!("-input={}", code_object.display()))
+            .arg(format!("-output={}", req.ptx.display()));
+        runner.run(OFFLOAD_BUNDLER, &mut wrap)?;
+    }
     Ok(CompileOutput {
         ptx: req.ptx.clone(),
         cubin: None,

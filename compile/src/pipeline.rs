@@ -258,6 +258,7 @@ mod tests {
             runtime: None,
             ptxas: None,
             lld: None,
+            offload_bundler: None,
             rocm_device_libs: None,
         };
         let mut req = CompileRequest::new(&source, dir.path().join("k.ptx"));

@@ -20,6 +20,7 @@ pub const LLVM_NM: &str = "llvm-nm-19";
 pub const PLUGIN_FILE: &str = "libPrlxPass.so";
 pub const RUNTIME_FILE: &str = "prlx_rt_nvptx.bc";
 pub const LLD: &str = "ld.lld-19";
+pub const OFFLOAD_BUNDLER: &str = "clang-offload-bundler-19";
 pub const AMDGPU_RUNTIME_FILE: &str = "prlx_rt_amdgpu.bc";
 pub const AMDGPU_W64_RUNTIME_FILE: &str = "prlx_rt_amdgpu_w64.bc";
 /// ROCm's device libraries for gfx1100, as `scripts/setup.sh` makes them in
@@ -111,6 +112,8 @@ pub struct Toolchain {
     pub ptxas: Option<PathBuf>,
     /// AMDGPU only: the linker that makes the code object.
     pub lld: Option<PathBuf>,
+    /// AMDGPU only: wraps a code object for `-o k.hipfb` (optional).
+    pub offload_bundler: Option<PathBuf>,
     /// AMDGPU only: ROCm's device libraries for clang's
     /// `--rocm-device-lib-path` (`$PRLX_ROCM_DEVICE_LIBS`, else the
     /// checkout's `.tools/amdgcn-gfx1100/bitcode`), unless the clang
@@ -151,6 +154,7 @@ impl Toolchain {
             runtime,
             ptxas: locate_ptxas(env, cuda_path),
             lld: None,
+            offload_bundler: None,
             rocm_device_libs: None,
         })
     }
@@ -179,6 +183,7 @@ impl Toolchain {
                     hint: format!("not on PATH; {SETUP_HINT}"),
                 })?,
         );
+        self.offload_bundler = env.find_in_path(OFFLOAD_BUNDLER);
         self.rocm_device_libs = env.rocm_device_libs.clone().or_else(|| {
             env.checkout
                 .as_deref()

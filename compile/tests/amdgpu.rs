@@ -113,3 +113,38 @@ fn an_uninstrumented_code_object_has_no_descriptor() {
     assert!(symbols.contains("branchy.kd"), "{symbols}");
     assert!(!symbols.contains("__prlx_desc"), "{symbols}");
 }
+
+#[test]
+fn a_hipfb_output_is_an_offload_bundle_for_host_compiles() {
+    if !have_hip_toolchain() {
+        return;
+    }
+    if prlx_e2e::find_tool("clang-offload-bundler-19").is_none() {
+        prlx_e2e::missing("clang-offload-bundler-19");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("branchy.hipfb");
+    let req = CompileRequest::parse(&[
+        "--offload-arch=gfx1100",
+        kernel().to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    compile(&req).unwrap();
+    let bundle = std::fs::read(&out).unwrap();
+    assert!(
+        bundle.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"),
+        "not a bundle"
+    );
+    let triple = b"hipv4-amdgcn-amd-amdhsa--gfx1100";
+    assert!(
+        bundle.windows(triple.len()).any(|w| w == triple),
+        "no gfx1100 entry"
+    );
+    assert!(
+        bundle.windows(11).any(|w| w == b"__prlx_desc"),
+        "the bundled code object has no descriptor"
+    );
+}

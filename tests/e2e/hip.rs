@@ -239,6 +239,150 @@ fn every_symbol_the_corpus_imports_is_exported() {
     }
 }
 
+/// Runs `program ARGS` twice under the shim (clean and glitch input, the
+/// input word appended), then checks that `prlxctl diff --session` names
+/// the `e > limit` branch of `hip_app/kernels.hip` as the divergence.
+fn two_runs_diff_to_the_line(
+    built: &prlx_e2e::Built,
+    runs: &Path,
+    program: &Path,
+    args: &[&Path],
+    kernel_file: &str,
+) -> String {
+    let name = program.file_name().unwrap().to_string_lossy().into_owned();
+    for input in ["clean", "glitch"] {
+        let out = prlx_e2e::run_ok(
+            built
+                .captured_app(program, runs, input)
+                .args(args)
+                .arg(input),
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&format!("{name}: {input} ok")),
+            "{input} run: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trace = runs.join(input).join(kernel_file);
+        assert!(trace.is_file(), "no trace at {}", trace.display());
+    }
+    let out = prlx_e2e::run_ok(
+        built
+            .prlxctl()
+            .args(["diff", "--session"])
+            .arg(runs.join("clean"))
+            .arg(runs.join("glitch")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("1 of 1 matched launches diverged"),
+        "session diff:\n{text}"
+    );
+    assert!(
+        text.contains("hip_app/kernels.hip:10:7"),
+        "the diverging line (the `e > limit` branch) is not named:\n{text}"
+    );
+    text
+}
+
+/// `<<<>>>` capture: `launch_app.hip`'s device side built by `prlxctl
+/// compile --offload-arch=gfx1100 -o launch_app.hipfb`, its host side by
+/// clang++-19 embedding that bundle (`-fcuda-include-gpubinary`): the fat
+/// binary clang's host code registers is pass-built, and two runs under the
+/// shim diff to the kernel's line.
+#[test]
+fn capture_of_a_pass_built_fat_binary_launched_with_triple_chevrons() {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    if prlx_e2e::find_tool("clang-offload-bundler-19").is_none() {
+        prlx_e2e::missing("clang-offload-bundler-19");
+        return;
+    }
+    let built = prlx_e2e::Built::get();
+    hip_runtime_dir();
+    let source = repo_root().join("tests/e2e/hip_app/launch_app.hip");
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let fatbin = scratch.path().join("launch_app.hipfb");
+    prlx_e2e::run_ok(
+        built
+            .prlxctl()
+            .args(["compile", "--offload-arch=gfx1100", "-g"])
+            .arg(&source)
+            .arg("-o")
+            .arg(&fatbin),
+    );
+    let object = scratch.path().join("launch_app.o");
+    prlx_e2e::run_ok(
+        Command::new(&hip.clang)
+            .args([
+                "-x",
+                "hip",
+                "--offload-arch=gfx1100",
+                "--cuda-host-only",
+                "-O1",
+            ])
+            .args([
+                "-Wall",
+                "-Werror",
+                "-Xclang",
+                "-fcuda-include-gpubinary",
+                "-Xclang",
+            ])
+            .arg(&fatbin)
+            .arg("-c")
+            .arg(&source)
+            .arg("-o")
+            .arg(&object),
+    );
+    let program = scratch.path().join("launch_app");
+    prlx_e2e::run_ok(
+        Command::new(&hip.clang)
+            .arg(&object)
+            .arg("-lamdhip64")
+            .arg("-o")
+            .arg(&program),
+    );
+    let runs = scratch.path().join("runs");
+    two_runs_diff_to_the_line(built, &runs, &program, &[], "bin_energies_0.prlx");
+}
+
+/// The shim changes nothing for uninstrumented HIP programs: the corpus
+/// (Wave32) passes under `LD_PRELOAD=libprlx.so`, its launches recorded as
+/// metadata, and none sees an error the shim's own lookups left behind.
+#[test]
+fn corpus_passes_under_the_shim() {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    let built = prlx_e2e::Built::get();
+    hip_runtime_dir();
+    let args = hip.args(false, &[]);
+    let (bundle, elf) = module_images(&hip, false);
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let mut failures = Vec::new();
+    for source in programs() {
+        let name = source.file_stem().unwrap().to_string_lossy().into_owned();
+        let program = hip.build_cached(&name, std::slice::from_ref(&source), &args, &cache_dir());
+        let mut command = built.captured_app(&program, scratch.path(), &name);
+        if name == "module_api" {
+            command.arg(&bundle).arg(&elf);
+        }
+        let output = command.output().expect("run a corpus program");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let gap = EMULATOR_GAPS.iter().find(|(program, _)| *program == name);
+        let known = gap.is_some_and(|(_, instruction)| {
+            stderr.contains(&format!("instruction {instruction} is not supported"))
+        });
+        if !output.status.success() && !known {
+            failures.push(format!(
+                "{name} under the shim: {}\n{stderr}",
+                output.status
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// HIP capture end to end: `tests/e2e/hip_app/kernels.hip` built by
 /// `prlxctl compile --offload-arch=gfx1100` (Wave32, or Wave64), loaded by an
 /// unmodified module-API program (`hip_app.cpp`) with `hipModuleLoadData`,
@@ -283,36 +427,12 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
         &cache_dir(),
     );
     let runs = scratch.path().join("runs");
-    for input in ["clean", "glitch"] {
-        let out = prlx_e2e::run_ok(
-            built
-                .captured_app(&app, &runs, input)
-                .arg(&code_object)
-                .arg(input),
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains(&format!("hip_app: {input} ok")),
-            "{input} run: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let trace = runs.join(input).join("bin_energies_0.prlx");
-        assert!(trace.is_file(), "no trace at {}", trace.display());
-    }
-    let out = prlx_e2e::run_ok(
-        built
-            .prlxctl()
-            .args(["diff", "--session"])
-            .arg(runs.join("clean"))
-            .arg(runs.join("glitch")),
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("1 of 1 matched launches diverged"),
-        "session diff:\n{text}"
-    );
-    assert!(
-        text.contains("hip_app/kernels.hip:10:7"),
-        "the diverging line (the `e > limit` branch) is not named:\n{text}"
+    two_runs_diff_to_the_line(
+        built,
+        &runs,
+        &app,
+        &[code_object.as_path()],
+        "bin_energies_0.prlx",
     );
     let sites = std::fs::read_dir(runs.join("clean"))
         .expect("read the session")
