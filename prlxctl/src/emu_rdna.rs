@@ -10,7 +10,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use anyhow::{Context, bail};
-use prlx_rdna::asm::{self, AsmProgram};
+use prlx_rdna::asm::{self, AsmProgram, PrintArg, PrintDirective};
 use prlx_rdna::decode::{self, Inst, format::format_wave};
 use prlx_rdna::{Device, HookAction, HookEvent, Wave};
 
@@ -33,16 +33,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {name}"))?;
     let base = args.file.parent().unwrap_or(Path::new("."));
     let prog = asm::parse(&name, &text, base)?;
-    for (line, p) in &prog.prints {
-        eprintln!(
-            "{name}:{line}: note: `{p}` is parsed but not executed (print directives are planned in the spec)"
-        );
-    }
     let mut dev = Device::new();
     let loaded = prog.load(&mut dev).map_err(|e| anyhow::anyhow!("{e}"))?;
     let prog = Rc::new(prog);
     let waves_per_group = prog.local.iter().product::<u32>().div_ceil(prog.wave_size);
-    if args.step || args.trace {
+    if args.step || args.trace || !prog.prints.is_empty() {
         let debugger = Rc::new(RefCell::new(Debugger::new(
             prog.clone(),
             waves_per_group,
@@ -155,6 +150,50 @@ fn register_extent(prog: &AsmProgram) -> (u16, u16) {
     (s.min(106), v.min(256))
 }
 
+/// One `print` directive's output for a wave.
+fn print_text(p: &PrintDirective, global_wave: u64, w: &Wave) -> String {
+    let lanes: Vec<usize> = match p.thread {
+        Some(t) => vec![t as usize % w.wave_size as usize],
+        None => (0..w.wave_size as usize).collect(),
+    };
+    let parts: Vec<String> = p
+        .args
+        .iter()
+        .map(|a| match *a {
+            PrintArg::Exec => format!("exec = {:#x}", w.exec()),
+            PrintArg::Vcc => format!("vcc = {:#x}", w.vcc()),
+            PrintArg::Scc => format!("scc = {}", w.scc as u8),
+            PrintArg::Sgprs(lo, hi) => {
+                let vals: Vec<String> = (lo..=hi).map(|r| format!("{:#010x}", w.sreg(r))).collect();
+                let name = if lo == hi {
+                    format!("s{lo}")
+                } else {
+                    format!("s[{lo}:{hi}]")
+                };
+                format!("{name} = {}", vals.join(" "))
+            }
+            PrintArg::Vgprs(lo, hi) => (lo..=hi)
+                .map(|r| {
+                    let vals: Vec<String> = lanes
+                        .iter()
+                        .map(|&l| format!("{:#x}", w.vgpr(r, l)))
+                        .collect();
+                    match p.thread {
+                        Some(t) => format!("v{r}[{t}] = {}", vals[0]),
+                        None => format!("v{r} = [{}]", vals.join(" ")),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+        .collect();
+    format!(
+        "print (line {}) wave {global_wave}: {}",
+        p.line,
+        parts.join("; ")
+    )
+}
+
 struct Debugger {
     prog: Rc<AsmProgram>,
     waves_per_group: u32,
@@ -253,8 +292,23 @@ impl Debugger {
         s
     }
 
+    /// Runs the `print` directives placed before this instruction.
+    fn prints(&self, ev: &HookEvent<'_>) {
+        let gw = self.global_wave(ev);
+        let w = ev.wave;
+        for p in self
+            .prog
+            .prints
+            .iter()
+            .filter(|p| p.pc == Some(ev.pc) && p.wave.is_none_or(|x| x == gw))
+        {
+            println!("{}", print_text(p, gw, w));
+        }
+    }
+
     fn before(&mut self, ev: &HookEvent<'_>) -> HookAction {
         let inst = ev.inst;
+        self.prints(ev);
         if self.trace {
             println!("{}  exec {:#x}", self.where_(ev, inst), ev.wave.exec());
         }

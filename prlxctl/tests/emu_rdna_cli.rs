@@ -81,10 +81,21 @@ fn runs_the_spec_examples() {
     );
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("pc 0x0000 line 11: s_mov_b32 s6, s3"),
+        stdout.contains("pc 0x0000 line 12: s_mov_b32 s6, s3"),
         "{stdout}"
     );
     assert!(stdout.contains("ds_bpermute_b32 v5, v4, v2"), "{stdout}");
+    // The print directives run when the wave reaches them.
+    assert!(
+        stdout.contains(
+            "print (line 22) wave 0: s[14:15] = 0xadb4d365 0x00000012; exec = 0xffffffff; scc = 1"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("print (line 23) wave 0: v2[3] = 0x0"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -168,6 +168,94 @@ impl ArgSpec {
     }
 }
 
+/// What a `print` directive shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrintArg {
+    /// `s[lo:hi]` (or `s[n]`).
+    Sgprs(u16, u16),
+    /// `v[n]` (or `v[lo:hi]`), per selected thread.
+    Vgprs(u16, u16),
+    Exec,
+    Vcc,
+    Scc,
+}
+
+/// `print [wave=<id>,] [thread=<id>|thread=all,] <arg>[, <arg>...]`: shows
+/// registers of a wave when it reaches the directive (before the next
+/// instruction). `wave` is the global wave index (as `--step` numbers
+/// waves), `thread` a lane of that wave; by default every wave and every lane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrintDirective {
+    pub line: u32,
+    pub wave: Option<u64>,
+    pub thread: Option<u32>,
+    pub args: Vec<PrintArg>,
+    /// Code offset of the instruction the directive precedes (None: after the last one).
+    pub pc: Option<u64>,
+}
+
+fn parse_print(text: &str) -> Result<(Option<u64>, Option<u32>, Vec<PrintArg>), String> {
+    let body = text.strip_prefix("print").unwrap_or(text).trim();
+    let (mut wave, mut thread, mut args) = (None, None, Vec::new());
+    for item in split_top(body) {
+        let it = item.replace(' ', "");
+        let range = |inner: &str| -> Option<(u16, u16)> {
+            let inner = inner.strip_prefix('[')?.strip_suffix(']')?;
+            match inner.split_once(':') {
+                Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+                None => inner.parse().ok().map(|n| (n, n)),
+            }
+        };
+        if let Some(w) = it.strip_prefix("wave=") {
+            wave = Some(
+                w.parse()
+                    .map_err(|_| format!("print: wave={w} is not a number"))?,
+            );
+        } else if let Some(t) = it.strip_prefix("thread=") {
+            thread = if t == "all" {
+                None
+            } else {
+                Some(
+                    t.parse()
+                        .map_err(|_| format!("print: thread={t} is not a number or all"))?,
+                )
+            };
+        } else if it == "exec" {
+            args.push(PrintArg::Exec);
+        } else if it == "vcc" {
+            args.push(PrintArg::Vcc);
+        } else if it == "scc" {
+            args.push(PrintArg::Scc);
+        } else if let Some(r) = it.strip_prefix('s').and_then(range).or_else(|| {
+            it.strip_prefix('s')
+                .and_then(|n| n.parse().ok())
+                .map(|n| (n, n))
+        }) {
+            if r.1 < r.0 || r.1 > 105 {
+                return Err(format!("print: bad SGPR range `{item}`"));
+            }
+            args.push(PrintArg::Sgprs(r.0, r.1));
+        } else if let Some(r) = it.strip_prefix('v').and_then(range).or_else(|| {
+            it.strip_prefix('v')
+                .and_then(|n| n.parse().ok())
+                .map(|n| (n, n))
+        }) {
+            if r.1 < r.0 || r.1 > 255 {
+                return Err(format!("print: bad VGPR range `{item}`"));
+            }
+            args.push(PrintArg::Vgprs(r.0, r.1));
+        } else {
+            return Err(format!(
+                "print: cannot parse `{item}` (s[n], s[lo:hi], v[n], exec, vcc, scc, wave=N, thread=N|all)"
+            ));
+        }
+    }
+    if args.is_empty() {
+        return Err("print: nothing to print".into());
+    }
+    Ok((wave, thread, args))
+}
+
 /// A parsed and assembled `.s` file.
 #[derive(Debug, Clone)]
 pub struct AsmProgram {
@@ -177,8 +265,8 @@ pub struct AsmProgram {
     pub local: [u32; 3],
     pub global: [u32; 3],
     pub wave_size: u32,
-    /// `print` directives: (line, text); parsed, not executed.
-    pub prints: Vec<(u32, String)>,
+    /// `print` directives, in source order.
+    pub prints: Vec<PrintDirective>,
     /// The code object: one kernel named `main`.
     pub code: CodeObject,
     /// Source line of the instruction at each code offset.
@@ -397,7 +485,14 @@ pub fn parse(file: &str, text: &str, base_dir: &Path) -> Result<AsmProgram, AsmE
             let code = strip_comment(raw);
             let t = code.trim();
             if t.starts_with("print ") || t == "print" {
-                prints.push((ln, t.to_string()));
+                let (wave, thread, args) = parse_print(t).map_err(|m| err(ln, m))?;
+                prints.push(PrintDirective {
+                    line: ln,
+                    wave,
+                    thread,
+                    args,
+                    pc: None,
+                });
             } else if !t.is_empty() {
                 let is_label = t.ends_with(':') && !t.contains(' ');
                 if !is_label && !t.starts_with('.') {
@@ -423,6 +518,12 @@ pub fn parse(file: &str, text: &str, base_dir: &Path) -> Result<AsmProgram, AsmE
         for ((pc, _), ln) in decoded.iter().zip(&inst_lines) {
             line_map.insert(*pc, *ln);
         }
+    }
+    for p in prints.iter_mut() {
+        p.pc = line_map
+            .iter()
+            .find(|(_, l)| **l > p.line)
+            .map(|(pc, _)| *pc);
     }
     let code = build_code_object(text_bytes, wave, global);
     Ok(AsmProgram {

@@ -104,6 +104,24 @@ fn ballot_example() {
     }
     let prog = load("ballot.s");
     let vals: Vec<i32> = words(&prog.args[0].data);
+    assert_eq!(prog.prints.len(), 2);
+    assert_eq!(
+        prog.prints[0].args,
+        vec![
+            asm::PrintArg::Sgprs(14, 15),
+            asm::PrintArg::Exec,
+            asm::PrintArg::Scc
+        ]
+    );
+    assert_eq!(
+        (prog.prints[0].wave, prog.prints[1].thread),
+        (Some(0), Some(3))
+    );
+    assert_eq!(
+        prog.lines.get(&prog.prints[0].pc.unwrap()),
+        Some(&24),
+        "fires before the next instruction"
+    );
     let out = run(&prog);
     let mask: Vec<u32> = words(&out[0].1);
     let want = vals
@@ -134,6 +152,13 @@ fn header_errors_name_the_line() {
     assert_eq!(e.line, 2, "{e}");
     let e = asm::parse("t.s", "---\nlocal = 4\nwave = 48\n---\ns_endpgm\n", base).unwrap_err();
     assert_eq!(e.line, 3, "{e}");
+    let e = asm::parse(
+        "t.s",
+        "---\nlocal = 4\n---\nprint v1, bogus\ns_endpgm\n",
+        base,
+    )
+    .unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
     let e = asm::parse("t.s", "no header\n", base).unwrap_err();
     assert!(e.to_string().contains("---"), "{e}");
     if have_llvm_mc() {

@@ -1,5 +1,6 @@
 // Ballot and shuffle: v_cmp writes a lane mask to an SGPR, s_bcnt1 counts
-// it, v_readlane/v_writelane and ds_bpermute move values across lanes.
+// it, v_writelane and ds_bpermute move values across lanes; two `print`
+// directives show the ballot and one lane's value.
 ---
 vals: i32[32] = 5, -1, 3, 0, -7, 8, 9, -2, 1, 1, -1, 0, 4, -5, 6, 2, 0, 0, 3, -3, 7, 7, -8, 1, 2, -2, 5, 5, -9, 4, 0, 1
 out_mask: u32[2]
@@ -18,6 +19,8 @@ wave = 32
     s_waitcnt vmcnt(0)
     v_cmp_lt_i32 s14, 0, v2                // ballot(vals > 0)
     s_bcnt1_i32_b32 s15, s14
+    print wave=0, s[14:15], exec, scc
+    print thread=3, v2
     v_mov_b32 v3, s14
     v_writelane_b32 v3, s15, 1             // lane 1 holds the count
     v_cmp_gt_u32 vcc_lo, 2, v0
