@@ -254,6 +254,8 @@ fn two_runs_diff_to_the_line(
         let out = prlx_e2e::run_ok(
             built
                 .captured_app(program, runs, input)
+                // Per-lane compare operands, for builds with --snapshots.
+                .env("PRLX_SNAPSHOT_DEPTH", "8")
                 .args(args)
                 .arg(input),
         );
@@ -401,7 +403,7 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
     let code_object = scratch.path().join("kernels.co");
     let mut compile = built.prlxctl();
     compile
-        .args(["compile", "--offload-arch=gfx1100", "-g"])
+        .args(["compile", "--offload-arch=gfx1100", "-g", "--snapshots"])
         .arg(app_dir.join("kernels.hip"))
         .arg("-o")
         .arg(&code_object);
@@ -450,9 +452,15 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
             .arg(runs.join("clean/bin_energies_0.prlx"))
             .arg(runs.join("glitch/bin_energies_0.prlx"))
             .arg("--map")
-            .arg(&sites),
+            .arg(&sites)
+            .arg("--values"),
     );
     let text = String::from_utf8_lossy(&out.stdout);
+    // Lane 8 compared 0 > 10 in the clean run and 12 > 10 in the glitch.
+    let operands = text
+        .lines()
+        .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["*8", "0", "10", "12", "10"]);
+    assert!(operands, "lane 8's compare operands are not shown:\n{text}");
     assert!(
         text.contains("warp 1 (block (0,0,0) warp 1)")
             && text.contains("lanes that went the other way: 8"),
