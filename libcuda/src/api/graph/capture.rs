@@ -25,7 +25,8 @@
 
 use super::abi::*;
 use super::model::{
-    Capture, CapturedEvent, ExecGraph, KernelOp, Op, State, StreamCapture, with_state,
+    Capture, CapturedEvent, ExecGraph, KernelOp, Op, State, StreamCapture, captures_active,
+    with_state,
 };
 use super::{check_edge_data, read_nodes};
 use crate::api::proc_address::{ProcEntry, procs};
@@ -134,6 +135,9 @@ pub fn intercept(
     stream: CUstream,
     make: impl FnOnce(&mut State) -> Result<Op, CUresult>,
 ) -> Option<Result<(), CUresult>> {
+    if !captures_active() {
+        return None;
+    }
     with_state(|s| {
         let Some(key) = stream_key(stream) else {
             return legacy_use(d, s).err().map(Err);
@@ -374,6 +378,9 @@ pub fn mem_alloc(
     stream: CUstream,
     bytes: usize,
 ) -> Option<Result<u64, CUresult>> {
+    if !captures_active() {
+        return None;
+    }
     let capturing = with_state(|s| {
         let Some(key) = stream_key(stream) else {
             return legacy_use(d, s).err().map(Err);
@@ -456,6 +463,9 @@ pub fn intercept_graph(stream: CUstream, exec: &ExecGraph) -> Option<Result<(), 
 /// (allocation, freeing, synchronous copies and memsets): refused, and the
 /// captures that prohibit it invalidated, when this thread's mode says so.
 pub fn unsafe_call() -> Result<(), CUresult> {
+    if !captures_active() {
+        return Ok(());
+    }
     let mode = THREAD_MODE.with(Cell::get);
     if mode == CAPTURE_MODE_RELAXED {
         return Ok(());
@@ -491,6 +501,9 @@ pub fn legacy_sync(d: &Driver) -> Result<(), CUresult> {
 
 /// [`legacy_sync`] for callers that hold no driver state yet.
 pub fn sync_call() -> Result<(), CUresult> {
+    if !captures_active() {
+        return Ok(());
+    }
     unsafe_call()?;
     with_driver(|d| with_state(|s| legacy_use(d, s)))
 }
@@ -498,6 +511,9 @@ pub fn sync_call() -> Result<(), CUresult> {
 /// A call that is refused on a capturing stream and invalidates its
 /// capture (stream-ordered allocation, which capture does not model).
 pub fn refuse_in_capture(d: &Driver, stream: CUstream) -> Result<(), CUresult> {
+    if !captures_active() {
+        return Ok(());
+    }
     with_state(|s| {
         let Some(key) = stream_key(stream) else {
             return legacy_use(d, s);
@@ -523,6 +539,9 @@ pub fn stream_sync(d: &Driver, stream: CUstream) -> Result<(), CUresult> {
 /// `cuCtxSynchronize`: refused while a stream of the context captures
 /// (those captures are invalidated).
 pub fn ctx_sync(ctx: usize) -> Result<(), CUresult> {
+    if !captures_active() {
+        return Ok(());
+    }
     with_state(|s| {
         let ids: Vec<u64> = s
             .captures
@@ -543,6 +562,9 @@ pub fn ctx_sync(ctx: usize) -> Result<(), CUresult> {
 /// `cuEventQuery`/`cuEventSynchronize`/`cuEventElapsedTime`: not on an
 /// event last recorded in a capture still running.
 pub fn event_query(event: CUevent) -> Result<(), CUresult> {
+    if !captures_active() {
+        return Ok(());
+    }
     with_state(|s| match s.events.get(&(event as usize)) {
         Some(e) if s.captures.contains_key(&e.capture) => Err(CUDA_ERROR_CAPTURED_EVENT),
         _ => Ok(()),
@@ -558,6 +580,9 @@ pub fn event_record(
     stream: CUstream,
     flags: u32,
 ) -> Option<Result<(), CUresult>> {
+    if !captures_active() {
+        return None;
+    }
     if flags & EVENT_EXTERNAL != 0 {
         if let Some(r) = intercept(d, stream, |_| Ok(Op::EventRecord(event as usize))) {
             return Some(r);
@@ -594,6 +619,9 @@ pub fn wait_event(
     event: CUevent,
     flags: u32,
 ) -> Option<Result<(), CUresult>> {
+    if !captures_active() {
+        return None;
+    }
     with_state(|s| {
         let captured = s
             .events

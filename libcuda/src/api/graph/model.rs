@@ -9,6 +9,7 @@ use super::abi::*;
 use crate::cu::*;
 use crate::handles::{HandleTable, Kind};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A kernel launch, its arguments copied when the node was made (as the
@@ -373,12 +374,22 @@ pub struct State {
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
+/// How many captures run, as of the last change: stream-ordered calls skip
+/// the state's lock while it is zero.
+static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any capture runs (see [`ACTIVE_CAPTURES`]).
+pub fn captures_active() -> bool {
+    ACTIVE_CAPTURES.load(Ordering::Acquire) != 0
+}
+
 /// Runs `f` on the graph state (never call the driver from inside), then,
 /// with the lock released, the destructors of user objects it let go.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     let mut guard = STATE.lock().unwrap_or_else(PoisonError::into_inner);
     let state = guard.get_or_insert_with(State::new);
     let r = f(state);
+    ACTIVE_CAPTURES.store(state.captures.len(), Ordering::Release);
     let destructors = std::mem::take(&mut state.pending_destructors);
     drop(guard);
     for (destroy, ptr) in destructors {
