@@ -71,13 +71,21 @@ fn array_descriptors_are_validated_and_read_back() {
         desc3d(4, 0, 2, F32, 1, 0),                             // depth without height
         desc3d(4, 5, 6, F32, 1, CUDA_ARRAY3D_CUBEMAP),          // cube faces not square
         desc3d(4, 4, 5, F32, 1, CUDA_ARRAY3D_CUBEMAP),          // not 6 faces
-        desc3d(4, 4, 0, F32, 1, 0x10),                          // depth textures
+        desc3d(4, 4, 0, F32, 1, 0x1000),                        // unknown flag
         desc3d(131073, 0, 0, F32, 1, 0),                        // above MAXIMUM_TEXTURE1D_WIDTH
         desc3d(32769, 0, 0, F32, 1, CUDA_ARRAY3D_SURFACE_LDST), // above MAXIMUM_SURFACE1D_WIDTH
         desc3d(4, 4, 2049, F32, 1, CUDA_ARRAY3D_LAYERED),       // too many layers
     ];
     for d in invalid {
         assert_eq!(create3d(d).err(), Some(CUDA_ERROR_INVALID_VALUE), "{d:?}");
+    }
+    // Valid in cuda.h, not emulated: sparse arrays, BC1 and NV12 formats.
+    for d in [
+        desc3d(64, 64, 0, F32, 1, 0x40),
+        desc3d(64, 64, 0, 0x91, 4, 0),
+        desc3d(64, 64, 0, 0xb0, 3, 0),
+    ] {
+        assert_eq!(create3d(d).err(), Some(CUDA_ERROR_NOT_SUPPORTED), "{d:?}");
     }
     let flags = CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_SURFACE_LDST;
     let a = create3d(desc3d(5, 3, 4, U8, 4, flags)).expect("a layered array");

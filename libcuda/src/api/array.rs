@@ -189,9 +189,29 @@ pub fn array(handle: CUarray) -> Result<CudaArray, CUresult> {
 
 /// Checks a 3D descriptor as `cuArray3DCreate` documents it.
 fn validate(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> Result<ChannelFormat, CUresult> {
-    let (format, _) = super::texture::channel_format(desc.format, desc.num_channels)
-        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+    let Some((format, _)) = super::texture::channel_format(desc.format, desc.num_channels) else {
+        // cuda.h's block-compressed, YUV and packed formats are valid but
+        // not emulated; anything else (or a wrong channel count) is invalid.
+        let known = matches!(desc.format, 0x50..=0x5e | 0x91..=0x9f | 0xa1..=0xa9 | 0xb0..=0xb5);
+        if known {
+            eprintln!(
+                "prlx libcuda: CUDA array format 0x{:x} (block-compressed, YUV or packed) is not emulated; returning CUDA_ERROR_NOT_SUPPORTED",
+                desc.format
+            );
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    };
     if desc.flags & !KNOWN_FLAGS != 0 {
+        // Depth textures, colour attachments, sparse and deferred-mapping
+        // arrays, video: valid flags the emulator does not model.
+        if desc.flags & !(KNOWN_FLAGS | 0x1f0) == 0 {
+            eprintln!(
+                "prlx libcuda: CUDA array flags 0x{:x} (depth, colour attachment, sparse, deferred mapping or video) are not emulated; returning CUDA_ERROR_NOT_SUPPORTED",
+                desc.flags & !KNOWN_FLAGS
+            );
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     let (w, h, d) = (desc.width, desc.height, desc.depth);
