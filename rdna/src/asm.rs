@@ -194,7 +194,7 @@ pub struct PrintDirective {
     pub pc: Option<u64>,
 }
 
-fn parse_print(text: &str) -> Result<(Option<u64>, Option<u32>, Vec<PrintArg>), String> {
+fn parse_print(line: u32, text: &str) -> Result<PrintDirective, String> {
     let body = text.strip_prefix("print").unwrap_or(text).trim();
     let (mut wave, mut thread, mut args) = (None, None, Vec::new());
     for item in split_top(body) {
@@ -253,7 +253,13 @@ fn parse_print(text: &str) -> Result<(Option<u64>, Option<u32>, Vec<PrintArg>), 
     if args.is_empty() {
         return Err("print: nothing to print".into());
     }
-    Ok((wave, thread, args))
+    Ok(PrintDirective {
+        line,
+        wave,
+        thread,
+        args,
+        pc: None,
+    })
 }
 
 /// A parsed and assembled `.s` file.
@@ -485,14 +491,7 @@ pub fn parse(file: &str, text: &str, base_dir: &Path) -> Result<AsmProgram, AsmE
             let code = strip_comment(raw);
             let t = code.trim();
             if t.starts_with("print ") || t == "print" {
-                let (wave, thread, args) = parse_print(t).map_err(|m| err(ln, m))?;
-                prints.push(PrintDirective {
-                    line: ln,
-                    wave,
-                    thread,
-                    args,
-                    pc: None,
-                });
+                prints.push(parse_print(ln, t).map_err(|m| err(ln, m))?);
             } else if !t.is_empty() {
                 let is_label = t.ends_with(':') && !t.contains(' ');
                 if !is_label && !t.starts_with('.') {
