@@ -429,6 +429,21 @@ fn vector_integer() {
             },
         ),
         ("v_lshlrev_b64 v[4:5], 7, v[1:2]", |a, _, _| a << 7),
+        ("v_dot4_u32_u8 v4, v1, v2, v3", |a, b, c| {
+            (0..4).fold(c, |s, k| {
+                s.wrapping_add(((a >> (8 * k)) & 0xFF) * ((b >> (8 * k)) & 0xFF))
+            })
+        }),
+        ("v_dot4_i32_iu8 v4, v1, v2, v3 neg_lo:[1,1,0]", |a, b, c| {
+            (0..4).fold(c as i32, |s, k| {
+                s.wrapping_add((a >> (8 * k)) as i8 as i32 * (b >> (8 * k)) as i8 as i32)
+            }) as u32
+        }),
+        ("v_dot8_u32_u4 v4, v1, v2, v3", |a, b, c| {
+            (0..8).fold(c, |s, k| {
+                s.wrapping_add(((a >> (4 * k)) & 0xF) * ((b >> (4 * k)) & 0xF))
+            })
+        }),
         (
             "v_lshrrev_b64 v[6:7], 7, v[1:2]\nv_mov_b32 v4, v7",
             |_, b, _| b >> 7,

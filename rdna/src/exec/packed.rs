@@ -178,7 +178,44 @@ fn fma_mix(c: &mut Ctx<'_>, i: &Inst, out: u8) -> R {
     Ok(Flow::Next)
 }
 
+/// Integer dot products: `n` lanes of `bits` bits; `signed` (neg_lo bit k)
+/// makes source k's elements signed; clamp saturates the 32-bit sum.
+fn dot_int(c: &mut Ctx<'_>, i: &Inst, n: u32, bits: u32, mixed: bool) -> R {
+    write32(c, i, |c, l| {
+        let (a, b, acc) = (c.vsrc32(i, 0, l), c.vsrc32(i, 1, l), c.vsrc32(i, 2, l));
+        let elem = |v: u32, k: u32, signed: bool| -> i64 {
+            let x = (v >> (k * bits)) & ((1 << bits) - 1);
+            if signed && x >> (bits - 1) & 1 == 1 {
+                x as i64 - (1i64 << bits)
+            } else {
+                x as i64
+            }
+        };
+        let (sa, sb) = (mixed && i.neg & 1 != 0, mixed && i.neg & 2 != 0);
+        let sum: i64 = (0..n).map(|k| elem(a, k, sa) * elem(b, k, sb)).sum();
+        if mixed {
+            let r = acc as i32 as i64 + sum;
+            (if i.clamp {
+                r.clamp(i32::MIN as i64, i32::MAX as i64)
+            } else {
+                r
+            }) as i32 as u32
+        } else {
+            let r = acc as u64 + sum as u64;
+            if i.clamp {
+                r.min(u32::MAX as u64) as u32
+            } else {
+                r as u32
+            }
+        }
+    })
+}
+
 pub static OPS: &[(&str, Handler)] = &[
+    ("v_dot4_u32_u8", |c, i| dot_int(c, i, 4, 8, false)),
+    ("v_dot4_i32_iu8", |c, i| dot_int(c, i, 4, 8, true)),
+    ("v_dot8_u32_u4", |c, i| dot_int(c, i, 8, 4, false)),
+    ("v_dot8_i32_iu4", |c, i| dot_int(c, i, 8, 4, true)),
     // 16-bit integer
     ("v_add_nc_u16", |c, i| i2(c, i, |a, b| a.wrapping_add(b))),
     ("v_sub_nc_u16", |c, i| i2(c, i, |a, b| a.wrapping_sub(b))),
