@@ -379,6 +379,70 @@ impl Armed<'_> {
     }
 }
 
+/// Arms entry `index` of a module's launch table at `table`
+/// (`prlx_ptx_instrument::runtime::LAUNCH_TABLE`) for one launch of
+/// `kernel` with `geometry`: the entry's header (unclaimed, the kernel's
+/// id and geometry, which the launch's grid matches to claim it) and its
+/// descriptor, queued on `stream`. The caller then sets the table's entry
+/// count ([`set_launch_count`]) and clears the table after collecting.
+pub fn arm_table_entry<'a>(
+    cuda: &'a Cuda,
+    config: &Config,
+    table: u64,
+    index: u32,
+    kernel: &str,
+    geometry: Geometry,
+    stream: CUstream,
+) -> Result<Armed<'a>, String> {
+    use prlx_ptx_instrument::runtime::{LAUNCH_ENTRY_BYTES, LAUNCH_ENTRY_DESCRIPTOR, kernel_id};
+    let entry = table + u64::from(index) * u64::from(LAUNCH_ENTRY_BYTES);
+    let mut header = [0u32; 9];
+    header[2] = kernel_id(kernel);
+    header[3..6].copy_from_slice(&geometry.grid);
+    header[6..9].copy_from_slice(&geometry.block);
+    OnStream { cuda, stream }.htod(entry, bytemuck::cast_slice(&header))?;
+    arm(
+        cuda,
+        config,
+        entry + u64::from(LAUNCH_ENTRY_DESCRIPTOR),
+        kernel,
+        geometry,
+        stream,
+    )
+}
+
+/// How many launch table entries the module whose descriptor is at
+/// `descriptor` records through (0: the descriptor itself), on `stream`.
+pub fn set_launch_count(
+    cuda: &Cuda,
+    stream: CUstream,
+    descriptor: u64,
+    count: u32,
+) -> Result<(), String> {
+    use prlx_ptx_instrument::runtime::LAUNCH_COUNT_OFFSET;
+    let on = OnStream { cuda, stream };
+    on.htod(
+        descriptor + u64::from(LAUNCH_COUNT_OFFSET),
+        &count.to_le_bytes(),
+    )
+}
+
+/// After the table's launches were collected: no entries, none claimed,
+/// waited for on `stream` (so no later launch sees them).
+pub fn clear_launch_table(
+    cuda: &Cuda,
+    stream: CUstream,
+    descriptor: u64,
+    table: u64,
+    entries: u32,
+) -> Result<(), String> {
+    use prlx_ptx_instrument::runtime::LAUNCH_ENTRY_BYTES;
+    set_launch_count(cuda, stream, descriptor, 0)?;
+    let on = OnStream { cuda, stream };
+    on.memset(table, u64::from(entries) * u64::from(LAUNCH_ENTRY_BYTES))?;
+    on.synchronize()
+}
+
 /// Runs `launch` with the descriptor at `descriptor` pointing at fresh
 /// buffers; returns the launch's result and, when the launch succeeded and
 /// the capture worked, the trace.

@@ -21,9 +21,13 @@
 //!   launched, each node whose module records (pass-built or instrumented
 //!   at load) gets fresh trace buffers bound to its module's descriptor, on
 //!   the graph launch's own stream; after it, that stream (not the device)
-//!   is synchronised and the traces copied back. A module has one
-//!   descriptor, so a graph with several kernel nodes of one module records
-//!   those nodes without a trace (`capture_error` says why).
+//!   is synchronised and the traces copied back. Several kernel nodes of one
+//!   module (the usual graph: a module per translation unit) each get an
+//!   entry of the module's launch table (`prlx_ptx_instrument::runtime::
+//!   LAUNCH_TABLE`, in modules instrumented at load), which the node's grid
+//!   claims by kernel and geometry; a pass-built module has one descriptor
+//!   only, and then its nodes record without a trace (`capture_error` says
+//!   why).
 //!
 //! Not covered: device-side graph launches (invisible to a host shim) and
 //! conditional nodes' bodies (CUDA 12.3+; their kernels are not listed).
@@ -338,31 +342,9 @@ fn record_graph_launch(exec: CUgraphExec, stream: CUstream, run: &mut dyn FnMut(
         .map(|n| n.code.and_then(state::instrumented_of))
         .collect();
     let mut outcomes: Vec<NodeOutcome> = nodes.iter().map(|_| NodeOutcome::default()).collect();
-    // Which nodes get trace buffers: the wanted nodes alone in their module.
-    let mut traced: Vec<usize> = Vec::new();
-    for (index, instrumented) in recording.iter().enumerate() {
-        let Some(inst) = instrumented else { continue };
-        let sharing = recording
-            .iter()
-            .flatten()
-            .filter(|other| other.descriptor == inst.descriptor)
-            .count();
-        if sharing > 1 {
-            outcomes[index].error = Some(format!(
-                "not traced: {sharing} kernel nodes of this CUDA graph belong to one module, which has one trace descriptor"
-            ));
-        } else if any_capture_in_progress() {
-            outcomes[index].error =
-                Some("not captured: a stream was being captured into a CUDA graph".into());
-        } else if config.wants(&nodes[index].name) {
-            traced.push(index);
-        }
-    }
+    let plans = trace_plans(&nodes, &recording, &mut outcomes);
     // Serialised with direct launches of the same modules (in one order).
-    let mut locks: Vec<&Arc<Instrumented>> = traced
-        .iter()
-        .filter_map(|&i| recording[i].as_ref())
-        .collect();
+    let mut locks: Vec<&Arc<Instrumented>> = plans.iter().map(|p| &p.module).collect();
     locks.sort_by_key(|inst| inst.descriptor);
     let _held: Vec<_> = locks
         .iter()
@@ -370,25 +352,67 @@ fn record_graph_launch(exec: CUgraphExec, stream: CUstream, run: &mut dyn FnMut(
         .collect();
     let cuda = driver::cuda();
     let mut armed = Vec::new();
-    for &index in &traced {
-        let (Some(inst), node) = (&recording[index], &nodes[index]) else {
-            continue;
-        };
-        let geometry = crate::capture::Geometry {
-            grid: node.grid,
-            block: node.block,
-        };
-        match crate::capture::arm(cuda, config, inst.descriptor, &node.name, geometry, stream) {
-            Ok(a) => armed.push((index, a)),
-            Err(e) => outcomes[index].error = Some(e),
+    for plan in &plans {
+        for (entry, &index) in plan.nodes.iter().enumerate() {
+            let node = &nodes[index];
+            let geometry = crate::capture::Geometry {
+                grid: node.grid,
+                block: node.block,
+            };
+            let descriptor = plan.module.descriptor;
+            let armed_node = match plan.table {
+                None => crate::capture::arm(cuda, config, descriptor, &node.name, geometry, stream),
+                Some(table) => {
+                    let entry = entry as u32;
+                    crate::capture::arm_table_entry(
+                        cuda, config, table, entry, &node.name, geometry, stream,
+                    )
+                }
+            };
+            match armed_node {
+                Ok(a) => armed.push((index, a)),
+                Err(e) => outcomes[index].error = Some(e),
+            }
+        }
+        if plan.table.is_some() {
+            let count = plan.nodes.len() as u32;
+            if let Err(e) =
+                crate::capture::set_launch_count(cuda, stream, plan.module.descriptor, count)
+            {
+                for &index in &plan.nodes {
+                    outcomes[index].error = Some(e.clone());
+                }
+            }
         }
     }
     let launched = run();
-    if launched != CUDA_SUCCESS {
-        return; // the armed buffers are released, the descriptors cleared
+    let mut traces = Vec::new();
+    if launched == CUDA_SUCCESS {
+        traces = armed
+            .into_iter()
+            .map(|(index, a)| (index, a.collect()))
+            .collect();
+    } else {
+        drop(armed); // the buffers released, the descriptors cleared
     }
-    for (index, a) in armed {
-        match a.collect() {
+    for plan in plans.iter().filter(|p| p.table.is_some()) {
+        let count = plan.nodes.len() as u32;
+        let table = plan.table.unwrap_or_default();
+        if let Err(e) =
+            crate::capture::clear_launch_table(cuda, stream, plan.module.descriptor, table, count)
+        {
+            log::once(
+                LogLevel::Warn,
+                "launch-table",
+                &format!("could not clear a module's launch table after a graph launch: {e}"),
+            );
+        }
+    }
+    if launched != CUDA_SUCCESS {
+        return;
+    }
+    for (index, collected) in traces {
+        match collected {
             Ok(trace) => outcomes[index].trace = Some(trace),
             Err(e) => {
                 log::once(
@@ -401,6 +425,97 @@ fn record_graph_launch(exec: CUgraphExec, stream: CUstream, run: &mut dyn FnMut(
         }
     }
     state::record_graph_launch(exec as u64, stream, &nodes, outcomes);
+}
+
+/// How one module records during a graph launch.
+struct TracePlan {
+    module: Arc<Instrumented>,
+    /// Its launch table, when several of its nodes record at once.
+    table: Option<u64>,
+    /// The nodes that get traces, in node order (table entry order).
+    nodes: Vec<usize>,
+}
+
+/// Groups the recording kernel nodes by module: a module with one kernel
+/// node in the graph records through its descriptor; several nodes of one
+/// module each claim an entry of its launch table (modules instrumented at
+/// load have one); a pass-built module has one descriptor only, and its
+/// nodes record without a trace, saying why. Nothing is armed while a
+/// stream captures.
+fn trace_plans(
+    nodes: &[KernelNode],
+    recording: &[Option<Arc<Instrumented>>],
+    outcomes: &mut [NodeOutcome],
+) -> Vec<TracePlan> {
+    use prlx_ptx_instrument::runtime::LAUNCH_TABLE_ENTRIES;
+    let config = state::config();
+    let mut modules: Vec<(Arc<Instrumented>, Vec<usize>)> = Vec::new();
+    for (index, inst) in recording.iter().enumerate() {
+        let Some(inst) = inst else { continue };
+        match modules
+            .iter_mut()
+            .find(|(m, _)| m.descriptor == inst.descriptor)
+        {
+            Some((_, members)) => members.push(index),
+            None => modules.push((inst.clone(), vec![index])),
+        }
+    }
+    let mut plans = Vec::new();
+    for (module, members) in modules {
+        let fail = |outcomes: &mut [NodeOutcome], why: String| {
+            for &index in &members {
+                outcomes[index].error = Some(why.clone());
+            }
+        };
+        if any_capture_in_progress() {
+            fail(
+                outcomes,
+                "not captured: a stream was being captured into a CUDA graph".into(),
+            );
+            continue;
+        }
+        let table = if members.len() > 1 {
+            match nodes[members[0]].code.and_then(state::launch_table_of) {
+                Some(table) if members.len() <= LAUNCH_TABLE_ENTRIES as usize => Some(table),
+                Some(_) => {
+                    fail(
+                        outcomes,
+                        format!(
+                            "not traced: {} kernel nodes of this CUDA graph belong to one module, more than its launch table's {LAUNCH_TABLE_ENTRIES} entries",
+                            members.len()
+                        ),
+                    );
+                    continue;
+                }
+                None => {
+                    fail(
+                        outcomes,
+                        format!(
+                            "not traced: {} kernel nodes of this CUDA graph belong to one module built with the pass, which has one trace descriptor",
+                            members.len()
+                        ),
+                    );
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        // Unwanted nodes get no entry: their grids record nothing.
+        let wanted: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&i| config.wants(&nodes[i].name))
+            .collect();
+        if !wanted.is_empty() {
+            plans.push(TracePlan {
+                module,
+                table,
+                nodes: wanted,
+            });
+        }
+    }
+    plans
 }
 
 // ---- the wrappers --------------------------------------------------------

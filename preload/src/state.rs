@@ -568,6 +568,15 @@ pub(crate) fn instrumented_of(code: CodeHandle) -> Option<Arc<Instrumented>> {
     registry().code.get(&code)?.instrumented.clone()
 }
 
+/// The device address of the module's launch table
+/// (`prlx_ptx_instrument::runtime::LAUNCH_TABLE`: modules instrumented at
+/// load have one, pass-built ones do not).
+pub(crate) fn launch_table_of(code: CodeHandle) -> Option<u64> {
+    use prlx_ptx_instrument::runtime::{LAUNCH_ENTRY_BYTES, LAUNCH_TABLE_ENTRIES};
+    let (address, bytes) = get_global(code, c"__prlx_launches")?;
+    (bytes as u64 >= u64::from(LAUNCH_TABLE_ENTRIES * LAUNCH_ENTRY_BYTES)).then_some(address)
+}
+
 /// One record per kernel node of a graph launch the driver accepted, with
 /// the node's trace when it was captured (`graphs`).
 pub(crate) fn record_graph_launch(

@@ -9,8 +9,8 @@ use prlx_ptx::{
 };
 
 use crate::runtime::{
-    DESCRIPTOR, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE, WARP_SLOT_REGISTER, runtime_ptx_for,
-    warp_slot_setup,
+    DESCRIPTOR, DESCRIPTOR_REGISTER, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE,
+    WARP_SLOT_REGISTER, descriptor_setup, runtime_ptx_for, warp_slot_setup,
 };
 use crate::sites::{Location, SiteKind, SiteTable};
 use crate::switch_tree::{self, SwitchTrees};
@@ -509,7 +509,8 @@ impl<'a> FunctionRewrite<'a> {
             return;
         };
         let setup = edits.edits.len();
-        edits.insert(start, warp_slot_setup());
+        let claim = (self.function.kind == FunctionKind::Entry).then_some(self.function.name.as_str());
+        edits.insert(start, descriptor_setup(claim, setup) + &warp_slot_setup());
         self.place_probes(table, edits);
         if edits.edits.len() == setup + 1 {
             edits.edits.pop();
@@ -885,13 +886,14 @@ fn probe(
     if prelude.contains("%prlx_f") {
         out.push_str(FLOAT_DECL);
     }
-    // The function's warp slot goes last.
-    let slot = WARP_SLOT_REGISTER.to_string();
-    let args: Vec<&String> = args.iter().chain(std::iter::once(&slot)).collect();
+    // The function's warp slot and descriptor go last.
+    let tail = [WARP_SLOT_REGISTER.to_string(), DESCRIPTOR_REGISTER.to_string()];
+    let args: Vec<&String> = args.iter().chain(&tail).collect();
     for i in 0..args.len() {
-        let _ = writeln!(out, "\t.param .b32 	prlx_arg{i};");
+        let width = if i + 1 == args.len() { 64 } else { 32 };
+        let _ = writeln!(out, "\t.param .b{width} 	prlx_arg{i};");
     }
-    out.push_str("\tld.global.u64 	%prlx_d, [__prlx_desc];\n");
+    let _ = writeln!(out, "\tld.global.u64 	%prlx_d, [{DESCRIPTOR_REGISTER}];");
     match guard {
         Some(g) => {
             let not = if g.negated { "!" } else { "" };
@@ -905,7 +907,8 @@ fn probe(
     }
     out.push_str(prelude);
     for (i, arg) in args.iter().enumerate() {
-        let _ = writeln!(out, "\tst.param.b32 	[prlx_arg{i}], {arg};");
+        let width = if i + 1 == args.len() { 64 } else { 32 };
+        let _ = writeln!(out, "\tst.param.b{width} 	[prlx_arg{i}], {arg};");
     }
     let _ = write!(out, "\t@%prlx_p call 	{callee}, (");
     for i in 0..args.len() {

@@ -27,6 +27,122 @@ const TAKEN_MASK_FLAG: u32 = 1 << 16;
 /// of loops: collatz_steps ran 1.57× the pass's cost.)
 pub const WARP_SLOT_REGISTER: &str = "%prlx_slot";
 
+/// The register every instrumented function sets, at its start, to the
+/// descriptor its probes record through: `__prlx_desc`, or in a graph
+/// launch the descriptor of the launch table entry its grid claimed
+/// ([`LAUNCH_TABLE`]).
+pub const DESCRIPTOR_REGISTER: &str = "%prlx_dp";
+
+/// Several launches of one module recording at once (the kernel nodes of a
+/// CUDA graph): `__prlx_desc`'s word at [`LAUNCH_COUNT_OFFSET`] says how
+/// many entries of this table the host armed. Each entry is
+/// [`LAUNCH_ENTRY_BYTES`]: the claiming grid's `%gridid` (u64, 0 =
+/// unclaimed), the kernel's id ([`kernel_id`], u32), its grid and block
+/// dimensions (6 × u32), then at [`LAUNCH_ENTRY_DESCRIPTOR`] a descriptor
+/// laid out as `__prlx_desc`. A kernel's grid claims, with one
+/// compare-and-swap, the first unclaimed entry armed for its kernel and
+/// geometry; functions it calls find the entry by `%gridid`.
+pub const LAUNCH_TABLE: &str = "__prlx_launches";
+pub const LAUNCH_TABLE_ENTRIES: u32 = 16;
+pub const LAUNCH_ENTRY_BYTES: u32 = 128;
+pub const LAUNCH_ENTRY_DESCRIPTOR: u32 = 64;
+/// `reserved[0]` of the descriptor (`device-rt/src/prlx_layout.h`).
+pub const LAUNCH_COUNT_OFFSET: u32 = 44;
+
+/// A kernel's id in the launch table: FNV-1a 32 of its name.
+pub fn kernel_id(name: &str) -> u32 {
+    crate::sites::fnv1a32(name.as_bytes(), 2_166_136_261)
+}
+
+/// Sets [`DESCRIPTOR_REGISTER`] (see [`LAUNCH_TABLE`]). `claim`: the kernel
+/// `name` itself (`.entry`), which claims its grid's entry; otherwise a
+/// function it calls, which only looks its grid's entry up. `tag` makes the
+/// labels unique in the module.
+pub fn descriptor_setup(claim: Option<&str>, tag: usize) -> String {
+    let d = DESCRIPTOR_REGISTER;
+    let mut out = format!(
+        "// prlx: descriptor
+	.reg .b64 	{d};
+	{{
+	.reg .pred 	%prlx_q<3>;
+	.reg .b32 	%prlx_t<12>;
+	.reg .b64 	%prlx_u<4>;
+	mov.u64 	{d}, {DESCRIPTOR};
+	ld.global.u32 	%prlx_t0, [{DESCRIPTOR}+{LAUNCH_COUNT_OFFSET}];
+	setp.eq.u32 	%prlx_q0, %prlx_t0, 0;
+	@%prlx_q0 bra 	$__prlx_dp{tag}_done;
+	mov.u64 	%prlx_u0, %gridid;
+	mov.u64 	%prlx_u1, {LAUNCH_TABLE};
+	mov.u32 	%prlx_t1, 0;
+	mov.u64 	{d}, 0;
+"
+    );
+    if let Some(name) = claim {
+        let _ = write!(
+            out,
+            "	mov.u32 	%prlx_t2, {};
+	mov.u32 	%prlx_t3, %nctaid.x;
+	mov.u32 	%prlx_t4, %nctaid.y;
+	mov.u32 	%prlx_t5, %nctaid.z;
+	mov.u32 	%prlx_t6, %ntid.x;
+	mov.u32 	%prlx_t7, %ntid.y;
+	mov.u32 	%prlx_t8, %ntid.z;
+",
+            kernel_id(name)
+        );
+    }
+    let _ = write!(
+        out,
+        "$__prlx_dp{tag}_loop:
+	setp.ge.u32 	%prlx_q0, %prlx_t1, %prlx_t0;
+	@%prlx_q0 bra 	$__prlx_dp{tag}_none;
+	ld.volatile.global.u64 	%prlx_u2, [%prlx_u1];
+	setp.eq.u64 	%prlx_q0, %prlx_u2, %prlx_u0;
+	@%prlx_q0 bra 	$__prlx_dp{tag}_found;
+"
+    );
+    if claim.is_some() {
+        // An unclaimed entry armed for this kernel and geometry: claim it.
+        out.push_str(
+            "	setp.ne.u64 	%prlx_q0, %prlx_u2, 0;
+",
+        );
+        for (i, offset) in [8, 12, 16, 20, 24, 28, 32].iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "	ld.global.u32 	%prlx_t9, [%prlx_u1+{offset}];
+	setp.ne.or.u32 	%prlx_q0, %prlx_t9, %prlx_t{}, %prlx_q0;",
+                i + 2
+            );
+        }
+        let _ = write!(
+            out,
+            "	@%prlx_q0 bra 	$__prlx_dp{tag}_next;
+	atom.global.cas.b64 	%prlx_u3, [%prlx_u1], 0, %prlx_u0;
+	setp.eq.u64 	%prlx_q1, %prlx_u3, 0;
+	setp.eq.or.u64 	%prlx_q1, %prlx_u3, %prlx_u0, %prlx_q1;
+	@%prlx_q1 bra 	$__prlx_dp{tag}_found;
+"
+        );
+    }
+    let _ = write!(
+        out,
+        "$__prlx_dp{tag}_next:
+	add.s64 	%prlx_u1, %prlx_u1, {LAUNCH_ENTRY_BYTES};
+	add.s32 	%prlx_t1, %prlx_t1, 1;
+	bra.uni 	$__prlx_dp{tag}_loop;
+$__prlx_dp{tag}_found:
+	add.s64 	{d}, %prlx_u1, {LAUNCH_ENTRY_DESCRIPTOR};
+	bra.uni 	$__prlx_dp{tag}_done;
+$__prlx_dp{tag}_none:
+	mov.u64 	{d}, __prlx_desc_off;
+$__prlx_dp{tag}_done:
+	}}
+	"
+    );
+    out
+}
+
 /// Declares [`WARP_SLOT_REGISTER`] and sets it to
 /// `linear_block * warps_per_block + linear_tid / 32` (`device-rt/README.md`,
 /// "Warp slot"), with scratch registers of its own scope.
@@ -70,8 +186,7 @@ pub fn warp_slot_setup() -> String {
 /// scheduler's view of it stay as they were. Ends in `ret`.
 fn emit(out: &mut String, label: &str) {
     out.push_str(
-        "\tmov.u64 	%rd1, __prlx_desc;
-	ld.global.u64 	%rd2, [%rd1];
+        "\tld.global.u64 	%rd2, [%rd1];
 	ld.global.u32 	%r10, [%rd1+24];
 	ld.global.u32 	%r11, [%rd1+28];
 ",
@@ -151,6 +266,12 @@ pub fn runtime_ptx_for(runtime: crate::rewrite::Runtime) -> String {
             let mut out =
                 String::from("// prlx: recording runtime, defined by another input of this link\n");
             let _ = writeln!(out, ".extern .global .align 8 .b8 {DESCRIPTOR}[64];");
+            let _ = writeln!(
+                out,
+                ".extern .global .align 8 .b8 {LAUNCH_TABLE}[{}];",
+                LAUNCH_TABLE_ENTRIES * LAUNCH_ENTRY_BYTES
+            );
+            out.push_str(".extern .global .align 8 .b8 __prlx_desc_off[64];\n");
             let mut rest = own.as_str();
             while let Some(at) = rest.find("\n.func ") {
                 let signature = &rest[at + 1..];
@@ -169,7 +290,14 @@ pub fn runtime_ptx_for(runtime: crate::rewrite::Runtime) -> String {
 pub fn runtime_ptx() -> String {
     let mut out = String::with_capacity(8 << 10);
     out.push_str("// prlx: recording runtime added at load (prlx-ptx-instrument)\n");
-    out.push_str(".visible .global .align 8 .b8 __prlx_desc[64];\n\n");
+    out.push_str(".visible .global .align 8 .b8 __prlx_desc[64];\n");
+    let _ = writeln!(
+        out,
+        ".visible .global .align 8 .b8 {LAUNCH_TABLE}[{}];",
+        LAUNCH_TABLE_ENTRIES * LAUNCH_ENTRY_BYTES
+    );
+    // What a grid that found no entry records through: nothing.
+    out.push_str(".visible .global .align 8 .b8 __prlx_desc_off[64];\n\n");
 
     // Branch: direction = any active lane takes it; value = the taken mask.
     let _ = write!(
@@ -177,10 +305,12 @@ pub fn runtime_ptx() -> String {
         ".func {RECORD_BRANCH}(
 	.param .b32 __prlx_branch_site,
 	.param .b32 __prlx_branch_cond,
-	.param .b32 __prlx_branch_slot
+	.param .b32 __prlx_branch_slot,
+	.param .b64 __prlx_branch_desc
 )
 {{
 {LOCALS}	ld.param.u32 	%r27, [__prlx_branch_slot];
+	ld.param.u64 	%rd1, [__prlx_branch_desc];
 	ld.param.u32 	%r1, [__prlx_branch_site];
 	ld.param.u32 	%r2, [__prlx_branch_cond];
 	activemask.b32 	%r3;
@@ -206,10 +336,12 @@ pub fn runtime_ptx() -> String {
 	.param .b32 __prlx_value_site,
 	.param .b32 __prlx_value_type,
 	.param .b32 __prlx_value_value,
-	.param .b32 __prlx_value_slot
+	.param .b32 __prlx_value_slot,
+	.param .b64 __prlx_value_desc
 )
 {{
 {LOCALS}	ld.param.u32 	%r27, [__prlx_value_slot];
+	ld.param.u64 	%rd1, [__prlx_value_desc];
 	ld.param.u32 	%r1, [__prlx_value_site];
 	ld.param.u32 	%r6, [__prlx_value_type];
 	ld.param.u32 	%r7, [__prlx_value_value];
@@ -232,15 +364,16 @@ pub fn runtime_ptx() -> String {
 	.param .b32 __prlx_snapshot_lhs,
 	.param .b32 __prlx_snapshot_rhs,
 	.param .b32 __prlx_snapshot_pred,
-	.param .b32 __prlx_snapshot_slot
+	.param .b32 __prlx_snapshot_slot,
+	.param .b64 __prlx_snapshot_desc
 )
 {{
 {LOCALS}	ld.param.u32 	%r27, [__prlx_snapshot_slot];
+	ld.param.u64 	%rd1, [__prlx_snapshot_desc];
 	ld.param.u32 	%r1, [__prlx_snapshot_site];
 	ld.param.u32 	%r40, [__prlx_snapshot_lhs];
 	ld.param.u32 	%r41, [__prlx_snapshot_rhs];
 	ld.param.u32 	%r42, [__prlx_snapshot_pred];
-	mov.u64 	%rd1, __prlx_desc;
 	ld.global.u64 	%rd2, [%rd1+16];
 	ld.global.u32 	%r10, [%rd1+36];
 	setp.eq.u64 	%p1, %rd2, 0;
@@ -326,7 +459,7 @@ mod tests {
             let rest: Vec<&str> = declare.lines().skip(decl).collect();
             let end = rest.iter().position(|l| l.ends_with(");")).unwrap();
             assert!(rest[..=end].iter().all(|l| !l.contains('{')));
-            assert!(rest[end - 1].contains("_slot"), "{declare}");
+            assert!(rest[end - 1].contains("_desc"), "{declare}");
         }
         assert!(!declare.contains("ret;"));
     }

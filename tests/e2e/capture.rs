@@ -749,3 +749,71 @@ fn graph_launched_kernels_are_traced_and_diffed() {
         }
     }
 }
+
+/// Two kernel nodes of one module in one graph (each kernel captured twice
+/// in a row): every node is traced through the module's launch table, each
+/// graph node its own launch (index 0 and 1) with its own trace, and the
+/// session diff pairs them and names the lines.
+#[test]
+fn graph_with_several_nodes_of_one_module_traces_each_node() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    for seed in ["1", "2"] {
+        let args = |c: &mut std::process::Command| {
+            c.arg(&fx.plain)
+                .arg(seed)
+                .args(["module-data", "graph-repeat"]);
+        };
+        let mut bare = fx.built.app(&fx.app);
+        args(&mut bare);
+        let session = format!("repeat-{seed}");
+        let mut captured = fx.built.captured_app(&fx.app, traces.path(), &session);
+        args(&mut captured);
+        let (bare, captured) = (run_ok(&mut bare), run_ok(&mut captured));
+        assert_eq!(captured.stdout, bare.stdout, "the shim changed the results");
+        let dir = traces.path().join(&session);
+        let manifest = Manifest::load(&dir).unwrap();
+        let seen: Vec<(&str, u32, Option<u32>)> = manifest
+            .launches
+            .iter()
+            .map(|l| (l.kernel.as_str(), l.launch_index, l.graph_node))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("classify", 0, Some(0)),
+                ("classify", 1, Some(1)),
+                ("steps", 0, Some(0)),
+                ("steps", 1, Some(1)),
+            ]
+        );
+        let mut counts = Vec::new();
+        for launch in &manifest.launches {
+            assert_eq!(launch.capture_error, None, "{launch:#?}");
+            let file = launch.file.as_ref().expect("every node traced");
+            let trace = prlx_trace::TraceFile::open(dir.join(file)).unwrap();
+            counts.push(trace.warps().map(|w| w.events.len()).sum::<usize>());
+        }
+        // The two runs of a kernel recorded the same events, separately.
+        assert!(counts[0] > 0 && counts[2] > 0, "{counts:?}");
+        assert_eq!((counts[0], counts[2]), (counts[1], counts[3]), "{counts:?}");
+    }
+    let out = run_ok(
+        fx.built
+            .prlxctl()
+            .args(["diff", "--session", "--json"])
+            .arg(traces.path().join("repeat-1"))
+            .arg(traces.path().join("repeat-2")),
+    );
+    let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sessions["launches_diverged"], 4, "{sessions:#}");
+    let lines = [
+        marked_line("CLASSIFY_BRANCH"),
+        marked_line("CLASSIFY_BRANCH"),
+        marked_line("STEPS_LOOP"),
+        marked_line("STEPS_LOOP"),
+    ];
+    for (launch, line) in sessions["launches"].as_array().unwrap().iter().zip(lines) {
+        assert_at_kernels_line(&launch["first_divergence"], line);
+    }
+}
