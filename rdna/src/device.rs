@@ -542,14 +542,14 @@ impl Device {
             .cache
             .get(&wave.pc)
             .and_then(|r| r.as_ref().ok())
-            .map(|(i, _)| decode::format::format(i, wave.pc - m.base));
+            .map(|(i, _)| decode::format::format(i, wave.pc.wrapping_sub(m.base)));
         Fault {
             kind: e.kind,
             kernel: kernel.name.clone(),
             workgroup: Some(wg),
             wave: Some(wave.id),
             lane: e.lane,
-            pc: Some(wave.pc - m.base),
+            pc: Some(wave.pc.wrapping_sub(m.base)),
             addr: e.addr,
             inst,
         }
@@ -575,7 +575,7 @@ impl Device {
                 let bytes = usize::try_from(off).ok().and_then(|o| code.text.get(o..));
                 match bytes {
                     None => Err(format!("pc {:#x} is outside .text", pc.wrapping_sub(base))),
-                    Some(b) => decode::decode(b, pc - base)
+                    Some(b) => decode::decode(b, pc.wrapping_sub(base))
                         .map(|i| {
                             let h = exec::handler_for(&i);
                             (Arc::new(i), h)
@@ -607,7 +607,7 @@ impl Device {
                 kernel: &kernel.name,
                 workgroup: wg,
                 wave,
-                pc: pc - base,
+                pc: pc.wrapping_sub(base),
                 inst: &inst,
                 lds,
             };

@@ -156,7 +156,7 @@ impl Wave {
     }
 
     pub fn sreg64(&self, code: u16) -> u64 {
-        self.sreg(code) as u64 | ((self.sreg(code + 1) as u64) << 32)
+        self.sreg(code) as u64 | ((self.sreg(code.wrapping_add(1)) as u64) << 32)
     }
 
     pub fn set_sreg64(&mut self, code: u16, v: u64) {
@@ -164,7 +164,7 @@ impl Wave {
             return;
         }
         self.set_sreg(code, v as u32);
-        self.set_sreg(code + 1, (v >> 32) as u32);
+        self.set_sreg(code.wrapping_add(1), (v >> 32) as u32);
     }
 
     #[inline]
@@ -185,12 +185,12 @@ impl Wave {
     }
 
     pub fn vgpr64(&self, reg: u16, lane: usize) -> u64 {
-        self.vgpr(reg, lane) as u64 | ((self.vgpr(reg + 1, lane) as u64) << 32)
+        self.vgpr(reg, lane) as u64 | ((self.vgpr(reg.wrapping_add(1), lane) as u64) << 32)
     }
 
     pub fn set_vgpr64(&mut self, reg: u16, lane: usize, v: u64) {
         self.set_vgpr(reg, lane, v as u32);
-        self.set_vgpr(reg + 1, lane, (v >> 32) as u32);
+        self.set_vgpr(reg.wrapping_add(1), lane, (v >> 32) as u32);
     }
 
     /// Outstanding operations on `counter`.

@@ -541,26 +541,26 @@ pub static OPS: &[(&str, Handler)] = &[
         })
     }),
     ("s_movrels_b32", |c, i| {
-        let m0 = c.wave.sreg(crate::decode::src::M0) as u16;
-        let v = c.wave.sreg(i.src[0] + m0);
+        let m0 = c.wave.sreg(crate::decode::src::M0).min(1024) as u16;
+        let v = c.wave.sreg(i.src[0].saturating_add(m0));
         setreg_dst(c, i, v)
     }),
     ("s_movrels_b64", |c, i| {
-        let m0 = c.wave.sreg(crate::decode::src::M0) as u16;
-        let v = c.wave.sreg64(i.src[0] + m0);
+        let m0 = c.wave.sreg(crate::decode::src::M0).min(1024) as u16;
+        let v = c.wave.sreg64(i.src[0].saturating_add(m0));
         c.wave.set_sreg64(i.dst, v);
         Ok(Flow::Next)
     }),
     ("s_movreld_b32", |c, i| {
-        let m0 = c.wave.sreg(crate::decode::src::M0) as u16;
+        let m0 = c.wave.sreg(crate::decode::src::M0).min(1024) as u16;
         let v = s0(c, i);
-        c.wave.set_sreg(i.dst + m0, v);
+        c.wave.set_sreg(i.dst.saturating_add(m0), v);
         Ok(Flow::Next)
     }),
     ("s_movreld_b64", |c, i| {
-        let m0 = c.wave.sreg(crate::decode::src::M0) as u16;
+        let m0 = c.wave.sreg(crate::decode::src::M0).min(1024) as u16;
         let v = s0_64(c, i);
-        c.wave.set_sreg64(i.dst + m0, v);
+        c.wave.set_sreg64(i.dst.saturating_add(m0), v);
         Ok(Flow::Next)
     }),
     // SOPK

@@ -510,7 +510,7 @@ fn mbcnt(c: &mut Ctx<'_>, i: &Inst, hi: bool) -> R {
 fn permlane(c: &mut Ctx<'_>, i: &Inst, cross: bool) -> R {
     let sel = (c.scalar32(i, i.src[1]) as u64) | ((c.scalar32(i, i.src[2]) as u64) << 32);
     let n = c.wave.wave_size as usize;
-    let reg = i.src[0] - src::VGPR0;
+    let reg = i.src[0].saturating_sub(src::VGPR0);
     write32(c, i, |c, l| {
         let row = l / 16;
         let s = ((sel >> (4 * (l & 15))) & 0xF) as usize;
@@ -807,7 +807,7 @@ pub static OPS: &[(&str, Handler)] = &[
     ("v_permlane16_b32", |c, i| permlane(c, i, false)),
     ("v_permlanex16_b32", |c, i| permlane(c, i, true)),
     ("v_swap_b32", |c, i| {
-        let other = i.src[0] - src::VGPR0;
+        let other = i.src[0].saturating_sub(src::VGPR0);
         for l in lanes(c, i) {
             let (a, b) = (c.wave.vgpr(i.dst, l), c.wave.vgpr(other, l));
             c.wave.set_vgpr(i.dst, l, b);
@@ -816,14 +816,17 @@ pub static OPS: &[(&str, Handler)] = &[
         Ok(Flow::Next)
     }),
     ("v_movrels_b32", |c, i| {
-        let m0 = c.wave.sreg(src::M0) as u16;
-        write32(c, i, |c, l| c.wave.vgpr(i.src[0] - src::VGPR0 + m0, l))
+        let m0 = c.wave.sreg(src::M0).min(1024) as u16;
+        write32(c, i, |c, l| {
+            c.wave
+                .vgpr(i.src[0].saturating_sub(src::VGPR0).saturating_add(m0), l)
+        })
     }),
     ("v_movreld_b32", |c, i| {
-        let m0 = c.wave.sreg(src::M0) as u16;
+        let m0 = c.wave.sreg(src::M0).min(1024) as u16;
         for l in lanes(c, i) {
             let v = usrc(c, i, 0, l);
-            c.wave.set_vgpr(i.dst + m0, l, v);
+            c.wave.set_vgpr(i.dst.saturating_add(m0), l, v);
         }
         Ok(Flow::Next)
     }),
