@@ -668,11 +668,18 @@ impl<'a> Grid<'a> {
             _ => own_quantum,
         };
         cta.current = wi + 1;
-        self.run_warp(cta, wi, quantum, others, hook)?;
+        if cta.idle_turn == u32::MAX {
+            self.run_warp::<H, false>(cta, wi, quantum, others, hook)?;
+        } else {
+            self.run_warp::<H, true>(cta, wi, quantum, others, hook)?;
+        }
         Ok(CtaState::Running)
     }
 
-    fn run_warp<H: StepHook>(
+    /// Runs warp `wi` for up to `quantum` instructions; `IDLE_TURN`: also
+    /// ends the turn after `cta.idle_turn` instructions in a row without
+    /// progress (cooperative grids; compiled out otherwise).
+    fn run_warp<H: StepHook, const IDLE_TURN: bool>(
         &self,
         cta: &mut Cta,
         wi: usize,
@@ -765,12 +772,14 @@ impl<'a> Grid<'a> {
                 }
                 Err(f) => return Err(self.fault(cta, wi, pc, f)),
             }
-            if cta.idle == 0 {
-                idle_run = 0;
-            } else {
-                idle_run += 1;
-                if idle_run >= cta.idle_turn {
-                    return Ok(());
+            if IDLE_TURN {
+                if cta.idle == 0 {
+                    idle_run = 0;
+                } else {
+                    idle_run += 1;
+                    if idle_run >= cta.idle_turn {
+                        return Ok(());
+                    }
                 }
             }
         }
