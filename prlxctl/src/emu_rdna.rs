@@ -4,10 +4,9 @@
 //! llvm-mc-19); this file runs the kernel, prints the `out_` arrays, and
 //! implements `--trace` and the `--step` debugger.
 
-use std::cell::RefCell;
 use std::io::{BufRead, Write};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
 use prlx_rdna::asm::{self, AsmProgram, PrintArg, PrintDirective};
@@ -35,10 +34,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let prog = asm::parse(&name, &text, base)?;
     let mut dev = Device::new();
     let loaded = prog.load(&mut dev).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let prog = Rc::new(prog);
+    let prog = Arc::new(prog);
     let waves_per_group = prog.local.iter().product::<u32>().div_ceil(prog.wave_size);
     if args.step || args.trace || !prog.prints.is_empty() {
-        let debugger = Rc::new(RefCell::new(Debugger::new(
+        let debugger = Arc::new(Mutex::new(Debugger::new(
             prog.clone(),
             waves_per_group,
             args.step,
@@ -46,7 +45,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         )));
         let d = debugger.clone();
         dev.set_hook(Some(Box::new(move |ev: &HookEvent<'_>| {
-            d.borrow_mut().before(ev)
+            d.lock().unwrap_or_else(|p| p.into_inner()).before(ev)
         })));
     }
     let result = prog.run(&mut dev, &loaded);
@@ -195,7 +194,7 @@ fn print_text(p: &PrintDirective, global_wave: u64, w: &Wave) -> String {
 }
 
 struct Debugger {
-    prog: Rc<AsmProgram>,
+    prog: Arc<AsmProgram>,
     waves_per_group: u32,
     step: bool,
     trace: bool,
@@ -217,7 +216,7 @@ fn help() -> &'static str {
 }
 
 impl Debugger {
-    fn new(prog: Rc<AsmProgram>, waves_per_group: u32, step: bool, trace: bool) -> Debugger {
+    fn new(prog: Arc<AsmProgram>, waves_per_group: u32, step: bool, trace: bool) -> Debugger {
         let extent = register_extent(&prog);
         Debugger {
             prog,

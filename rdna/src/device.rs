@@ -35,7 +35,7 @@ pub enum HookAction {
     Abort,
 }
 
-pub type Hook = Box<dyn FnMut(&HookEvent<'_>) -> HookAction>;
+pub type Hook = Box<dyn FnMut(&HookEvent<'_>) -> HookAction + Send>;
 
 /// A decoded instruction and its handler (None: not supported).
 type DecodedAt = (Arc<Inst>, Option<Handler>);
@@ -644,5 +644,15 @@ impl Device {
             }
             Err(e) => Err(self.fault_at(module, kernel, wg, wave, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The HIP runtime keeps the device behind a mutex shared by threads.
+    #[test]
+    fn device_is_send() {
+        fn send<T: Send>() {}
+        send::<super::Device>();
     }
 }
