@@ -817,3 +817,58 @@ fn graph_with_several_nodes_of_one_module_traces_each_node() {
         assert_at_kernels_line(&launch["first_divergence"], line);
     }
 }
+
+/// An unmodified runtime-API program (cudart, nvcc 13, PTX only) capturing
+/// a graph from two streams (fork and join through events, `scale` on both
+/// branches, `increment`, `add_into`: four kernel nodes of one module) and
+/// replaying it: under the shim every kernel node of every replay is traced,
+/// the two `scale` nodes of one replay separately.
+#[test]
+fn cudart_graph_replays_trace_every_kernel_node() {
+    let Some(nvcc) = prlx_e2e::Nvcc13::find() else {
+        return;
+    };
+    let built = Built::get();
+    let cache = built
+        .lib_dir
+        .parent()
+        .expect("target dir")
+        .join("nvcc-cache");
+    let source = repo_root().join("tests/runtime-api/graph_capture.cu");
+    let args = ["-g", "-gencode", "arch=compute_75,code=compute_75"].map(String::from);
+    let program = nvcc.build_cached("graph_capture", &[source], &args, &cache);
+    let traces = tempfile::tempdir().unwrap();
+    let out = run_ok(
+        built
+            .captured_app(&program, traces.path(), "cudart-graph")
+            .env(
+                "LD_LIBRARY_PATH",
+                format!("{}:{}", built.lib_dir.display(), nvcc.lib_dir.display()),
+            )
+            // Two replays are enough; the rest run unrecorded.
+            .env("PRLX_MAX_LAUNCHES", "8"),
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("graph_capture ok"));
+    let dir = traces.path().join("cudart-graph");
+    let manifest = Manifest::load(&dir).unwrap();
+    assert_eq!(manifest.launches.len(), 8, "{manifest:#?}");
+    for launch in &manifest.launches {
+        assert_eq!(launch.capture.as_deref(), Some("ptx"), "{launch:#?}");
+        assert!(launch.graph_node.is_some(), "{launch:#?}");
+        let file = launch
+            .file
+            .as_ref()
+            .unwrap_or_else(|| panic!("no trace: {launch:#?}"));
+        assert!(dir.join(file).is_file());
+    }
+    let replay: Vec<(&str, u32)> = manifest.launches[..4]
+        .iter()
+        .map(|l| (l.kernel.as_str(), l.launch_index))
+        .collect();
+    let scales: Vec<u32> = replay
+        .iter()
+        .filter(|(k, _)| *k == "_Z5scalePiii")
+        .map(|(_, i)| *i)
+        .collect();
+    assert_eq!(scales, [0, 1], "one replay: {replay:?}");
+}
