@@ -13,7 +13,7 @@ debian=/usr/lib/x86_64-linux-gnu/libamdhip64.so.5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 nm -g --defined-only "$lib" 2>/dev/null |
-    awk '$2 == "T" && ($3 ~ /^hip/ || $3 ~ /^__hip/) { print $3 }' | sort -u >"$tmp/ours"
+    awk '$2 == "T" && ($3 ~ /^hip/ || $3 ~ /^__hip/ || $3 ~ /^_Z[0-9]+hip/ || $3 ~ /^__gnu_[fh]2[hf]_ieee$/) { print $3 }' | sort -u >"$tmp/ours"
 objdump -T "$debian" | awk 'NF >= 2 && $(NF-1) ~ /^hip_[0-9.]+$/ { print $NF, $(NF-1) }' | sort -u >"$tmp/debian"
 missing=$(join -v1 "$tmp/ours" "$tmp/debian")
 if [ -n "$missing" ]; then

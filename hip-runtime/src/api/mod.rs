@@ -3,5 +3,7 @@
 pub mod context;
 pub mod device;
 pub mod memory;
+pub mod misc;
 pub mod module;
 pub mod stream;
+pub mod unsupported;
