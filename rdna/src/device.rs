@@ -47,6 +47,13 @@ pub struct LoadedModule {
     cache: HashMap<u64, Result<DecodedAt, String>>,
 }
 
+/// A resident workgroup: its waves and its LDS.
+struct Group {
+    wg: [u32; 3],
+    waves: Vec<Wave>,
+    lds: Vec<u8>,
+}
+
 /// What a launch did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LaunchStats {
@@ -60,6 +67,8 @@ pub struct DeviceConfig {
     pub max_wave_instructions: u64,
     /// Instructions a wave runs before the next wave of its workgroup gets a turn.
     pub slice: u32,
+    /// Workgroups in flight at once (the rest wait for one to finish).
+    pub resident_workgroups: u32,
     /// Scratch bytes per lane added for kernels with a dynamic stack
     /// (recursion, calls through pointers, `alloca` of runtime size).
     pub dynamic_stack_bytes: u32,
@@ -70,6 +79,7 @@ impl Default for DeviceConfig {
         DeviceConfig {
             max_wave_instructions: 2_000_000_000,
             slice: 64,
+            resident_workgroups: 64,
             dynamic_stack_bytes: 16 * 1024,
         }
     }
@@ -341,36 +351,70 @@ impl Device {
     ) -> Result<LaunchStats, Fault> {
         let mut stats = LaunchStats::default();
         let mut hook = self.hook.take();
-        let mut result = Ok(());
-        'grid: for z in 0..l.grid[2] {
-            for y in 0..l.grid[1] {
-                for x in 0..l.grid[0] {
-                    let wg = [x, y, z];
-                    if let Err(f) = self.run_workgroup(
-                        module,
-                        kernel,
-                        l,
-                        wg,
-                        lds_size,
-                        kernarg_addr,
-                        packet,
-                        queue,
-                        &mut stats,
-                        &mut hook,
-                    ) {
-                        result = Err(f);
-                        break 'grid;
-                    }
-                    stats.workgroups += 1;
-                }
-            }
-        }
+        let result = self.schedule(
+            module,
+            kernel,
+            l,
+            lds_size,
+            kernarg_addr,
+            packet,
+            queue,
+            &mut stats,
+            &mut hook,
+        );
         self.hook = hook;
         result.map(|_| stats)
     }
 
+    /// Runs the grid with up to `DeviceConfig::resident_workgroups`
+    /// workgroups in flight, round-robin (like a GPU's occupancy): spin-waits
+    /// on other resident workgroups make progress, as on hardware.
     #[allow(clippy::too_many_arguments)]
-    fn run_workgroup(
+    fn schedule(
+        &mut self,
+        module: ModuleId,
+        kernel: &Kernel,
+        l: &Launch<'_>,
+        lds_size: usize,
+        kernarg_addr: u64,
+        packet: u64,
+        queue: u64,
+        stats: &mut LaunchStats,
+        hook: &mut Option<Hook>,
+    ) -> Result<(), Fault> {
+        let [gx, gy, gz] = l.grid;
+        let mut next =
+            (0..gz).flat_map(move |z| (0..gy).flat_map(move |y| (0..gx).map(move |x| [x, y, z])));
+        let mut resident: Vec<Group> = Vec::new();
+        loop {
+            while resident.len() < self.config.resident_workgroups.max(1) as usize {
+                let Some(wg) = next.next() else { break };
+                resident.push(self.make_group(
+                    module,
+                    kernel,
+                    l,
+                    wg,
+                    lds_size,
+                    kernarg_addr,
+                    packet,
+                    queue,
+                    stats,
+                ));
+            }
+            if resident.is_empty() {
+                return Ok(());
+            }
+            for g in resident.iter_mut() {
+                self.run_round(module, kernel, g, stats, hook)?;
+            }
+            let before = resident.len();
+            resident.retain(|g| g.waves.iter().any(|w| !w.done));
+            stats.workgroups += (before - resident.len()) as u64;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn make_group(
         &mut self,
         module: ModuleId,
         kernel: &Kernel,
@@ -381,13 +425,12 @@ impl Device {
         packet: u64,
         queue: u64,
         stats: &mut LaunchStats,
-        hook: &mut Option<Hook>,
-    ) -> Result<(), Fault> {
+    ) -> Group {
         let kd = &kernel.descriptor;
         let wave_size = kd.wave_size();
         let threads = (l.block[0] * l.block[1] * l.block[2]) as usize;
         let nwaves = threads.div_ceil(wave_size as usize);
-        let mut lds = vec![0u8; lds_size];
+        let lds = vec![0u8; lds_size];
         let m = self.modules[module.0 as usize].as_ref().unwrap();
         let base = m.base;
         let scratch = kernel.private_segment_fixed_size as usize
@@ -465,68 +508,77 @@ impl Device {
             waves.push(wave);
         }
         stats.waves += nwaves as u64;
+        Group { wg, waves, lds }
+    }
 
+    /// One turn of a resident workgroup: each runnable wave executes up to
+    /// `slice` instructions; a barrier all live waves reached is released.
+    fn run_round(
+        &mut self,
+        module: ModuleId,
+        kernel: &Kernel,
+        g: &mut Group,
+        stats: &mut LaunchStats,
+        hook: &mut Option<Hook>,
+    ) -> Result<(), Fault> {
         let slice = self.config.slice.max(1);
-        loop {
-            let mut progressed = false;
-            for wave in waves.iter_mut() {
-                if wave.done || wave.at_barrier {
-                    continue;
-                }
-                for _ in 0..slice {
-                    progressed = true;
-                    let flow = self.step(module, kernel, wg, wave, &mut lds, hook)?;
-                    stats.wave_instructions += 1;
-                    if stats.wave_instructions > self.config.max_wave_instructions {
-                        return Err(self.fault_at(
-                            module,
-                            kernel,
-                            wg,
-                            wave,
-                            ExecError {
-                                kind: FaultKind::Timeout(self.config.max_wave_instructions),
-                                lane: None,
-                                addr: None,
-                            },
-                        ));
-                    }
-                    match flow {
-                        Flow::Next => {}
-                        Flow::End => {
-                            wave.done = true;
-                            wave.pending.clear();
-                            break;
-                        }
-                        Flow::Barrier => {
-                            wave.at_barrier = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            let live = waves.iter().filter(|w| !w.done).count();
-            if live == 0 {
-                return Ok(());
-            }
-            if waves.iter().filter(|w| !w.done).all(|w| w.at_barrier) {
-                for w in waves.iter_mut() {
-                    w.at_barrier = false;
-                }
+        let wg = g.wg;
+        let mut progressed = false;
+        for wave in g.waves.iter_mut() {
+            if wave.done || wave.at_barrier {
                 continue;
             }
-            if !progressed {
-                return Err(Fault {
-                    kind: FaultKind::Deadlock("no wave can make progress".into()),
-                    kernel: kernel.name.clone(),
-                    workgroup: Some(wg),
-                    wave: None,
-                    lane: None,
-                    pc: None,
-                    addr: None,
-                    inst: None,
-                });
+            for _ in 0..slice {
+                progressed = true;
+                let flow = self.step(module, kernel, wg, wave, &mut g.lds, hook)?;
+                stats.wave_instructions += 1;
+                if stats.wave_instructions > self.config.max_wave_instructions {
+                    return Err(self.fault_at(
+                        module,
+                        kernel,
+                        wg,
+                        wave,
+                        ExecError {
+                            kind: FaultKind::Timeout(self.config.max_wave_instructions),
+                            lane: None,
+                            addr: None,
+                        },
+                    ));
+                }
+                match flow {
+                    Flow::Next => {}
+                    Flow::End => {
+                        wave.done = true;
+                        wave.pending.clear();
+                        break;
+                    }
+                    Flow::Barrier => {
+                        wave.at_barrier = true;
+                        break;
+                    }
+                }
             }
         }
+        let mut live = g.waves.iter().filter(|w| !w.done).peekable();
+        if live.peek().is_some() && live.all(|w| w.at_barrier) {
+            for w in g.waves.iter_mut() {
+                w.at_barrier = false;
+            }
+            return Ok(());
+        }
+        if !progressed && g.waves.iter().any(|w| !w.done) {
+            return Err(Fault {
+                kind: FaultKind::Deadlock("no wave of the workgroup can make progress".into()),
+                kernel: kernel.name.clone(),
+                workgroup: Some(wg),
+                wave: None,
+                lane: None,
+                pc: None,
+                addr: None,
+                inst: None,
+            });
+        }
+        Ok(())
     }
 
     fn fault_at(

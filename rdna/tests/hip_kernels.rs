@@ -858,3 +858,24 @@ fn double_precision_trigonometry_with_large_arguments() {
         }
     });
 }
+
+#[test]
+fn resident_workgroups_make_progress_for_each_other() {
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("lds", w64) else {
+            return;
+        };
+        let (flag, out) = (g.zeros(4), g.zeros(4));
+        let stats = g
+            .launch(
+                "handoff",
+                [8, 1, 1],
+                [64, 1, 1],
+                0,
+                &[Arg::Ptr(flag), Arg::Ptr(out)],
+            )
+            .unwrap_or_else(|f| panic!("{f}"));
+        assert_eq!(g.download::<i32>(out, 1)[0], 42, "wave64={w64}");
+        assert_eq!(stats.workgroups, 8);
+    });
+}

@@ -40,3 +40,15 @@ KERNEL void atomics(int* counter, int* maxv, unsigned* cas_sum, const int* in, i
   unsigned old = *cas_sum, want;
   do { want = old + (unsigned)in[i]; } while (!atomic_cas(cas_sum, &old, want));
 }
+// Workgroup 0 waits for a flag that the last workgroup sets: needs both resident.
+KERNEL void handoff(int* flag, int* out) {
+  if (tid_x() != 0) return;
+  if (bid_x() == 0) {
+    int v;
+    while ((v = __hip_atomic_load(flag, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT)) == 0) {
+    }
+    out[0] = v;
+  } else if (bid_x() == gdim_x() - 1) {
+    __hip_atomic_store(flag, 42, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
+  }
+}
