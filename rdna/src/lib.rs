@@ -26,12 +26,15 @@
 //!   kernel descriptors; [`code_object::fill_hidden_args`] fills the hidden
 //!   kernargs (block counts, group sizes, remainders, offsets, grid dims).
 //! * [`device::Device`]: global memory (`alloc`/`free`/`read`/`write`/
-//!   `memset`), `load`, `launch`, and a per-instruction hook
-//!   ([`device::Device::set_hook`]) for tracing and stepping.
+//!   `memset`), `load` (maps the image, applies its relocations),
+//!   `symbol_address` (`__device__` variables), `launch` / `launch_with`,
+//!   [`device::DeviceConfig`] (resident workgroups, instruction budget,
+//!   dynamic stack), and a per-instruction hook ([`device::Device::set_hook`])
+//!   for tracing and stepping. `Device` is `Send`.
 //! * [`decode`]: machine-code decoder and LLVM-syntax printer
 //!   ([`decode::format::format`]), tested against `llvm-objdump-19`.
-//! * [`exec`]: the handlers, one module per family (scalar, vector, memory,
-//!   control); [`wave::Wave`] is the architectural state of one wave.
+//! * [`exec`]: the handlers, one module per family (scalar, vector, packed,
+//!   memory, control); [`wave::Wave`] is the architectural state of one wave.
 //! * [`asm`]: the spec's `.s` input files (header + RDNA assembly), assembled
 //!   with `llvm-mc-19`, for `prlxctl emu run file.s`.
 //!
