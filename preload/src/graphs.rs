@@ -296,15 +296,13 @@ pub(crate) struct NodeOutcome {
 }
 
 /// A graph launch: every kernel node whose module records (built with the
-/// pass, or instrumented at load) gets trace buffers of its own, bound to
-/// its module's descriptor on the launch's stream before the graph runs and
-/// copied back after it (`capture::arm`, `Armed::collect`); then one record
-/// per kernel node, each with its own launch index.
-///
-/// A module has one descriptor, so only a module with exactly one kernel
-/// node in the graph can be traced; nodes sharing a module are recorded
-/// without a trace, saying why. Nothing is armed while any stream captures
-/// (the calls would be illegal) or when the graph goes into a capture.
+/// pass, or instrumented at load) gets trace buffers of its own, bound on
+/// the launch's stream before the graph runs — to its module's descriptor,
+/// or with several nodes of one module to an entry of its launch table
+/// ([`trace_plans`]) — and copied back after it (`capture::arm`,
+/// `Armed::collect`); then one record per kernel node, each with its own
+/// launch index. Nothing is armed while any stream captures (the calls
+/// would be illegal) or when the graph goes into a capture.
 fn launch_graph(
     exec: CUgraphExec,
     stream: CUstream,
