@@ -29,15 +29,14 @@ pub struct Tool {
     free: FnFree,
 }
 
-/// The tool, once found and attached. Searched until found (the driver
-/// loads an injected tool at `cuInit`, after the shim's first calls).
+/// The tool, once found and attached. Looked for once, when the first
+/// module is planned: modules load into a context, after `cuInit`, which is
+/// when the driver loads an injected tool (an `LD_PRELOAD`ed one is there
+/// from the start). One search walks every loaded object, so it is not
+/// repeated per module.
 pub fn tool() -> Option<&'static Tool> {
-    static TOOL: OnceLock<Tool> = OnceLock::new();
-    if let Some(tool) = TOOL.get() {
-        return Some(tool);
-    }
-    let found = find()?;
-    Some(TOOL.get_or_init(|| found))
+    static TOOL: OnceLock<Option<Tool>> = OnceLock::new();
+    TOOL.get_or_init(find).as_ref()
 }
 
 fn find() -> Option<Tool> {
