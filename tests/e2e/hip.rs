@@ -185,6 +185,24 @@ fn exports_carry_hip_5_2_symbol_versions() {
             "{name}: our version {version}, Debian's {theirs:?}"
         );
     }
+    // exports.map is current: every function the static library defines
+    // under a HIP name is exported (hip-runtime/exports.sh regenerates it).
+    let nm = Command::new("nm")
+        .args(["-g", "--defined-only"])
+        .arg(hip_runtime_dir().join("libprlx_hip.a"))
+        .output()
+        .expect("run nm");
+    for line in String::from_utf8_lossy(&nm.stdout).lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if let [_, "T", name] = fields[..]
+            && (name.starts_with("hip") || name.starts_with("__hip"))
+        {
+            assert!(
+                ours.iter().any(|(n, _)| n == name),
+                "{name} is defined but not exported: run hip-runtime/exports.sh"
+            );
+        }
+    }
     let dynamic = Command::new("objdump")
         .arg("-p")
         .arg(&ours_path)
