@@ -429,6 +429,16 @@ fn vector_integer() {
             },
         ),
         ("v_lshlrev_b64 v[4:5], 7, v[1:2]", |a, _, _| a << 7),
+        ("v_mov_b32 v4, v3\nv_med3_u16 v4, v1, v2, v3", |a, b, c| {
+            let mut v = [a & 0xFFFF, b & 0xFFFF, c & 0xFFFF];
+            v.sort();
+            (c & 0xFFFF_0000) | v[1]
+        }),
+        ("v_mov_b32 v4, v3\nv_med3_i16 v4, v1, v2, v3", |a, b, c| {
+            let mut v = [a as i16, b as i16, c as i16];
+            v.sort();
+            (c & 0xFFFF_0000) | v[1] as u16 as u32
+        }),
         ("v_dot4_u32_u8 v4, v1, v2, v3", |a, b, c| {
             (0..4).fold(c, |s, k| {
                 s.wrapping_add(((a >> (8 * k)) & 0xFF) * ((b >> (8 * k)) & 0xFF))

@@ -316,6 +316,25 @@ pub static OPS: &[(&str, Handler)] = &[
     }),
     ("v_min3_f16", |c, i| h3(c, i, |a, b, d| a.min(b).min(d))),
     ("v_max3_f16", |c, i| h3(c, i, |a, b, d| a.max(b).max(d))),
+    ("v_med3_f16", |c, i| {
+        h3(c, i, |a, b, d| {
+            if a.is_nan() || b.is_nan() || d.is_nan() {
+                a.min(b).min(d)
+            } else {
+                a.max(b).min(a.min(b).max(d))
+            }
+        })
+    }),
+    ("v_maxmin_f16", |c, i| h3(c, i, |a, b, d| a.max(b).min(d))),
+    ("v_minmax_f16", |c, i| h3(c, i, |a, b, d| a.min(b).max(d))),
+    ("v_med3_i16", |c, i| {
+        i3(c, i, |a, b, d| {
+            sx(a).max(sx(b)).min(sx(a).min(sx(b)).max(sx(d))) as u32
+        })
+    }),
+    ("v_med3_u16", |c, i| {
+        i3(c, i, |a, b, d| a.max(b).min(a.min(b).max(d)))
+    }),
     ("v_cndmask_b16", |c, i| {
         let mask = c.wave.read_mask(i.src[2]);
         write16(c, i, |c, l| {
