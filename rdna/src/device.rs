@@ -576,6 +576,7 @@ impl Device {
                 pc: None,
                 addr: None,
                 inst: None,
+                detail: None,
             });
         }
         Ok(())
@@ -595,7 +596,18 @@ impl Device {
             .get(&wave.pc)
             .and_then(|r| r.as_ref().ok())
             .map(|(i, _)| decode::format::format(i, wave.pc.wrapping_sub(m.base)));
+        let detail = match (&e.kind, e.addr) {
+            (
+                FaultKind::Memory {
+                    space: "global" | "global (scalar)",
+                    ..
+                },
+                Some(a),
+            ) => self.memory.nearest(a),
+            _ => None,
+        };
         Fault {
+            detail,
             kind: e.kind,
             kernel: kernel.name.clone(),
             workgroup: Some(wg),

@@ -53,6 +53,8 @@ pub struct Fault {
     pub addr: Option<u64>,
     /// The instruction in LLVM syntax.
     pub inst: Option<String>,
+    /// Where a faulting global address lies relative to the nearest allocation.
+    pub detail: Option<String>,
 }
 
 impl Fault {
@@ -66,6 +68,7 @@ impl Fault {
             pc: None,
             addr: None,
             inst: None,
+            detail: None,
         }
     }
 }
@@ -90,12 +93,18 @@ impl fmt::Display for Fault {
         }
         write!(f, ": ")?;
         match &self.kind {
-            FaultKind::Memory { space, write, size } => write!(
-                f,
-                "{space} memory fault: {} of {size} bytes at {:#x} is outside every allocation",
-                if *write { "write" } else { "read" },
-                self.addr.unwrap_or(0)
-            ),
+            FaultKind::Memory { space, write, size } => {
+                write!(
+                    f,
+                    "{space} memory fault: {} of {size} bytes at {:#x} is outside every allocation",
+                    if *write { "write" } else { "read" },
+                    self.addr.unwrap_or(0)
+                )?;
+                if let Some(d) = &self.detail {
+                    write!(f, " ({d})")?;
+                }
+                Ok(())
+            }
             FaultKind::Misaligned { space } => {
                 write!(
                     f,

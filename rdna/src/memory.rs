@@ -86,6 +86,35 @@ impl GlobalMemory {
             .unwrap_or(addr)
     }
 
+    /// Describes `addr` against the closest allocation: "N bytes past the end
+    /// of the 256-byte allocation at 0x...", or "N bytes before ...".
+    pub fn nearest(&self, addr: u64) -> Option<String> {
+        let below = self
+            .allocs
+            .range(..=addr)
+            .next_back()
+            .map(|(&b, v)| (b, v.len() as u64));
+        let above = self
+            .allocs
+            .range(addr..)
+            .next()
+            .map(|(&b, v)| (b, v.len() as u64));
+        let past = below.map(|(b, n)| (addr.wrapping_sub(b + n), b, n));
+        let before = above.map(|(b, n)| (b.wrapping_sub(addr), b, n));
+        match (past, before) {
+            (Some((d, b, n)), Some((e, ..))) if d <= e => Some(format!(
+                "{d} bytes past the end of the {n}-byte allocation at {b:#x}"
+            )),
+            (Some((d, b, n)), None) => Some(format!(
+                "{d} bytes past the end of the {n}-byte allocation at {b:#x}"
+            )),
+            (_, Some((e, b, n))) => Some(format!(
+                "{e} bytes before the {n}-byte allocation at {b:#x}"
+            )),
+            (None, None) => None,
+        }
+    }
+
     pub fn read_u32(&self, addr: u64) -> Result<u32, u64> {
         let mut b = [0; 4];
         self.read(addr, &mut b)?;

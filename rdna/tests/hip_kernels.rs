@@ -258,6 +258,9 @@ fn out_of_bounds_store_faults_precisely() {
         err.kind,
         prlx_rdna::FaultKind::Memory { write: true, .. }
     ));
+    let where_ = format!("0 bytes past the end of the 256-byte allocation at {p:#x}");
+    assert_eq!(err.detail.as_deref(), Some(where_.as_str()), "{err}");
+    assert!(text.contains(&where_), "{text}");
 }
 
 #[test]
