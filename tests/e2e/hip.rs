@@ -537,3 +537,42 @@ fn hipcc_built_programs_pass_on_the_emulator() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Programs built with `-fgpu-default-stream=per-thread` call the `_spt`
+/// entry points (`hipLaunchKernel_spt`, `hipMemcpy_spt`, …) and pass.
+#[test]
+fn per_thread_default_stream_programs_pass() {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    let args = hip.args(false, &["-fgpu-default-stream=per-thread"]);
+    for name in ["vector_add", "reduction_shared", "scan"] {
+        let source = repo_root().join("tests/hip").join(format!("{name}.hip"));
+        let program = hip.build_cached(
+            &format!("{name}.spt"),
+            std::slice::from_ref(&source),
+            &args,
+            &cache_dir(),
+        );
+        let nm = Command::new("nm")
+            .args(["-D", "--undefined-only"])
+            .arg(&program)
+            .output()
+            .expect("run nm");
+        assert!(
+            String::from_utf8_lossy(&nm.stdout).contains("hipLaunchKernel_spt"),
+            "{name} does not use the per-thread entry points"
+        );
+        let output = Command::new(&program)
+            .env("LD_LIBRARY_PATH", hip_runtime_dir())
+            .env_remove("LD_PRELOAD")
+            .output()
+            .expect("run a per-thread-stream program");
+        assert!(
+            output.status.success(),
+            "{name} (per-thread default stream): {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -255,6 +255,180 @@ pub extern "C" fn hiprtcGetErrorString(result: c_int) -> *const c_char {
     .as_ptr()
 }
 
+// ---- the per-thread default stream (`-fgpu-default-stream=per-thread`) ------
+//
+// The `_spt` entry points are the ordinary ones with NULL meaning the
+// thread's own default stream; every stream is idle here, so they are the
+// same calls.
+
+use super::memory::{
+    hipMemcpy, hipMemcpy2D, hipMemcpyAsync, hipMemcpyFromSymbol, hipMemcpyToSymbol, hipMemset,
+    hipMemset2D,
+};
+use super::stream::{
+    hipStreamGetFlags, hipStreamGetPriority, hipStreamQuery, hipStreamSynchronize,
+    hipStreamWaitEvent,
+};
+
+/// # Safety
+/// As `hipMemcpy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipMemcpy_spt(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemcpy(dst, src, size, kind) }
+}
+
+/// # Safety
+/// As `hipMemcpyToSymbol`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipMemcpyToSymbol_spt(
+    symbol: *const c_void,
+    src: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemcpyToSymbol(symbol, src, size, offset, kind) }
+}
+
+/// # Safety
+/// As `hipMemcpyFromSymbol`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipMemcpyFromSymbol_spt(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemcpyFromSymbol(dst, symbol, size, offset, kind) }
+}
+
+/// # Safety
+/// As `hipMemcpy2D`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipMemcpy2D_spt(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: hipMemcpyKind,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemcpy2D(dst, dpitch, src, spitch, width, height, kind) }
+}
+
+/// # Safety
+/// As `hipMemset`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipMemset_spt(dst: *mut c_void, value: c_int, size: usize) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemset(dst, value, size) }
+}
+
+/// # Safety
+/// As `hipMemset2D`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipMemset2D_spt(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemset2D(dst, pitch, value, width, height) }
+}
+
+/// # Safety
+/// As `hipMemcpyAsync`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipMemcpyAsync_spt(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: hipMemcpyKind,
+    stream: hipStream_t,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { hipMemcpyAsync(dst, src, size, kind, stream) }
+}
+
+/// # Safety
+/// As `hipStreamQuery`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipStreamQuery_spt(stream: hipStream_t) -> hipError_t {
+    // SAFETY: forwarded.
+    unsafe { hipStreamQuery(stream) }
+}
+
+/// # Safety
+/// As `hipStreamSynchronize`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipStreamSynchronize_spt(stream: hipStream_t) -> hipError_t {
+    // SAFETY: forwarded.
+    unsafe { hipStreamSynchronize(stream) }
+}
+
+/// # Safety
+/// As `hipStreamGetPriority`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipStreamGetPriority_spt(
+    stream: hipStream_t,
+    priority: *mut c_int,
+) -> hipError_t {
+    // SAFETY: forwarded.
+    unsafe { hipStreamGetPriority(stream, priority) }
+}
+
+/// # Safety
+/// As `hipStreamWaitEvent`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipStreamWaitEvent_spt(
+    stream: hipStream_t,
+    event: hipEvent_t,
+    flags: c_uint,
+) -> hipError_t {
+    // SAFETY: forwarded.
+    unsafe { hipStreamWaitEvent(stream, event, flags) }
+}
+
+/// # Safety
+/// As `hipStreamGetFlags`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipStreamGetFlags_spt(
+    stream: hipStream_t,
+    flags: *mut c_uint,
+) -> hipError_t {
+    // SAFETY: forwarded.
+    unsafe { hipStreamGetFlags(stream, flags) }
+}
+
+/// # Safety
+/// As `hipLaunchKernel`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipLaunchKernel_spt(
+    function_address: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { super::module::hipLaunchKernel(function_address, grid, block, args, shared, stream) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

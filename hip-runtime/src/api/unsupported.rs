@@ -78,7 +78,7 @@ unsupported! {
     hipGraphicsResourceGetMappedPointer hipGraphicsSubResourceGetMappedArray hipGraphicsUnmapResources hipGraphicsUnregisterResource
     hipImportExternalMemory hipImportExternalSemaphore hipIpcCloseMemHandle hipIpcGetEventHandle
     hipIpcGetMemHandle hipIpcOpenEventHandle hipIpcOpenMemHandle hipLaunchByPtr
-    hipLaunchCooperativeKernel hipLaunchCooperativeKernelMultiDevice hipLaunchCooperativeKernel_spt hipLaunchKernel_spt
+    hipLaunchCooperativeKernel hipLaunchCooperativeKernelMultiDevice hipLaunchCooperativeKernel_spt
     hipMalloc3D hipMalloc3DArray hipMallocArray hipMallocFromPoolAsync
     hipMallocMipmappedArray hipMemAddressFree hipMemAddressReserve hipMemCreate
     hipMemExportToShareableHandle hipMemGetAccess hipMemGetAllocationGranularity hipMemGetAllocationPropertiesFromHandle
@@ -88,18 +88,18 @@ unsupported! {
     hipMemPoolSetAttribute hipMemPoolTrimTo hipMemRangeGetAttribute hipMemRangeGetAttributes
     hipMemRelease hipMemRetainAllocationHandle hipMemSetAccess hipMemUnmap
     hipMemcpy2DFromArray hipMemcpy2DFromArrayAsync hipMemcpy2DFromArray_spt hipMemcpy2DToArray
-    hipMemcpy2DToArrayAsync hipMemcpy2DToArray_spt hipMemcpy2D_spt hipMemcpy3D
-    hipMemcpy3DAsync hipMemcpy3D_spt hipMemcpyAsync_spt hipMemcpyAtoH
-    hipMemcpyFromArray hipMemcpyFromSymbol_spt hipMemcpyHtoA hipMemcpyParam2D
-    hipMemcpyParam2DAsync hipMemcpyToArray hipMemcpyToSymbol_spt hipMemcpy_spt
-    hipMemset2D_spt hipMemset3D hipMemset3DAsync hipMemset3D_spt
-    hipMemset_spt hipMipmappedArrayCreate hipMipmappedArrayDestroy hipMipmappedArrayGetLevel
+    hipMemcpy2DToArrayAsync hipMemcpy2DToArray_spt  hipMemcpy3D
+    hipMemcpy3DAsync hipMemcpy3D_spt  hipMemcpyAtoH
+    hipMemcpyFromArray  hipMemcpyHtoA hipMemcpyParam2D
+    hipMemcpyParam2DAsync hipMemcpyToArray
+     hipMemset3D hipMemset3DAsync hipMemset3D_spt
+     hipMipmappedArrayCreate hipMipmappedArrayDestroy hipMipmappedArrayGetLevel
     hipModuleGetTexRef hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags hipModuleOccupancyMaxPotentialBlockSizeWithFlags hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
     hipPointerGetAttribute hipRegisterActivityCallback hipRegisterApiCallback hipRemoveActivityCallback
     hipRemoveApiCallback hipSetupArgument hipSignalExternalSemaphoresAsync hipStreamAttachMemAsync
     hipStreamBeginCapture hipStreamEndCapture hipStreamGetCaptureInfo hipStreamGetCaptureInfo_v2
-    hipStreamGetFlags_spt hipStreamGetPriority_spt hipStreamIsCapturing hipStreamQuery_spt
-    hipStreamSynchronize_spt hipStreamUpdateCaptureDependencies hipStreamWaitEvent_spt hipStreamWaitValue32
+      hipStreamIsCapturing
+     hipStreamUpdateCaptureDependencies  hipStreamWaitValue32
     hipStreamWaitValue64 hipStreamWriteValue32 hipStreamWriteValue64 hipTexObjectCreate
     hipTexObjectDestroy hipTexObjectGetResourceDesc hipTexObjectGetResourceViewDesc hipTexObjectGetTextureDesc
     hipTexRefGetAddress hipTexRefGetAddressMode hipTexRefGetFilterMode hipTexRefGetFlags
@@ -226,7 +226,6 @@ pub const NAMES: &[&str] = &[
     "hipLaunchCooperativeKernel",
     "hipLaunchCooperativeKernelMultiDevice",
     "hipLaunchCooperativeKernel_spt",
-    "hipLaunchKernel_spt",
     "hipMalloc3D",
     "hipMalloc3DArray",
     "hipMallocArray",
@@ -265,25 +264,18 @@ pub const NAMES: &[&str] = &[
     "hipMemcpy2DToArray",
     "hipMemcpy2DToArrayAsync",
     "hipMemcpy2DToArray_spt",
-    "hipMemcpy2D_spt",
     "hipMemcpy3D",
     "hipMemcpy3DAsync",
     "hipMemcpy3D_spt",
-    "hipMemcpyAsync_spt",
     "hipMemcpyAtoH",
     "hipMemcpyFromArray",
-    "hipMemcpyFromSymbol_spt",
     "hipMemcpyHtoA",
     "hipMemcpyParam2D",
     "hipMemcpyParam2DAsync",
     "hipMemcpyToArray",
-    "hipMemcpyToSymbol_spt",
-    "hipMemcpy_spt",
-    "hipMemset2D_spt",
     "hipMemset3D",
     "hipMemset3DAsync",
     "hipMemset3D_spt",
-    "hipMemset_spt",
     "hipMipmappedArrayCreate",
     "hipMipmappedArrayDestroy",
     "hipMipmappedArrayGetLevel",
@@ -303,13 +295,8 @@ pub const NAMES: &[&str] = &[
     "hipStreamEndCapture",
     "hipStreamGetCaptureInfo",
     "hipStreamGetCaptureInfo_v2",
-    "hipStreamGetFlags_spt",
-    "hipStreamGetPriority_spt",
     "hipStreamIsCapturing",
-    "hipStreamQuery_spt",
-    "hipStreamSynchronize_spt",
     "hipStreamUpdateCaptureDependencies",
-    "hipStreamWaitEvent_spt",
     "hipStreamWaitValue32",
     "hipStreamWaitValue64",
     "hipStreamWriteValue32",
