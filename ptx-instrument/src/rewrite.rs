@@ -509,7 +509,8 @@ impl<'a> FunctionRewrite<'a> {
             return;
         };
         let setup = edits.edits.len();
-        let claim = (self.function.kind == FunctionKind::Entry).then_some(self.function.name.as_str());
+        let claim =
+            (self.function.kind == FunctionKind::Entry).then_some(self.function.name.as_str());
         edits.insert(start, descriptor_setup(claim, setup) + &warp_slot_setup());
         self.place_probes(table, edits);
         if edits.edits.len() == setup + 1 {
@@ -887,7 +888,10 @@ fn probe(
         out.push_str(FLOAT_DECL);
     }
     // The function's warp slot and descriptor go last.
-    let tail = [WARP_SLOT_REGISTER.to_string(), DESCRIPTOR_REGISTER.to_string()];
+    let tail = [
+        WARP_SLOT_REGISTER.to_string(),
+        DESCRIPTOR_REGISTER.to_string(),
+    ];
     let args: Vec<&String> = args.iter().chain(&tail).collect();
     for i in 0..args.len() {
         let width = if i + 1 == args.len() { 64 } else { 32 };
