@@ -9,6 +9,13 @@
 //! descriptor `__prlx_desc` the shim fills, plus the site table
 //! ([`sites`], the pass's id scheme and JSON schema).
 //!
+//! A `switch` llc lowered to a compare-and-branch tree is recognised
+//! (`switch_tree.rs`) and records one Switch event, as the pass does. Each
+//! instrumented function picks, at its start, its warp slot and the
+//! descriptor it records through: `__prlx_desc`, or the entry of the launch
+//! table its grid claimed when several launches of the module record at
+//! once (CUDA graph nodes; [`runtime::LAUNCH_TABLE`]).
+//!
 //! The rewrite splices probes into the original text at the parsed spans
 //! rather than re-printing the tree, so everything it does not touch stays
 //! byte for byte as the compiler wrote it (and instrumenting is about as
