@@ -275,13 +275,15 @@ pub(crate) fn launch<H: StepHook>(
     }
 
     // Parallel unless something needs one CTA after another: an observer
-    // (traces in CTA order), the launch-wide watchdog, a cooperative grid
-    // (interleaved on one thread), or CTAs that communicate.
+    // (traces in CTA order), the launch-wide watchdog, a schedule seed (the
+    // same seed must give the same result even for CTAs that race), a
+    // cooperative grid (interleaved on one thread), or CTAs that communicate.
     // A kernel whose last launch was short runs on one thread too: waking
     // helper threads would cost more than it gains (the result is the same).
     let last_work = &module.last_work[f.index as usize];
     let workers = if H::ENABLED
         || device.watchdog.is_some()
+        || seed.is_some()
         || grid_workspace.is_some()
         || last_work.load(Ordering::Relaxed) < SHORT_LAUNCH
         || *module.cta_order[f.index as usize].get_or_init(|| needs_cta_order(prog, *kernel))

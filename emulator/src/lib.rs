@@ -143,7 +143,8 @@
 //! the kernel has a data race between CTAs (undefined on hardware too; run it
 //! with `PRLX_EMU_THREADS=1`, or find it with `PRLX_EMU_SCHEDULE`). Observed
 //! launches ([`Device::launch_observed`], traces), launches under the
-//! launch-wide watchdog and cooperative grids also run on one thread. `printf`
+//! launch-wide watchdog or a schedule seed, and cooperative grids also run
+//! on one thread. `printf`
 //! output is emitted in CTA order; when CTAs fault, the first faulting CTA
 //! in CTA order is reported and output stops after it (no later CTA starts
 //! once a fault is known; earlier ones run to their end), as in a serial
