@@ -7,7 +7,8 @@
 //! application's options.
 //!
 //! A link is instrumented input by input: every PTX input (`CU_JIT_INPUT_PTX`,
-//! data or file) is rewritten before the linker sees it, all of them into one
+//! data or file; a `CU_JIT_INPUT_FATBINARY` with a PTX entry becomes its
+//! rewritten PTX) is rewritten before the linker sees it, all of them into one
 //! site table so that ids are unique in the linked image. The first rewritten
 //! input defines the recording runtime and `__prlx_desc` visibly; the others
 //! declare them `.extern` (so the link, ours or nvlink, resolves one
@@ -32,8 +33,15 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 
 pub type CUlinkState = *mut c_void;
 
-/// `CU_JIT_INPUT_PTX`.
+/// `CU_JIT_INPUT_PTX`, `CU_JIT_INPUT_FATBINARY`.
 const INPUT_PTX: c_uint = 1;
+const INPUT_FATBINARY: c_uint = 2;
+
+/// Whether inputs of this type may be rewritten: PTX, and fatbinaries
+/// carrying PTX (handed to the linker as their rewritten PTX instead).
+fn rewritable(input_type: c_uint) -> bool {
+    matches!(input_type, INPUT_PTX | INPUT_FATBINARY)
+}
 
 /// A link being built.
 #[derive(Default)]
@@ -80,15 +88,22 @@ pub(crate) fn linked_plan(image: *const c_void) -> Option<module_load::Plan> {
     ))
 }
 
-/// What to hand the linker for one input: the rewritten PTX (NUL-terminated)
-/// and which runtime it carries, or None to pass the input through.
+/// What to hand the linker for one input: the rewritten PTX (NUL-terminated,
+/// a `CU_JIT_INPUT_PTX` input whatever the original's type) and which
+/// runtime it carries, or None to pass the input through.
 fn rewrite_input(state: usize, input_type: c_uint, data: &[u8]) -> Option<(Vec<u8>, Runtime)> {
-    if input_type != INPUT_PTX || !state::active() {
+    if !rewritable(input_type) || !state::active() {
         return None;
     }
     let policy = module_load::policy();
-    let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-    let text = std::str::from_utf8(&data[..end]).ok()?;
+    let from_fatbin;
+    let text = if input_type == INPUT_FATBINARY {
+        from_fatbin = module_load::fatbin_ptx(data).ok()??;
+        from_fatbin.as_str()
+    } else {
+        let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+        std::str::from_utf8(&data[..end]).ok()?
+    };
     let module = prlx_ptx::parse(text, "<link input>").ok()?;
     let mut links = links();
     let link = links.building.entry(state).or_default();
@@ -140,13 +155,14 @@ fn input_added(state: usize, runtime: Runtime, accepted: bool) {
     }
 }
 
-/// Adds one input: rewritten when it is PTX, else (or if the linker refuses
-/// the rewrite) as given. `add` calls the real function with the data.
+/// Adds one input: rewritten when it is PTX (or a fatbinary carrying PTX),
+/// else (or if the linker refuses the rewrite) as given. `add` calls the
+/// real function with an input type and data.
 fn add_input(
     state: CUlinkState,
     input_type: c_uint,
     data: &[u8],
-    mut add: impl FnMut(*mut c_void, usize) -> CUresult,
+    mut add: impl FnMut(c_uint, *mut c_void, usize) -> CUresult,
     original: impl FnOnce() -> CUresult,
 ) -> CUresult {
     let rewritten = state::guarded(
@@ -157,7 +173,7 @@ fn add_input(
     let Some((mut bytes, runtime)) = rewritten else {
         return original();
     };
-    let result = add(bytes.as_mut_ptr() as *mut c_void, bytes.len());
+    let result = add(INPUT_PTX, bytes.as_mut_ptr() as *mut c_void, bytes.len());
     input_added(state as usize, runtime, result == CUDA_SUCCESS);
     if result == CUDA_SUCCESS {
         return result;
@@ -332,22 +348,24 @@ macro_rules! link_add_data {
                 return CUDA_ERROR_NOT_INITIALIZED;
             };
             // SAFETY: forwarding the caller's arguments, or its data rewritten.
-            let add = |d: *mut c_void, n: usize| unsafe {
-                add_data(state, input_type, d, n, name, num_options, options, values)
+            let add = |kind: c_uint, d: *mut c_void, n: usize| unsafe {
+                add_data(state, kind, d, n, name, num_options, options, values)
             };
             if data.is_null() || size == 0 || !state::active() {
-                return add(data, size);
+                return add(input_type, data, size);
             }
             // SAFETY: `data` holds `size` bytes (the API's contract).
             let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, size) };
-            add_input(state, input_type, bytes, add, || add(data, size))
+            add_input(state, input_type, bytes, add, || {
+                add(input_type, data, size)
+            })
         }
     };
 }
 
 macro_rules! link_add_file {
     ($name:ident, $cell:ident, $add_data:ident, $add_data_cell:ident) => {
-        /// A PTX file is read and added as data (named as the file).
+        /// A PTX (or fatbinary) file is read and added as data (named as the file).
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
             state: CUlinkState,
@@ -364,7 +382,7 @@ macro_rules! link_add_file {
             // SAFETY: forwarding the caller's arguments unchanged.
             let original =
                 || unsafe { add_file(state, input_type, path, num_options, options, values) };
-            if input_type != INPUT_PTX || path.is_null() || !state::active() {
+            if !rewritable(input_type) || path.is_null() || !state::active() {
                 return original();
             }
             let Some(add_data) = add_data else {
@@ -384,10 +402,10 @@ macro_rules! link_add_file {
             )
             .unwrap_or_default();
             // SAFETY: the rewritten data with the caller's options.
-            let add = |d: *mut c_void, n: usize| unsafe {
+            let add = |kind: c_uint, d: *mut c_void, n: usize| unsafe {
                 add_data(
                     state,
-                    input_type,
+                    kind,
                     d,
                     n,
                     name.as_ptr(),

@@ -216,7 +216,7 @@ unsafe fn classify<'a>(ptr: *const c_void) -> Image<'a> {
 }
 
 /// The PTX a fatbinary carries: the entry of the highest architecture.
-fn fatbin_ptx(bytes: &[u8]) -> Result<Option<String>, String> {
+pub(crate) fn fatbin_ptx(bytes: &[u8]) -> Result<Option<String>, String> {
     let entries = fatbin::entries(bytes)?;
     let Some(entry) = entries
         .iter()

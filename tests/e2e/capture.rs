@@ -592,8 +592,9 @@ fn prlxctl_compile_verbose_prints_each_command() {
 /// instrumented at load: `cuModuleLoadDataEx` (JIT options), `cuModuleLoad`,
 /// `cuModuleLoadFatBinary` (a fatbinary carrying the PTX), `cuLibraryLoadData`
 /// and `cuLibraryLoadFromFile` (JIT and library options), and the JIT linker
-/// (`cuLinkAddFile` of the kernels and `cuLinkAddData` of a second PTX input,
-/// then `cuModuleLoadData` of the linked image). Each computes what the
+/// (`cuLinkAddFile` of the kernels, as PTX or as a fatbinary, and
+/// `cuLinkAddData` of a second PTX input, then `cuModuleLoadData` of the
+/// linked image). Each computes what the
 /// plain load computes and records full traces captured as `ptx`.
 #[test]
 fn every_module_loading_road_is_instrumented_at_load() {
@@ -619,11 +620,12 @@ fn every_module_loading_road_is_instrumented_at_load() {
         "library-data",
         "library-file",
         "link",
+        "link-fatbinary",
     ];
     for road in roads {
         let kernels = match (road, &fatbin) {
-            ("fatbinary", Some(fatbin)) => fatbin,
-            ("fatbinary", None) => continue, // nvcc 13 missing: said by find()
+            ("fatbinary" | "link-fatbinary", Some(fatbin)) => fatbin,
+            ("fatbinary" | "link-fatbinary", None) => continue, // nvcc 13 missing: said by find()
             _ => &fx.plain,
         };
         let run = |shim: bool| {
@@ -656,7 +658,7 @@ fn every_module_loading_road_is_instrumented_at_load() {
             .iter()
             .map(|l| l.kernel.as_str())
             .collect();
-        let expected: &[&str] = if road == "link" {
+        let expected: &[&str] = if road.starts_with("link") {
             &["classify", "steps", "extra"]
         } else {
             &["classify", "steps"]
@@ -678,9 +680,10 @@ fn every_module_loading_road_is_instrumented_at_load() {
             assert!(events > 0, "{road}: {} recorded nothing", launch.kernel);
             assert!(launch.site_map.is_some(), "{road}: {launch:#?}");
         }
-        if road == "link" {
+        if road.starts_with("link") {
             // The inputs were instrumented before the linker saw them (as
-            // under NVIDIA's driver, whose linked image is a cubin).
+            // under NVIDIA's driver, whose linked image is a cubin); the
+            // fatbinary's PTX entry went in as PTX.
             assert!(
                 stderr.contains("instrumented 2 PTX inputs of a link"),
                 "{stderr}"

@@ -17,6 +17,7 @@
  *   link            cuLinkCreate, cuLinkAddFile (KERNELS), cuLinkAddData (a
  *                   second PTX input defining `extra`), cuLinkComplete, then
  *                   cuModuleLoadData of the linked image; also runs `extra`.
+ *   link-fatbinary  the same with KERNELS a fatbinary (CU_JIT_INPUT_FATBINARY)
  *
  * LAUNCH is how each kernel is launched, once (default direct):
  *   direct          cuLaunchKernel on the legacy stream
@@ -139,12 +140,13 @@ static void load_kernels(const char *path, const char *road, CUfunction *classif
     CHECK(cuLibraryGetKernel(&kernel, library, "steps"));
     CHECK(cuKernelGetFunction(steps, kernel));
     return;
-  } else if (!strcmp(road, "link")) {
+  } else if (!strcmp(road, "link") || !strcmp(road, "link-fatbinary")) {
     CUlinkState link;
     void *image;
     size_t size;
+    CUjitInputType kind = road[4] ? CU_JIT_INPUT_FATBINARY : CU_JIT_INPUT_PTX;
     CHECK(cuLinkCreate(NUM_JIT, jit_options, jit_values, &link));
-    CHECK(cuLinkAddFile(link, CU_JIT_INPUT_PTX, path, 0, NULL, NULL));
+    CHECK(cuLinkAddFile(link, kind, path, 0, NULL, NULL));
     CHECK(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)extra_ptx, sizeof extra_ptx, "extra.ptx",
                         0, NULL, NULL));
     CHECK(cuLinkComplete(link, &image, &size));
