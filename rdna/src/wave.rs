@@ -30,6 +30,14 @@ pub enum PendingDest {
         mask: u64,
         values: Vec<u32>,
     },
+    /// A d16 load: 16-bit values merged into the low or high half of `reg`
+    /// when retired (two such loads into one register both land).
+    Half {
+        reg: u16,
+        hi: bool,
+        mask: u64,
+        values: Vec<u32>,
+    },
     /// A store or an atomic without return: counted, nothing to write.
     Nothing,
 }
@@ -240,6 +248,25 @@ impl Wave {
                                 values[lane * dwords as usize + d],
                             );
                         }
+                    }
+                }
+            }
+            PendingDest::Half {
+                reg,
+                hi,
+                mask,
+                values,
+            } => {
+                for (lane, &value) in values.iter().enumerate().take(self.wave_size as usize) {
+                    if mask >> lane & 1 == 1 {
+                        let old = self.vgpr(reg, lane);
+                        let v = value & 0xFFFF;
+                        let new = if hi {
+                            (old & 0xFFFF) | (v << 16)
+                        } else {
+                            (old & 0xFFFF_0000) | v
+                        };
+                        self.set_vgpr(reg, lane, new);
                     }
                 }
             }

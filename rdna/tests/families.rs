@@ -429,6 +429,11 @@ fn vector_integer() {
             },
         ),
         ("v_lshlrev_b64 v[4:5], 7, v[1:2]", |a, _, _| a << 7),
+        // Two d16 loads into one register, both outstanding: each lands in its half.
+        (
+            "global_load_d16_b16 v4, v10, s[8:9]\nglobal_load_d16_hi_b16 v4, v10, s[10:11]\ns_waitcnt vmcnt(0)",
+            |a, b, _| (a & 0xFFFF) | (b << 16),
+        ),
         ("v_mov_b32 v4, v3\nv_med3_u16 v4, v1, v2, v3", |a, b, c| {
             let mut v = [a & 0xFFFF, b & 0xFFFF, c & 0xFFFF];
             v.sort();

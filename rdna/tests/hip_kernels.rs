@@ -882,3 +882,44 @@ fn resident_workgroups_make_progress_for_each_other() {
         assert_eq!(stats.workgroups, 8);
     });
 }
+
+#[test]
+fn wmma_matrix_multiply_accumulate() {
+    use half::f16;
+    each_wave_size(|w64| {
+        let Some(mut g) = Gpu::load("wmma", w64) else {
+            return;
+        };
+        let a: Vec<u16> = (0..256)
+            .map(|i| f16::from_f32(((i * 7) % 13) as f32 * 0.25 - 1.0).to_bits())
+            .collect();
+        let b: Vec<u16> = (0..256)
+            .map(|i| f16::from_f32(((i * 5) % 11) as f32 * 0.5 - 2.0).to_bits())
+            .collect();
+        let c: Vec<f32> = (0..256).map(|i| i as f32 * 0.125).collect();
+        let (pa, pb, pc, pd) = (g.upload(&a), g.upload(&b), g.upload(&c), g.zeros(4 * 256));
+        let block = if w64 { 64 } else { 32 };
+        g.launch(
+            "wmma_f16",
+            [1, 1, 1],
+            [block, 1, 1],
+            0,
+            &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::Ptr(pd)],
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let d: Vec<f32> = g.download(pd, 256);
+        let hf = |x: u16| f16::from_bits(x).to_f32();
+        for r in 0..16 {
+            for col in 0..16 {
+                let want = (0..16).fold(c[16 * r + col], |s, k| {
+                    s + hf(a[16 * r + k]) * hf(b[16 * k + col])
+                });
+                assert!(
+                    (d[16 * r + col] - want).abs() <= 1e-4 * want.abs().max(1.0),
+                    "wave64={w64} D[{r}][{col}] = {} not {want}",
+                    d[16 * r + col]
+                );
+            }
+        }
+    });
+}

@@ -515,6 +515,25 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
             )
         }
         Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 => format_valu(inst, &w, mw),
+        Format::Vop3p if name.starts_with("v_wmma") => {
+            // Register tuples: A and B per element type, C/D per wave size.
+            let ab = if name.ends_with("iu4") {
+                2
+            } else if name.ends_with("iu8") {
+                4
+            } else {
+                8
+            };
+            let cd = if mw == 2 { 4 } else { 8 };
+            let r = |code: u16, n: u16| operand(inst, code, n, true);
+            format!(
+                "{name} {}, {}, {}, {}",
+                vreg_name(inst.dst, cd),
+                r(inst.src[0], ab),
+                r(inst.src[1], ab),
+                r(inst.src[2], cd)
+            )
+        }
         Format::Vop3p => {
             let n = if three_source(name)
                 || name.starts_with("v_pk_fma")

@@ -142,12 +142,22 @@ fn extend(name: &str, bytes: &[u8]) -> Vec<u32> {
     vec![v]
 }
 
-/// d16 loads write one half of the destination and keep the other.
-fn d16_merge(name: &str, old: u32, v: u32) -> u32 {
-    if name.contains("d16_hi") {
-        (old & 0xFFFF) | (v << 16)
+/// Where a load's values go: whole dwords, or one half for d16 loads.
+fn load_dest(i: &Inst, dwords: usize, mask: u64, values: Vec<u32>) -> PendingDest {
+    if i.name.contains("d16") {
+        PendingDest::Half {
+            reg: i.dst,
+            hi: i.name.contains("d16_hi"),
+            mask,
+            values,
+        }
     } else {
-        (old & 0xFFFF_0000) | (v & 0xFFFF)
+        PendingDest::Vgprs {
+            first: i.dst,
+            dwords: dwords as u16,
+            mask,
+            values,
+        }
     }
 }
 
@@ -162,21 +172,12 @@ fn ds_load(c: &mut Ctx<'_>, i: &Inst) -> R {
         lds_read(c, addr, &mut buf, lane)?;
         let mut v = extend(i.name, &buf);
         if i.name.contains("d16") {
-            v[0] = d16_merge(i.name, c.wave.vgpr(i.dst, lane), v[0]);
+            v[0] &= 0xFFFF;
         }
         values[lane * dwords..lane * dwords + dwords].copy_from_slice(&v);
     }
     let mask = c.wave.exec();
-    push(
-        c,
-        Counter::Lgkm,
-        PendingDest::Vgprs {
-            first: i.dst,
-            dwords: dwords as u16,
-            mask,
-            values,
-        },
-    );
+    push(c, Counter::Lgkm, load_dest(i, dwords, mask, values));
     Ok(Flow::Next)
 }
 
@@ -598,21 +599,12 @@ fn vmem_load(c: &mut Ctx<'_>, i: &Inst) -> R {
         let buf = vmem_read(c, i, lane, size)?;
         let mut v = extend(i.name, &buf.0[..size]);
         if i.name.contains("d16") {
-            v[0] = d16_merge(i.name, c.wave.vgpr(i.dst, lane), v[0]);
+            v[0] &= 0xFFFF;
         }
         values[lane * dwords..lane * dwords + dwords].copy_from_slice(&v);
     }
     let mask = c.wave.exec();
-    push(
-        c,
-        Counter::Vm,
-        PendingDest::Vgprs {
-            first: i.dst,
-            dwords: dwords as u16,
-            mask,
-            values,
-        },
-    );
+    push(c, Counter::Vm, load_dest(i, dwords, mask, values));
     Ok(Flow::Next)
 }
 

@@ -211,7 +211,58 @@ fn dot_int(c: &mut Ctx<'_>, i: &Inst, n: u32, bits: u32, mixed: bool) -> R {
     })
 }
 
+/// `v_wmma_f32_16x16x16_{f16,bf16}`: D = A·B + C on 16×16 tiles. Lane l
+/// (mod 16) holds row l of A and column l of B as 16 halves in 8 VGPRs
+/// (upper lanes replicate them); C and D hold f32 element (row, col) =
+/// (e·(wave/16) + l/16, l mod 16) in VGPR e of lane l (8 VGPRs in wave32, 4
+/// in wave64). The whole wave takes part, whatever EXEC says.
+fn wmma_f32(c: &mut Ctx<'_>, i: &Inst, bf16: bool) -> R {
+    if i.src.iter().any(|&s| s < src::VGPR0) {
+        return Err(ExecError::unsupported(i.name));
+    }
+    let (a, b, acc) = (
+        i.src[0] - src::VGPR0,
+        i.src[1] - src::VGPR0,
+        i.src[2] - src::VGPR0,
+    );
+    let ws = c.wave.wave_size as usize;
+    let per = ws / 16;
+    let half_of = |v: u32, hi: bool| -> f32 {
+        let bits = if hi { v >> 16 } else { v & 0xFFFF };
+        if bf16 {
+            half::bf16::from_bits(bits as u16).to_f32()
+        } else {
+            h(bits)
+        }
+    };
+    let mut am = [[0f32; 16]; 16];
+    let mut bm = [[0f32; 16]; 16];
+    for l in 0..16 {
+        for k in 0..16 {
+            am[l][k] = half_of(c.wave.vgpr(a + (k / 2) as u16, l), k % 2 == 1);
+            bm[k][l] = half_of(c.wave.vgpr(b + (k / 2) as u16, l), k % 2 == 1);
+        }
+    }
+    let mut out = vec![(0u16, 0usize, 0u32); 0];
+    for l in 0..ws {
+        for e in 0..16 / per {
+            let (row, col) = (e * per + l / 16, l % 16);
+            let mut sum = f32::from_bits(c.wave.vgpr(acc + e as u16, l));
+            for k in 0..16 {
+                sum = am[row][k].mul_add(bm[k][col], sum);
+            }
+            out.push((i.dst + e as u16, l, sum.to_bits()));
+        }
+    }
+    for (r, l, v) in out {
+        c.wave.set_vgpr(r, l, v);
+    }
+    Ok(Flow::Next)
+}
+
 pub static OPS: &[(&str, Handler)] = &[
+    ("v_wmma_f32_16x16x16_f16", |c, i| wmma_f32(c, i, false)),
+    ("v_wmma_f32_16x16x16_bf16", |c, i| wmma_f32(c, i, true)),
     ("v_dot4_u32_u8", |c, i| dot_int(c, i, 4, 8, false)),
     ("v_dot4_i32_iu8", |c, i| dot_int(c, i, 4, 8, true)),
     ("v_dot8_u32_u4", |c, i| dot_int(c, i, 8, 4, false)),

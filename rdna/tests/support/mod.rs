@@ -14,7 +14,7 @@ pub fn kernels_dir() -> PathBuf {
 }
 
 /// The test kernel sources, by stem.
-pub const SOURCES: &[&str] = &["basic", "lds", "wave", "hip_api", "half"];
+pub const SOURCES: &[&str] = &["basic", "lds", "wave", "hip_api", "half", "wmma"];
 
 fn fnv(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
