@@ -181,7 +181,6 @@ fn every_opcode_prints_like_llvm() {
             "s_sendmsg_rtn",
             "ds_bvh_stack",
             "s_waitcnt_depctr",
-            "v_wmma",
         ];
         if NOT_PRINTED.iter().any(|p| theirs.starts_with(p)) {
             continue;

@@ -526,13 +526,34 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
             };
             let cd = if mw == 2 { 4 } else { 8 };
             let r = |code: u16, n: u16| operand(inst, code, n, true);
+            let mut mods = String::new();
+            // Only the f16/bf16-result forms take op_sel and negation.
+            if name.starts_with("v_wmma_f16") || name.starts_with("v_wmma_bf16") {
+                let bits = |v: u8| {
+                    (0..3)
+                        .map(|k| (v >> k & 1).to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
+                for (label, v) in [
+                    ("op_sel", inst.opsel),
+                    ("op_sel_hi", inst.opsel_hi),
+                    ("neg_lo", inst.neg),
+                    ("neg_hi", inst.neg_hi),
+                ] {
+                    let default = if label == "op_sel_hi" { 7 } else { 0 };
+                    if v & 7 != default {
+                        mods += &format!(" {label}:[{}]", bits(v));
+                    }
+                }
+            }
             format!(
                 "{name} {}, {}, {}, {}",
                 vreg_name(inst.dst, cd),
                 r(inst.src[0], ab),
                 r(inst.src[1], ab),
                 r(inst.src[2], cd)
-            )
+            ) + &mods
         }
         Format::Vop3p => {
             let n = if three_source(name)
