@@ -376,7 +376,10 @@ pub fn compile_cached(
     if out.is_file() {
         return out;
     }
-    let tmp = cache.join(format!("{:016x}.tmp{}", key.0, std::process::id()));
+    // Unique per build: tests of one process build in parallel threads too.
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache.join(format!("{:016x}.tmp{}.{serial}", key.0, std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).expect("create a cache dir");
     run_ok(

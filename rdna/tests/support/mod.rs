@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 pub const CLANG: &str = "clang-19";
 pub const OBJDUMP: &str = "llvm-objdump-19";
@@ -15,12 +14,6 @@ pub fn kernels_dir() -> PathBuf {
 
 /// The test kernel sources, by stem.
 pub const SOURCES: &[&str] = &["basic", "lds", "wave", "hip_api", "half", "wmma"];
-
-fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    })
-}
 
 /// Compiles `tests/kernels/<stem>.hip` for gfx1100 in wave32 or wave64
 /// and returns the code object path; None (test skipped) without clang-19.
@@ -49,47 +42,42 @@ pub fn code_object_opt(stem: &str, wave64: bool, opt: &str) -> Option<PathBuf> {
         prlx_e2e::missing("HIP headers and the gfx1100 device libraries");
         return None;
     }
-    let header = std::fs::read(kernels_dir().join("rdna_hip.h")).unwrap();
-    let mut key = std::fs::read(&src).unwrap();
-    key.extend_from_slice(&header);
-    key.push(wave64 as u8);
-    key.extend_from_slice(opt.as_bytes());
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rdna-kernels");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!(
-        "{stem}{opt}.w{}.{:016x}.co",
-        if wave64 { 64 } else { 32 },
-        fnv(&key)
-    ));
-    if out.exists() {
-        return Some(out);
-    }
-    // Tests compile in parallel threads: a temporary name of their own each.
-    static SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = out.with_extension(format!("tmp{}.{serial}", std::process::id()));
-    let mut cmd = Command::new(CLANG);
-    cmd.args(["-x", "hip", "--cuda-device-only", "--no-gpu-bundle-output"]);
+    let mut args: Vec<String> = [
+        "-x",
+        "hip",
+        "--cuda-device-only",
+        "--no-gpu-bundle-output",
+        "--offload-arch=gfx1100",
+        opt,
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
     if uses_hip {
-        cmd.arg(format!("--rocm-device-lib-path={}", libdir.display()));
+        args.push(format!("--rocm-device-lib-path={}", libdir.display()));
     } else {
-        cmd.args(["-nogpulib", "-nogpuinc"]);
+        args.extend(["-nogpulib".to_string(), "-nogpuinc".to_string()]);
     }
-    let status = cmd
-        .args(["--offload-arch=gfx1100", opt])
-        .arg(if wave64 {
+    args.push(
+        if wave64 {
             "-mwavefrontsize64"
         } else {
             "-mno-wavefrontsize64"
-        })
-        .arg(&src)
-        .arg("-o")
-        .arg(&tmp)
-        .status()
-        .expect("running clang-19");
-    assert!(status.success(), "clang-19 failed on {}", src.display());
-    std::fs::rename(&tmp, &out).unwrap();
-    Some(out)
+        }
+        .to_string(),
+    );
+    // The shared harness keys the cache on compiler, arguments, source and
+    // the headers beside it (rdna_hip.h).
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rdna-kernels");
+    std::fs::create_dir_all(&cache).unwrap();
+    let clang = prlx_e2e::find_tool(CLANG).expect("checked above");
+    Some(prlx_e2e::compile_cached(
+        &clang,
+        &format!("{stem}.co"),
+        &[src],
+        &args,
+        &cache,
+    ))
 }
 
 /// A loaded test code object on a fresh device, with argument marshalling
