@@ -474,17 +474,7 @@ fn trace_plans(
         }
         let table = if members.len() > 1 {
             match nodes[members[0]].code.and_then(state::launch_table_of) {
-                Some(table) if members.len() <= LAUNCH_TABLE_ENTRIES as usize => Some(table),
-                Some(_) => {
-                    fail(
-                        outcomes,
-                        format!(
-                            "not traced: {} kernel nodes of this CUDA graph belong to one module, more than its launch table's {LAUNCH_TABLE_ENTRIES} entries",
-                            members.len()
-                        ),
-                    );
-                    continue;
-                }
+                Some(table) => Some(table),
                 None => {
                     fail(
                         outcomes,
@@ -499,12 +489,23 @@ fn trace_plans(
         } else {
             None
         };
-        // Unwanted nodes get no entry: their grids record nothing.
-        let wanted: Vec<usize> = members
+        // Unwanted nodes get no entry: their grids record nothing. So do
+        // nodes past the table's entries (the first ones in node order —
+        // for a captured sequence, the order they run in — are traced).
+        let mut wanted: Vec<usize> = members
             .iter()
             .copied()
             .filter(|&i| config.wants(&nodes[i].name))
             .collect();
+        if table.is_some() && wanted.len() > LAUNCH_TABLE_ENTRIES as usize {
+            for &index in &wanted[LAUNCH_TABLE_ENTRIES as usize..] {
+                outcomes[index].error = Some(format!(
+                    "not traced: only {LAUNCH_TABLE_ENTRIES} kernel nodes of one module are traced per graph launch (its launch table's entries), and this graph has {}",
+                    wanted.len()
+                ));
+            }
+            wanted.truncate(LAUNCH_TABLE_ENTRIES as usize);
+        }
         if !wanted.is_empty() {
             plans.push(TracePlan {
                 module,

@@ -875,3 +875,53 @@ fn cudart_graph_replays_trace_every_kernel_node() {
         .collect();
     assert_eq!(scales, [0, 1], "one replay: {replay:?}");
 }
+
+/// More kernel nodes of one module than its launch table has entries (each
+/// kernel captured 20 times into one graph): the first 16 of each kernel
+/// are traced with the events of one run each, the rest say why not, and
+/// the program computes what it computes bare.
+#[test]
+fn graph_with_more_nodes_than_table_entries_traces_the_first_ones() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    let launch = |c: &mut std::process::Command| {
+        c.arg(&fx.plain)
+            .arg("1")
+            .args(["module-data", "graph-repeat:20"]);
+    };
+    let mut bare = fx.built.app(&fx.app);
+    launch(&mut bare);
+    let mut captured = fx.built.captured_app(&fx.app, traces.path(), "many");
+    launch(&mut captured);
+    let (bare, captured) = (run_ok(&mut bare), run_ok(&mut captured));
+    assert_eq!(captured.stdout, bare.stdout);
+    let dir = traces.path().join("many");
+    let manifest = Manifest::load(&dir).unwrap();
+    assert_eq!(manifest.launches.len(), 40);
+    for kernel in ["classify", "steps"] {
+        let launches: Vec<_> = manifest
+            .launches
+            .iter()
+            .filter(|l| l.kernel == kernel)
+            .collect();
+        let mut counts = std::collections::BTreeSet::new();
+        for (i, launch) in launches.iter().enumerate() {
+            assert_eq!(launch.launch_index, i as u32);
+            if i < 16 {
+                let file = launch
+                    .file
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{launch:#?}"));
+                let trace = prlx_trace::TraceFile::open(dir.join(file)).unwrap();
+                counts.insert(trace.warps().map(|w| w.events.len()).sum::<usize>());
+            } else {
+                assert!(launch.file.is_none(), "{launch:#?}");
+                let why = launch.capture_error.as_deref().unwrap_or_default();
+                assert!(why.contains("only 16 kernel nodes"), "{launch:#?}");
+            }
+        }
+        // Every traced node ran the same inputs: the same event count, once.
+        assert_eq!(counts.len(), 1, "{kernel}: {counts:?}");
+        assert!(counts.iter().all(|&n| n > 0));
+    }
+}

@@ -27,7 +27,7 @@
  *                   graph (cuGraphExecUpdate) and given its node's parameters
  *                   again (cuGraphExecKernelNodeSetParams), cuGraphLaunch
  *   graph-repeat    captured twice in a row into one graph (two kernel nodes
- *                   of one module), cuGraphLaunch
+ *                   of one module), cuGraphLaunch; graph-repeat:N N times
  * Every mode but graph-repeat computes the same, so stdout matches the
  * direct launch's (graph-repeat counts classify's hits twice). */
 #include <cuda.h>
@@ -185,8 +185,9 @@ static void launch(CUfunction f, void **params) {
   CUgraph graph;
   CUgraphExec exec;
   CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  if (!strcmp(launch_how, "graph-capture") || !strcmp(launch_how, "graph-repeat")) {
-    int times = launch_how[6] == 'r' ? 2 : 1;
+  if (!strcmp(launch_how, "graph-capture") || !strncmp(launch_how, "graph-repeat", 12)) {
+    int times = 1;
+    if (launch_how[6] == 'r') times = launch_how[12] == ':' ? atoi(launch_how + 13) : 2;
     CHECK(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
     for (int t = 0; t < times; t++)
       CHECK(cuLaunchKernel(f, N / THREADS, 1, 1, THREADS, 1, 1, 0, stream, params, NULL));
