@@ -10,7 +10,10 @@
 //! Configuration comes from `PRLX_*` variables ([`config`]).
 //!
 //! The other roads in: [`dl`] (`dlsym` on a `dlopen`ed driver, as cudart
-//! does it) and [`graphs`] (CUDA graph launches, stream capture). Each
+//! does it), [`link`] (`cuLibraryLoadFromFile` and the JIT linker's inputs)
+//! and [`graphs`] (CUDA graph launches, traced per kernel node, and stream
+//! capture). [`module_load`] decides how each module is captured; [`nvbit`]
+//! takes traces from prlx's NVBit tool when that is the mode. Each
 //! launch carries its device and context; [`rank`] names one session per
 //! rank of a multi-process job; [`stack`] records the launching CPU stack
 //! as module + address, named later outside the application.
