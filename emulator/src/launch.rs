@@ -171,16 +171,21 @@ pub(crate) fn threads_from_env() -> usize {
 
 /// Whether the CTAs of `kernel` must run one after another, in order, for
 /// deterministic results: its code, or a function it may call, talks to
-/// other CTAs through global memory. That is an atomic or reduction on
-/// global memory (or on a generic address, which may be global), a
-/// `.volatile` or memory-ordered (`.relaxed/.acquire/.release`) load or
-/// store that is not to shared, local or parameter memory, or a fence at
-/// GPU or system scope (`membar.gl/.sys`, `fence.*.gpu/.sys`): counters,
-/// "last block" reductions, locks, queues, flags. The order in which CTAs
-/// get to memory decides their results. Every other kernel's CTAs only meet
-/// in memory through plain accesses, which give the same result in any
-/// order unless the kernel races (two CTAs writing one address, or one
-/// writing what another reads, without synchronization), as on hardware.
+/// other CTAs through global memory. That is an atomic (`atom`, whose old
+/// value the thread sees) or a reduction other than an integer
+/// `add/and/or/xor/min/max` on global memory (or on a generic address,
+/// which may be global), a `.volatile` or memory-ordered
+/// (`.relaxed/.acquire/.release`) load or store that is not to shared,
+/// local or parameter memory, or a fence at GPU or system scope
+/// (`membar.gl/.sys`, `fence.*.gpu/.sys`): counters, "last block"
+/// reductions, locks, queues, flags. The order in which CTAs get to memory
+/// decides their results. Integer reductions (`red`, what `atomicAdd` on an
+/// `int` compiles to when its result is unused: histograms, counts) give
+/// the same memory in any order (each is one atomic read-modify-write), and
+/// every other kernel's CTAs only meet in memory through plain accesses,
+/// which give the same result in any order unless the kernel races (two
+/// CTAs writing one address, or one writing what another reads, without
+/// synchronization), as on hardware.
 fn needs_cta_order(prog: &Program, kernel: u32) -> bool {
     let mut seen = vec![false; prog.funcs.len()];
     let mut todo = vec![kernel];
@@ -222,8 +227,12 @@ fn talks_to_other_ctas(text: &str) -> bool {
     let cta_private = mods
         .iter()
         .any(|m| m.starts_with("shared") || matches!(*m, "local" | "param"));
+    // An integer reduction whose result does not depend on the order.
+    let commutative_reduction = opcode == "red"
+        && has(&["add", "and", "or", "xor", "min", "max"])
+        && has(&["u32", "s32", "u64", "s64", "b32", "b64"]);
     match opcode {
-        "atom" | "red" => !cta_private,
+        "atom" | "red" => !cta_private && !commutative_reduction,
         "ld" | "st" => !cta_private && has(&["volatile", "relaxed", "acquire", "release", "mmio"]),
         "membar" => has(&["gl", "sys"]),
         "fence" => has(&["gpu", "sys"]),
@@ -945,7 +954,9 @@ mod tests {
     fn inter_cta_communication_is_recognised_from_the_instruction() {
         for text in [
             "atom.global.add.u32 %r1, [%rd1], 1;",
-            "@%p1 red.add.u32 [%rd1], %r2;",
+            "@%p1 red.add.f32 [%rd1], %f2;",
+            "red.global.inc.u32 [%rd1], %r2;",
+            "red.global.exch.b32 [%rd1], %r2;",
             "ld.volatile.global.u32 %r2, [%rd1];",
             "ld.acquire.gpu.u32 %r56, [%rd26];",
             "st.release.gpu.global.u32 [%rd1], %r2;",
@@ -957,6 +968,9 @@ mod tests {
         }
         for text in [
             "atom.shared.add.u32 %r1, [%rd1], 1;",
+            "red.global.add.u32 [%rd1], %r2;",
+            "@%p1 red.max.s32 [%rd1], %r2;",
+            "red.global.or.b64 [%rd1], %rd2;",
             "ld.volatile.shared.u32 %r2, [%rd1];",
             "ld.global.u32 %r2, [%rd1];",
             "st.global.v4.f32 [%rd1], {%f1, %f2, %f3, %f4};",

@@ -134,11 +134,14 @@
 //! [`LaunchStats`], the same `printf` output and the same fault every time,
 //! on any number of threads**, by this rule: a kernel whose code (or a
 //! function it calls) talks to other CTAs through global memory — an atomic
-//! or reduction on global or generic memory, a `.volatile` or
+//! on global or generic memory, a reduction there other than an integer
+//! `red.add/and/or/xor/min/max`, a `.volatile` or
 //! `.relaxed/.acquire/.release` load or store that is not to shared, local or
 //! parameter memory, a fence at GPU or system scope — runs its CTAs one after
-//! another on one thread, in CTA order, so atomics are trivially atomic and
-//! the order of arrivals is fixed. Other kernels' CTAs meet in memory only
+//! another on one thread, in CTA order, so the order of arrivals is fixed.
+//! Integer reductions (histograms, counts: `atomicAdd` whose result is
+//! unused) leave the same memory in any order; each is one atomic
+//! read-modify-write, so CTAs using them run in parallel. Other kernels' CTAs meet in memory only
 //! through plain accesses, whose outcome does not depend on the order unless
 //! the kernel has a data race between CTAs (undefined on hardware too; run it
 //! with `PRLX_EMU_THREADS=1`, or find it with `PRLX_EMU_SCHEDULE`). Observed

@@ -345,6 +345,40 @@ impl GlobalMemory {
         })
     }
 
+    /// Replaces the `size`-byte (1, 2, 4 or 8) value at `addr` with
+    /// `f(old)` as one atomic read-modify-write, and returns `old`. 4- and
+    /// 8-byte values use a compare-exchange loop, so CTAs on other threads
+    /// may update the same word; narrower ones (or a host mapping not
+    /// aligned to the width) are read and written with separate atomic
+    /// accesses, which suffices for kernels whose CTAs run in order.
+    pub fn fetch_update(
+        &self,
+        addr: u64,
+        size: u32,
+        f: impl Fn(u64) -> u64,
+    ) -> Result<u64, OutOfBounds> {
+        let i = self.find(addr, size as u64).ok_or(OutOfBounds)?;
+        let a = &self.allocations[i];
+        // SAFETY: `find` checked that the bytes lie inside the live
+        // allocation; the wide atomics are made only at aligned addresses.
+        unsafe {
+            let p = a.ptr.add((addr - a.base) as usize);
+            Ok(match size {
+                4 if p as usize % 4 == 0 => AtomicU32::from_ptr(p.cast())
+                    .fetch_update(Relaxed, Relaxed, |x| Some(f(x as u64) as u32))
+                    .unwrap_or_else(|x| x) as u64,
+                8 if p as usize % 8 == 0 => AtomicU64::from_ptr(p.cast())
+                    .fetch_update(Relaxed, Relaxed, |x| Some(f(x)))
+                    .unwrap_or_else(|x| x),
+                _ => {
+                    let old = atomic_read(p, size);
+                    atomic_write(p, size, f(old));
+                    old
+                }
+            })
+        }
+    }
+
     /// Copies the bytes at `addr` into `out`, all inside one allocation,
     /// with atomic byte reads: for kernels (texture fetches), which may run
     /// while CTAs on other threads write.

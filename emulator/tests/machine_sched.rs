@@ -360,3 +360,34 @@ fn parallel_ctas_match_the_serial_run() {
         assert_eq!(parallel.2, serial.2, "{threads} threads");
     }
 }
+
+/// Integer reductions (`red.global.add`, what `atomicAdd` compiles to when
+/// its result is unused) are one atomic read-modify-write each, so a
+/// histogram whose CTAs run on several threads counts every update, and
+/// gives the same counts on any thread count.
+#[test]
+fn integer_reductions_from_parallel_ctas_count_every_update() {
+    let ptx = format!(
+        "{HEADER}.visible .entry histogram(.param .u64 bins)\n{{\n\
+         .reg .pred %p<2>;\n.reg .b32 %r<10>;\n.reg .b64 %rd<6>;\n\
+         ld.param.u64 %rd1, [bins];\nmov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %tid.x;\n\
+         add.u32 %r3, %r1, %r2;\nmov.u32 %r4, 0;\n$loop:\nadd.u32 %r5, %r3, %r4;\nand.b32 %r6, %r5, 3;\n\
+         mul.wide.u32 %rd2, %r6, 8;\nadd.s64 %rd3, %rd1, %rd2;\nred.global.add.u32 [%rd3], 1;\n\
+         red.global.max.s32 [%rd3+4], %r5;\nadd.u32 %r4, %r4, 1;\nsetp.lt.u32 %p1, %r4, 64;\n@%p1 bra $loop;\nret;\n}}\n"
+    );
+    let counts = |threads: usize| {
+        let mut dev = device();
+        dev.set_threads(threads);
+        let f = kernel(&mut dev, &ptx, "histogram");
+        let bins = dev.mem_alloc(32).unwrap();
+        run(&mut dev, f, cfg(64, 128), &Params::new().u64(bins));
+        download_u32(&dev, bins, 8)
+    };
+    let serial = counts(1);
+    let total: u32 = serial.iter().step_by(2).sum();
+    assert_eq!(total, 64 * 128 * 64, "every increment counted: {serial:?}");
+    assert_eq!(serial[1], 63 + 127 + 63 - 1, "{serial:?}");
+    for threads in [2, 4] {
+        assert_eq!(counts(threads), serial, "{threads} threads");
+    }
+}

@@ -123,15 +123,39 @@ pub(crate) fn execute(
                 m &= m - 1;
                 let a = effective(&w.values, addr, l, 0);
                 check_align(a, size as u64, l)?;
-                let old = load(env, w, *space, a, size, l)?;
                 let (bv, cv) = (w.values[r(*b) + l], w.values[r(*c) + l]);
-                let new = if *op == AtomOp::Cas {
-                    crate::semantics::atomic_apply(*op, *ty, old, cv, bv)
-                } else {
-                    crate::semantics::atomic_apply(*op, *ty, old, bv, 0)
+                let apply = |old: u64| {
+                    if *op == AtomOp::Cas {
+                        crate::semantics::atomic_apply(*op, *ty, old, cv, bv)
+                    } else {
+                        crate::semantics::atomic_apply(*op, *ty, old, bv, 0)
+                    }
                 };
-                env.wrote |= new != old;
-                store(env, w, *space, a, size, new, l)?;
+                let global = match space {
+                    Space::Global => true,
+                    Space::Generic => memory::window_of(a) == Window::Global,
+                    _ => false,
+                };
+                let old = if global {
+                    // One atomic read-modify-write: CTAs on other threads
+                    // may update the same word (see `launch::needs_cta_order`).
+                    let old = env.global.fetch_update(a, size, apply).map_err(|_| {
+                        fault(
+                            FaultKind::IllegalAddress,
+                            l,
+                            a,
+                            format!("{} atomic of {size} bytes out of bounds", space.name()),
+                        )
+                    })?;
+                    env.wrote |= apply(old) != old;
+                    old
+                } else {
+                    let old = load(env, w, *space, a, size, l)?;
+                    let new = apply(old);
+                    env.wrote |= new != old;
+                    store(env, w, *space, a, size, new, l)?;
+                    old
+                };
                 if let Some(d) = d {
                     w.values[r(*d) + l] = old;
                 }
