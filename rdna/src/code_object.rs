@@ -215,7 +215,18 @@ impl CodeObject {
             .ok_or_else(|| CodeObjectError::Malformed("no .text section".into()))?;
         let text = elf.section_data(text_sec)?.to_vec();
         let mut segments = Vec::new();
+        // Loaded images of real code objects are a few megabytes at most.
+        const MAX_IMAGE: u64 = 1 << 30;
         for s in &elf.sections {
+            if s.addr != 0
+                && s.size > 0
+                && s.addr.checked_add(s.size).is_none_or(|end| end > MAX_IMAGE)
+            {
+                return Err(CodeObjectError::Malformed(format!(
+                    "section {} at {:#x} ({} bytes) lies beyond the 1 GiB an image may span",
+                    s.name, s.addr, s.size
+                )));
+            }
             // SHF_ALLOC sections with an address; NOBITS become zeros.
             if s.addr != 0 && s.size > 0 && s.size < (1 << 30) {
                 let bytes = if s.kind == 8 {

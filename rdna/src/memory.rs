@@ -12,6 +12,22 @@ pub const SHARED_APERTURE: u64 = 0x0001_0000_0000_0000;
 pub const PRIVATE_APERTURE: u64 = 0x0002_0000_0000_0000;
 pub const APERTURE_SIZE: u64 = 1 << 32;
 
+/// `len` zero bytes, or None when the host cannot provide them (a huge
+/// request fails instead of aborting). Zeroed pages are mapped lazily, so
+/// large, sparsely used allocations stay cheap.
+fn zeroed(len: usize) -> Option<Vec<u8>> {
+    let layout = std::alloc::Layout::array::<u8>(len).ok()?;
+    // SAFETY: `len >= 1`, so the layout has a nonzero size, as alloc_zeroed requires.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` was just allocated by the global allocator with the
+    // layout of `[u8; len]` (align 1, size len) and holds `len` initialized
+    // (zero) bytes; the Vec takes sole ownership with capacity `len`.
+    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
 #[derive(Debug, Default)]
 pub struct GlobalMemory {
     allocs: BTreeMap<u64, Vec<u8>>,
@@ -32,9 +48,10 @@ impl GlobalMemory {
         let align = align.max(256).checked_next_power_of_two()?;
         let addr = self.next.checked_add(align - 1)? & !(align - 1);
         let len = usize::try_from(size.max(1)).ok()?;
+        let buf = zeroed(len)?;
         // Guard gap between allocations so overruns fault.
         self.next = addr.checked_add(size.max(1))?.checked_add(4096)?;
-        self.allocs.insert(addr, vec![0; len]);
+        self.allocs.insert(addr, buf);
         Some(addr)
     }
 

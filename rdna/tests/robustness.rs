@@ -131,3 +131,37 @@ fn random_programs_run_or_fault_without_panicking() {
     assert_eq!(ok + faulted, 1000);
     eprintln!("{ok} ran to the end ({executed} wave-instructions), {faulted} faulted");
 }
+
+mod support;
+
+#[test]
+fn damaged_code_objects_are_refused_without_panicking() {
+    let Some(path) = support::code_object("basic", false) else {
+        return;
+    };
+    let good = std::fs::read(path).unwrap();
+    assert!(CodeObject::parse(&good).is_ok());
+    // Every truncation, and single-byte corruptions across the file.
+    for len in (0..good.len()).step_by(7) {
+        let _ = CodeObject::parse(&good[..len]);
+    }
+    let mut r = rng(77);
+    for _ in 0..400 {
+        let mut bad = good.clone();
+        for _ in 0..1 + r() % 4 {
+            let at = (r() % bad.len() as u64) as usize;
+            bad[at] = r() as u8;
+        }
+        if let Ok(co) = CodeObject::parse(&bad) {
+            // Whatever parsed must load and launch (or fault) safely too.
+            let mut dev = Device::new();
+            dev.config.max_wave_instructions = 2_000;
+            if let Ok(m) = dev.load(co.clone()) {
+                for k in co.kernels.keys() {
+                    let _ = dev.launch(m, k, [1, 1, 1], [32, 1, 1], 0, &[0u8; 512]);
+                }
+            }
+        }
+    }
+    assert!(CodeObject::parse(b"not an elf").is_err());
+}
