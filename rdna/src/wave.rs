@@ -64,8 +64,10 @@ pub struct Wave {
     pub scc: bool,
     pub vgprs: Vec<u32>,
     pub num_vgprs: u32,
-    /// Per-lane private (scratch) memory.
+    /// Per-lane private (scratch) memory, grown on first use up to
+    /// `scratch_limit` bytes (unwritten bytes read as zero).
     pub scratch: Vec<Vec<u8>>,
+    pub scratch_limit: usize,
     pub pending: Vec<PendingWrite>,
     pub done: bool,
     pub at_barrier: bool,
@@ -88,11 +90,8 @@ impl Wave {
             scc: false,
             vgprs: vec![0; num_vgprs as usize * wave_size as usize],
             num_vgprs,
-            scratch: if scratch_bytes > 0 {
-                vec![vec![0; scratch_bytes]; wave_size as usize]
-            } else {
-                Vec::new()
-            },
+            scratch: vec![Vec::new(); wave_size as usize],
+            scratch_limit: scratch_bytes,
             pending: Vec::new(),
             done: false,
             at_barrier: false,

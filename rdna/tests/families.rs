@@ -818,3 +818,31 @@ fn faults_name_wave_lane_pc_address_and_instruction() {
     assert_eq!(f.pc, Some(4));
     let _ = ins;
 }
+
+#[test]
+fn scratch_is_per_lane_and_bounded() {
+    let ins = inputs();
+    for wave in [32u32, 64] {
+        // Each lane stores a[l] at its own offset and reads it back, plus an
+        // untouched offset (zero).
+        let body = "v_lshlrev_b32 v5, 2, v0\nscratch_store_b32 v5, v1, off offset:512\n\
+                    scratch_load_b32 v4, v5, off offset:512\nscratch_load_b32 v6, v5, off offset:8\n\
+                    s_waitcnt vmcnt(0)\nv_add_nc_u32 v4, v4, v6";
+        let Some(got) = run(body, wave, &ins) else {
+            return;
+        };
+        assert_eq!(got, ins[0], "wave{wave} scratch round trip");
+    }
+    // 1 KiB per lane in the spec runner: lane 0 writes past it.
+    let text =
+        "---\nlocal = 32\n---\nv_mov_b32 v1, 0x400\nscratch_store_b32 v1, v0, off\ns_endpgm\n";
+    if prlx_e2e::find_tool(asm::LLVM_MC).is_none() {
+        return;
+    }
+    let prog = asm::parse("s.s", text, std::path::Path::new(".")).unwrap();
+    let mut dev = Device::new();
+    let loaded = prog.load(&mut dev).unwrap();
+    let f = prog.run(&mut dev, &loaded).unwrap_err();
+    assert_eq!((f.lane, f.addr), (Some(0), Some(0x400)), "{f}");
+    assert!(f.to_string().contains("scratch memory fault"), "{f}");
+}

@@ -543,14 +543,8 @@ fn vmem_read(c: &Ctx<'_>, i: &Inst, lane: usize, size: usize) -> Result<Bytes16,
             .map_err(|f| ExecError::memory("global", false, size as u32, Some(lane as u32), f))?,
         Space::Lds(a) => lds_read(c, a, buf, lane)?,
         Space::Scratch(a) => {
-            let s = c
-                .wave
-                .scratch
-                .get(lane)
-                .map(|v| v.as_slice())
-                .unwrap_or(&[]);
             let end = a as usize + size;
-            if end > s.len() {
+            if end > c.wave.scratch_limit {
                 return Err(ExecError::memory(
                     "scratch",
                     false,
@@ -559,7 +553,15 @@ fn vmem_read(c: &Ctx<'_>, i: &Inst, lane: usize, size: usize) -> Result<Bytes16,
                     a,
                 ));
             }
-            buf.copy_from_slice(&s[a as usize..end]);
+            let s = c
+                .wave
+                .scratch
+                .get(lane)
+                .map(|v| v.as_slice())
+                .unwrap_or(&[]);
+            for (k, b) in buf.iter_mut().enumerate() {
+                *b = s.get(a as usize + k).copied().unwrap_or(0);
+            }
         }
     }
     Ok(out)
@@ -573,8 +575,13 @@ fn vmem_write(c: &mut Ctx<'_>, i: &Inst, lane: usize, data: &[u8]) -> Result<(),
         Space::Lds(a) => lds_write(c, a, data, lane),
         Space::Scratch(a) => {
             let end = a as usize + data.len();
+            let limit = c.wave.scratch_limit;
             match c.wave.scratch.get_mut(lane) {
-                Some(s) if end <= s.len() => {
+                Some(s) if end <= limit => {
+                    if s.len() < end {
+                        // Grow in steps, never past the segment.
+                        s.resize(end.next_power_of_two().max(256).min(limit), 0);
+                    }
                     s[a as usize..end].copy_from_slice(data);
                     Ok(())
                 }
