@@ -103,6 +103,26 @@ fn probes() -> Vec<Vec<u32>> {
             }
         }
     }
+    for op in 0..256u32 {
+        if present(&opcodes::MUBUF, op as usize) {
+            // offen, idxen, both, neither (with an SGPR soffset and cache bits).
+            for (w1_bits, w0_bits) in [
+                (1u32 << 22, 0x10u32),
+                (1 << 23, 0),
+                (3 << 22, 0x4004),
+                (0, 0x7008),
+            ] {
+                v.push(vec![
+                    (0x38 << 26) | (op << 18) | w0_bits,
+                    (0x80 << 24) | w1_bits | (2 << 16) | (4 << 8) | 2,
+                ]);
+                v.push(vec![
+                    (0x38 << 26) | (op << 18) | w0_bits,
+                    (6 << 24) | w1_bits | (2 << 16) | (4 << 8) | 2,
+                ]);
+            }
+        }
+    }
     for op in 0..128u32 {
         if present(&opcodes::VOP3P, op as usize) {
             // op_sel_hi all set / partly set, op_sel, neg_lo, neg_hi, an inline constant.

@@ -846,3 +846,51 @@ fn scratch_is_per_lane_and_bounded() {
     assert_eq!((f.lane, f.addr), (Some(0), Some(0x400)), "{f}");
     assert!(f.to_string().contains("scratch memory fault"), "{f}");
 }
+
+#[test]
+fn buffer_loads_and_stores_through_a_descriptor() {
+    let ins = inputs();
+    // V# over `a` (s[8:9]) with 248 bytes of records: lanes 62 and 63 are out
+    // of range, so their loads read 0 and their stores are dropped.
+    let vsharp = "s_mov_b32 s16, s8\ns_and_b32 s17, s9, 0xffff\ns_movk_i32 s18, 0xf8\ns_mov_b32 s19, 0\nv_lshlrev_b32 v5, 2, v0\n";
+    for wave in [32u32, 64] {
+        let Some(got) = run(
+            &format!("{vsharp}buffer_load_b32 v4, v5, s[16:19], 0 offen\ns_waitcnt vmcnt(0)"),
+            wave,
+            &ins,
+        ) else {
+            return;
+        };
+        for l in 0..N {
+            assert_eq!(
+                got[l],
+                if l < 62 { ins[0][l] } else { 0 },
+                "wave{wave} buffer_load lane {l}"
+            );
+        }
+        let body = format!(
+            "{vsharp}buffer_store_b32 v3, v5, s[16:19], 0 offen\ns_waitcnt_vscnt null, 0x0\n\
+             buffer_load_b32 v4, v5, s[16:19], 4 offen offset:4\ns_waitcnt vmcnt(0)"
+        );
+        let Some(got) = run(&body, wave, &ins) else {
+            return;
+        };
+        let ws = wave as usize;
+        for l in 0..N {
+            // Reads a[l + 2] (soffset 4 + offset 4) after the lanes of its own
+            // wave stored c[...] (other waves' stores are unordered with it).
+            if l + 2 < N && (l + 2) / ws != l / ws {
+                continue;
+            }
+            // The range check covers VGPR offset + instruction offset, not
+            // soffset: lane 60 (244 + 4 <= 248) reads a[62], which lane 62's
+            // dropped store left alone; lane 61 is out of range.
+            let want = match l {
+                0..=59 => ins[2][l + 2],
+                60 => ins[0][62],
+                _ => 0,
+            };
+            assert_eq!(got[l], want, "wave{wave} buffer store/load lane {l}");
+        }
+    }
+}

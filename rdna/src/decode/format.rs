@@ -635,7 +635,7 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
         }
         Format::Ds => format_ds(inst),
         Format::Flat | Format::Global | Format::Scratch => format_flat(inst),
-        Format::Mubuf => name.to_string(),
+        Format::Mubuf => format_mubuf(inst),
     }
 }
 
@@ -914,4 +914,59 @@ fn format_flat(inst: &Inst) -> String {
             vreg_name(inst.data0, data_dw)
         )
     }
+}
+
+fn format_mubuf(inst: &Inst) -> String {
+    let name = inst.name;
+    if name.starts_with("buffer_gl")
+        || name.starts_with("buffer_wbinv")
+        || name.starts_with("buffer_inv")
+    {
+        return name.to_string();
+    }
+    let d = match name.rsplit('_').next() {
+        Some("b64" | "u64" | "i64" | "f64") => 2u16,
+        Some("b96") => 3,
+        Some("b128") => 4,
+        _ => 1,
+    };
+    let d = if name.contains("cmpswap") { 2 * d } else { d };
+    // Format loads/stores carry one register per component (d16: two per register).
+    let d = match name.rsplit('_').next() {
+        Some(c @ ("x" | "xy" | "xyz" | "xyzw")) if name.contains("format") => {
+            let n = c.len() as u16;
+            if name.contains("d16") {
+                n.div_ceil(2)
+            } else {
+                n
+            }
+        }
+        _ => d,
+    };
+    let vaddr = match (inst.idxen, inst.offen) {
+        (true, true) => vreg_name(inst.addr, 2),
+        (false, false) => "off".to_string(),
+        _ => format!("v{}", inst.addr),
+    };
+    // buffer_load_lds_* write LDS (at M0) and have no VGPR data.
+    let data = if name.starts_with("buffer_load_lds") {
+        String::new()
+    } else {
+        format!("{}, ", vreg_name(inst.data0, d))
+    };
+    let mut s = format!(
+        "{name} {data}{vaddr}, {}, {}",
+        sreg_name(inst.saddr, 4),
+        operand(inst, inst.src[0], 1, false)
+    );
+    if inst.idxen {
+        s += " idxen";
+    }
+    if inst.offen {
+        s += " offen";
+    }
+    if inst.offset != 0 {
+        s += &format!(" offset:{}", inst.offset);
+    }
+    s + &mem_flags(inst)
 }

@@ -123,6 +123,9 @@ pub struct Inst {
     pub data1: u16,
     pub saddr: u16,
     pub sve: bool,
+    /// MUBUF addressing: VGPR offset (`offen`) and/or index (`idxen`).
+    pub offen: bool,
+    pub idxen: bool,
     pub vopd: Option<[VopdHalf; 2]>,
 }
 
@@ -184,6 +187,8 @@ impl Inst {
             data1: 0,
             saddr: src::NULL,
             sve: false,
+            offen: false,
+            idxen: false,
             vopd: None,
         }
     }
@@ -368,9 +373,16 @@ pub fn decode(code: &[u8], pc: u64) -> Result<Inst, DecodeError> {
                 let mut i = Inst::new(Format::Mubuf, op as u16, name);
                 i.len = 8;
                 i.offset = bits(w0, 11, 0) as i32;
+                i.slc = w0 & (1 << 12) != 0;
+                i.dlc = w0 & (1 << 13) != 0;
+                i.glc = w0 & (1 << 14) != 0;
                 i.addr = bits(w1, 7, 0) as u16;
                 i.data0 = bits(w1, 15, 8) as u16;
+                // vdata is the destination of loads and returning atomics too.
+                i.dst = i.data0;
                 i.saddr = (bits(w1, 20, 16) << 2) as u16;
+                i.offen = w1 & (1 << 22) != 0;
+                i.idxen = w1 & (1 << 23) != 0;
                 i.src[0] = bits(w1, 31, 24) as u16;
                 i
             }

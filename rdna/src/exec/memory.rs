@@ -350,6 +350,7 @@ fn atomic_parts(name: &str) -> (&str, &str, bool) {
         .strip_prefix("ds_")
         .or_else(|| name.strip_prefix("global_atomic_"))
         .or_else(|| name.strip_prefix("flat_atomic_"))
+        .or_else(|| name.strip_prefix("buffer_atomic_"))
         .unwrap_or(name);
     let (body, ty) = rest.rsplit_once('_').unwrap_or((rest, "b32"));
     match body.strip_suffix("_rtn") {
@@ -676,6 +677,152 @@ fn vmem_atomic(c: &mut Ctx<'_>, i: &Inst) -> R {
     Ok(Flow::Next)
 }
 
+// ---------------------------------------------------------------- MUBUF
+
+/// The global address of a buffer access for `lane`, or None when it is out
+/// of the buffer's range (loads then read zero, stores are dropped: robust
+/// buffer access, as the hardware does). V#: base [47:0], stride [61:48],
+/// num_records [95:64].
+fn buffer_address(c: &Ctx<'_>, i: &Inst, lane: usize, size: u64) -> Option<u64> {
+    let r = i.saddr;
+    let (w0, w1, w2) = (c.wave.sreg(r), c.wave.sreg(r + 1), c.wave.sreg(r + 2));
+    let base = w0 as u64 | ((w1 as u64 & 0xFFFF) << 32);
+    let stride = ((w1 >> 16) & 0x3FFF) as u64;
+    let records = w2 as u64;
+    let index = if i.idxen {
+        c.wave.vgpr(i.addr, lane) as u64
+    } else {
+        0
+    };
+    let voff = if i.offen {
+        c.wave.vgpr(i.addr + i.idxen as u16, lane) as u64
+    } else {
+        0
+    };
+    let soff = c.scalar32(i, i.src[0]) as u64;
+    let offset = voff + i.offset as u64;
+    let in_range = if stride != 0 && i.idxen {
+        index < records
+    } else {
+        offset + size <= records
+    };
+    in_range.then(|| {
+        base.wrapping_add(soff)
+            .wrapping_add(index * stride)
+            .wrapping_add(offset)
+    })
+}
+
+fn buffer_op(c: &mut Ctx<'_>, i: &Inst) -> R {
+    let n = i.name;
+    let size = elem_size(n);
+    let dwords = size.div_ceil(4);
+    let wave_size = c.wave.wave_size as usize;
+    let mask = c.wave.exec();
+    if n.contains("_load_") {
+        let mut values = vec![0u32; wave_size * dwords];
+        for lane in active_lanes(c) {
+            let mut buf = [0u8; 16];
+            if let Some(a) = buffer_address(c, i, lane, size as u64) {
+                c.mem.read(a, &mut buf[..size]).map_err(|f| {
+                    ExecError::memory("global (buffer)", false, size as u32, Some(lane as u32), f)
+                })?;
+            }
+            let mut v = extend(n, &buf[..size]);
+            if n.contains("d16") {
+                v[0] &= 0xFFFF;
+            }
+            values[lane * dwords..lane * dwords + dwords].copy_from_slice(&v);
+        }
+        push(c, Counter::Vm, load_dest(i, dwords, mask, values));
+    } else if n.contains("_store_") {
+        let hi = n.contains("d16_hi");
+        for lane in active_lanes(c) {
+            if let Some(a) = buffer_address(c, i, lane, size as u64) {
+                let data = vgpr_bytes(c, i.data0, lane, size, hi);
+                c.mem.write(a, &data).map_err(|f| {
+                    ExecError::memory("global (buffer)", true, size as u32, Some(lane as u32), f)
+                })?;
+            }
+        }
+        push(c, Counter::Vs, PendingDest::Nothing);
+    } else {
+        let (op, ty, _) = atomic_parts(n);
+        let wide = ty.ends_with("64");
+        let size = if wide { 8 } else { 4 };
+        let dw = size / 4;
+        let mut values = vec![0u32; wave_size * dw];
+        for lane in active_lanes(c) {
+            let Some(a) = buffer_address(c, i, lane, size as u64) else {
+                continue;
+            };
+            let mut b8 = [0u8; 8];
+            c.mem.read(a, &mut b8[..size]).map_err(|f| {
+                ExecError::memory("global (buffer)", false, size as u32, Some(lane as u32), f)
+            })?;
+            let old = u64::from_le_bytes(b8);
+            let rd = |r: u16| {
+                if wide {
+                    c.wave.vgpr64(r, lane)
+                } else {
+                    c.wave.vgpr(r, lane) as u64
+                }
+            };
+            let (src, cmp) = if op == "cmpswap" {
+                (rd(i.data0), rd(i.data0 + dw as u16))
+            } else {
+                (rd(i.data0), 0)
+            };
+            let new = atomic_op(op, ty, old, src, cmp, wide);
+            c.mem.write(a, &new.to_le_bytes()[..size]).map_err(|f| {
+                ExecError::memory("global (buffer)", true, size as u32, Some(lane as u32), f)
+            })?;
+            values[lane * dw] = old as u32;
+            if wide {
+                values[lane * dw + 1] = (old >> 32) as u32;
+            }
+        }
+        if i.glc {
+            push(
+                c,
+                Counter::Vm,
+                PendingDest::Vgprs {
+                    first: i.dst,
+                    dwords: dw as u16,
+                    mask,
+                    values,
+                },
+            );
+        } else {
+            push(c, Counter::Vs, PendingDest::Nothing);
+        }
+    }
+    Ok(Flow::Next)
+}
+
+fn is_known_buffer(n: &str) -> bool {
+    let rest = n.strip_prefix("buffer_atomic_").unwrap_or("");
+    let op = rest.rsplit_once('_').map_or("", |(o, _)| o);
+    ((n.starts_with("buffer_load_") || n.starts_with("buffer_store_"))
+        && !n.contains("format")
+        && !n.contains("lds"))
+        || matches!(
+            op,
+            "swap"
+                | "cmpswap"
+                | "add"
+                | "sub"
+                | "csub"
+                | "min"
+                | "max"
+                | "and"
+                | "or"
+                | "xor"
+                | "inc"
+                | "dec"
+        )
+}
+
 /// Routes by name: every DS/FLAT/GLOBAL/SCRATCH opcode of a kind shares a handler.
 pub fn dispatch(c: &mut Ctx<'_>, i: &Inst) -> R {
     let n = i.name;
@@ -770,6 +917,7 @@ pub fn handler(i: &Inst) -> Option<Handler> {
     match i.format {
         Format::Ds if is_known_ds(i.name) => Some(dispatch),
         Format::Flat | Format::Global | Format::Scratch if is_known_vmem(i.name) => Some(dispatch),
+        Format::Mubuf if is_known_buffer(i.name) => Some(buffer_op),
         _ => None,
     }
 }

@@ -49,7 +49,13 @@ pub fn handler_for(inst: &Inst) -> Option<Handler> {
             scalar::OPS
         }
         Sopp => control::OPS,
-        Smem | Mubuf => memory::OPS,
+        Smem => memory::OPS,
+        Mubuf => {
+            if let Some(h) = lookup(memory::OPS, inst.name) {
+                return Some(h);
+            }
+            return memory::handler(inst);
+        }
         Ds | Flat | Global | Scratch => return memory::handler(inst),
         Vopd => {
             let known = inst
