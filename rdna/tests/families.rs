@@ -806,13 +806,14 @@ fn faults_name_wave_lane_pc_address_and_instruction() {
     assert!(f.to_string().contains("ds_load_b32 v2, v1"), "{f}");
     assert_eq!(prog.lines.get(&12), Some(&8));
     // Instructions the emulator does not execute are refused by name, with the PC.
-    let text = "---\nlocal = 32\n---\ns_nop 0\nbuffer_load_b32 v1, off, s[8:11], 0\ns_endpgm\n";
+    let text =
+        "---\nlocal = 32\n---\ns_nop 0\nbuffer_load_format_x v1, off, s[8:11], 0\ns_endpgm\n";
     let prog = asm::parse("u.s", text, std::path::Path::new(".")).unwrap();
     let loaded = prog.load(&mut dev).unwrap();
     let f = prog.run(&mut dev, &loaded).unwrap_err();
     assert_eq!(
         f.kind,
-        prlx_rdna::FaultKind::Unsupported("buffer_load_b32".into()),
+        prlx_rdna::FaultKind::Unsupported("buffer_load_format_x".into()),
         "{f}"
     );
     assert_eq!(f.pc, Some(4));
