@@ -106,6 +106,9 @@ impl GlobalMemory {
     /// Describes `addr` against the closest allocation: "N bytes past the end
     /// of the 256-byte allocation at 0x...", or "N bytes before ...".
     pub fn nearest(&self, addr: u64) -> Option<String> {
+        if addr < 1 << 16 {
+            return Some(format!("a null pointer plus {addr:#x}"));
+        }
         let below = self
             .allocs
             .range(..=addr)
@@ -118,6 +121,10 @@ impl GlobalMemory {
             .map(|(&b, v)| (b, v.len() as u64));
         let past = below.map(|(b, n)| (addr.wrapping_sub(b + n), b, n));
         let before = above.map(|(b, n)| (b.wrapping_sub(addr), b, n));
+        // Far from everything: no allocation explains it.
+        let near = |d: u64| d < 1 << 32;
+        let past = past.filter(|p| near(p.0));
+        let before = before.filter(|b| near(b.0));
         match (past, before) {
             (Some((d, b, n)), Some((e, ..))) if d <= e => Some(format!(
                 "{d} bytes past the end of the {n}-byte allocation at {b:#x}"
