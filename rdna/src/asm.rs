@@ -498,7 +498,7 @@ pub fn parse(file: &str, text: &str, base_dir: &Path) -> Result<AsmProgram, AsmE
                     inst_lines.push(ln);
                 }
                 if idx > 0 {
-                    asm.push_str(code);
+                    asm.push_str(&legacy_sendmsg(code).unwrap_or_else(|| code.to_string()));
                 }
             }
         }
@@ -536,6 +536,35 @@ pub fn parse(file: &str, text: &str, base_dir: &Path) -> Result<AsmProgram, AsmE
         lines: line_map,
         source: lines.iter().map(|s| s.to_string()).collect(),
     })
+}
+
+/// The spec's examples use the pre-gfx11 GS messages
+/// (`s_sendmsg sendmsg(MSG_GS_DONE, GS_OP_NOP)`), which llvm-mc refuses for
+/// gfx1100: they are written as their raw immediate (the emulator executes
+/// `s_sendmsg` as a no-op either way).
+fn legacy_sendmsg(code: &str) -> Option<String> {
+    let t = code.trim();
+    let (mnemonic, rest) = t.split_once(char::is_whitespace)?;
+    if mnemonic != "s_sendmsg" && mnemonic != "s_sendmsghalt" {
+        return None;
+    }
+    let inner = rest.trim().strip_prefix("sendmsg(")?.strip_suffix(')')?;
+    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let id = match parts[0] {
+        "MSG_GS" => 2,
+        "MSG_GS_DONE" => 3,
+        "MSG_SAVEWAVE" => 4,
+        _ => return None,
+    };
+    let op = match parts.get(1).copied() {
+        None | Some("GS_OP_NOP") => 0,
+        Some("GS_OP_CUT") => 1,
+        Some("GS_OP_EMIT") => 2,
+        Some("GS_OP_EMIT_CUT") => 3,
+        Some(n) => n.parse().ok()?,
+    };
+    let stream: u32 = parts.get(2).map_or(Some(0), |n| n.parse().ok())?;
+    Some(format!("{mnemonic} {}", id | (op << 4) | (stream << 8)))
 }
 
 fn strip_comment(l: &str) -> &str {

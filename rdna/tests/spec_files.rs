@@ -174,6 +174,26 @@ fn header_errors_name_the_line() {
 }
 
 #[test]
+fn the_spec_syntax_examples_assemble() {
+    if !have_llvm_mc() {
+        return;
+    }
+    // The operand forms and special syntax of the spec's "Instruction Block".
+    let body = "s_sendmsg sendmsg(MSG_GS_DONE, GS_OP_NOP)\ns_waitcnt lgkmcnt(0) vmcnt(0)\ns_waitcnt 0x0000\n\
+                v_add_f32 v0, -v1, |v2|\nv_mul_f32 v0, -|v1|, v2\nv_add_f32 v0, -1.0, v1\ns_mov_b32 s0, 0b1010\n\
+                s_mov_b32 s1, 0xDEADBEEF\ns_mov_b32 s2, -42\nv_mov_b32 v3, -3.14\ns_endpgm\n";
+    let p = asm::parse(
+        "t.s",
+        &format!("---\nlocal = 32\n---\n{body}"),
+        Path::new("."),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut dev = Device::new();
+    let loaded = p.load(&mut dev).unwrap();
+    p.run(&mut dev, &loaded).unwrap_or_else(|f| panic!("{f}"));
+}
+
+#[test]
 fn initializers() {
     let base = Path::new(".");
     let prog = |h: &str| asm::parse("t.s", &format!("---\n{h}\nlocal = 1\n---\n"), base);
