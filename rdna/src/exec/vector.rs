@@ -633,10 +633,16 @@ pub fn compare(c: &mut Ctx<'_>, i: &Inst) -> R {
                             let b = fsrc(c, i, 0, l).to_bits();
                             x.is_nan() && b & (1 << 22) == 0
                         }
+                        // f16: quiet bit 9 of the raw half.
+                        "f16" => x.is_nan() && c.vsrc16(i, 0, l) & (1 << 9) == 0,
                         _ => x.is_nan() && x.to_bits() & (1 << 51) == 0,
                     };
                     let sub = match ty {
                         "f32" => fsrc(c, i, 0, l).is_subnormal(),
+                        "f16" => {
+                            let h = c.vsrc16(i, 0, l);
+                            h & 0x7C00 == 0 && h & 0x3FF != 0
+                        }
                         _ => x.is_subnormal(),
                     };
                     let class = if x.is_nan() {
