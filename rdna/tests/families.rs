@@ -524,6 +524,14 @@ fn compares_ballots_and_cross_lane() {
                     x.is_infinite() || x == 0.0
                 }),
             ),
+            (
+                format!("v_cmp_class_f16_e64 {sp}, v1, 0x90"),
+                // 0x90: -denormal (4), +denormal (7) of the low half.
+                Box::new(|l| {
+                    let h = ins[0][l] & 0xFFFF;
+                    h & 0x7C00 == 0 && h & 0x3FF != 0
+                }),
+            ),
         ];
         for (cmp, pred) in &cases {
             let dst = if cmp.contains("_e64") { sp } else { vcc };
