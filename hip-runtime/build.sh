@@ -9,6 +9,9 @@
 # The crate builds a static library; this links it into the shared library
 # with the soname and the symbol versions of HIP 5.2 (exports.map), which a
 # Rust cdylib cannot carry (rustc passes its own unversioned version script).
+# -Bsymbolic-functions binds the library's calls to its own functions (an
+# `_spt` entry point calling hipLaunchKernel) to its own definitions: an
+# LD_PRELOADed shim intercepts the application's calls, not these.
 set -eu
 cd "$(dirname "$0")/.."
 profile=debug
@@ -26,6 +29,7 @@ ${CC:-cc} -shared -o "$tmp" \
     -Wl,-soname,libamdhip64.so.5 \
     -Wl,--version-script=hip-runtime/exports.map \
     -Wl,--gc-sections \
+    -Wl,-Bsymbolic-functions \
     -Wl,--whole-archive "$dir/libprlx_hip.a" -Wl,--no-whole-archive \
     -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 # Renamed into place: concurrent builds (parallel tests) never see half a file.

@@ -73,6 +73,14 @@ type FnRegisterVar = unsafe extern "C" fn(
 type FnGetSymbolAddress = unsafe extern "C" fn(*mut *mut c_void, *const c_void) -> hipError_t;
 type FnGetSymbolSize = unsafe extern "C" fn(*mut usize, *const c_void) -> hipError_t;
 type FnLastError = unsafe extern "C" fn() -> hipError_t;
+type FnLaunchKernelSpt = unsafe extern "C" fn(
+    *const c_void,
+    dim3,
+    dim3,
+    *mut *mut c_void,
+    usize,
+    hipStream_t,
+) -> hipError_t;
 
 /// The HIP runtime's entry points the shim calls itself.
 struct Runtime {
@@ -96,6 +104,7 @@ struct Runtime {
     get_symbol_size: Option<FnGetSymbolSize>,
     peek_at_last_error: Option<FnLastError>,
     get_last_error: Option<FnLastError>,
+    launch_kernel_spt: Option<FnLaunchKernelSpt>,
 }
 
 /// `name` after ours (the HIP runtime the application linked), else in
@@ -149,6 +158,7 @@ fn runtime() -> &'static Runtime {
         get_symbol_size: hip_fn!(c"hipGetSymbolSize", FnGetSymbolSize),
         peek_at_last_error: hip_fn!(c"hipPeekAtLastError", FnLastError),
         get_last_error: hip_fn!(c"hipGetLastError", FnLastError),
+        launch_kernel_spt: hip_fn!(c"hipLaunchKernel_spt", FnLaunchKernelSpt),
     })
 }
 
@@ -653,6 +663,42 @@ fn resolve_fat_binary(host_function: *const c_void) {
         }
     }
     state::register_code(CodeHandle::Module(handle), info);
+}
+
+/// `hipLaunchKernel_spt` (`-fgpu-default-stream=per-thread` builds): as
+/// `hipLaunchKernel` in [`crate::hooks`].
+///
+/// # Safety
+/// As `hip_runtime_api.h` documents for `hipLaunchKernel`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipLaunchKernel_spt(
+    function_address: *const c_void,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    let Some(real) = runtime().launch_kernel_spt else {
+        return HIP_ERROR_NOT_INITIALIZED;
+    };
+    before_launch(function_address);
+    // SAFETY: forwarding unchanged.
+    let forward =
+        || unsafe { real(function_address, grid, block, args, shared, stream) } as CUresult;
+    let call = state::LaunchCall {
+        function: function_address as *mut c_void,
+        geometry: crate::capture::Geometry {
+            grid: [grid.x, grid.y, grid.z],
+            block: [block.x, block.y, block.z],
+        },
+        shared_bytes: shared as u32,
+        stream,
+        params: args,
+        extra: std::ptr::null_mut(),
+        hip: true,
+    };
+    state::on_launch(call, forward) as hipError_t
 }
 
 #[cfg(test)]

@@ -331,39 +331,48 @@ fn capture_of_a_pass_built_fat_binary_launched_with_triple_chevrons() {
             .arg("-o")
             .arg(&fatbin),
     );
-    let object = scratch.path().join("launch_app.o");
-    prlx_e2e::run_ok(
-        Command::new(&hip.clang)
-            .args([
-                "-x",
-                "hip",
-                "--offload-arch=gfx1100",
-                "--cuda-host-only",
-                "-O1",
-            ])
-            .args([
-                "-Wall",
-                "-Werror",
-                "-Xclang",
-                "-fcuda-include-gpubinary",
-                "-Xclang",
-            ])
-            .arg(&fatbin)
-            .arg("-c")
-            .arg(&source)
-            .arg("-o")
-            .arg(&object),
-    );
-    let program = scratch.path().join("launch_app");
-    prlx_e2e::run_ok(
-        Command::new(&hip.clang)
-            .arg(&object)
-            .arg("-lamdhip64")
-            .arg("-o")
-            .arg(&program),
-    );
-    let runs = scratch.path().join("runs");
-    two_runs_diff_to_the_line(built, &runs, &program, &[], "bin_energies_0.prlx");
+    // Once as built by default, once with the per-thread default stream
+    // (its launches go through hipLaunchKernel_spt).
+    for (variant, extra) in [
+        ("default", &[][..]),
+        ("per-thread", &["-fgpu-default-stream=per-thread"][..]),
+    ] {
+        let object = scratch.path().join(format!("launch_app.{variant}.o"));
+        prlx_e2e::run_ok(
+            Command::new(&hip.clang)
+                .args([
+                    "-x",
+                    "hip",
+                    "--offload-arch=gfx1100",
+                    "--cuda-host-only",
+                    "-O1",
+                ])
+                .args([
+                    "-Wall",
+                    "-Werror",
+                    "-Xclang",
+                    "-fcuda-include-gpubinary",
+                    "-Xclang",
+                ])
+                .arg(&fatbin)
+                .args(extra)
+                .arg("-c")
+                .arg(&source)
+                .arg("-o")
+                .arg(&object),
+        );
+        let program = scratch.path().join(variant).join("launch_app");
+        std::fs::create_dir_all(program.parent().unwrap()).expect("create a program dir");
+        prlx_e2e::run_ok(
+            Command::new(&hip.clang)
+                .arg(&object)
+                .arg("-lamdhip64")
+                .arg("-o")
+                .arg(&program),
+        );
+        let runs = scratch.path().join(variant).join("runs");
+        two_runs_diff_to_the_line(built, &runs, &program, &[], "bin_energies_0.prlx");
+    }
 }
 
 /// The shim changes nothing for uninstrumented HIP programs: the corpus
