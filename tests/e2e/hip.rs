@@ -71,10 +71,8 @@ fn module_images(hip: &HipClang, wave64: bool) -> (PathBuf, PathBuf) {
 /// execute yet, and that instruction: they must pass, or fail naming it.
 /// Anything else failing fails the test.
 const EMULATOR_GAPS: &[(&str, &str)] = &[
-    // ocml's double-precision sin/cos argument reduction.
-    ("math_functions", "v_trig_preop_f64"),
-    // 16-bit adds for `short` arithmetic in module_kernels.hip's fill.
-    ("module_api", "v_add_nc_u16"),
+    // None today. An entry is (program, "instruction"), e.g.
+    // ("math_functions", "v_trig_preop_f64") before the emulator ran it.
 ];
 
 /// Builds and runs every program; returns the failures, one paragraph each.
