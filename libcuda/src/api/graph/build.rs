@@ -7,7 +7,7 @@
 
 use super::abi::*;
 use super::model::{Copy3D, KernelOp, MemsetOp, Op, State, with_state};
-use super::{check_edge_data, read_nodes, write_list, zero_edge_data};
+use super::{check_edge_data, read_nodes, write_list, write_list_with_edge_data};
 use crate::api::proc_address::{ProcEntry, procs};
 use crate::cu::*;
 use crate::driver::{Driver, with_driver};
@@ -908,8 +908,7 @@ exports! {
             write_list(from, count, &a)?;
             if !to.is_null() {
                 let mut c = capacity;
-                write_list(to, &mut c, &b)?;
-                zero_edge_data(edge_data, capacity);
+                write_list_with_edge_data(to, edge_data, &mut c, &b)?;
             }
         }
         Ok(())
@@ -923,16 +922,9 @@ exports! {
 
     fn cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
         non_null(count)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
-        let capacity = unsafe { count.read_unaligned() };
         let v = with_state(|s| s.dependencies(raw(node)))?;
-        unsafe {
-            write_list(deps, count, &v)?;
-            if !deps.is_null() {
-                zero_edge_data(edge_data, capacity);
-            }
-        }
-        Ok(())
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        unsafe { write_list_with_edge_data(deps, edge_data, count, &v) }
     }
 
     fn cuGraphNodeGetDependentNodes(node: CUgraphNode, out: *mut CUgraphNode, count: *mut usize) {
@@ -943,16 +935,9 @@ exports! {
 
     fn cuGraphNodeGetDependentNodes_v2(node: CUgraphNode, out: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
         non_null(count)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
-        let capacity = unsafe { count.read_unaligned() };
         let v = with_state(|s| s.dependents(raw(node)))?;
-        unsafe {
-            write_list(out, count, &v)?;
-            if !out.is_null() {
-                zero_edge_data(edge_data, capacity);
-            }
-        }
-        Ok(())
+        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        unsafe { write_list_with_edge_data(out, edge_data, count, &v) }
     }
 
     /// Every edge must join two distinct nodes of `graph` and be new.

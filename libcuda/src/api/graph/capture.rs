@@ -139,19 +139,34 @@ pub fn intercept(
         return None;
     }
     with_state(|s| {
-        let Some(key) = stream_key(stream) else {
-            return legacy_use(d, s).err().map(Err);
+        let (key, capture) = match capturing(d, s, stream)? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
         };
-        let capture = s.streams.get(&key)?.capture;
-        if s.captures.get(&capture).is_none_or(|c| c.invalidated) {
-            return Some(Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
-        }
         let made = make(s).and_then(|op| append(s, key, op));
         if made.is_err() {
             invalidate(s, capture);
         }
         Some(made.map(|_| ()))
     })
+}
+
+/// The capture `stream` takes part in, as (stream key, capture id).
+/// `None`: the stream does not capture. `Some(Err)`: the legacy stream was
+/// used against a capture, or the stream's capture is invalidated.
+fn capturing(
+    d: &Driver,
+    s: &mut State,
+    stream: CUstream,
+) -> Option<Result<(usize, u64), CUresult>> {
+    let Some(key) = stream_key(stream) else {
+        return legacy_use(d, s).err().map(Err);
+    };
+    let capture = s.streams.get(&key)?.capture;
+    if s.captures.get(&capture).is_none_or(|c| c.invalidated) {
+        return Some(Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
+    }
+    Some(Ok((key, capture)))
 }
 
 /// [`intercept`] for a kernel launch whose arguments are packed.
@@ -197,33 +212,15 @@ pub fn copy_1d(
     src_host: bool,
     bytes: usize,
 ) -> Option<Result<(), CUresult>> {
+    let end = |address: u64, host: bool| {
+        if host {
+            RowEnd::Host(address as usize)
+        } else {
+            RowEnd::Device(address)
+        }
+    };
     intercept(d, stream, |_| {
-        let mut c = super::model::Copy3D::zeroed();
-        let p = &mut c.0;
-        p.src_memory_type = if src_host {
-            CU_MEMORYTYPE_HOST
-        } else {
-            CU_MEMORYTYPE_DEVICE
-        };
-        p.dst_memory_type = if dst_host {
-            CU_MEMORYTYPE_HOST
-        } else {
-            CU_MEMORYTYPE_DEVICE
-        };
-        if src_host {
-            p.src_host = src as *const c_void;
-        } else {
-            p.src_device = src;
-        }
-        if dst_host {
-            p.dst_host = dst as *mut c_void;
-        } else {
-            p.dst_device = dst;
-        }
-        p.width_in_bytes = bytes;
-        p.height = 1;
-        p.depth = 1;
-        Ok(Op::Memcpy(c))
+        Ok(row_copy(end(src, src_host), end(dst, dst_host), bytes))
     })
 }
 
@@ -237,19 +234,8 @@ pub fn copy_to_array(
     src: *const c_void,
     bytes: usize,
 ) -> Option<Result<(), CUresult>> {
-    intercept(d, stream, |_| {
-        let mut c = super::model::Copy3D::zeroed();
-        let p = &mut c.0;
-        p.src_memory_type = CU_MEMORYTYPE_HOST;
-        p.src_host = src;
-        p.dst_memory_type = CU_MEMORYTYPE_ARRAY;
-        p.dst_array = array;
-        p.dst_x_in_bytes = offset;
-        p.width_in_bytes = bytes;
-        p.height = 1;
-        p.depth = 1;
-        Ok(Op::Memcpy(c))
-    })
+    let (src, dst) = (RowEnd::Host(src as usize), RowEnd::Array(array, offset));
+    intercept(d, stream, |_| Ok(row_copy(src, dst, bytes)))
 }
 
 /// [`intercept`] for `cuMemcpyAtoHAsync`.
@@ -261,19 +247,59 @@ pub fn copy_from_array(
     offset: usize,
     bytes: usize,
 ) -> Option<Result<(), CUresult>> {
-    intercept(d, stream, |_| {
-        let mut c = super::model::Copy3D::zeroed();
-        let p = &mut c.0;
-        p.src_memory_type = CU_MEMORYTYPE_ARRAY;
-        p.src_array = array;
-        p.src_x_in_bytes = offset;
-        p.dst_memory_type = CU_MEMORYTYPE_HOST;
-        p.dst_host = dst;
-        p.width_in_bytes = bytes;
-        p.height = 1;
-        p.depth = 1;
-        Ok(Op::Memcpy(c))
-    })
+    let (src, dst) = (RowEnd::Array(array, offset), RowEnd::Host(dst as usize));
+    intercept(d, stream, |_| Ok(row_copy(src, dst, bytes)))
+}
+
+/// Where one end of a one-row copy lies.
+#[derive(Clone, Copy)]
+enum RowEnd {
+    /// Host memory at this address.
+    Host(usize),
+    /// Device memory at this address.
+    Device(u64),
+    /// A CUDA array, at this byte offset into its first row.
+    Array(*mut c_void, usize),
+}
+
+impl RowEnd {
+    /// This end's `CUDA_MEMCPY3D` fields: memory type, host address,
+    /// device address, array, x offset in bytes (the unused ones zero).
+    fn fields(self) -> (u32, *mut c_void, u64, *mut c_void, usize) {
+        let null = std::ptr::null_mut();
+        match self {
+            RowEnd::Host(address) => (CU_MEMORYTYPE_HOST, address as *mut c_void, 0, null, 0),
+            RowEnd::Device(address) => (CU_MEMORYTYPE_DEVICE, null, address, null, 0),
+            RowEnd::Array(array, offset) => (CU_MEMORYTYPE_ARRAY, null, 0, array, offset),
+        }
+    }
+}
+
+/// The memcpy node operation copying `bytes` bytes (one row) from `src` to
+/// `dst`.
+fn row_copy(src: RowEnd, dst: RowEnd, bytes: usize) -> Op {
+    let mut c = super::model::Copy3D::zeroed();
+    let p = &mut c.0;
+    let src_host;
+    (
+        p.src_memory_type,
+        src_host,
+        p.src_device,
+        p.src_array,
+        p.src_x_in_bytes,
+    ) = src.fields();
+    p.src_host = src_host;
+    (
+        p.dst_memory_type,
+        p.dst_host,
+        p.dst_device,
+        p.dst_array,
+        p.dst_x_in_bytes,
+    ) = dst.fields();
+    p.width_in_bytes = bytes;
+    p.height = 1;
+    p.depth = 1;
+    Op::Memcpy(c)
 }
 
 /// [`intercept`] for a `cuMemcpy` whose direction follows from where the
@@ -381,17 +407,7 @@ pub fn mem_alloc(
     if !captures_active() {
         return None;
     }
-    let capturing = with_state(|s| {
-        let Some(key) = stream_key(stream) else {
-            return legacy_use(d, s).err().map(Err);
-        };
-        let capture = s.streams.get(&key)?.capture;
-        if s.captures.get(&capture).is_none_or(|c| c.invalidated) {
-            return Some(Err(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED));
-        }
-        Some(Ok(()))
-    })?;
-    if let Err(e) = capturing {
+    if let Err(e) = with_state(|s| capturing(d, s, stream))? {
         return Some(Err(e));
     }
     if bytes == 0 {

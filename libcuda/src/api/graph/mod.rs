@@ -98,6 +98,29 @@ pub(crate) unsafe fn write_list(
     Ok(())
 }
 
+/// [`write_list`] of nodes for the `_v2` queries: when the nodes are
+/// written, so is their edge data (all default: prlx keeps none).
+///
+/// # Safety
+/// As [`write_list`]; `edge_data` must be NULL or hold `*count` entries.
+pub(crate) unsafe fn write_list_with_edge_data(
+    out: *mut CUgraphNode,
+    edge_data: *mut abi::EdgeData,
+    count: *mut usize,
+    items: &[usize],
+) -> Result<(), CUresult> {
+    non_null(count)?;
+    // SAFETY: checked non-null; the caller's size_t.
+    let capacity = unsafe { count.read_unaligned() };
+    // SAFETY: forwarded contract.
+    unsafe { write_list(out, count, items) }?;
+    if !out.is_null() {
+        // SAFETY: forwarded contract.
+        unsafe { zero_edge_data(edge_data, capacity) };
+    }
+    Ok(())
+}
+
 /// Zeroes `count` edge-data entries when the caller asked for them.
 ///
 /// # Safety

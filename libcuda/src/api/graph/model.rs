@@ -570,22 +570,24 @@ impl State {
         Ok(())
     }
 
+    /// A user object; an unknown handle is an invalid value (as
+    /// `cuGraphRetainUserObject`/`cuGraphReleaseUserObject` report it).
+    fn user_object_mut(&mut self, object: usize) -> Result<&mut UserObject, CUresult> {
+        self.user_objects
+            .get_mut(h(object))
+            .ok_or(CUDA_ERROR_INVALID_VALUE)
+    }
+
     /// Adds `count` references to a user object.
     pub fn retain_object(&mut self, object: usize, count: u64) -> Result<(), CUresult> {
-        let o = self
-            .user_objects
-            .get_mut(h(object))
-            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let o = self.user_object_mut(object)?;
         o.refs += count;
         Ok(())
     }
 
     /// Drops `count` references; the last one queues the destructor.
     pub fn release_object(&mut self, object: usize, count: u64) -> Result<(), CUresult> {
-        let o = self
-            .user_objects
-            .get_mut(h(object))
-            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        let o = self.user_object_mut(object)?;
         if count > o.refs {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
