@@ -11,24 +11,12 @@ pub(super) fn decode(
 ) -> Result<Op, String> {
     let un = || unsupported(inst);
     match inst.opcode.as_str() {
-        "add" | "sub" if mods.list.contains(&".cc") => {
-            mods.take(".cc");
-            let ty = need_type(mods, inst)?;
-            if ty.bits() < 32 || ty.is_float() {
-                return Err(un());
-            }
-            let o = operands(inst, 3)?;
-            Ok(Op::AddCarry {
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                sub: inst.opcode == "sub",
-                cin: false,
-                cout: true,
-                wide: ty.bits() == 64,
-            })
-        }
-        "addc" | "subc" => {
+        // `add.cc`/`sub.cc` set the carry flag; `addc`/`subc` read it, and
+        // set it too with `.cc`.
+        "add" | "sub" | "addc" | "subc"
+            if inst.opcode.ends_with('c') || mods.list.contains(&".cc") =>
+        {
+            let cin = inst.opcode.ends_with('c');
             let cout = mods.take(".cc");
             let ty = need_type(mods, inst)?;
             if ty.bits() < 32 || ty.is_float() {
@@ -39,8 +27,8 @@ pub(super) fn decode(
                 d: dst(fc, &o[0])?,
                 a: src(m, fc, &o[1], ty)?,
                 b: src(m, fc, &o[2], ty)?,
-                sub: inst.opcode == "subc",
-                cin: true,
+                sub: inst.opcode.starts_with("sub"),
+                cin,
                 cout,
                 wide: ty.bits() == 64,
             })

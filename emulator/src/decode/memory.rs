@@ -103,13 +103,7 @@ pub(super) fn decode(
             })
         }
         "ld" | "ldu" => {
-            mods.take_memory_qualifiers();
-            let space = space_of(mods)?;
-            let n = vec_count(mods);
-            let ty = need_type(mods, inst)?;
-            if ty == ScalarType::B128 || ty == ScalarType::Pred {
-                return Err(un());
-            }
+            let (space, n, ty) = ld_st_shape(inst, mods)?;
             let o = operands(inst, 2)?;
             let (sp, addr) = address(m, fc, &o[1], space)?;
             let d = vector_rows(fc, &o[0], n, dst)?;
@@ -123,13 +117,7 @@ pub(super) fn decode(
             })
         }
         "st" => {
-            mods.take_memory_qualifiers();
-            let space = space_of(mods)?;
-            let n = vec_count(mods);
-            let ty = need_type(mods, inst)?;
-            if ty == ScalarType::B128 || ty == ScalarType::Pred {
-                return Err(un());
-            }
+            let (space, n, ty) = ld_st_shape(inst, mods)?;
             let o = operands(inst, 2)?;
             let (sp, addr) = address(m, fc, &o[0], space)?;
             if sp == Space::KernelParam || sp == Space::Const {
@@ -171,6 +159,22 @@ pub(super) fn decode(
         }
         _ => Err(un()),
     }
+}
+
+/// What `ld`, `ldu` and `st` share: their memory qualifiers, state space,
+/// vector count and element type (neither `.b128` nor `.pred`).
+fn ld_st_shape(
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<(Option<StateSpace>, u8, ScalarType), String> {
+    mods.take_memory_qualifiers();
+    let space = space_of(mods)?;
+    let n = vec_count(mods);
+    let ty = need_type(mods, inst)?;
+    if ty == ScalarType::B128 || ty == ScalarType::Pred {
+        return Err(unsupported(inst));
+    }
+    Ok((space, n, ty))
 }
 
 fn decode_atom(
