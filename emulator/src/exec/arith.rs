@@ -174,11 +174,7 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, exec: u32) -> Result<(), LaneFault>
         Op::Pack { d, s, n, width } => {
             let d = r(*d);
             let (n, width) = (*n as usize, *width as u32);
-            let mask = if width == 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            };
+            let mask = low_bits(width);
             for_lanes(exec, |l| {
                 let mut x = 0u64;
                 for (i, row) in s.iter().take(n).enumerate() {
@@ -190,11 +186,7 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, exec: u32) -> Result<(), LaneFault>
         Op::Unpack { d, n, width, a } => {
             let a = r(*a);
             let (n, width) = (*n as usize, *width as u32);
-            let mask = if width == 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            };
+            let mask = low_bits(width);
             for_lanes(exec, |l| {
                 let x = v[a + l];
                 for (i, row) in d.iter().take(n).enumerate() {
@@ -369,4 +361,14 @@ fn unreachable_cmp(v: &[u64], exec: u32, kind: CmpKind, cmp: CmpOp, a: Row, b: R
     cmp_lanes(v, exec, a, b, |x, y| {
         crate::semantics::compare(cmp, ty, x, y)
     })
+}
+
+/// The mask of the low `width` bits (1..=64) of a register.
+#[inline(always)]
+fn low_bits(width: u32) -> u64 {
+    if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
 }

@@ -85,15 +85,7 @@ pub(crate) fn execute(
                     }
                     bm[t][g] = tf32(val(b[0]));
                     bm[t + 4][g] = tf32(val(b[1]));
-                    for (i, (row, col)) in [
-                        (g, 2 * t),
-                        (g, 2 * t + 1),
-                        (g + 8, 2 * t),
-                        (g + 8, 2 * t + 1),
-                    ]
-                    .iter()
-                    .enumerate()
-                    {
+                    for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
                         cm[*row][*col] = f32::from_bits(val(c[i]) as u32);
                     }
                     continue;
@@ -123,15 +115,7 @@ pub(crate) fn execute(
                     bm[*kk][g] = x0;
                     bm[*kk + 1][g] = x1;
                 }
-                for (i, (row, col)) in [
-                    (g, 2 * t),
-                    (g, 2 * t + 1),
-                    (g + 8, 2 * t),
-                    (g + 8, 2 * t + 1),
-                ]
-                .iter()
-                .enumerate()
-                {
+                for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
                     cm[*row][*col] = f32::from_bits(val(c[i]) as u32);
                 }
             }
@@ -151,15 +135,7 @@ pub(crate) fn execute(
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
                 let (g, t) = (l / 4, l % 4);
-                for (i, (row, col)) in [
-                    (g, 2 * t),
-                    (g, 2 * t + 1),
-                    (g + 8, 2 * t),
-                    (g + 8, 2 * t + 1),
-                ]
-                .iter()
-                .enumerate()
-                {
+                for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
                     w.values[r(d[i]) + l] = canon32(out[*row][*col]);
                 }
             }
@@ -167,6 +143,19 @@ pub(crate) fn execute(
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
+}
+
+/// The (row, column) of the C/D elements that registers 0..4 of lane group
+/// `g`, thread `t` in the group hold in every `mma.m16n8k*` shape (PTX ISA
+/// "Matrix fragments for mma.m16n8k16", C/D).
+#[inline(always)]
+fn accumulator_fragment(g: usize, t: usize) -> [(usize, usize); 4] {
+    [
+        (g, 2 * t),
+        (g, 2 * t + 1),
+        (g + 8, 2 * t),
+        (g + 8, 2 * t + 1),
+    ]
 }
 
 /// `mma.m16n8k{16,32}` with 8-bit A and B and s32 C/D, fragments as the PTX
@@ -188,14 +177,6 @@ fn mma_int8(
     let mut am = [[0i64; 32]; 16];
     let mut bm = [[0i64; 8]; 32];
     let mut cm = [[0i64; 8]; 16];
-    let cd = |g: usize, t: usize| {
-        [
-            (g, 2 * t),
-            (g, 2 * t + 1),
-            (g + 8, 2 * t),
-            (g + 8, 2 * t + 1),
-        ]
-    };
     for l in 0..WARP {
         let (g, t) = (l / 4, l % 4);
         let val = |row: Row| w.values[r(row) + l];
@@ -210,7 +191,7 @@ fn mma_int8(
                 bm[4 * t + 16 * i + e][g] = byte(val(*reg), e, b_signed);
             }
         }
-        for (i, (row, col)) in cd(g, t).iter().enumerate() {
+        for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
             cm[*row][*col] = val(c[i]) as u32 as i32 as i64;
         }
     }
@@ -219,7 +200,7 @@ fn mma_int8(
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
         let (g, t) = (l / 4, l % 4);
-        for (i, (row, col)) in cd(g, t).iter().enumerate() {
+        for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
             let sum = cm[*row][*col] + (0..k).map(|kk| am[*row][kk] * bm[kk][*col]).sum::<i64>();
             let out = if satfinite {
                 sum.clamp(i32::MIN as i64, i32::MAX as i64) as i32

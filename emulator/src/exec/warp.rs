@@ -100,13 +100,7 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, active: u32, exec: u32) -> Result<(
             mask,
         } => {
             let a = r(*a);
-            let lane0 = exec.trailing_zeros() as usize;
-            let members = if exec == 0 {
-                0
-            } else {
-                exec & v[r(*mask) + lane0] as u32
-            };
-            let members = if members == 0 { exec } else { members };
+            let members = members(v, exec, r(*mask));
             let val = |l: usize| {
                 if *wide {
                     v[a + l]
@@ -151,13 +145,7 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, active: u32, exec: u32) -> Result<(
             mask,
         } => {
             let a = r(*a);
-            let lane0 = exec.trailing_zeros() as usize;
-            let members = if exec == 0 {
-                0
-            } else {
-                exec & v[r(*mask) + lane0] as u32
-            };
-            let members = if members == 0 { exec } else { members };
+            let members = members(v, exec, r(*mask));
             let mut acc: Option<u32> = None;
             for_lanes(members, |l| {
                 let x = v[a + l] as u32;
@@ -182,4 +170,17 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, active: u32, exec: u32) -> Result<(
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
+}
+
+/// The lanes a `match` or `redux` compares: its membermask (as the first
+/// active lane holds it) within the active lanes, or all active lanes when
+/// that leaves none.
+#[inline(always)]
+fn members(v: &[u64], exec: u32, mask: usize) -> u32 {
+    let members = if exec == 0 {
+        0
+    } else {
+        exec & v[mask + exec.trailing_zeros() as usize] as u32
+    };
+    if members == 0 { exec } else { members }
 }
