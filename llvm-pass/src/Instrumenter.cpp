@@ -9,6 +9,7 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include <string>
 
@@ -28,6 +29,14 @@ bool isRecordable(Type *T) {
            (VT->getElementType()->isIntegerTy() ||
             VT->getElementType()->isFloatingPointTy());
   return false;
+}
+
+// A vector too wide for one word is recorded by its first element.
+Type *recordedType(Type *T) {
+  if (auto *VT = dyn_cast<FixedVectorType>(T))
+    if (!isRecordable(T))
+      return VT->getElementType();
+  return T;
 }
 
 // The 32-bit word recorded for `V`: narrow integers extended (signed when the
@@ -125,14 +134,14 @@ bool Instrumenter::run() {
   return !Pending.empty();
 }
 
-bool Instrumenter::isGlobalStore(const StoreInst &SI) const {
-  unsigned AS = SI.getPointerAddressSpace();
+bool Instrumenter::isGlobalPointer(const Value *Ptr) const {
+  unsigned AS = Ptr->getType()->getPointerAddressSpace();
   if (AS == GlobalAddrSpace)
     return true;
   if (AS != 0)
     return false;
   // A generic (NVPTX) / flat (AMDGPU) pointer: decide by what it points into.
-  const Value *Obj = getUnderlyingObject(SI.getPointerOperand());
+  const Value *Obj = getUnderlyingObject(Ptr);
   if (isa<AllocaInst>(Obj))
     return false; // the thread's own stack
   unsigned ObjAS = Obj->getType()->getPointerAddressSpace();
@@ -143,16 +152,91 @@ bool Instrumenter::isGlobalStore(const StoreInst &SI) const {
   return Target == GpuTarget::NVPTX && ObjAS == 0;
 }
 
-static bool pointsToShared(const StoreInst &SI) {
-  if (SI.getPointerAddressSpace() == SharedAddrSpace)
+static bool pointsToShared(const Value *Ptr) {
+  if (Ptr->getType()->getPointerAddressSpace() == SharedAddrSpace)
     return true;
-  const Value *Obj = getUnderlyingObject(SI.getPointerOperand());
+  const Value *Obj = getUnderlyingObject(Ptr);
   return Obj->getType()->getPointerAddressSpace() == SharedAddrSpace;
 }
 
 void Instrumenter::addSite(Instruction &At, Probe What, SiteKind Kind) {
   uint32_t Id = Table.add(SiteTable::locationOf(At), Kind);
-  Pending.push_back({&At, What, Id});
+  Pending.push_back({&At, What, Id, -1});
+}
+
+// The skip rules here are the ones listed with AsmSitePatterns (Options.cpp).
+std::optional<AsmSitePlan>
+Instrumenter::planAsmSite(const CallInst &Call,
+                          const PtxSiteStatement &St) const {
+  if (St.GuardInternal || St.ValueOperand < 0)
+    return std::nullopt;
+  AsmSitePlan Plan{SiteKind::Atomic, {}, std::nullopt, false};
+  if (St.GuardOperand >= 0) {
+    std::optional<AsmOperandRef> G = asmOperandRef(Call, St.GuardOperand);
+    if (!G || G->IsOutput || G->IndirectOutput)
+      return std::nullopt;
+    const Value *GV = Call.getArgOperand(G->Index);
+    if (!GV->getType()->isIntegerTy(1))
+      return std::nullopt;
+    if (const auto *C = dyn_cast<ConstantInt>(GV)) {
+      if (C->isOne() == St.GuardNegated)
+        return std::nullopt; // never executes
+    } else {
+      Plan.Guard = G;
+      Plan.GuardNegated = St.GuardNegated;
+    }
+  }
+  std::optional<AsmOperandRef> V = asmOperandRef(Call, St.ValueOperand);
+  if (!V || V->IndirectOutput)
+    return std::nullopt;
+  Type *T = asmOperandType(Call, *V);
+  if (!T || !isRecordable(recordedType(T)))
+    return std::nullopt;
+  Plan.Value = *V;
+  switch (St.Pattern->Class) {
+  case AsmSiteClass::Atomic:
+    Plan.Kind = SiteKind::Atomic;
+    return Plan;
+  case AsmSiteClass::SharedStore:
+    Plan.Kind = SiteKind::SharedStore;
+    return Plan;
+  case AsmSiteClass::GlobalStore:
+    if (!Opts.GlobalStores)
+      return std::nullopt;
+    Plan.Kind = SiteKind::GlobalStore;
+    return Plan;
+  case AsmSiteClass::ByAddress: {
+    std::optional<AsmOperandRef> A =
+        St.AddressOperand < 0 ? std::nullopt
+                              : asmOperandRef(Call, St.AddressOperand);
+    if (!A || A->IsOutput)
+      return std::nullopt;
+    const Value *Ptr = Call.getArgOperand(A->Index);
+    if (!Ptr->getType()->isPointerTy())
+      return std::nullopt;
+    if (pointsToShared(Ptr))
+      Plan.Kind = SiteKind::SharedStore;
+    else if (Opts.GlobalStores && isGlobalPointer(Ptr))
+      Plan.Kind = SiteKind::GlobalStore;
+    else
+      return std::nullopt;
+    return Plan;
+  }
+  }
+  return std::nullopt;
+}
+
+void Instrumenter::collectAsm(CallInst &Call) {
+  StringRef Template = cast<InlineAsm>(Call.getCalledOperand())->getAsmString();
+  for (const PtxSiteStatement &St : matchPtxSiteStatements(Template)) {
+    std::optional<AsmSitePlan> Plan = planAsmSite(Call, St);
+    if (!Plan)
+      continue;
+    uint32_t Id = Table.add(SiteTable::locationOf(Call), Plan->Kind);
+    AsmPlans.push_back(*Plan);
+    Pending.push_back({&Call, Probe::InlineAsm, Id,
+                       static_cast<int>(AsmPlans.size() - 1)});
+  }
 }
 
 void Instrumenter::collect(Function &F) {
@@ -170,7 +254,7 @@ void Instrumenter::collect(Function &F) {
     while (It != Entry.end() && isa<AllocaInst>(*It))
       ++It;
     uint32_t Id = Table.add(SiteTable::entryLocationOf(F), SiteKind::FuncEntry);
-    Pending.push_back({&*It, Probe::FuncEntry, Id});
+    Pending.push_back({&*It, Probe::FuncEntry, Id, -1});
   }
 
   for (Instruction &I : instructions(F)) {
@@ -189,9 +273,9 @@ void Instrumenter::collect(Function &F) {
     } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
       if (!isRecordable(SI->getValueOperand()->getType()))
         continue;
-      if (pointsToShared(*SI))
+      if (pointsToShared(SI->getPointerOperand()))
         addSite(I, Probe::SharedStore, SiteKind::SharedStore);
-      else if (Opts.GlobalStores && isGlobalStore(*SI))
+      else if (Opts.GlobalStores && isGlobalPointer(SI->getPointerOperand()))
         addSite(I, Probe::GlobalStore, SiteKind::GlobalStore);
     } else if (auto *Cmp = dyn_cast<CmpInst>(&I)) {
       if (Predicating.count(Cmp))
@@ -199,8 +283,47 @@ void Instrumenter::collect(Function &F) {
     } else if (isa<ReturnInst>(I)) {
       if (Opts.FuncEntryExit)
         addSite(I, Probe::FuncExit, SiteKind::FuncExit);
+    } else if (auto *Call = dyn_cast<CallInst>(&I)) {
+      // Inline PTX (Triton's atomics and stores); not AMDGPU's asm.
+      if (Opts.AsmSites && Target == GpuTarget::NVPTX && Call->isInlineAsm())
+        collectAsm(*Call);
     }
   }
+}
+
+// A result is read after the asm, a written value before it (as for LLVM
+// atomics and stores); a guarded statement records inside `if (guard)`, so
+// the runtime sees exactly the lanes that execute it.
+CallInst *Instrumenter::insertAsmRecord(CallInst &Call, const AsmSitePlan &Plan,
+                                        uint32_t Id) {
+  Instruction *Where = Plan.Value.IsOutput ? Call.getNextNode() : &Call;
+  if (Plan.Guard) {
+    IRBuilder<> G(Where);
+    G.SetCurrentDebugLocation(Call.getDebugLoc());
+    Value *Cond = Call.getArgOperand(Plan.Guard->Index);
+    if (Plan.GuardNegated)
+      Cond = G.CreateNot(Cond);
+    Where = SplitBlockAndInsertIfThen(Cond, Where->getIterator(),
+                                      /*Unreachable=*/false);
+    // The new `br guard` (in the block that now only reaches `then`) and
+    // `then`'s own br take the asm's location.
+    Where->setDebugLoc(Call.getDebugLoc());
+    Where->getParent()->getSinglePredecessor()->getTerminator()->setDebugLoc(
+        Call.getDebugLoc());
+  }
+  IRBuilder<> B(Where);
+  B.SetCurrentDebugLocation(Call.getDebugLoc());
+  Value *V = !Plan.Value.IsOutput ? Call.getArgOperand(Plan.Value.Index)
+             : Call.getType()->isStructTy()
+                 ? B.CreateExtractValue(&Call, Plan.Value.Index)
+                 : static_cast<Value *>(&Call);
+  if (recordedType(V->getType()) != V->getType())
+    V = B.CreateExtractElement(V, uint64_t(0));
+  FunctionCallee Record = Plan.Kind == SiteKind::Atomic ? Callbacks.atomic()
+                          : Plan.Kind == SiteKind::SharedStore
+                              ? Callbacks.sharedStore()
+                              : Callbacks.globalStore();
+  return B.CreateCall(Record, {B.getInt32(Id), toWord(B, V, false)});
 }
 
 void Instrumenter::insertSnapshot(CmpInst &Cmp, uint32_t Id,
@@ -273,6 +396,9 @@ void Instrumenter::insert(const PendingSite &S) {
     break;
   case Probe::FuncExit:
     C = B.CreateCall(Callbacks.func(), {Id, B.getInt32(0)});
+    break;
+  case Probe::InlineAsm:
+    C = insertAsmRecord(*cast<CallInst>(At), AsmPlans[S.AsmPlan], S.Id);
     break;
   }
   C->addFnAttr(Attribute::Convergent);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "FunctionFilter.h"
+#include "InlineAsmSites.h"
 #include "RuntimeCallbacks.h"
 #include "SiteTable.h"
 #include "Target.h"
@@ -27,12 +28,22 @@ enum class Probe {
   GlobalStore,     // before a store to global memory
   FuncEntry,       // at the entry block's first insertion point
   FuncExit,        // before a ret
+  InlineAsm,       // an asm statement matching AsmSitePatterns (Options.cpp)
 };
 
 struct PendingSite {
   llvm::Instruction *At;
   Probe What;
   uint32_t Id;
+  int AsmPlan; // index into Instrumenter::AsmPlans for Probe::InlineAsm, else -1
+};
+
+// What to record for one recognised asm statement, resolved against the call.
+struct AsmSitePlan {
+  SiteKind Kind;
+  AsmOperandRef Value;                // recorded (first element of) this operand
+  std::optional<AsmOperandRef> Guard; // i1 argument guarding the statement
+  bool GuardNegated = false;
 };
 
 struct InstrumentOptions {
@@ -40,6 +51,7 @@ struct InstrumentOptions {
   bool FuncEntryExit = false;
   bool Snapshots = false;
   bool Verbose = false;
+  bool AsmSites = true;
 };
 
 class Instrumenter {
@@ -56,8 +68,13 @@ public:
 private:
   void collect(llvm::Function &F);
   void addSite(llvm::Instruction &At, Probe What, SiteKind Kind);
-  bool isGlobalStore(const llvm::StoreInst &SI) const;
+  void collectAsm(llvm::CallInst &Call);
+  std::optional<AsmSitePlan> planAsmSite(const llvm::CallInst &Call,
+                                         const PtxSiteStatement &St) const;
+  bool isGlobalPointer(const llvm::Value *Ptr) const;
   void insert(const PendingSite &S);
+  llvm::CallInst *insertAsmRecord(llvm::CallInst &Call, const AsmSitePlan &Plan,
+                                  uint32_t Id);
   void insertSnapshot(llvm::CmpInst &Cmp, uint32_t Id,
                       llvm::Instruction &Before);
 
@@ -68,6 +85,7 @@ private:
   SiteTable &Table;
   RuntimeCallbacks Callbacks;
   std::vector<PendingSite> Pending;
+  std::vector<AsmSitePlan> AsmPlans;
   llvm::StringSet<> Defined;
 };
 

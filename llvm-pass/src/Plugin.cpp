@@ -46,6 +46,7 @@ struct PrlxInstrumentPass : PassInfoMixin<PrlxInstrumentPass> {
     Opts.FuncEntryExit = InstrumentFuncEntryExit;
     Opts.Snapshots = Snapshots;
     Opts.Verbose = Verbose;
+    Opts.AsmSites = AsmSites;
 
     SiteTable Table(SiteIdMask);
     Instrumenter Pass(M, Target, FunctionFilter::fromEnvironmentAndOptions(),
