@@ -138,6 +138,28 @@ impl KernelArgs {
             ctx: null_mut(),
         }
     }
+
+    /// Launches `add_k` with these arguments on `stream`, over the same grid
+    /// as [`KernelArgs::params`].
+    fn launch(&mut self, f: CUfunction, stream: CUstream) {
+        let p = self.params(f);
+        // SAFETY: `kernel_params` points into `self`, alive for the call.
+        ok(unsafe {
+            cuLaunchKernel(
+                f,
+                p.grid[0],
+                1,
+                1,
+                p.block[0],
+                1,
+                1,
+                0,
+                stream,
+                p.kernel_params,
+                null_mut(),
+            )
+        });
+    }
 }
 
 unsafe fn empty(g: CUgraph, deps: &[CUgraphNode]) -> CUgraphNode {
@@ -627,23 +649,8 @@ fn capture_info_dependency_updates_and_capture_into_a_graph() {
             CUDA_ERROR_ILLEGAL_STATE
         );
         let mut args = KernelArgs::new(d, 1);
-        let launch = |s: CUstream, args: &mut KernelArgs| {
-            ok(cuLaunchKernel(
-                f,
-                3,
-                1,
-                1,
-                128,
-                1,
-                1,
-                0,
-                s,
-                args.ptrs.as_mut_ptr(),
-                null_mut(),
-            ))
-        };
-        launch(s, &mut args);
-        launch(s, &mut args);
+        args.launch(f, s);
+        args.launch(f, s);
         let mut status: c_uint = 9;
         let mut id = 0u64;
         let mut graph: CUgraph = null_mut();
@@ -683,7 +690,7 @@ fn capture_info_dependency_updates_and_capture_into_a_graph() {
             0,
             SET_CAPTURE_DEPENDENCIES,
         ));
-        launch(s, &mut args);
+        args.launch(f, s);
         ok(cuStreamGetCaptureInfo_v2(
             s,
             &mut status,
@@ -748,7 +755,7 @@ fn capture_info_dependency_updates_and_capture_into_a_graph() {
             1,
             CAPTURE_MODE_RELAXED,
         ));
-        launch(s, &mut args);
+        args.launch(f, s);
         let mut same: CUgraph = null_mut();
         ok(cuStreamEndCapture(s, &mut same));
         assert_eq!(same, captured);
@@ -766,7 +773,7 @@ fn capture_info_dependency_updates_and_capture_into_a_graph() {
         // The per-thread default stream captures too.
         let pts = CU_STREAM_PER_THREAD as CUstream;
         ok(cuStreamBeginCapture_v2(pts, CAPTURE_MODE_GLOBAL));
-        launch(pts, &mut args);
+        args.launch(f, pts);
         let mut status_pts: std::ffi::c_int = 0;
         ok(cuStreamIsCapturing(pts, &mut status_pts));
         assert_eq!(status_pts, CAPTURE_STATUS_ACTIVE as i32);
@@ -1054,24 +1061,7 @@ fn a_graph_with_allocations_has_one_executable_graph_at_a_time() {
 
 #[test]
 fn the_c_program_runs_under_every_header_variant() {
-    let (Some(cc), Some(variants)) = (common::tool("cc"), common::header_variants()) else {
-        return;
-    };
-    let lib_dir = common::libcuda_dir();
-    let tmp = tempfile::tempdir().unwrap();
-    let source = common::repo_root().join("tests/driver-api/graphs.c");
-    for (i, header) in variants.iter().enumerate() {
-        let program = tmp.path().join(format!("graphs_{i}"));
-        common::compile_c(&cc, header, &lib_dir, &source, &program);
-        let run = common::run_with_libcuda(&program, &[], &lib_dir);
-        assert!(
-            run.code == Some(0) && run.stdout.contains("graphs: all checks passed"),
-            "{}\nstdout:\n{}\nstderr:\n{}",
-            header.label,
-            run.stdout,
-            run.stderr
-        );
-    }
+    common::run_driver_api_program("graphs", &["graphs: all checks passed"]);
 }
 
 #[test]
@@ -1094,19 +1084,7 @@ fn destroying_the_origin_stream_ends_its_capture() {
         ok(cuStreamIsCapturing(side, &mut status));
         assert_eq!(status, CAPTURE_STATUS_NONE as i32);
         let mut args = KernelArgs::new(d, 2);
-        ok(cuLaunchKernel(
-            f,
-            3,
-            1,
-            1,
-            128,
-            1,
-            1,
-            0,
-            side,
-            args.ptrs.as_mut_ptr(),
-            null_mut(),
-        ));
+        args.launch(f, side);
         assert!(read(d).iter().all(|&v| v == 2));
         ok(cuEventQuery(event));
     }

@@ -147,6 +147,32 @@ pub fn run_with_libcuda(program: &Path, args: &[&Path], lib_dir: &Path) -> Run {
     }
 }
 
+/// Builds `tests/driver-api/<name>.c` under every `cuda.h` variant, runs
+/// each build with no arguments, and checks that it exits 0 having printed
+/// every line of `expected`. Skipped (per [`missing`]) without a toolchain.
+pub fn run_driver_api_program(name: &str, expected: &[&str]) {
+    let (Some(cc), Some(variants)) = (tool("cc"), header_variants()) else {
+        return;
+    };
+    let lib_dir = libcuda_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let source = repo_root().join(format!("tests/driver-api/{name}.c"));
+    for (i, header) in variants.iter().enumerate() {
+        let program = tmp.path().join(format!("{name}_{i}"));
+        compile_c(&cc, header, &lib_dir, &source, &program);
+        let run = run_with_libcuda(&program, &[], &lib_dir);
+        assert!(
+            run.code == Some(0) && expected.iter().all(|e| run.stdout.contains(e)),
+            "{} ({}): exit {:?}, expected {expected:?}\nstdout:\n{}\nstderr:\n{}",
+            name,
+            header.label,
+            run.code,
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
 /// The dynamic section and symbols of an ELF64 little-endian shared object.
 pub struct DynamicInfo {
     pub soname: Option<String>,
