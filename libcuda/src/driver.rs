@@ -105,6 +105,9 @@ pub struct Module {
     pub emu: ModuleId,
     /// `cuModuleGetFunction` returns the same handle for the same name.
     pub functions: HashMap<String, usize>,
+    /// Set for a fatbinary without usable PTX (`emu` is then an empty
+    /// module): its kernels fail when looked up, not at load.
+    pub machine_code: Option<crate::image::MachineCode>,
 }
 
 #[derive(Debug)]

@@ -220,7 +220,21 @@ pub fn lz4_block_decompress(src: &[u8], limit: usize) -> Result<Vec<u8>, String>
 /// The names of the kernels an ELF cubin defines (its global function
 /// symbols), for messages.
 pub fn cubin_kernels(elf: &[u8]) -> Vec<String> {
-    let mut names = Vec::new();
+    cubin_symbols(elf).functions
+}
+
+/// The global symbols of an ELF cubin.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CubinSymbols {
+    /// `STT_FUNC`: kernels and device functions.
+    pub functions: Vec<String>,
+    /// `STT_OBJECT`: `__device__`, `__constant__` and `__managed__` variables.
+    pub variables: Vec<String>,
+}
+
+/// The global function and variable symbols of an ELF cubin.
+pub fn cubin_symbols(elf: &[u8]) -> CubinSymbols {
+    let mut names = CubinSymbols::default();
     if elf.get(0..4) != Some(b"\x7fELF") || elf.get(4) != Some(&2) {
         return names;
     }
@@ -255,13 +269,19 @@ pub fn cubin_kernels(elf: &[u8]) -> Vec<String> {
         while at + 24 <= off.saturating_add(size) && at + 24 <= elf.len() {
             let name = u32_at(elf, at).unwrap_or(0) as usize;
             let info = elf[at + 4];
-            // STB_GLOBAL, STT_FUNC
-            if info >> 4 == 1
-                && info & 15 == 2
+            // Kernels are STB_GLOBAL STT_FUNC; variables STT_OBJECT of any
+            // binding (whole-program builds make `__device__` variables
+            // local, and the driver still finds them by name).
+            let list = match (info >> 4, info & 15) {
+                (_, 1) => Some(&mut names.variables),
+                (1, 2) => Some(&mut names.functions),
+                _ => None,
+            };
+            if let Some(list) = list
                 && let Some(raw) = strtab.get(name..)
             {
                 let raw = raw.split(|b| *b == 0).next().unwrap_or_default();
-                names.push(String::from_utf8_lossy(raw).into_owned());
+                list.push(String::from_utf8_lossy(raw).into_owned());
             }
             at += entsize;
         }

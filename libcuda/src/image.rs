@@ -3,8 +3,12 @@
 //! fatbinary, or the `__fatBinC_Wrapper_t` nvcc wraps a fatbinary in.
 //!
 //! Only PTX can be emulated. A fatbinary (see [`crate::fatbin`]) yields its
-//! best PTX entry, decompressed; cubins (SASS) are refused with a message
-//! naming their kernels and the `-gencode` that adds PTX.
+//! best PTX entry, decompressed. A fatbinary holding machine code (SASS)
+//! but no usable PTX is [`Image::MachineCodeOnly`]: it loads, as a library
+//! built for other GPUs loads on a real driver, and its kernels are refused
+//! when looked up (see the libcuda README, "SASS-only images"). A bare
+//! cubin is one architecture's code and is refused at load, as a real
+//! driver refuses a cubin for another architecture.
 
 use crate::fatbin;
 
@@ -12,10 +16,66 @@ use crate::fatbin;
 #[derive(Debug, PartialEq, Eq)]
 pub enum Image {
     Ptx(String),
+    /// A fatbinary with machine code and no PTX the device can run.
+    MachineCodeOnly(MachineCode),
     /// Not loadable; the message says why (for the JIT error log and stderr).
     Unsupported(String),
     /// Text that is not UTF-8, or an unrecognised binary.
     Invalid(String),
+}
+
+/// What a fatbinary without usable PTX holds: enough to name its kernels
+/// and say why they cannot run, read from one cubin entry only (every
+/// architecture's cubin of one fatbinary defines the same kernels), so that
+/// loading the huge SASS-only fatbinaries of vendor libraries stays cheap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineCode {
+    /// Mangled names of the functions of the first cubin; empty when it
+    /// could not be read (every name is then taken to be one of them).
+    pub kernels: Vec<String>,
+    /// Its variables (`__device__`, `__constant__`), named alike.
+    pub variables: Vec<String>,
+    /// The architectures of the cubins, `sm_XY` as `XY`.
+    pub archs: Vec<u32>,
+    /// PTX entries the device is too old for (`compute_XY` as `XY`).
+    pub newer_ptx: Vec<u32>,
+    /// The emulated device's architecture, for the suggested `-gencode`.
+    pub device_sm: u32,
+}
+
+impl MachineCode {
+    /// Whether `name` may be a kernel of this image.
+    pub fn defines(&self, name: &str) -> bool {
+        self.kernels.is_empty() || self.kernels.iter().any(|k| k == name)
+    }
+
+    /// Whether `name` may be a variable of this image.
+    pub fn defines_variable(&self, name: &str) -> bool {
+        self.kernels.is_empty() || self.variables.iter().any(|v| v == name)
+    }
+
+    /// Why kernel `name` cannot run, with the fix.
+    pub fn refusal(&self, name: &str) -> String {
+        if !self.newer_ptx.is_empty() {
+            let list: Vec<String> = self
+                .newer_ptx
+                .iter()
+                .map(|a| format!("compute_{a}"))
+                .collect();
+            return format!(
+                "kernel `{}`: PTX for {} only, newer than the emulated device: \
+                 set PRLX_EMU_SM to at least that architecture",
+                fatbin::demangle(name),
+                list.join(", ")
+            );
+        }
+        sass_only_message(&[name.to_string()], &self.archs, self.device_sm)
+    }
+
+    /// The load-time refusal of the whole image (`cuLinkAddData`).
+    pub fn describe(&self) -> String {
+        sass_only_message(&self.kernels, &self.archs, self.device_sm)
+    }
 }
 
 const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
@@ -41,7 +101,7 @@ pub unsafe fn read(ptr: *const u8, sm: u32) -> Image {
     if head == ELF_MAGIC {
         // SAFETY: an ELF image starts with its 64-byte header.
         let kernels = unsafe { elf_kernels(ptr) };
-        return Image::Unsupported(sass_only_message(&kernels, &[]));
+        return Image::Unsupported(sass_only_message(&kernels, &[], sm));
     }
     if magic == fatbin::WRAPPER_MAGIC {
         // SAFETY: the caller passed a __fatBinC_Wrapper_t.
@@ -136,7 +196,7 @@ pub fn linked_ptx(fatbins: &[&[u8]], sm: u32) -> Image {
                 ptx,
             }),
             Image::Invalid(m) => return Image::Invalid(m),
-            Image::Unsupported(_) => {}
+            Image::Unsupported(_) | Image::MachineCodeOnly(_) => {}
         }
     }
     match inputs.len() {
@@ -169,14 +229,16 @@ unsafe fn elf_kernels(ptr: *const u8) -> Vec<String> {
 }
 
 /// The refusal for machine code without PTX, naming the kernels.
-fn sass_only_message(kernels: &[String], archs: &[u32]) -> String {
+/// The suggested PTX target is the newest the code was built for that the
+/// device `sm` can run.
+fn sass_only_message(kernels: &[String], archs: &[u32], sm: u32) -> String {
     let names: Vec<String> = kernels.iter().map(|k| fatbin::demangle(k)).collect();
     let what = match names.len() {
         0 => "this module".to_string(),
         1 => format!("kernel `{}`", names[0]),
         _ => format!("kernels `{}`", names.join("`, `")),
     };
-    let arch = archs.iter().max().copied().unwrap_or(80);
+    let arch = archs.iter().max().copied().unwrap_or(sm).min(sm);
     let sass = if archs.is_empty() {
         "a cubin".to_string()
     } else {
@@ -218,34 +280,39 @@ pub fn best_ptx(fatbins: &[&[u8]], sm: u32) -> Image {
             Err(m) => Image::Invalid(m),
         };
     }
-    let newer: Vec<String> = all
+    let newer_ptx: Vec<u32> = all
         .iter()
         .filter(|e| e.kind == fatbin::KIND_PTX)
-        .map(|e| format!("compute_{}", e.arch))
+        .map(|e| e.arch)
         .collect();
-    if !newer.is_empty() {
-        return Image::Unsupported(format!(
-            "fatbinary holds PTX for {} only, newer than the emulated sm_{sm}: \
-             set PRLX_EMU_SM to at least that architecture",
-            newer.join(", ")
-        ));
-    }
-    let mut kernels = Vec::new();
-    let mut archs = Vec::new();
-    for e in all.iter().filter(|e| e.kind == fatbin::KIND_ELF) {
-        archs.push(e.arch);
-        if let Ok(elf) = e.payload() {
-            for k in fatbin::cubin_kernels(&elf) {
-                if !kernels.contains(&k) {
-                    kernels.push(k);
-                }
-            }
+    let cubins: Vec<&fatbin::Entry> = all.iter().filter(|e| e.kind == fatbin::KIND_ELF).collect();
+    if cubins.is_empty() {
+        if !newer_ptx.is_empty() {
+            let list: Vec<String> = newer_ptx.iter().map(|a| format!("compute_{a}")).collect();
+            return Image::Unsupported(format!(
+                "fatbinary holds PTX for {} only, newer than the emulated sm_{sm}: \
+                 set PRLX_EMU_SM to at least that architecture",
+                list.join(", ")
+            ));
         }
-    }
-    if archs.is_empty() {
         return Image::Unsupported("fatbinary holds no PTX and no kernels".to_string());
     }
-    Image::Unsupported(sass_only_message(&kernels, &archs))
+    // One cubin names the kernels; decompressing every architecture's
+    // would cost seconds on vendor libraries that are never launched.
+    let symbols = cubins[0]
+        .payload()
+        .map(|elf| fatbin::cubin_symbols(&elf))
+        .unwrap_or_default();
+    let mut archs: Vec<u32> = cubins.iter().map(|e| e.arch).collect();
+    archs.sort_unstable();
+    archs.dedup();
+    Image::MachineCodeOnly(MachineCode {
+        kernels: symbols.functions,
+        variables: symbols.variables,
+        archs,
+        newer_ptx,
+        device_sm: sm,
+    })
 }
 
 /// The PTX of one fatbinary given as bytes (`cuLinkAddData` inputs).
@@ -345,13 +412,29 @@ mod tests {
     }
 
     #[test]
-    fn sass_only_is_refused_naming_the_fix() {
-        let f = fatbin(&[(2, 0, 75, b"\x7fELF", 0)]);
+    fn sass_only_loads_and_names_the_fix_per_kernel() {
+        let f = fatbin(&[(2, 0, 75, b"\x7fELF", 0), (2, 0, 86, b"\x7fELF", 0)]);
         match best_ptx(&[&f], 80) {
-            Image::Unsupported(m) => assert!(
-                m.contains("sm_75") && m.contains("code=compute_75") && m.contains("PTX"),
-                "{m}"
-            ),
+            Image::MachineCodeOnly(mc) => {
+                assert_eq!(mc.archs, vec![75, 86]);
+                // An unreadable cubin names no kernels: any name may be one.
+                assert!(mc.defines("anything"));
+                let m = mc.refusal("_Z1kv");
+                // The fix names PTX the emulated sm_80 runs, not sm_86's.
+                assert!(
+                    m.contains("`k()`") && m.contains("sm_86") && m.contains("code=compute_80"),
+                    "{m}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // SASS beside PTX for a newer device: the fix is PRLX_EMU_SM.
+        let f = fatbin(&[(2, 0, 75, b"\x7fELF", 0), (1, 0, 90, b"new\0", 0)]);
+        match best_ptx(&[&f], 80) {
+            Image::MachineCodeOnly(mc) => {
+                let m = mc.refusal("k");
+                assert!(m.contains("compute_90") && m.contains("PRLX_EMU_SM"), "{m}");
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const KERNEL: &str = r#"
+extern "C" {
+__device__ int table[4];
+}
+extern "C" __global__ void fill_table(int v) { table[threadIdx.x % 4] = v; }
 extern "C" __global__ void twice(int *x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] = 2 * x[i] + 1;
@@ -147,6 +151,12 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         &source,
         &tmp.path().join("s.fatbin"),
     );
+    let cubin = run_nvcc(
+        &nvcc,
+        &["-cubin", "-gencode", "arch=compute_80,code=sm_80"],
+        &source,
+        &tmp.path().join("s.cubin"),
+    );
 
     unsafe {
         check(cuInit(0));
@@ -161,9 +171,12 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         // The __fatBinC_Wrapper_t nvcc wraps fatbinaries in.
         let wrapper = wrap(&zstd_fatbin);
         load_and_run(&wrapper, false);
+        sass_only_fatbin_refuses_its_kernels_not_the_load(&sass_only);
         let mut module: CUmodule = std::ptr::null_mut();
+        // A bare cubin is one architecture's code: refused at load, as a
+        // real driver refuses a cubin built for another GPU.
         assert_eq!(
-            cuModuleLoadFatBinary(&mut module, sass_only.as_ptr().cast()),
+            cuModuleLoadData(&mut module, cubin.as_ptr().cast()),
             CUDA_ERROR_NO_BINARY_FOR_GPU
         );
         for image in [&zstd_fatbin, &lz4_fatbin, &plain_fatbin, &multi_arch] {
@@ -171,6 +184,63 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         }
         check(cuCtxDestroy_v2(ctx));
     }
+}
+
+/// A fatbinary of machine code only loads (as a library built for other
+/// GPUs loads on a real driver, and as the CUDA runtime registers every
+/// library's fatbinaries at start-up); looking its kernel up fails with
+/// `CUDA_ERROR_NO_BINARY_FOR_GPU`, through modules and libraries alike, and
+/// names that are not in it stay `CUDA_ERROR_NOT_FOUND`.
+unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8]) {
+    use cuda::api::library::*;
+    let mut module: CUmodule = std::ptr::null_mut();
+    check(unsafe { cuModuleLoadFatBinary(&mut module, sass_only.as_ptr().cast()) });
+    let mut f: CUfunction = std::ptr::null_mut();
+    for _ in 0..2 {
+        assert_eq!(
+            unsafe { cuModuleGetFunction(&mut f, module, c"twice".as_ptr()) },
+            CUDA_ERROR_NO_BINARY_FOR_GPU
+        );
+    }
+    assert_eq!(
+        unsafe { cuModuleGetFunction(&mut f, module, c"thrice".as_ptr()) },
+        CUDA_ERROR_NOT_FOUND
+    );
+    let (mut dptr, mut size) = (0 as CUdeviceptr, 0usize);
+    assert_eq!(
+        unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"table".as_ptr()) },
+        CUDA_ERROR_NO_BINARY_FOR_GPU
+    );
+    assert_eq!(
+        unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"no_such_table".as_ptr()) },
+        CUDA_ERROR_NOT_FOUND
+    );
+    check(unsafe { cuModuleUnload(module) });
+
+    let mut library: *mut c_void = std::ptr::null_mut();
+    check(unsafe {
+        cuLibraryLoadData(
+            &mut library,
+            sass_only.as_ptr().cast(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    });
+    let mut kernel: *mut c_void = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { cuLibraryGetKernel(&mut kernel, library, c"twice".as_ptr()) },
+        CUDA_ERROR_NO_BINARY_FOR_GPU
+    );
+    assert!(kernel.is_null());
+    assert_eq!(
+        unsafe { cuLibraryGetKernel(&mut kernel, library, c"thrice".as_ptr()) },
+        CUDA_ERROR_NOT_FOUND
+    );
+    check(unsafe { cuLibraryUnload(library) });
 }
 
 /// A 24-byte `__fatBinC_Wrapper_t` (magic, version 1, data, NULL) followed

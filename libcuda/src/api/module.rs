@@ -23,29 +23,83 @@ pub fn load_image(
     source_name: &str,
     logs: &JitLogs,
 ) -> Result<CUmodule, CUresult> {
-    let (code, message) = match image {
-        Image::Ptx(text) => match d.device.load_module(&text, source_name) {
-            Ok(emu) => {
-                // SAFETY: the log buffers come from this call's own options.
-                unsafe { logs.report("", "") };
-                return Ok(d.modules.insert(Module {
-                    ctx,
-                    emu,
-                    functions: HashMap::new(),
-                }));
-            }
-            Err(e) => (CUDA_ERROR_INVALID_PTX, e.to_string()),
-        },
-        Image::Unsupported(m) => (CUDA_ERROR_NO_BINARY_FOR_GPU, m),
-        Image::Invalid(m) => (CUDA_ERROR_INVALID_IMAGE, m),
+    let (text, machine_code) = match image {
+        Image::Ptx(text) => (text, None),
+        // Loads as an empty module; its kernels are refused at lookup.
+        Image::MachineCodeOnly(mc) => (EMPTY_PTX.to_string(), Some(mc)),
+        Image::Unsupported(m) => return Err(load_failure(logs, CUDA_ERROR_NO_BINARY_FOR_GPU, m)),
+        Image::Invalid(m) => return Err(load_failure(logs, CUDA_ERROR_INVALID_IMAGE, m)),
     };
-    // SAFETY: as above.
+    match d.device.load_module(&text, source_name) {
+        Ok(emu) => {
+            // SAFETY: the log buffers come from this call's own options.
+            unsafe { logs.report("", "") };
+            Ok(d.modules.insert(Module {
+                ctx,
+                emu,
+                functions: HashMap::new(),
+                machine_code,
+            }))
+        }
+        Err(e) => Err(load_failure(logs, CUDA_ERROR_INVALID_PTX, e.to_string())),
+    }
+}
+
+/// The module the emulator holds for a fatbinary without usable PTX.
+const EMPTY_PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n";
+
+/// Reports a failed load to the JIT logs and stderr; returns `code`.
+fn load_failure(logs: &JitLogs, code: CUresult, message: String) -> CUresult {
+    // SAFETY: the log buffers come from the load call's own options.
     unsafe { logs.report(&message, "") };
     eprintln!(
         "prlx libcuda: {}: {message}",
         crate::error_table::name_str(code)
     );
-    Err(code)
+    code
+}
+
+/// `CUmoduleLoadingMode` from `CUDA_MODULE_LOADING`: 1 eager, 2 lazy (the default).
+fn loading_mode() -> c_int {
+    match std::env::var("CUDA_MODULE_LOADING") {
+        Ok(v) if v.eq_ignore_ascii_case("EAGER") => 1,
+        _ => 2,
+    }
+}
+
+/// Kernels already reported as having no PTX: one stderr line each per process.
+static REPORTED_NO_PTX: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
+    std::sync::Mutex::new(None);
+
+/// The most kernels named on stderr: `CUDA_MODULE_LOADING=EAGER` makes the
+/// CUDA runtime look up every kernel of every library at start-up (16k for
+/// PyTorch), and a launch is refused at lookup, so only the first ones can
+/// be named. Lazily (the default) only the kernels a program uses are.
+const MAX_NAMED_NO_PTX: usize = 100;
+
+/// `CUDA_ERROR_NO_BINARY_FOR_GPU` for kernel `name` of a machine-code-only
+/// module, with one stderr line naming it the first time.
+fn no_binary(mc: &image::MachineCode, name: &str) -> CUresult {
+    let mut reported = REPORTED_NO_PTX
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let reported = reported.get_or_insert_with(Default::default);
+    let count = reported.len();
+    if count <= MAX_NAMED_NO_PTX && reported.insert(name.to_string()) {
+        if count < MAX_NAMED_NO_PTX {
+            eprintln!(
+                "prlx libcuda: CUDA_ERROR_NO_BINARY_FOR_GPU: {}",
+                mc.refusal(name)
+            );
+        } else {
+            eprintln!(
+                "prlx libcuda: CUDA_ERROR_NO_BINARY_FOR_GPU: {MAX_NAMED_NO_PTX} kernels without \
+                 PTX named; further ones are refused silently (CUDA_MODULE_LOADING=EAGER \
+                 looks every kernel up at start-up; unset it to see the ones used)"
+            );
+        }
+    }
+    CUDA_ERROR_NO_BINARY_FOR_GPU
 }
 
 fn load_data(module: *mut CUmodule, image: *const c_void, logs: JitLogs) -> Result<(), CUresult> {
@@ -65,7 +119,15 @@ pub fn function_handle(d: &mut Driver, hmod: CUmodule, name: &str) -> Result<CUf
     if let Some(f) = m.functions.get(name) {
         return Ok(as_handle(*f));
     }
-    let emu = d.device.get_function(m.emu, name).map_err(emu_error)?;
+    let emu = match d.device.get_function(m.emu, name) {
+        Ok(f) => f,
+        Err(EmuError::NotFound(_))
+            if m.machine_code.as_ref().is_some_and(|mc| mc.defines(name)) =>
+        {
+            return Err(no_binary(m.machine_code.as_ref().expect("checked"), name));
+        }
+        Err(e) => return Err(emu_error(e)),
+    };
     let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     let default_dynamic = d
         .device
@@ -98,7 +160,18 @@ pub fn emu_error(e: EmuError) -> CUresult {
 
 pub fn get_global(d: &Driver, hmod: CUmodule, name: &str) -> Result<(u64, u64), CUresult> {
     let m = d.modules.get(hmod).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
-    d.device.get_global(m.emu, name).map_err(emu_error)
+    match d.device.get_global(m.emu, name) {
+        // A machine-code-only module's variables live in code that cannot
+        // be loaded; their initial values are unknown.
+        Err(EmuError::NotFound(_))
+            if m.machine_code
+                .as_ref()
+                .is_some_and(|mc| mc.defines_variable(name)) =>
+        {
+            Err(CUDA_ERROR_NO_BINARY_FOR_GPU)
+        }
+        other => other.map_err(emu_error),
+    }
 }
 
 fn link_state(d: &mut Driver, state: CUlinkState) -> Result<&mut LinkState, CUresult> {
@@ -141,6 +214,7 @@ fn add_link_input(
                 return Ok(());
             }
             Image::Unsupported(m) => (CUDA_ERROR_NOT_SUPPORTED, m),
+            Image::MachineCodeOnly(mc) => (CUDA_ERROR_NOT_SUPPORTED, mc.describe()),
             Image::Invalid(m) => (CUDA_ERROR_INVALID_IMAGE, m),
         };
         // SAFETY: log buffers from cuLinkCreate and this call's options.
@@ -250,9 +324,13 @@ exports! {
         })
     }
 
-    /// Modules are always loaded eagerly (`CU_MODULE_EAGER_LOADING`).
+    /// `CU_MODULE_LAZY_LOADING` (2) unless `CUDA_MODULE_LOADING=EAGER`, as
+    /// CUDA 12.2+ drivers on Linux. Modules are parsed whole at load either
+    /// way; what the mode changes is the CUDA runtime's behaviour: lazily,
+    /// it looks kernels up at their first launch, so the kernels of
+    /// machine-code-only libraries are refused only if they are used.
     fn cuModuleGetLoadingMode(mode: *mut c_int) {
-        crate::driver::with_driver(|_| unsafe { write_out(mode, 1) })
+        crate::driver::with_driver(|_| unsafe { write_out(mode, loading_mode()) })
     }
 
     fn cuLinkCreate_v2(
