@@ -190,6 +190,45 @@ fn triton_vector_add_softmax_and_atomic_histogram() {
     assert_eq!(download_u32(&dev, pbins, 16), expect.to_vec());
 }
 
+/// Runs the one-warp kernel `k(pa, pb, pd[, c])` of an `mma` test: each
+/// lane reads its A fragment (16 bytes) from `pa` and its B fragment (8
+/// bytes) from `pb`, and writes its four D registers (16 bytes) to `pd`,
+/// which this returns.
+fn run_one_warp(ptx: &str, a_frag: &[u8], b_frag: &[u8], c: Option<u32>) -> Vec<u8> {
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let pa = dev.mem_alloc(a_frag.len() as u64).unwrap();
+    let pb = dev.mem_alloc(b_frag.len() as u64).unwrap();
+    let pd = dev.mem_alloc(32 * 16).unwrap();
+    dev.mem_write(pa, a_frag).unwrap();
+    dev.mem_write(pb, b_frag).unwrap();
+    let cfg = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    let mut p = Params::new().u64(pa).u64(pb).u64(pd);
+    if let Some(c) = c {
+        p = p.u32(c);
+    }
+    run(&mut dev, f, cfg, &p);
+    let mut out = vec![0u8; 32 * 16];
+    dev.mem_read(pd, &mut out).unwrap();
+    out
+}
+
+/// The (row, column) of D that registers d0..d3 of `lane` hold, in every
+/// `mma.m16n8k*` shape (PTX ISA "Matrix fragments for mma.m16n8k16", C/D).
+fn accumulator_fragment(lane: usize) -> [(usize, usize); 4] {
+    let (g, t) = (lane / 4, lane % 4);
+    [
+        (g, 2 * t),
+        (g, 2 * t + 1),
+        (g + 8, 2 * t),
+        (g + 8, 2 * t + 1),
+    ]
+}
+
 /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (what Triton emits for
 /// an fp32 `tl.dot` on sm_80): each lane loads its A, B fragments as the PTX
 /// ISA lays them out ("Matrix Fragments for mma.m16n8k8", .tf32) and stores
@@ -223,32 +262,9 @@ fn mma_tf32_m16n8k8_uses_the_isa_fragment_layout() {
             b_frag.extend(noisy(b(row, col)).to_le_bytes());
         }
     }
-    let mut dev = device();
-    let f = kernel(&mut dev, ptx, "k");
-    let pa = dev.mem_alloc(a_frag.len() as u64).unwrap();
-    let pb = dev.mem_alloc(b_frag.len() as u64).unwrap();
-    let pd = dev.mem_alloc(32 * 16).unwrap();
-    dev.mem_write(pa, &a_frag).unwrap();
-    dev.mem_write(pb, &b_frag).unwrap();
-    let c = LaunchConfig {
-        grid: [1, 1, 1],
-        block: [32, 1, 1],
-        dynamic_shared_bytes: 0,
-    };
-    run(&mut dev, f, c, &Params::new().u64(pa).u64(pb).u64(pd));
-    let mut out = vec![0u8; 32 * 16];
-    dev.mem_read(pd, &mut out).unwrap();
+    let out = run_one_warp(ptx, &a_frag, &b_frag, None);
     for lane in 0..32 {
-        let (g, t) = (lane / 4, lane % 4);
-        for (i, (row, col)) in [
-            (g, 2 * t),
-            (g, 2 * t + 1),
-            (g + 8, 2 * t),
-            (g + 8, 2 * t + 1),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (i, (row, col)) in accumulator_fragment(lane).into_iter().enumerate() {
             let at = 16 * lane + 4 * i;
             let got = f32::from_le_bytes(out[at..at + 4].try_into().unwrap());
             let expect = 1.0 + (0..8).map(|k| a(row, k) * b(k, col)).sum::<f32>();
@@ -292,34 +308,10 @@ fn mma_int8_m16n8k32_layout_signedness_and_saturation() {
         }
     }
     for c in [-7i32, i32::MAX - 1000] {
-        let mut dev = device();
-        let f = kernel(&mut dev, ptx, "k");
-        let pa = dev.mem_alloc(a_frag.len() as u64).unwrap();
-        let pb = dev.mem_alloc(b_frag.len() as u64).unwrap();
-        let pd = dev.mem_alloc(32 * 16).unwrap();
-        dev.mem_write(pa, &a_frag).unwrap();
-        dev.mem_write(pb, &b_frag).unwrap();
-        let cfg = LaunchConfig {
-            grid: [1, 1, 1],
-            block: [32, 1, 1],
-            dynamic_shared_bytes: 0,
-        };
-        let p = Params::new().u64(pa).u64(pb).u64(pd).u32(c as u32);
-        run(&mut dev, f, cfg, &p);
-        let mut out = vec![0u8; 32 * 16];
-        dev.mem_read(pd, &mut out).unwrap();
+        let out = run_one_warp(ptx, &a_frag, &b_frag, Some(c as u32));
         let mut clamped = 0;
         for lane in 0..32 {
-            let (g, t) = (lane / 4, lane % 4);
-            for (i, (row, col)) in [
-                (g, 2 * t),
-                (g, 2 * t + 1),
-                (g + 8, 2 * t),
-                (g + 8, 2 * t + 1),
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            for (i, (row, col)) in accumulator_fragment(lane).into_iter().enumerate() {
                 let at = 16 * lane + 4 * i;
                 let got = i32::from_le_bytes(out[at..at + 4].try_into().unwrap());
                 let exact = c as i64 + (0..32).map(|k| a(row, k) * b(k, col)).sum::<i64>();
