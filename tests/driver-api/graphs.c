@@ -46,6 +46,21 @@ static unsigned host_in[N], host_out[N];
 static int host_calls = 0;
 static void CUDA_CB on_host(void *arg) { host_calls += *(int *)arg; }
 
+/* The captured work, on the capturing stream `s`: copy host_in in; fork to
+ * `side`, which runs the kernel with `side_args`; join; the kernel with
+ * `args` on `s`; copy out to host_out. */
+static void fork_join_work(CUfunction add, CUstream s, CUstream side, CUevent fork, CUevent join,
+                           CUdeviceptr d, void **side_args, void **args) {
+    CHECK(cuMemcpyHtoDAsync(d, host_in, N * sizeof(unsigned), s));
+    CHECK(cuEventRecord(fork, s));
+    CHECK(cuStreamWaitEvent(side, fork, 0));
+    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, side, side_args, NULL));
+    CHECK(cuEventRecord(join, side));
+    CHECK(cuStreamWaitEvent(s, join, 0));
+    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    CHECK(cuMemcpyDtoHAsync(host_out, d, N * sizeof(unsigned), s));
+}
+
 int main(void) {
     CUdevice dev;
     CUcontext ctx;
@@ -125,16 +140,9 @@ int main(void) {
     CHECK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
     CHECK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
     CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    CHECK(cuMemcpyHtoDAsync(d, host_in, N * sizeof(unsigned), s));
-    CHECK(cuEventRecord(fork, s));
-    CHECK(cuStreamWaitEvent(side, fork, 0));
-    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, side, args, NULL));
-    CHECK(cuEventRecord(join, side));
-    CHECK(cuStreamWaitEvent(s, join, 0));
     unsigned two = 2;
     void *args2[] = {&d, &two, &n};
-    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, s, args2, NULL));
-    CHECK(cuMemcpyDtoHAsync(host_out, d, N * sizeof(unsigned), s));
+    fork_join_work(add, s, side, fork, join, d, args, args2);
     CUstreamCaptureStatus status;
     cuuint64_t id = 0;
     CUgraph capturing = NULL;
@@ -153,14 +161,7 @@ int main(void) {
     EXPECT(captured == NULL);
     /* Again, without the illegal call. */
     CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    CHECK(cuMemcpyHtoDAsync(d, host_in, N * sizeof(unsigned), s));
-    CHECK(cuEventRecord(fork, s));
-    CHECK(cuStreamWaitEvent(side, fork, 0));
-    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, side, args, NULL));
-    CHECK(cuEventRecord(join, side));
-    CHECK(cuStreamWaitEvent(s, join, 0));
-    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, s, args2, NULL));
-    CHECK(cuMemcpyDtoHAsync(host_out, d, N * sizeof(unsigned), s));
+    fork_join_work(add, s, side, fork, join, d, args, args2);
     CHECK(cuStreamEndCapture(s, &captured));
     CUgraphExec cexec;
     CHECK(cuGraphInstantiate(&cexec, captured, 0));
@@ -177,14 +178,7 @@ int main(void) {
     unsigned ten = 10;
     void *args3[] = {&d, &ten, &n};
     CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-    CHECK(cuMemcpyHtoDAsync(d, host_in, N * sizeof(unsigned), s));
-    CHECK(cuEventRecord(fork, s));
-    CHECK(cuStreamWaitEvent(side, fork, 0));
-    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, side, args3, NULL));
-    CHECK(cuEventRecord(join, side));
-    CHECK(cuStreamWaitEvent(s, join, 0));
-    CHECK(cuLaunchKernel(add, (N + 127) / 128, 1, 1, 128, 1, 1, 0, s, args3, NULL));
-    CHECK(cuMemcpyDtoHAsync(host_out, d, N * sizeof(unsigned), s));
+    fork_join_work(add, s, side, fork, join, d, args3, args3);
     CHECK(cuStreamEndCapture(s, &again));
     CUgraphExecUpdateResultInfo info;
     memset(&info, 0, sizeof info);
