@@ -190,6 +190,33 @@ impl Pools {
 pub type CUmemoryPool = *mut c_void;
 
 /// Allocates `bytes` from `pool` in context `ctx`.
+/// `cuMemAllocAsync` (`pool` `None`: the current pool of the context's
+/// device) and `cuMemAllocFromPoolAsync`: `bytes` from the pool, written to
+/// `*dptr`; on a capturing stream, a graph allocation node instead.
+///
+/// # Safety
+/// `dptr` must be NULL or valid for a write.
+unsafe fn alloc_async(
+    d: &mut Driver,
+    ctx: usize,
+    dptr: *mut CUdeviceptr,
+    bytes: usize,
+    pool: Option<usize>,
+    stream: CUstream,
+) -> Result<(), CUresult> {
+    non_null(dptr)?;
+    d.check_stream(stream)?;
+    let p = match super::graph::capture::mem_alloc(d, ctx, stream, bytes) {
+        Some(r) => r?,
+        None => {
+            let pool = pool.unwrap_or_else(|| d.pools.current_pool(d.device_of(ctx)));
+            alloc_from(d, ctx, pool, bytes)?
+        }
+    };
+    // SAFETY: non-null; forwarded contract.
+    unsafe { write_out(dptr, p) }
+}
+
 fn alloc_from(d: &mut Driver, ctx: usize, pool: usize, bytes: usize) -> Result<u64, CUresult> {
     if bytes == 0 {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -387,17 +414,8 @@ exports! {
 
     /// From the current pool of the context's device.
     fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) {
-        with_context(|d, ctx| {
-            non_null(dptr)?;
-            d.check_stream(stream)?;
-            // In capture: a graph allocation node.
-            if let Some(r) = super::graph::capture::mem_alloc(d, ctx, stream, bytesize) {
-                return unsafe { write_out(dptr, r?) };
-            }
-            let pool = d.pools.current_pool(d.device_of(ctx));
-            let p = alloc_from(d, ctx, pool, bytesize)?;
-            unsafe { write_out(dptr, p) }
-        })
+        // SAFETY: the caller's pointer, valid as cuda.h documents for this call.
+        with_context(|d, ctx| unsafe { alloc_async(d, ctx, dptr, bytesize, None, stream) })
     }
 
     /// Frees pool and ordinary allocations alike.
@@ -412,15 +430,8 @@ exports! {
     }
 
     fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, stream: CUstream) {
-        with_context(|d, ctx| {
-            non_null(dptr)?;
-            d.check_stream(stream)?;
-            if let Some(r) = super::graph::capture::mem_alloc(d, ctx, stream, bytesize) {
-                return unsafe { write_out(dptr, r?) };
-            }
-            let p = alloc_from(d, ctx, pool as usize, bytesize)?;
-            unsafe { write_out(dptr, p) }
-        })
+        // SAFETY: the caller's pointer, valid as cuda.h documents for this call.
+        with_context(|d, ctx| unsafe { alloc_async(d, ctx, dptr, bytesize, Some(pool as usize), stream) })
     }
 
     fn cuDeviceGetDefaultMemPool(pool_out: *mut CUmemoryPool, dev: CUdevice) {

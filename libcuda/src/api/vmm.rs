@@ -139,6 +139,19 @@ impl Vmm {
         (end <= base + r.size).then_some(base)
     }
 
+    /// The reservation holding `[addr, addr + len)` (its base; the range
+    /// must lie in one) and the mappings that meet the range.
+    fn reserved_mappings(
+        &self,
+        addr: u64,
+        len: u64,
+    ) -> Result<(u64, Vec<(u64, Mapping)>), CUresult> {
+        let base = self
+            .reservation_of(addr, len)
+            .ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        Ok((base, self.mappings_in(addr, len)))
+    }
+
     /// Mappings intersecting `[addr, addr + len)`, in address order.
     fn mappings_in(&self, addr: u64, len: u64) -> Vec<(u64, Mapping)> {
         let end = addr.saturating_add(len);
@@ -425,11 +438,7 @@ fn map(d: &mut Driver, ptr: u64, size: usize, offset: usize, handle: u64) -> Res
 
 fn unmap(d: &mut Driver, ptr: u64, size: usize) -> Result<(), CUresult> {
     let size = size as u64;
-    let base = d
-        .vmm
-        .reservation_of(ptr, size)
-        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let hit = d.vmm.mappings_in(ptr, size);
+    let (base, hit) = d.vmm.reserved_mappings(ptr, size)?;
     let end = ptr + size;
     if size == 0 || hit.is_empty() || hit.iter().any(|(va, m)| *va < ptr || va + m.size > end) {
         return Err(CUDA_ERROR_INVALID_VALUE);
@@ -458,11 +467,7 @@ fn set_access(
     descs: &[MemAccessDesc],
 ) -> Result<(), CUresult> {
     let size = size as u64;
-    let base = d
-        .vmm
-        .reservation_of(ptr, size)
-        .ok_or(CUDA_ERROR_INVALID_VALUE)?;
-    let hit = d.vmm.mappings_in(ptr, size);
+    let (base, hit) = d.vmm.reserved_mappings(ptr, size)?;
     // The whole range must be mapped.
     let mut covered = ptr;
     for (va, m) in &hit {
