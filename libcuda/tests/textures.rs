@@ -32,6 +32,27 @@ fn context() {
     }
 }
 
+/// Launches `f` as one thread of one block on the legacy stream.
+fn launch_one_thread(f: CUfunction, args: &mut [*mut c_void]) {
+    // SAFETY: `args` holds the kernel's parameters; the caller keeps what
+    // they point to alive for the call.
+    check(unsafe {
+        cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            0,
+            null_mut(),
+            args.as_mut_ptr(),
+            null_mut(),
+        )
+    });
+}
+
 const U8: u32 = 0x01;
 const U32: u32 = 0x03;
 const F32: u32 = 0x20;
@@ -213,19 +234,7 @@ fn normalized_integer_formats_always_read_as_floats() {
                 &mut out as *mut u64 as *mut c_void,
                 &mut x as *mut u32 as *mut c_void,
             ];
-            check(cuLaunchKernel(
-                f,
-                1,
-                1,
-                1,
-                1,
-                1,
-                1,
-                0,
-                null_mut(),
-                args.as_mut_ptr(),
-                null_mut(),
-            ));
+            launch_one_thread(f, &mut args);
             let mut got = [0f32; 4];
             check(cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), out, 16));
             check(cuTexObjectDestroy(t));
@@ -589,19 +598,7 @@ fn ptx_queries_fetches_and_surface_accesses() {
             &mut s as *mut u64 as *mut c_void,
             &mut out as *mut u64 as *mut c_void,
         ];
-        check(cuLaunchKernel(
-            f,
-            1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            0,
-            null_mut(),
-            args.as_mut_ptr(),
-            null_mut(),
-        ));
+        launch_one_thread(f, &mut args);
         check(cuCtxSynchronize());
         let mut got = [0u32; 20];
         check(cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), out, 80));
@@ -789,19 +786,7 @@ fn texture_and_surface_references_bind_module_variables() {
         let mut out: CUdeviceptr = 0;
         check(cuMemAlloc_v2(&mut out, 16));
         let mut args = [&mut out as *mut u64 as *mut c_void];
-        check(cuLaunchKernel(
-            f,
-            1,
-            1,
-            1,
-            1,
-            1,
-            1,
-            0,
-            null_mut(),
-            args.as_mut_ptr(),
-            null_mut(),
-        ));
+        launch_one_thread(f, &mut args);
         check(cuCtxSynchronize());
         let mut got = [0u32; 4];
         check(cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), out, 16));
@@ -884,19 +869,7 @@ fn gradients_choose_the_mip_level() {
                 &mut out as *mut u64 as *mut c_void,
                 &mut gx as *mut f32 as *mut c_void,
             ];
-            check(cuLaunchKernel(
-                f,
-                1,
-                1,
-                1,
-                1,
-                1,
-                1,
-                0,
-                null_mut(),
-                args.as_mut_ptr(),
-                null_mut(),
-            ));
+            launch_one_thread(f, &mut args);
             let mut got = 0f32;
             check(cuMemcpyDtoH_v2((&mut got as *mut f32).cast(), out, 4));
             assert_eq!(got, want, "mip filter {mip_filter}, dPdx.x {gx}");
