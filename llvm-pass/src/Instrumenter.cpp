@@ -167,20 +167,27 @@ void Instrumenter::addSite(Instruction &At, Probe What, SiteKind Kind) {
 // The skip rules here are the ones listed with AsmSitePatterns (Options.cpp).
 std::optional<AsmSitePlan>
 Instrumenter::planAsmSite(const CallInst &Call,
-                          const PtxSiteStatement &St) const {
-  if (St.GuardInternal || St.ValueOperand < 0)
+                          const PtxSiteStatement &St,
+                          const char *&Why) const {
+  Why = nullptr;
+  auto Skip = [&](const char *Reason) -> std::optional<AsmSitePlan> {
+    Why = Reason;
     return std::nullopt;
+  };
+  if (St.GuardInternal)
+    return Skip("guard computed inside the asm");
+  if (St.ValueOperand < 0)
+    return Skip("value is not an asm operand");
   AsmSitePlan Plan{SiteKind::Atomic, {}, std::nullopt, false};
   if (St.GuardOperand >= 0) {
     std::optional<AsmOperandRef> G = asmOperandRef(Call, St.GuardOperand);
-    if (!G || G->IsOutput || G->IndirectOutput)
-      return std::nullopt;
+    if (!G || G->IsOutput || G->IndirectOutput ||
+        !Call.getArgOperand(G->Index)->getType()->isIntegerTy(1))
+      return Skip("guard is not an i1 argument");
     const Value *GV = Call.getArgOperand(G->Index);
-    if (!GV->getType()->isIntegerTy(1))
-      return std::nullopt;
     if (const auto *C = dyn_cast<ConstantInt>(GV)) {
       if (C->isOne() == St.GuardNegated)
-        return std::nullopt; // never executes
+        return Skip("constant guard that never holds");
     } else {
       Plan.Guard = G;
       Plan.GuardNegated = St.GuardNegated;
@@ -188,10 +195,10 @@ Instrumenter::planAsmSite(const CallInst &Call,
   }
   std::optional<AsmOperandRef> V = asmOperandRef(Call, St.ValueOperand);
   if (!V || V->IndirectOutput)
-    return std::nullopt;
+    return Skip("value is not a register operand");
   Type *T = asmOperandType(Call, *V);
   if (!T || !isRecordable(recordedType(T)))
-    return std::nullopt;
+    return Skip("value type is not recordable");
   Plan.Value = *V;
   switch (St.Pattern->Class) {
   case AsmSiteClass::Atomic:
@@ -202,36 +209,41 @@ Instrumenter::planAsmSite(const CallInst &Call,
     return Plan;
   case AsmSiteClass::GlobalStore:
     if (!Opts.GlobalStores)
-      return std::nullopt;
+      return Skip("global store without -prlx-instrument-global-stores");
     Plan.Kind = SiteKind::GlobalStore;
     return Plan;
   case AsmSiteClass::ByAddress: {
     std::optional<AsmOperandRef> A =
         St.AddressOperand < 0 ? std::nullopt
                               : asmOperandRef(Call, St.AddressOperand);
-    if (!A || A->IsOutput)
-      return std::nullopt;
+    if (!A || A->IsOutput ||
+        !Call.getArgOperand(A->Index)->getType()->isPointerTy())
+      return Skip("generic st whose address is not a pointer operand");
     const Value *Ptr = Call.getArgOperand(A->Index);
-    if (!Ptr->getType()->isPointerTy())
-      return std::nullopt;
     if (pointsToShared(Ptr))
       Plan.Kind = SiteKind::SharedStore;
     else if (Opts.GlobalStores && isGlobalPointer(Ptr))
       Plan.Kind = SiteKind::GlobalStore;
     else
-      return std::nullopt;
+      return Skip("generic st to neither shared nor (recorded) global memory");
     return Plan;
   }
   }
-  return std::nullopt;
+  return Skip("unknown pattern class");
 }
 
 void Instrumenter::collectAsm(CallInst &Call) {
   StringRef Template = cast<InlineAsm>(Call.getCalledOperand())->getAsmString();
   for (const PtxSiteStatement &St : matchPtxSiteStatements(Template)) {
-    std::optional<AsmSitePlan> Plan = planAsmSite(Call, St);
-    if (!Plan)
+    const char *Why = nullptr;
+    std::optional<AsmSitePlan> Plan = planAsmSite(Call, St, Why);
+    if (!Plan) {
+      if (Opts.Verbose)
+        errs() << "[prlx] " << Call.getFunction()->getName() << ": inline asm '"
+               << St.Pattern->Opcode << "' statement not recorded (" << Why
+               << ")\n";
       continue;
+    }
     uint32_t Id = Table.add(SiteTable::locationOf(Call), Plan->Kind);
     AsmPlans.push_back(*Plan);
     Pending.push_back({&Call, Probe::InlineAsm, Id,

@@ -69,8 +69,10 @@ private:
   void collect(llvm::Function &F);
   void addSite(llvm::Instruction &At, Probe What, SiteKind Kind);
   void collectAsm(llvm::CallInst &Call);
+  // The plan, or null with `Why` naming the skip rule.
   std::optional<AsmSitePlan> planAsmSite(const llvm::CallInst &Call,
-                                         const PtxSiteStatement &St) const;
+                                         const PtxSiteStatement &St,
+                                         const char *&Why) const;
   bool isGlobalPointer(const llvm::Value *Ptr) const;
   void insert(const PendingSite &S);
   llvm::CallInst *insertAsmRecord(llvm::CallInst &Call, const AsmSitePlan &Plan,

@@ -8,6 +8,7 @@
 ; RUN: %python -c "import json,sys; s=json.load(open(sys.argv[1])); print(sorted((e['function'], e['line'], e['kind'], e['ordinal']) for e in s))" %t.json | %FileCheck %s --check-prefix=TABLE
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-target=nvptx -prlx-instrument-global-stores -S %s | %FileCheck %s --check-prefix=GLOBAL
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-target=nvptx -prlx-asm-sites=false -S %s | %FileCheck %s --check-prefix=OFF
+; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-target=nvptx -prlx-verbose -disable-output %s 2>&1 | %FileCheck %s --check-prefix=VERBOSE
 ; The same asm in an AMDGPU module is not PTX: never a site.
 ; RUN: %opt -passes=prlx-instrument -prlx-sites-json=none -prlx-target=amdgcn -S %s | %FileCheck %s --check-prefix=OFF
 
@@ -145,16 +146,23 @@ define void @multi(ptr addrspace(3) %s, i32 %a, i32 %b, i32 %c, i32 %d) !dbg !24
 ; CHECK-NEXT: call void @__prlx_record_shmem_store(i32 [[M1:-?[0-9]+]], i32 %b)
 ; CHECK-NEXT: tail call void asm sideeffect "st.shared.b32 [ $0 ], $1;\0A\09st.shared.v2.b32 [ $0 + 4 ], { $2, $3 };"
 ; CHECK:      call void @__prlx_record_shmem_store(i32 {{-?[0-9]+}}, i32 %c)
-; CHECK-NEXT: tail call void asm sideeffect "st.b32 [ ${0} ], ${1:x};"
+; CHECK-NEXT: tail call void asm sideeffect "st.b32 [ ${0} ], ${1};"
 ; CHECK-NEXT: call void @__prlx_record_shmem_store(i32 {{-?[0-9]+}}, i32 %d)
 ; CHECK-NEXT: tail call void asm sideeffect "stmatrix
   tail call void asm sideeffect "st.shared.b32 [ $0 ], $1;\0A\09st.shared.v2.b32 [ $0 + 4 ], { $2, $3 };", "r,r,r,r"(ptr addrspace(3) %s, i32 %a, i32 %b, i32 %c) #1, !dbg !25
   %g = getelementptr i8, ptr addrspace(3) %s, i32 16
   %flat = addrspacecast ptr addrspace(3) %g to ptr
-  tail call void asm sideeffect "st.b32 [ ${0} ], ${1:x};", "l,r"(ptr %flat, i32 %c) #1, !dbg !25
+  tail call void asm sideeffect "st.b32 [ ${0} ], ${1};", "l,r"(ptr %flat, i32 %c) #1, !dbg !25
   tail call void asm sideeffect "stmatrix.sync.aligned.m8n8.x4.shared.b16 [ $0 ], { $1, $2, $3, $4 };", "r,r,r,r,r"(ptr addrspace(3) %s, i32 %d, i32 %a, i32 %b, i32 %c) #1, !dbg !25
   ret void
 }
+
+; VERBOSE: [prlx] ticket_kernel: inline asm 'st' statement not recorded (global store without -prlx-instrument-global-stores)
+; VERBOSE: [prlx] not_sites: inline asm 'atom' statement not recorded (constant guard that never holds)
+; VERBOSE: [prlx] not_sites: inline asm 'atom' statement not recorded (guard computed inside the asm)
+; VERBOSE: [prlx] not_sites: inline asm 'st' statement not recorded (value is not an asm operand)
+; VERBOSE: [prlx] not_sites: inline asm 'st' statement not recorded (generic st to neither shared nor (recorded) global memory)
+; VERBOSE: [prlx] not_sites: 0 sites
 
 ; OFF-NOT: __prlx_record_atomic
 ; OFF-NOT: __prlx_record_shmem_store
