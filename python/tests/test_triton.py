@@ -276,6 +276,58 @@ def test_race_is_named_at_its_python_line(emu, tmp_path):
     assert result.launches[0]["launched_from"].endswith(f"ticket_race.py:{launch_line})")
 
 
+
+def test_pass_build_records_the_inline_asm_atomic(emu, tmp_path):
+    # Triton writes tl.atomic_add as guarded inline PTX (`@$3 atom.global...`)
+    # and broadcasts the ticket through `st.shared`: the pass records them as
+    # Atomic / SharedMemStore sites, in the lanes that execute them.
+    import json
+
+    a, b, _ = run_race(tmp_path, {"PRLX_TRITON": "on"})
+    launch_a, launch_b = prlx.open_session(a).launches[0], prlx.open_session(b).launches[0]
+    assert launch_a.capture == "pass"
+    sites = json.loads(launch_a.site_map_path.read_text())
+    kinds = {s["site_id"]: (s["line"], s["kind"]) for s in sites}
+    assert {(emu.ATOMIC_LINE, "Atomic"), (emu.ATOMIC_LINE, "SharedMemStore")} <= set(kinds.values())
+
+    def tickets(launch):
+        """Block -> the value its atomic returned, from the Atomic events."""
+        trace = launch.trace()
+        per_block = trace.header.warps_per_block
+        found = {}
+        for w in range(len(trace)):
+            warp = trace.warp(w)
+            for i in range(len(warp)):
+                e = warp.event(i)
+                if e.type_name == "Atomic":
+                    assert kinds[e.site_id] == (emu.ATOMIC_LINE, "Atomic")
+                    # Only thread 0 executes the guarded atom.
+                    assert e.active_mask == 0x1 and w % per_block == 0
+                    assert w // per_block not in found
+                    found[w // per_block] = e.value_a
+        return found
+
+    ta, tb = tickets(launch_a), tickets(launch_b)
+    # Each of the 16 programs took one ticket; the schedules handed them out
+    # in different orders.
+    assert sorted(ta.values()) == sorted(tb.values()) == list(range(16))
+    assert ta != tb
+    # Comparing values, the race is named at the atomic itself.
+    result = prlx.diff_sessions(a, b, values=True)
+    first = result.launches[0]["first_divergence"]
+    assert first["kind"] == "Value" and first["function"] == "ticket_kernel"
+    assert first["source_location"].startswith(f"triton_kernels.py:{emu.ATOMIC_LINE}:")
+    assert (first["value_a"], first["value_b"]) == (ta[first["block"][0]], tb[first["block"][0]])
+    # A program whose ticket changed but stayed on the same side of the
+    # threshold takes the same branch: only the atomic's value shows it.
+    diff = prlx.diff(launch_a.trace_path, launch_b.trace_path, values=True)
+    same_side = [blk for blk in ta if ta[blk] != tb[blk] and (ta[blk] < 8) == (tb[blk] < 8)]
+    assert same_side
+    for blk in same_side:
+        kinds_here = {(d.kind, kinds.get(int(d.data["site_id"], 16))) for d in diff.divergences if d.data["block"][0] == blk}
+        assert ("Value", (emu.ATOMIC_LINE, "Atomic")) in kinds_here
+        assert not any(kind == "Branch" for kind, _ in kinds_here)
+
 def test_unmodified_triton_kernel_is_captured_by_ptx_instrumentation(emu, tmp_path):
     # PRLX_TRITON=ptx: no pass, only PTX for the emulator; the shim
     # instruments the PTX when the module is loaded.
