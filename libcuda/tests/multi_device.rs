@@ -20,26 +20,25 @@ use std::ptr::null_mut;
 const DEVICE_ORDINAL: u32 = 9;
 const CONTEXT: u32 = 1;
 
-fn name(dev: CUdevice) -> String {
-    let mut buf = [0 as c_char; 128];
-    assert_eq!(
-        unsafe { cuDeviceGetName(buf.as_mut_ptr(), 128, dev) },
-        CUDA_SUCCESS
-    );
+/// The string a `cuDeviceGet*(char *buf, int len, ...)` query writes into a
+/// buffer of `len` bytes.
+fn query_string(len: usize, query: impl FnOnce(*mut c_char, c_int) -> CUresult) -> String {
+    let mut buf = vec![0 as c_char; len];
+    assert_eq!(query(buf.as_mut_ptr(), len as c_int), CUDA_SUCCESS);
+    // SAFETY: the driver wrote a NUL-terminated string into `buf`.
     unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
         .to_string_lossy()
         .into_owned()
 }
 
+fn name(dev: CUdevice) -> String {
+    // SAFETY: `b` holds `n` bytes.
+    query_string(128, |b, n| unsafe { cuDeviceGetName(b, n, dev) })
+}
+
 fn pci(dev: CUdevice) -> String {
-    let mut buf = [0 as c_char; 32];
-    assert_eq!(
-        unsafe { cuDeviceGetPCIBusId(buf.as_mut_ptr(), 32, dev) },
-        CUDA_SUCCESS
-    );
-    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
+    // SAFETY: `b` holds `n` bytes.
+    query_string(32, |b, n| unsafe { cuDeviceGetPCIBusId(b, n, dev) })
 }
 
 fn primary(dev: CUdevice) -> CUcontext {
