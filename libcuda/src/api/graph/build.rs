@@ -58,7 +58,7 @@ pub(crate) unsafe fn kernel_op(
 ///
 /// # Safety
 /// `p` must be NULL or valid; `v2` says which layout it has.
-unsafe fn kernel_from_params(
+pub(super) unsafe fn kernel_from_params(
     d: &Driver,
     p: *const KernelNodeParamsV2,
     v2: bool,

@@ -10,7 +10,7 @@
 //! capture instead.
 
 use super::abi::*;
-use super::build::{IntoResult, copy_op, kernel_op, memset_op, op_from_node_params};
+use super::build::{IntoResult, copy_op, kernel_from_params, memset_op, op_from_node_params};
 use super::capture;
 use super::model::{Exec, ExecGraph, ExecNode, ExecOp, KernelOp, Op, with_state};
 use crate::api::launch::cuLaunchKernelEx;
@@ -642,25 +642,8 @@ unsafe fn exec_kernel_set(
     v2: bool,
 ) -> Result<(), CUresult> {
     non_null(params)?;
-    // SAFETY: non-null; v2 fields read only for the v2 layout.
-    let c = unsafe { &*params };
-    let as_kernel = c.func.is_null() && v2;
-    let func = if as_kernel { c.kern } else { c.func };
-    let mut op = with_driver(|d| {
-        // SAFETY: forwarded contract.
-        unsafe {
-            kernel_op(
-                d,
-                func,
-                c.grid,
-                c.block,
-                c.shared_mem_bytes,
-                c.kernel_params,
-                c.extra,
-            )
-        }
-    })?;
-    op.as_kernel = as_kernel;
+    // SAFETY: forwarded contract.
+    let op = with_driver(|d| unsafe { kernel_from_params(d, params, v2) })?;
     set_exec_op(exec, node, Op::Kernel(op))
 }
 
