@@ -223,16 +223,19 @@ pub fn cubin_kernels(elf: &[u8]) -> Vec<String> {
     cubin_symbols(elf).functions
 }
 
+/// `st_other` flag of a cubin symbol that is a kernel entry point.
+const STO_CUDA_ENTRY: u8 = 0x10;
+
 /// The global symbols of an ELF cubin.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CubinSymbols {
-    /// `STT_FUNC`: kernels and device functions.
+    /// `STT_FUNC`: kernels (of any binding) and global device functions.
     pub functions: Vec<String>,
     /// `STT_OBJECT`: `__device__`, `__constant__` and `__managed__` variables.
     pub variables: Vec<String>,
 }
 
-/// The global function and variable symbols of an ELF cubin.
+/// The kernel (and global function) and variable symbols of an ELF cubin.
 pub fn cubin_symbols(elf: &[u8]) -> CubinSymbols {
     let mut names = CubinSymbols::default();
     if elf.get(0..4) != Some(b"\x7fELF") || elf.get(4) != Some(&2) {
@@ -269,12 +272,20 @@ pub fn cubin_symbols(elf: &[u8]) -> CubinSymbols {
         while at + 24 <= off.saturating_add(size) && at + 24 <= elf.len() {
             let name = u32_at(elf, at).unwrap_or(0) as usize;
             let info = elf[at + 4];
-            // Kernels are STB_GLOBAL STT_FUNC; variables STT_OBJECT of any
-            // binding (whole-program builds make `__device__` variables
-            // local, and the driver still finds them by name).
+            let other = elf[at + 5];
+            let defined = u16_at(elf, at + 6).unwrap_or(0) != 0;
+            // Kernels are STT_FUNC marked as entries in `st_other`
+            // (`STO_CUDA_ENTRY`), of any binding: kernels in an anonymous
+            // namespace are local, and cudart still looks them up by name.
+            // Variables are STT_OBJECT of any binding (whole-program builds
+            // make `__device__` variables local). Undefined symbols
+            // (`vprintf`) are neither.
             let list = match (info >> 4, info & 15) {
+                _ if !defined => None,
                 (_, 1) => Some(&mut names.variables),
-                (1, 2) => Some(&mut names.functions),
+                (binding, 2) if other & STO_CUDA_ENTRY != 0 || binding == 1 => {
+                    Some(&mut names.functions)
+                }
                 _ => None,
             };
             if let Some(list) = list

@@ -13,7 +13,7 @@ use cuda::api::launch::*;
 use cuda::api::memory::*;
 use cuda::api::module::*;
 use cuda::cu::*;
-use std::ffi::c_void;
+use std::ffi::{CStr, CString, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,6 +22,11 @@ extern "C" {
 __device__ int table[4];
 }
 extern "C" __global__ void fill_table(int v) { table[threadIdx.x % 4] = v; }
+// Internal linkage: a local symbol in the cubin, looked up all the same.
+namespace {
+__global__ void hidden(int *x) { x[threadIdx.x] = 7; }
+}
+void launch_hidden(int *x) { hidden<<<1, 1>>>(x); }
 extern "C" __global__ void twice(int *x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] = 2 * x[i] + 1;
@@ -171,7 +176,7 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         // The __fatBinC_Wrapper_t nvcc wraps fatbinaries in.
         let wrapper = wrap(&zstd_fatbin);
         load_and_run(&wrapper, false);
-        sass_only_fatbin_refuses_its_kernels_not_the_load(&sass_only);
+        sass_only_fatbin_refuses_its_kernels_not_the_load(&sass_only, &hidden_kernel_name(&ptx));
         let mut module: CUmodule = std::ptr::null_mut();
         // A bare cubin is one architecture's code: refused at load, as a
         // real driver refuses a cubin built for another GPU.
@@ -191,15 +196,16 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
 /// library's fatbinaries at start-up); looking its kernel up fails with
 /// `CUDA_ERROR_NO_BINARY_FOR_GPU`, through modules and libraries alike, and
 /// names that are not in it stay `CUDA_ERROR_NOT_FOUND`.
-unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8]) {
+unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hidden: &CStr) {
     use cuda::api::library::*;
     let mut module: CUmodule = std::ptr::null_mut();
     check(unsafe { cuModuleLoadFatBinary(&mut module, sass_only.as_ptr().cast()) });
     let mut f: CUfunction = std::ptr::null_mut();
-    for _ in 0..2 {
+    for name in [c"twice", c"twice", hidden] {
         assert_eq!(
-            unsafe { cuModuleGetFunction(&mut f, module, c"twice".as_ptr()) },
-            CUDA_ERROR_NO_BINARY_FOR_GPU
+            unsafe { cuModuleGetFunction(&mut f, module, name.as_ptr()) },
+            CUDA_ERROR_NO_BINARY_FOR_GPU,
+            "{name:?}"
         );
     }
     assert_eq!(
@@ -241,6 +247,18 @@ unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8]) {
         CUDA_ERROR_NOT_FOUND
     );
     check(unsafe { cuLibraryUnload(library) });
+}
+
+/// The mangled name of the anonymous-namespace kernel `hidden`, from the
+/// PTX of the same source (the namespace's hash is the same in every build).
+fn hidden_kernel_name(ptx: &[u8]) -> CString {
+    let text = String::from_utf8_lossy(ptx);
+    let at = text.find("_GLOBAL__N_").expect("the PTX defines `hidden`");
+    let start = text[..at].rfind("_ZN").expect("a mangled name");
+    let end = text[start..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(text.len(), |e| start + e);
+    CString::new(&text[start..end]).unwrap()
 }
 
 /// A 24-byte `__fatBinC_Wrapper_t` (magic, version 1, data, NULL) followed
