@@ -217,15 +217,23 @@ fn f16x2_to_fp8x2(c: &AluCtx, a: u64) -> u64 {
 
 /// `cvt.rn.f16x2.f8x2 d, a`: exact; each byte to the half in its place.
 fn fp8x2_to_f16x2(c: &AluCtx, a: u64) -> u64 {
+    fp8x2_widen(c, a, FloatFormat::F16, |v| half::f16::from_f64(v).to_bits())
+}
+
+/// Each byte of `a`'s low half (an fp8 of `c`'s format) to the 16-bit float
+/// of format `to` in its place (`bits` rounds an f64 to it; fp8 values are
+/// exact in both f16 and bf16).
+#[inline(always)]
+fn fp8x2_widen(c: &AluCtx, a: u64, to: FloatFormat, bits: impl Fn(f64) -> u16) -> u64 {
     let (fmt, relu) = fp8_of(c);
     let f = |x: u64| {
         let v = from_fp8(fmt, x as u8);
         if v.is_nan() {
-            FloatFormat::F16.canonical_nan()
+            to.canonical_nan()
         } else if relu && v.is_sign_negative() {
             0
         } else {
-            half::f16::from_f64(v).to_bits() as u64
+            bits(v) as u64
         }
     };
     f((a >> 8) & 0xff) << 16 | f(a & 0xff)
@@ -299,18 +307,9 @@ fn pack_sat(c: &AluCtx, a: u64, b: u64, upper: u64) -> u64 {
 
 /// `cvt.rn.bf16x2.f8x2 d, a`: exact, like [`fp8x2_to_f16x2`].
 fn fp8x2_to_bf16x2(c: &AluCtx, a: u64) -> u64 {
-    let (fmt, relu) = fp8_of(c);
-    let f = |x: u64| {
-        let v = from_fp8(fmt, x as u8);
-        if v.is_nan() {
-            FloatFormat::BF16.canonical_nan()
-        } else if relu && v.is_sign_negative() {
-            0
-        } else {
-            half::bf16::from_f64(v).to_bits() as u64
-        }
-    };
-    f((a >> 8) & 0xff) << 16 | f(a & 0xff)
+    fp8x2_widen(c, a, FloatFormat::BF16, |v| {
+        half::bf16::from_f64(v).to_bits()
+    })
 }
 
 /// `d, a` of a one-source conversion: both operands checked, `a` read as `sty`.

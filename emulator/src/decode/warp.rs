@@ -26,13 +26,7 @@ pub(super) fn decode(
                 return Err(un());
             }
             let o = operands(inst, 5)?;
-            let (d, dp) = match &o[0] {
-                Operand::PredicatePair(r, p) => (
-                    dst(fc, &Operand::Register(r.clone()))?,
-                    pred_dst(fc, &Operand::Register(p.clone()))?,
-                ),
-                other => (dst(fc, other)?, None),
-            };
+            let (d, dp) = dst_and_pred(fc, &o[0])?;
             Ok(Op::Shfl {
                 mode,
                 d,
@@ -100,13 +94,7 @@ pub(super) fn decode(
                 return Err(un());
             }
             let o = operands(inst, 3)?;
-            let (d, dp) = match &o[0] {
-                Operand::PredicatePair(r, p) => (
-                    dst(fc, &Operand::Register(r.clone()))?,
-                    pred_dst(fc, &Operand::Register(p.clone()))?,
-                ),
-                other => (dst(fc, other)?, None),
-            };
+            let (d, dp) = dst_and_pred(fc, &o[0])?;
             if dp.is_some() && !all {
                 return Err(un());
             }
@@ -146,5 +134,17 @@ pub(super) fn decode(
             })
         }
         _ => Err(un()),
+    }
+}
+
+/// The destination of `shfl` and `match`: a register, or `d|p`, a register
+/// and a predicate.
+fn dst_and_pred(fc: &FnCtx<'_>, op: &Operand) -> Result<(Row, Option<PredIx>), String> {
+    match op {
+        Operand::PredicatePair(r, p) => Ok((
+            dst(fc, &Operand::Register(r.clone()))?,
+            pred_dst(fc, &Operand::Register(p.clone()))?,
+        )),
+        other => Ok((dst(fc, other)?, None)),
     }
 }
