@@ -241,6 +241,22 @@ pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resou
         }
         Ok((format, channels as u8, texel))
     };
+    // Linear memory at the resource's address: `height` rows of `width`
+    // texels, `pitch` bytes apart.
+    let pitched = |shape, format, channels, width: usize, height: usize, pitch: usize| Resource {
+        shape,
+        format,
+        channels,
+        layers: 1,
+        levels: vec![Level {
+            base: desc.handle(),
+            width: width as u32,
+            height: height as u32,
+            depth: 1,
+            pitch: pitch as u64,
+            slice: (pitch * height) as u64,
+        }],
+    };
     match desc.res_type {
         CU_RESOURCE_TYPE_ARRAY => Ok(array(desc.handle() as *mut c_void)?.resource()),
         CU_RESOURCE_TYPE_MIPMAPPED_ARRAY => {
@@ -270,20 +286,7 @@ pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resou
             if width == 0 || width > limit(69) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            Ok(Resource {
-                shape: Shape::Linear,
-                format,
-                channels,
-                layers: 1,
-                levels: vec![Level {
-                    base: desc.handle(),
-                    width: width as u32,
-                    height: 1,
-                    depth: 1,
-                    pitch: size as u64,
-                    slice: size as u64,
-                }],
-            })
+            Ok(pitched(Shape::Linear, format, channels, width, 1, size))
         }
         CU_RESOURCE_TYPE_PITCH2D => {
             let (format, channels, texel) = linear_format()?;
@@ -298,20 +301,14 @@ pub(crate) fn resource_of(d: &Driver, desc: &CUDA_RESOURCE_DESC) -> Result<Resou
             {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
-            Ok(Resource {
-                shape: Shape::Pitch2D,
+            Ok(pitched(
+                Shape::Pitch2D,
                 format,
                 channels,
-                layers: 1,
-                levels: vec![Level {
-                    base: desc.handle(),
-                    width: width as u32,
-                    height: height as u32,
-                    depth: 1,
-                    pitch: pitch as u64,
-                    slice: (pitch * height) as u64,
-                }],
-            })
+                width,
+                height,
+                pitch,
+            ))
         }
         _ => Err(CUDA_ERROR_INVALID_VALUE),
     }
