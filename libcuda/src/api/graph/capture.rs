@@ -67,6 +67,18 @@ fn invalidate(s: &mut State, capture: u64) {
     }
 }
 
+/// Invalidates every capture in `captures`, which then fail the call with
+/// `error`; none: the call may go on.
+fn invalidate_all(s: &mut State, captures: Vec<u64>, error: CUresult) -> Result<(), CUresult> {
+    if captures.is_empty() {
+        return Ok(());
+    }
+    for c in captures {
+        invalidate(s, c);
+    }
+    Err(error)
+}
+
 /// A stream that synchronizes with the legacy stream: one created without
 /// `CU_STREAM_NON_BLOCKING`, or a per-thread default stream.
 fn is_blocking(d: &Driver, key: usize) -> bool {
@@ -98,13 +110,7 @@ fn implicit_conflicts(d: &Driver, s: &State) -> Vec<u64> {
 /// captures are invalidated and the work fails.
 fn legacy_use(d: &Driver, s: &mut State) -> Result<(), CUresult> {
     let conflicts = implicit_conflicts(d, s);
-    if conflicts.is_empty() {
-        return Ok(());
-    }
-    for c in conflicts {
-        invalidate(s, c);
-    }
-    Err(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+    invalidate_all(s, conflicts, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
 }
 
 /// Appends `op` to the capture `stream` takes part in, after the stream's
@@ -498,13 +504,7 @@ pub fn unsafe_call() -> Result<(), CUresult> {
             })
             .map(|(id, _)| *id)
             .collect();
-        if prohibiting.is_empty() {
-            return Ok(());
-        }
-        for c in prohibiting {
-            invalidate(s, c);
-        }
-        Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        invalidate_all(s, prohibiting, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
     })
 }
 
@@ -565,13 +565,7 @@ pub fn ctx_sync(ctx: usize) -> Result<(), CUresult> {
             .filter(|(_, c)| c.ctx == ctx)
             .map(|(id, _)| *id)
             .collect();
-        if ids.is_empty() {
-            return Ok(());
-        }
-        for id in ids {
-            invalidate(s, id);
-        }
-        Err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        invalidate_all(s, ids, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
     })
 }
 
