@@ -32,6 +32,17 @@ fn context() {
     }
 }
 
+/// Loads `ptx` (NUL-terminated) as a module; it and its kernel `name`.
+fn load_kernel(ptx: &str, name: &std::ffi::CStr) -> (CUmodule, CUfunction) {
+    let (mut module, mut f): (CUmodule, CUfunction) = (null_mut(), null_mut());
+    // SAFETY: out-pointers to locals; `ptx` ends with a NUL.
+    unsafe {
+        check(cuModuleLoadData(&mut module, ptx.as_ptr().cast()));
+        check(cuModuleGetFunction(&mut f, module, name.as_ptr()));
+    }
+    (module, f)
+}
+
 /// Launches `f` as one thread of one block on the legacy stream.
 fn launch_one_thread(f: CUfunction, args: &mut [*mut c_void]) {
     // SAFETY: `args` holds the kernel's parameters; the caller keeps what
@@ -213,10 +224,7 @@ fn normalized_integer_formats_always_read_as_floats() {
         check(cuMemcpyHtoA_v2(unorm, 0, bytes.as_ptr().cast(), 8));
         let halves: [i16; 4] = [-32768, 32767, 16384, -1];
         check(cuMemcpyHtoA_v2(snorm, 0, halves.as_ptr().cast(), 8));
-        let mut module: CUmodule = null_mut();
-        check(cuModuleLoadData(&mut module, FETCH_PTX.as_ptr().cast()));
-        let mut f: CUfunction = null_mut();
-        check(cuModuleGetFunction(&mut f, module, c"fetch".as_ptr()));
+        let (_, f) = load_kernel(FETCH_PTX, c"fetch");
         let mut out: CUdeviceptr = 0;
         check(cuMemAlloc_v2(&mut out, 16));
         let mut run = |array: CUarray, x: u32| -> [f32; 4] {
@@ -587,10 +595,7 @@ fn ptx_queries_fetches_and_surface_accesses() {
             &CUDA_RESOURCE_DESC::for_array(surf_array),
         ));
 
-        let mut module: CUmodule = null_mut();
-        check(cuModuleLoadData(&mut module, PTX.as_ptr().cast()));
-        let mut f: CUfunction = null_mut();
-        check(cuModuleGetFunction(&mut f, module, c"probe".as_ptr()));
+        let (_, f) = load_kernel(PTX, c"probe");
         let mut out: CUdeviceptr = 0;
         check(cuMemAlloc_v2(&mut out, 80));
         let mut args = [
@@ -662,9 +667,7 @@ fn independent_mode_and_bad_handles_are_reported() {
   ret;
 }
 \0";
-        check(cuModuleLoadData(&mut module, ptx.as_ptr().cast()));
-        let mut f: CUfunction = null_mut();
-        check(cuModuleGetFunction(&mut f, module, c"k".as_ptr()));
+        let (_, f) = load_kernel(ptx, c"k");
         let mut bogus: u64 = 0x1234_5678;
         let mut args = [&mut bogus as *mut u64 as *mut c_void];
         let launched = cuLaunchKernel(
@@ -724,10 +727,7 @@ fn texture_and_surface_references_bind_module_variables() {
     context();
     // SAFETY: out-pointers, host buffers and kernel arguments are locals.
     unsafe {
-        let mut module: CUmodule = null_mut();
-        check(cuModuleLoadData(&mut module, REFS_PTX.as_ptr().cast()));
-        let mut f: CUfunction = null_mut();
-        check(cuModuleGetFunction(&mut f, module, c"refs".as_ptr()));
+        let (module, f) = load_kernel(REFS_PTX, c"refs");
         let (mut tlin, mut t2d, mut again): (CUtexref, CUtexref, CUtexref) =
             (null_mut(), null_mut(), null_mut());
         check(cuModuleGetTexRef(&mut tlin, module, c"tlin".as_ptr()));
@@ -845,10 +845,7 @@ fn gradients_choose_the_mip_level() {
         }
         let mut res = CUDA_RESOURCE_DESC::for_array(m);
         res.res_type = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
-        let mut module: CUmodule = null_mut();
-        check(cuModuleLoadData(&mut module, GRAD_PTX.as_ptr().cast()));
-        let mut f: CUfunction = null_mut();
-        check(cuModuleGetFunction(&mut f, module, c"grad".as_ptr()));
+        let (_, f) = load_kernel(GRAD_PTX, c"grad");
         let mut out: CUdeviceptr = 0;
         check(cuMemAlloc_v2(&mut out, 4));
         for (mip_filter, gx, want) in [
