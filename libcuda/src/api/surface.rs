@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::array::{CUDA_ARRAY3D_SURFACE_LDST, array};
-use super::texture::{CU_RESOURCE_TYPE_ARRAY, CUDA_RESOURCE_DESC};
+use super::texture::{CU_RESOURCE_TYPE_ARRAY, CUDA_RESOURCE_DESC, RefTable};
 use crate::cu::*;
 use crate::driver::with_context;
 use crate::entry::{exports, non_null, write_out};
@@ -79,19 +79,10 @@ struct SurfRef {
     object: Option<u64>,
 }
 
-#[derive(Default)]
-struct SurfRefTable {
-    refs: HashMap<usize, SurfRef>,
-    by_variable: HashMap<u64, usize>,
-    next: usize,
-}
-
-const SURFREF_HANDLE_BASE: usize = 0x7a00_0000_0000_0000 + (0x32 << 40);
-
-fn surfrefs() -> MutexGuard<'static, SurfRefTable> {
-    static TABLE: OnceLock<Mutex<SurfRefTable>> = OnceLock::new();
+fn surfrefs() -> MutexGuard<'static, RefTable<SurfRef>> {
+    static TABLE: OnceLock<Mutex<RefTable<SurfRef>>> = OnceLock::new();
     TABLE
-        .get_or_init(Default::default)
+        .get_or_init(|| Mutex::new(RefTable::new(0x7a00_0000_0000_0000 + (0x32 << 40))))
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
 }
@@ -103,17 +94,7 @@ exports! {
             // SAFETY: a C string from the caller.
             let name = unsafe { crate::entry::c_str(name) }?;
             let (addr, _) = super::module::get_global(d, hmod, name)?;
-            let mut t = surfrefs();
-            let h = match t.by_variable.get(&addr) {
-                Some(h) => *h,
-                None => {
-                    t.next += 1;
-                    let h = SURFREF_HANDLE_BASE + t.next * 16;
-                    t.refs.insert(h, SurfRef { variable: addr, array: None, object: None });
-                    t.by_variable.insert(addr, h);
-                    h
-                }
-            };
+            let h = surfrefs().for_variable(addr, || SurfRef { variable: addr, array: None, object: None });
             unsafe { write_out(p_surf_ref, h as CUsurfref) }
         })
     }

@@ -527,44 +527,70 @@ struct TexRef {
     object: Option<u64>,
 }
 
-#[derive(Default)]
-struct TexRefTable {
-    refs: HashMap<usize, TexRef>,
+/// Texture or surface reference handles, from a range of their own beside
+/// the arrays'.
+pub(super) struct RefTable<T> {
+    pub(super) refs: HashMap<usize, T>,
     /// Module variable address → its reference, so every
-    /// `cuModuleGetTexRef` of one name returns the same handle.
+    /// `cuModuleGetTexRef`/`cuModuleGetSurfRef` of one name returns the
+    /// same handle.
     by_variable: HashMap<u64, usize>,
+    base: usize,
     next: usize,
 }
 
-/// Texture reference handles: a range of their own beside the arrays'.
-const TEXREF_HANDLE_BASE: usize = 0x7a00_0000_0000_0000 + (0x31 << 40);
+impl<T> RefTable<T> {
+    pub(super) fn new(base: usize) -> RefTable<T> {
+        RefTable {
+            refs: HashMap::new(),
+            by_variable: HashMap::new(),
+            base,
+            next: 0,
+        }
+    }
 
-fn texrefs() -> MutexGuard<'static, TexRefTable> {
-    static TABLE: OnceLock<Mutex<TexRefTable>> = OnceLock::new();
+    /// A new handle, for `r`.
+    pub(super) fn insert(&mut self, r: T) -> usize {
+        self.next += 1;
+        let h = self.base + self.next * 16;
+        self.refs.insert(h, r);
+        h
+    }
+
+    /// The handle of the module variable at `variable`, whose reference
+    /// `make` describes the first time.
+    pub(super) fn for_variable(&mut self, variable: u64, make: impl FnOnce() -> T) -> usize {
+        if let Some(h) = self.by_variable.get(&variable) {
+            return *h;
+        }
+        let h = self.insert(make());
+        self.by_variable.insert(variable, h);
+        h
+    }
+}
+
+fn texrefs() -> MutexGuard<'static, RefTable<TexRef>> {
+    static TABLE: OnceLock<Mutex<RefTable<TexRef>>> = OnceLock::new();
     TABLE
-        .get_or_init(Default::default)
+        .get_or_init(|| Mutex::new(RefTable::new(0x7a00_0000_0000_0000 + (0x31 << 40))))
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
 }
 
-fn new_texref(t: &mut TexRefTable, variable: Option<u64>) -> usize {
-    t.next += 1;
-    let h = TEXREF_HANDLE_BASE + t.next * 16;
+/// A reference in its initial state (format, filtering and addressing as
+/// `texture<>` declares them by default).
+fn new_texref(variable: Option<u64>) -> TexRef {
     // SAFETY: plain data; all-zero is a valid value.
     let mut texture: CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
     texture.address_mode = [1; 3]; // clamp, the default of texture<>
-    t.refs.insert(
-        h,
-        TexRef {
-            variable,
-            format: 0x20,
-            channels: 1,
-            texture,
-            binding: Binding::None,
-            object: None,
-        },
-    );
-    h
+    TexRef {
+        variable,
+        format: 0x20,
+        channels: 1,
+        texture,
+        binding: Binding::None,
+        object: None,
+    }
 }
 
 /// The resource description of a reference's binding.
@@ -673,15 +699,7 @@ exports! {
             // SAFETY: a C string from the caller.
             let name = unsafe { crate::entry::c_str(name) }?;
             let (addr, _) = super::module::get_global(d, hmod, name)?;
-            let mut t = texrefs();
-            let h = match t.by_variable.get(&addr) {
-                Some(h) => *h,
-                None => {
-                    let h = new_texref(&mut t, Some(addr));
-                    t.by_variable.insert(addr, h);
-                    h
-                }
-            };
+            let h = texrefs().for_variable(addr, || new_texref(Some(addr)));
             unsafe { write_out(p_tex_ref, h as CUtexref) }
         })
     }
@@ -690,7 +708,7 @@ exports! {
     fn cuTexRefCreate(p_tex_ref: *mut CUtexref) {
         with_context(|_, _| {
             non_null(p_tex_ref)?;
-            let h = new_texref(&mut texrefs(), None);
+            let h = texrefs().insert(new_texref(None));
             unsafe { write_out(p_tex_ref, h as CUtexref) }
         })
     }
