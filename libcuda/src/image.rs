@@ -56,6 +56,17 @@ impl MachineCode {
 
     /// Why kernel `name` cannot run, with the fix.
     pub fn refusal(&self, name: &str) -> String {
+        self.refusal_of("kernel", name)
+    }
+
+    /// Why variable `name` cannot be used (its initial value is in the
+    /// machine code), with the fix.
+    pub fn variable_refusal(&self, name: &str) -> String {
+        self.refusal_of("variable", name)
+    }
+
+    fn refusal_of(&self, what: &str, name: &str) -> String {
+        let name = fatbin::demangle(name);
         if !self.newer_ptx.is_empty() {
             let list: Vec<String> = self
                 .newer_ptx
@@ -63,13 +74,15 @@ impl MachineCode {
                 .map(|a| format!("compute_{a}"))
                 .collect();
             return format!(
-                "kernel `{}`: PTX for {} only, newer than the emulated device: \
+                "{what} `{name}`: PTX for {} only, newer than the emulated device: \
                  set PRLX_EMU_SM to at least that architecture",
-                fatbin::demangle(name),
                 list.join(", ")
             );
         }
-        sass_only_message(&[name.to_string()], &self.archs, self.device_sm)
+        format!(
+            "{what} `{name}`: {}",
+            sass_only_reason(&self.archs, self.device_sm)
+        )
     }
 
     /// The load-time refusal of the whole image (`cuLinkAddData`).
@@ -238,6 +251,11 @@ fn sass_only_message(kernels: &[String], archs: &[u32], sm: u32) -> String {
         1 => format!("kernel `{}`", names[0]),
         _ => format!("kernels `{}`", names.join("`, `")),
     };
+    format!("{what}: {}", sass_only_reason(archs, sm))
+}
+
+/// Why machine code of `archs` cannot run, and the `-gencode` that fixes it.
+fn sass_only_reason(archs: &[u32], sm: u32) -> String {
     let arch = archs.iter().max().copied().unwrap_or(sm).min(sm);
     let sass = if archs.is_empty() {
         "a cubin".to_string()
@@ -246,7 +264,7 @@ fn sass_only_message(kernels: &[String], archs: &[u32], sm: u32) -> String {
         format!("SASS only ({})", list.join(", "))
     };
     format!(
-        "{what}: {sass}, no PTX; the prlx emulator runs PTX: rebuild with \
+        "{sass}, no PTX; the prlx emulator runs PTX: rebuild with \
          -gencode arch=compute_{arch},code=compute_{arch}"
     )
 }
@@ -432,6 +450,8 @@ mod tests {
         let f = fatbin(&[(2, 0, 75, b"\x7fELF", 0), (1, 0, 90, b"new\0", 0)]);
         match best_ptx(&[&f], 80) {
             Image::MachineCodeOnly(mc) => {
+                let v = mc.variable_refusal("table");
+                assert!(v.starts_with("variable `table`"), "{v}");
                 let m = mc.refusal("k");
                 assert!(m.contains("compute_90") && m.contains("PRLX_EMU_SM"), "{m}");
             }

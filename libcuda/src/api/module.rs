@@ -67,7 +67,8 @@ fn loading_mode() -> c_int {
     }
 }
 
-/// Kernels already reported as having no PTX: one stderr line each per process.
+/// Kernels and variables already reported as having no PTX: one stderr
+/// line each per process.
 static REPORTED_NO_PTX: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
     std::sync::Mutex::new(None);
 
@@ -77,9 +78,10 @@ static REPORTED_NO_PTX: std::sync::Mutex<Option<std::collections::HashSet<String
 /// be named. Lazily (the default) only the kernels a program uses are.
 const MAX_NAMED_NO_PTX: usize = 100;
 
-/// `CUDA_ERROR_NO_BINARY_FOR_GPU` for kernel `name` of a machine-code-only
-/// module, with one stderr line naming it the first time.
-fn no_binary(mc: &image::MachineCode, name: &str) -> CUresult {
+/// `CUDA_ERROR_NO_BINARY_FOR_GPU` for kernel or variable `name` of a
+/// machine-code-only module, with one stderr line (`message`) naming it the
+/// first time.
+fn no_binary(name: &str, message: impl FnOnce() -> String) -> CUresult {
     let mut reported = REPORTED_NO_PTX
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -87,10 +89,7 @@ fn no_binary(mc: &image::MachineCode, name: &str) -> CUresult {
     let count = reported.len();
     if count <= MAX_NAMED_NO_PTX && reported.insert(name.to_string()) {
         if count < MAX_NAMED_NO_PTX {
-            eprintln!(
-                "prlx libcuda: CUDA_ERROR_NO_BINARY_FOR_GPU: {}",
-                mc.refusal(name)
-            );
+            eprintln!("prlx libcuda: CUDA_ERROR_NO_BINARY_FOR_GPU: {}", message());
         } else {
             eprintln!(
                 "prlx libcuda: CUDA_ERROR_NO_BINARY_FOR_GPU: {MAX_NAMED_NO_PTX} kernels without \
@@ -124,7 +123,8 @@ pub fn function_handle(d: &mut Driver, hmod: CUmodule, name: &str) -> Result<CUf
         Err(EmuError::NotFound(_))
             if m.machine_code.as_ref().is_some_and(|mc| mc.defines(name)) =>
         {
-            return Err(no_binary(m.machine_code.as_ref().expect("checked"), name));
+            let mc = m.machine_code.as_ref().expect("checked");
+            return Err(no_binary(name, || mc.refusal(name)));
         }
         Err(e) => return Err(emu_error(e)),
     };
@@ -168,7 +168,8 @@ pub fn get_global(d: &Driver, hmod: CUmodule, name: &str) -> Result<(u64, u64), 
                 .as_ref()
                 .is_some_and(|mc| mc.defines_variable(name)) =>
         {
-            Err(CUDA_ERROR_NO_BINARY_FOR_GPU)
+            let mc = m.machine_code.as_ref().expect("checked");
+            Err(no_binary(name, || mc.variable_refusal(name)))
         }
         other => other.map_err(emu_error),
     }
