@@ -108,6 +108,8 @@ def test_sass_only_ops_are_runtime_errors_naming_the_kernel(torch, capfd):
     for op, kernel in [
         (lambda: torch.full((8,), 3.0, device="cuda"), "FillFunctor<float>"),
         (lambda: x + x, "CUDAFunctor_add<float>"),
+        # A kernel in an anonymous namespace: a local symbol of the cubin.
+        (lambda: torch.randn(8, device="cuda"), "distribution_elementwise_grid_stride_kernel"),
     ]:
         with pytest.raises(RuntimeError, match="no kernel image is available"):
             op()
