@@ -10,6 +10,7 @@ mod convert;
 mod float;
 mod int;
 mod memory;
+mod sync;
 mod tensor;
 mod texture;
 mod warp;
@@ -1419,6 +1420,7 @@ fn decode_op(
             control::decode
         }
         "shfl" | "vote" | "activemask" | "match" | "redux" => warp::decode,
+        "mbarrier" | "elect" => sync::decode,
         "ldmatrix" | "mma" => tensor::decode,
         "tex" | "tld4" | "txq" | "suld" | "sust" | "suq" => texture::decode,
         _ => return Err(unsupported(inst)),

@@ -401,6 +401,19 @@ pub enum Op {
         size: u8,
         src_size: Option<Row>,
     },
+    /// `mbarrier.*` and `cp.async.mbarrier.arrive.noinc` on the barrier
+    /// object at `addr` (see `semantics::mbarrier` and `exec/sync.rs`).
+    Mbarrier {
+        kind: MbarrierKind,
+        space: Space,
+        addr: Addr,
+        /// The `state` result of `arrive`.
+        d: Option<Row>,
+        /// The `waitComplete` result of `test_wait`/`try_wait`.
+        dp: Option<PredIx>,
+        /// `count`, `txCount`, `state` or `phaseParity`.
+        b: Row,
+    },
     /// A call to the external `vprintf(fmt, args)`: `.param` slots of the caller.
     Vprintf {
         fmt: u32,
@@ -584,6 +597,22 @@ pub struct Inst {
     /// The source position of the last `.loc` before it: `(file index,
     /// line)`, line 0 when there is none.
     pub loc: (u32, u32),
+}
+
+/// What an [`Op::Mbarrier`] does to the barrier object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarrierKind {
+    /// `init [a], count`.
+    Init,
+    /// `inval [a]`: the object becomes plain memory (zeroed).
+    Inval,
+    /// `arrive{_drop}{.expect_tx} state, [a]{, n}`: `b` arrivals, or one
+    /// arrival after adding `b` transaction bytes when `expect_tx`.
+    Arrive { drop: bool, expect_tx: bool },
+    /// `expect_tx [a], n` (`+b`) / `complete_tx [a], n` (`-b`).
+    Tx { complete: bool },
+    /// `test_wait`/`try_wait{.parity}`: `b` is the state token or the parity.
+    Wait { parity: bool },
 }
 
 /// The element type of `mma.sync`'s A and B fragments.

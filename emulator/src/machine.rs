@@ -18,6 +18,8 @@ mod control;
 mod int;
 #[path = "exec/memory.rs"]
 mod memory_ops;
+#[path = "exec/sync.rs"]
+mod sync;
 #[path = "exec/tensor.rs"]
 mod tensor;
 #[path = "exec/warp.rs"]
@@ -704,6 +706,7 @@ pub fn execute(
         | Op::Redux { .. } => {
             warp::execute(w, &inst.op, active, exec)?;
         }
+        Op::Mbarrier { .. } => sync::execute(w, env, &inst.op, exec)?,
         Op::Ldmatrix { .. } | Op::Mma { .. } => {
             tensor::execute(w, env, &inst.op, exec)?;
         }

@@ -15,6 +15,9 @@ pub(super) fn decode(
             if !mods.take(".async") {
                 return Err(un());
             }
+            if mods.take(".mbarrier") {
+                return super::sync::decode_cp_async_arrive(m, fc, inst, mods);
+            }
             if mods.take(".wait_all") || mods.take(".commit_group") {
                 return Ok(Op::Nop);
             }

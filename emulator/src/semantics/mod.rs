@@ -21,6 +21,7 @@
 //! - [`compare`](mod@compare): `setp set selp slct`;
 //! - [`cvt`](mod@cvt): conversions;
 //! - [`atomic`]: the read-modify-write step of `atom`/`red`;
+//! - [`mbarrier`]: the `mbarrier` object's phases, arrivals and transactions;
 //! - [`softfloat`]: exact arithmetic in any rounding direction, behind `.rz .rm .rp`.
 //!
 //! Floating-point results that are NaN are always the canonical NaN of the
@@ -41,6 +42,7 @@ pub mod cvt;
 pub mod float;
 pub mod fp8;
 pub mod int;
+pub mod mbarrier;
 pub mod softfloat;
 mod types;
 
