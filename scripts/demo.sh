@@ -18,7 +18,8 @@ cd "$root"
 ./scripts/setup.sh
 echo "== building prlxctl, prlxd, libprlx.so and the emulator's libcuda.so.1"
 cargo build --release --locked -q -p prlxctl -p prlxd -p prlx-preload -p prlx-libcuda
-lib="$root/target/release"
+target_dir=${CARGO_TARGET_DIR:-$root/target}
+lib="$target_dir/release"
 ln -sf libcuda.so "$lib/libcuda.so.1"
 prlxctl="$lib/prlxctl"
 
@@ -83,7 +84,7 @@ print(os.path.join(a, la["file"]), os.path.join(b, lb["file"]), os.path.join(a, 
 
 echo
 echo "== prlxctl report clean glitch: both sessions, fetched from prlxd, as one self-contained HTML page"
-report=${PRLX_DEMO_REPORT:-$root/target/prlx-demo-report.html}
+report=${PRLX_DEMO_REPORT:-$target_dir/prlx-demo-report.html}
 mkdir -p "$(dirname "$report")"
 "$prlxctl" report clean glitch --source-dir "$root" -o "$report"
 echo "the HTML report is at $report (opens offline in any browser)"
