@@ -430,6 +430,16 @@ pub fn decode_module(
             match d {
                 ast::FunctionDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
                 ast::FunctionDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
+                ast::FunctionDirective::ReqNCtaPerCluster(v) if v.iter().product::<u32>() > 1 => {
+                    m.diags.push(diag(
+                        file,
+                        f.span,
+                        format!(
+                            "unsupported: kernel `{}` requires clusters of {v:?} CTAs (only 1-CTA clusters are emulated)",
+                            f.name
+                        ),
+                    ));
+                }
                 _ => {}
             }
         }
@@ -1115,6 +1125,12 @@ fn special_row(reg: &ast::Register) -> Option<Row> {
         "%lanemask_ge" => sreg::LANEMASK_GE,
         "%lanemask_gt" => sreg::LANEMASK_GT,
         "%dynamic_smem_size" => sreg::DYNAMIC_SMEM_SIZE,
+        // Every CTA is its own 1x1x1 cluster (launches with larger clusters
+        // are refused): the cluster is the CTA, and the grid of clusters is
+        // the grid of CTAs.
+        "%clusterid" => xyz(sreg::CTAID)?,
+        "%nclusterid" => xyz(sreg::NCTAID)?,
+        "%cluster_ctaid" | "%cluster_ctarank" => sreg::ZERO,
         "%total_smem_size" => sreg::TOTAL_SMEM_SIZE,
         "%envreg1" => sreg::ENVREG1,
         "%envreg2" => sreg::ENVREG2,
@@ -1127,6 +1143,7 @@ fn timer_of(reg: &ast::Register) -> Option<TimeSource> {
     match reg.name.as_str() {
         "%clock" => Some(TimeSource::Clock32),
         "%clock64" => Some(TimeSource::Clock64),
+        "%clock_hi" => Some(TimeSource::ClockHi),
         "%globaltimer" => Some(TimeSource::GlobalTimer),
         "%globaltimer_lo" => Some(TimeSource::GlobalTimerLo),
         "%globaltimer_hi" => Some(TimeSource::GlobalTimerHi),
@@ -1144,6 +1161,10 @@ fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> R
                 "vector register `{}` needs a component (.x .y .z .w) here",
                 r.name
             )),
+            _ if matches!(r.name.as_str(), "%cluster_nctaid" | "%cluster_nctarank") => {
+                // One CTA per cluster (see `special_row`).
+                Ok(const_row(m, 1))
+            }
             _ => special_row(r).ok_or_else(|| format!("unknown register `{}`", r.name)),
         },
         Operand::Immediate(imm) => Ok(const_row(m, imm_bits(*imm, ty))),
@@ -1281,8 +1302,10 @@ fn space_of(mods: &mut Mods<'_>) -> Result<Option<StateSpace>, String> {
         Some(_) => Some(StateSpace::Param),
         None => None,
     };
-    if mods.take(".shared::cluster") {
-        return Err("unsupported: .shared::cluster".into());
+    if s.is_none() && mods.take(".shared::cluster") {
+        // Every CTA is its own cluster, and `.shared::cta` addresses are
+        // valid `.shared::cluster` addresses of the executing CTA.
+        return Ok(Some(StateSpace::Shared));
     }
     Ok(s)
 }
@@ -1415,12 +1438,13 @@ fn decode_op(
         "slct" => compare::decode_slct,
         "cvt" => convert::decode_cvt,
         "ld" | "ldu" | "st" | "atom" | "red" | "cp" | "cvta" | "isspacep" | "membar" | "fence"
-        | "nanosleep" | "prefetch" | "prefetchu" | "pmevent" => memory::decode,
+        | "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "createpolicy" | "griddepcontrol"
+        | "discard" | "applypriority" => memory::decode,
         "bra" | "brx" | "call" | "ret" | "exit" | "trap" | "brkpt" | "bar" | "barrier" => {
             control::decode
         }
         "shfl" | "vote" | "activemask" | "match" | "redux" => warp::decode,
-        "mbarrier" | "elect" => sync::decode,
+        "mbarrier" | "elect" | "mapa" | "getctarank" => sync::decode,
         "ldmatrix" | "mma" => tensor::decode,
         "tex" | "tld4" | "txq" | "suld" | "sust" | "suq" => texture::decode,
         _ => return Err(unsupported(inst)),

@@ -116,6 +116,8 @@ pub enum PredSrc {
 pub enum TimeSource {
     Clock32,
     Clock64,
+    /// `%clock_hi`: the high 32 bits of `%clock64`.
+    ClockHi,
     GlobalTimer,
     GlobalTimerLo,
     GlobalTimerHi,

@@ -10,14 +10,14 @@ const HEADER: &str = ".version 7.5\n.target sm_80\n.address_size 64\n";
 #[test]
 fn unsupported_instruction_is_rejected_at_load_with_its_line() {
     let ptx = format!(
-        "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<4>;\nmov.u32 %r1, 1;\nmapa.shared::cluster.u32 %r2, %r1, 0;\nret;\n}}\n"
+        "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<4>;\nmov.u32 %r1, 1;\nwgmma.fence.sync.aligned;\nret;\n}}\n"
     );
     let mut dev = device();
     let err = dev.load_module(&ptx, "bad.ptx").unwrap_err();
     assert_eq!((err.line, err.col), (8, 1));
     assert_eq!(
         err.to_string(),
-        "bad.ptx:8:1: unsupported instruction `mapa.shared::cluster.u32`"
+        "bad.ptx:8:1: unsupported instruction `wgmma.fence.sync.aligned`"
     );
 }
 
@@ -25,14 +25,14 @@ fn unsupported_instruction_is_rejected_at_load_with_its_line() {
 fn unknown_modifier_and_every_problem_are_reported() {
     let ptx = format!(
         "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<4>;\n.reg .f32 %f<3>;\nadd.weird.u32 %r1, %r1, 1;\n\
-         griddepcontrol.wait;\nret;\n}}\n"
+         setmaxnreg.inc.sync.aligned.u32 240;\nret;\n}}\n"
     );
     let mut dev = device();
     let err = dev.load_module(&ptx, "bad.ptx").unwrap_err();
     let text = err.to_string();
     assert!(text.contains("bad.ptx:8:1: unsupported instruction `add.weird.u32` (modifier `.weird` is not supported)"), "{text}");
     assert!(
-        text.contains("bad.ptx:9:1: unsupported instruction `griddepcontrol.wait`"),
+        text.contains("bad.ptx:9:1: unsupported instruction `setmaxnreg.inc.sync.aligned.u32`"),
         "{text}"
     );
     assert_eq!(text.lines().count(), 2, "{text}");

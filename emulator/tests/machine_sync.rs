@@ -166,7 +166,6 @@ fn mbarrier_refuses_what_it_cannot_run_by_name() {
     let mut dev = sm90();
     for body in [
         "mbarrier.pending_count.b64 %r1, %rd1;",
-        "mbarrier.arrive.shared::cluster.b64 _, [%rd1];",
         "mbarrier.init.global.b64 [%rd1], 1;",
     ] {
         let ptx = format!(
@@ -219,4 +218,72 @@ DONE:
         };
         assert_eq!(*g, want, "lane {lane}");
     }
+}
+
+/// Every CTA runs as its own 1x1x1 cluster: cluster special registers,
+/// `mapa` to rank 0 and `getctarank`, `.shared::cluster` accesses to the
+/// CTA's own shared memory, and `%clock_hi` as the high half of `%clock64`.
+#[test]
+fn one_cta_clusters() {
+    let ptx = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry c(.param .u64 out)
+{
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<10>;
+    .reg .pred %p<2>;
+    .shared .align 4 .b32 slot;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd2, %r2, 48;
+    add.s64 %rd3, %rd1, %rd2;
+    mov.u32 %r3, %clusterid.x;
+    mov.u32 %r4, %nclusterid.x;
+    mov.u32 %r5, %cluster_ctaid.x;
+    mov.u32 %r6, %cluster_nctaid.x;
+    mov.u32 %r7, %cluster_ctarank;
+    mov.u32 %r8, %cluster_nctarank;
+    mov.u32 %r9, slot;
+    mapa.shared::cluster.u32 %r10, %r9, 0;
+    add.u32 %r11, %r2, 77;
+    st.shared::cluster.u32 [%r10], %r11;
+    ld.shared::cta.u32 %r12, [slot];
+    getctarank.shared::cluster.u32 %r13, %r10;
+    mapa.shared::cluster.u32 %r14, %r9, 1;
+    setp.eq.u32 %p0, %r14, %r9;
+    selp.u32 %r14, 1, 0, %p0;
+    mov.u64 %rd4, %clock64;
+    mov.u32 %r15, %clock_hi;
+    shr.u64 %rd5, %rd4, 32;
+    cvt.u32.u64 %r16, %rd5;
+    sub.u32 %r15, %r15, %r16;
+    st.global.v4.u32 [%rd3], {%r3, %r4, %r5, %r6};
+    st.global.v4.u32 [%rd3+16], {%r7, %r8, %r12, %r13};
+    st.global.v2.u32 [%rd3+32], {%r14, %r15};
+DONE:
+    ret;
+}
+"#;
+    let mut dev = sm90();
+    let f = kernel(&mut dev, ptx, "c");
+    let out = dev.mem_alloc(3 * 48).unwrap();
+    dev.mem_write(out, &[0xffu8; 144]).unwrap();
+    run(&mut dev, f, cfg(3, 32), &Params::new().u64(out));
+    let got = download_u32(&dev, out, 36);
+    for cta in 0..3u32 {
+        let row = &got[cta as usize * 12..cta as usize * 12 + 10];
+        assert_eq!(row, &[cta, 3, 0, 1, 0, 1, cta + 77, 0, 0, 0], "cta {cta}");
+    }
+}
+
+#[test]
+fn kernels_requiring_larger_clusters_are_refused() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() .reqnctapercluster 2, 1, 1\n{\nret;\n}\n";
+    let err = sm90().load_module(ptx, "t.ptx").unwrap_err().to_string();
+    assert!(err.contains("clusters"), "{err}");
 }

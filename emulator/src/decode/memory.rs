@@ -33,10 +33,10 @@ pub(super) fn decode(
                 return Err(un());
             }
             mods.take_memory_qualifiers();
-            if inst.operands.len() != 3 && inst.operands.len() != 4 {
+            let o = without_cache_hint(m, fc, inst, mods)?;
+            if o.len() != 3 && o.len() != 4 {
                 return Err(format!("{}: expects 3 or 4 operands", un()));
             }
-            let o = &inst.operands;
             let (_, dst_addr) = address(m, fc, &o[0], Some(StateSpace::Shared))?;
             let (_, src_addr) = address(m, fc, &o[1], Some(StateSpace::Global))?;
             let size = match &o[2] {
@@ -107,7 +107,7 @@ pub(super) fn decode(
         }
         "ld" | "ldu" => {
             let (space, n, ty) = ld_st_shape(inst, mods)?;
-            let o = operands(inst, 2)?;
+            let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
             let (sp, addr) = address(m, fc, &o[1], space)?;
             let d = vector_rows(fc, &o[0], n, dst)?;
             Ok(Op::Ld {
@@ -121,7 +121,7 @@ pub(super) fn decode(
         }
         "st" => {
             let (space, n, ty) = ld_st_shape(inst, mods)?;
-            let o = operands(inst, 2)?;
+            let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
             let (sp, addr) = address(m, fc, &o[0], space)?;
             if sp == Space::KernelParam || sp == Space::Const {
                 return Err(format!("{}: the {} space is read-only", un(), sp.name()));
@@ -146,12 +146,54 @@ pub(super) fn decode(
             })
         }
         "atom" | "red" => decode_atom(m, fc, inst, mods),
-        "membar" | "fence" => {
+        "membar" => {
             mods.take_memory_qualifiers();
             mods.take_any(&[".gl", ".cta", ".sys"]);
-            if mods.take_where(|m| m.starts_with(".proxy")).is_some() {
-                mods.take_where(|m| m.starts_with('.'));
+            if mods.take(".proxy") {
+                mods.take_any(&[".alias", ".async", ".const", ".texture", ".surface"]);
             }
+            Ok(Op::Nop)
+        }
+        // Every fence form (`.sc/.acq_rel` at any scope, `.proxy.*` with
+        // its state space, `.mbarrier_init`, `.op_restrict`) orders memory
+        // operations; a machine that runs one warp-instruction at a time
+        // and makes each write visible at once already orders them.
+        "fence" => {
+            for i in 0..mods.used.len() {
+                mods.used[i] = true;
+            }
+            if !inst.operands.is_empty() && mods.list.iter().all(|x| !x.starts_with(".proxy")) {
+                return Err(un());
+            }
+            Ok(Op::Nop)
+        }
+        "createpolicy" => {
+            // The policy is an opaque 64-bit value only `.L2::cache_hint`
+            // operands consume, and cache hints do not change results.
+            for i in 0..mods.used.len() {
+                mods.used[i] = true;
+            }
+            match inst.operands.first() {
+                Some(d) if (1..=4).contains(&inst.operands.len()) => Ok(Op::Mov {
+                    d: dst(fc, d)?,
+                    a: const_row(m, CACHE_POLICY),
+                }),
+                _ => Err(format!("{}: wrong operand count", un())),
+            }
+        }
+        // Launches in a stream run one after another, so the prerequisite
+        // grid has completed and its writes are visible: nothing to wait for.
+        "griddepcontrol" if mods.take_any(&[".wait", ".launch_dependents"]).is_some() => {
+            Ok(Op::Nop)
+        }
+        // `discard` leaves the line's contents indeterminate (keeping them is
+        // one allowed outcome); `applypriority` is a cache hint.
+        "discard" | "applypriority" => {
+            for i in 0..mods.used.len() {
+                mods.used[i] = true;
+            }
+            let o = operands(inst, 2)?;
+            address(m, fc, &o[0], Some(StateSpace::Global))?;
             Ok(Op::Nop)
         }
         "nanosleep" | "prefetch" | "prefetchu" | "pmevent" => {
@@ -164,12 +206,55 @@ pub(super) fn decode(
     }
 }
 
+/// The value `createpolicy` produces (any 64-bit value is a valid opaque policy).
+const CACHE_POLICY: u64 = 0x1000_0000_0000_0000;
+
+/// The operands of an instruction that may carry `.L2::cache_hint`: its
+/// trailing cache-policy operand is checked and dropped (hints do not
+/// change results).
+fn without_cache_hint<'i>(
+    m: &mut ModuleCtx<'_>,
+    fc: &FnCtx<'_>,
+    inst: &'i ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<&'i [Operand], String> {
+    let o = &inst.operands[..];
+    if !mods.take(".L2::cache_hint") {
+        return Ok(o);
+    }
+    let (policy, rest) = o
+        .split_last()
+        .ok_or_else(|| format!("{}: missing cache-policy operand", unsupported(inst)))?;
+    src(m, fc, policy, ScalarType::B64)?;
+    Ok(rest)
+}
+
+/// `o` when it has `n` operands.
+fn exactly<'i>(
+    inst: &ast::Instruction,
+    o: &'i [Operand],
+    n: usize,
+) -> Result<&'i [Operand], String> {
+    if o.len() != n {
+        return Err(format!(
+            "`{}` expects {n} operands, found {}",
+            inst.opcode,
+            o.len()
+        ));
+    }
+    Ok(o)
+}
+
 /// What `ld`, `ldu` and `st` share: their memory qualifiers, state space,
 /// vector count and element type (neither `.b128` nor `.pred`).
 fn ld_st_shape(
     inst: &ast::Instruction,
     mods: &mut Mods<'_>,
 ) -> Result<(Option<StateSpace>, u8, ScalarType), String> {
+    if mods.list.contains(&".async") {
+        // `st.async`/`ld.async` with `mbarrier::complete_tx` (cluster transfers).
+        return Err(unsupported(inst));
+    }
     mods.take_memory_qualifiers();
     let space = space_of(mods)?;
     let n = vec_count(mods);
@@ -204,7 +289,7 @@ fn decode_atom(
         (false, AtomOp::Cas) => 4,
         (false, _) => 3,
     };
-    let o = operands(inst, n)?;
+    let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, n)?;
     let (d, rest) = if is_red {
         (None, o)
     } else {

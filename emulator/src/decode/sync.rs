@@ -12,6 +12,21 @@ pub(super) fn decode(
     match inst.opcode.as_str() {
         "mbarrier" => decode_mbarrier(m, fc, inst, mods),
         "elect" => decode_elect(m, fc, inst, mods),
+        "mapa" => decode_mapa(m, fc, inst, mods),
+        "getctarank" => {
+            // `getctarank{.shared::cluster}.u32 d, a`: the one CTA of the
+            // executing cluster has rank 0.
+            mods.take(".shared::cluster");
+            if need_type(mods, inst)? != ScalarType::U32 {
+                return Err(unsupported(inst));
+            }
+            let o = operands(inst, 2)?;
+            src(m, fc, &o[1], ScalarType::U64)?;
+            Ok(Op::Mov {
+                d: dst(fc, &o[0])?,
+                a: sreg::ZERO,
+            })
+        }
         _ => Err(unsupported(inst)),
     }
 }
@@ -170,6 +185,51 @@ pub(super) fn decode_cp_async_arrive(
         dp: None,
         b: const_row(m, 1),
     })
+}
+
+/// `mapa{.shared::cluster}.{u32,u64} d, a, rank`: the address of `a`'s
+/// variable in the CTA of cluster rank `rank`. Every CTA is its own cluster,
+/// so rank 0 maps to `a` itself; any other rank is outside the cluster and
+/// maps to an address no access can reach (the ISA leaves it undefined).
+fn decode_mapa(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    mods.take(".shared::cluster");
+    let ty = need_type(mods, inst)?;
+    if !matches!(ty, ScalarType::U32 | ScalarType::U64) {
+        return Err(unsupported(inst));
+    }
+    let o = operands(inst, 3)?;
+    let mut ctx = AluCtx::new(ty);
+    ctx.aux = ty.bits();
+    Ok(Op::Family(Box::new(FamilyOp {
+        run: mapa,
+        ctx,
+        rows: [
+            dst(fc, &o[0])?,
+            src(m, fc, &o[1], ty)?,
+            src(m, fc, &o[2], ScalarType::U32)?,
+            sreg::ZERO,
+        ],
+        pd: [PredIx::MAX; 2],
+        ps: PredSrc::Const(true),
+    })))
+}
+
+fn mapa(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: u32) {
+    let unreachable = if op.ctx.aux == 32 {
+        u32::MAX as u64
+    } else {
+        u64::MAX
+    };
+    for l in FamilyOp::lanes(exec) {
+        let (a, rank) = op.sources(values, l);
+        let mapped = if rank as u32 == 0 { a } else { unreachable };
+        FamilyOp::set(values, op.rows[0], l, mapped);
+    }
 }
 
 /// `elect.sync d|p, membermask`: the lowest executing lane of the mask is

@@ -198,6 +198,7 @@ pub(crate) fn execute(
             let t = match which {
                 TimeSource::Clock32 => (w.executed * 4) & 0xffff_ffff,
                 TimeSource::Clock64 => w.executed * 4,
+                TimeSource::ClockHi => (w.executed * 4) >> 32,
                 TimeSource::GlobalTimer => (env.launch_clock + w.executed) * 32,
                 TimeSource::GlobalTimerLo => ((env.launch_clock + w.executed) * 32) & 0xffff_ffff,
                 TimeSource::GlobalTimerHi => ((env.launch_clock + w.executed) * 32) >> 32,
