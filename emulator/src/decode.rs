@@ -1424,7 +1424,7 @@ fn decode_op(
         "add" | "sub" if mods.list.contains(&".cc") => int::decode,
         "mad" if mods.list.contains(&".cc") => int::decode,
         "addc" | "subc" | "madc" | "mul24" | "mad24" | "dp4a" | "dp2a" | "bfe" | "bfi" | "prmt"
-        | "shf" | "lop3" | "sad" => int::decode,
+        | "shf" | "lop3" | "sad" | "fns" => int::decode,
         "bmsk" | "szext" => bitfield::decode,
         // Arithmetic shared by integer and float types, and moves.
         "mov" | "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"
@@ -1500,6 +1500,7 @@ fn specialise(inst: &ast::Instruction, op: Op) -> Op {
             let int64 = ctx.ty.bits() == 64 && !ctx.ty.is_float();
             let fast = match inst.opcode.as_str() {
                 "add" if has(".sat") => None,
+                "min" | "max" if has(".relu") => None,
                 "sub" if has(".sat") => None,
                 "add" if int32 => Some(Fast2::AddB32),
                 "add" if int64 => Some(Fast2::AddB64),

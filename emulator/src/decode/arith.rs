@@ -3,6 +3,7 @@
 //! (the implementation is picked by type in `select_binary`/`select_unary`), and `mov`.
 
 use super::*;
+use crate::semantics::int;
 
 pub(super) fn decode(
     m: &mut ModuleCtx<'_>,
@@ -21,9 +22,17 @@ pub(super) fn decode(
             if is_mul {
                 mods.take(".lo");
             }
+            let min_max = matches!(inst.opcode.as_str(), "min" | "max");
+            if let Some(op) = decode_packed_or_relu_int(m, fc, inst, mods)? {
+                return Ok(op);
+            }
             let approx = mods.take(".approx");
             let full = mods.take(".full");
-            let propagate_nan = matches!(inst.opcode.as_str(), "min" | "max") && mods.take(".NaN");
+            let propagate_nan = min_max && mods.take(".NaN");
+            let xorsign_abs = min_max && mods.list.contains(&".xorsign") && mods.take(".abs");
+            if xorsign_abs {
+                mods.take(".xorsign");
+            }
             let mode = fmode(mods);
             let ty = need_type(mods, inst)?;
             if propagate_nan
@@ -56,8 +65,28 @@ pub(super) fn decode(
             if (approx || full) && !(inst.opcode == "div" && ty == ScalarType::F32) {
                 return Err(un());
             }
-            let f =
-                select_binary(&inst.opcode, ty, mode, wide, hi, approx || full).ok_or_else(un)?;
+            let f = if xorsign_abs {
+                // `min/max{.ftz}{.NaN}.xorsign.abs.{f32,f16,f16x2,bf16,bf16x2}`.
+                if !matches!(
+                    ty,
+                    ScalarType::F32
+                        | ScalarType::F16
+                        | ScalarType::F16x2
+                        | ScalarType::BF16
+                        | ScalarType::BF16x2
+                ) || mode.sat
+                    || mode.rounding != FloatRounding::Rn
+                {
+                    return Err(un());
+                }
+                if inst.opcode == "min" {
+                    min_xorsign_abs as Alu2Fn
+                } else {
+                    max_xorsign_abs
+                }
+            } else {
+                select_binary(&inst.opcode, ty, mode, wide, hi, approx || full).ok_or_else(un)?
+            };
             let o = operands(inst, 3)?;
             let mut ctx = AluCtx::new(ty);
             ctx.mode = mode;
@@ -86,8 +115,20 @@ pub(super) fn decode(
             let wide = mods.take(".wide");
             let hi = mods.take(".hi");
             mods.take(".lo");
-            let mode = fmode(mods);
+            let relu = inst.opcode == "fma" && mods.take(".relu");
+            let mut mode = fmode(mods);
             let ty = need_type(mods, inst)?;
+            if relu {
+                // `fma.rn{.ftz}.relu.{f16,f16x2,bf16,bf16x2}` only.
+                let half = matches!(
+                    ty,
+                    ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2
+                );
+                if !half || mode.sat || mode.rounding != FloatRounding::Rn {
+                    return Err(un());
+                }
+                mode.relu = true;
+            }
             let f: Alu3Fn = match ty {
                 ScalarType::F32
                 | ScalarType::F64
@@ -360,4 +401,86 @@ fn wide_of(ty: ScalarType) -> ScalarType {
         ScalarType::S32 => ScalarType::S64,
         _ => ScalarType::U64,
     }
+}
+
+/// `min/max.xorsign.abs`: the min (max) of the magnitudes, signed with
+/// `sign(a) ^ sign(b)`; `ctx.aux` is `.NaN`.
+fn min_xorsign_abs(c: &AluCtx, a: u64, b: u64) -> u64 {
+    crate::semantics::float::min_max_xorsign_abs(c.ty, c.mode.ftz, c.aux == 1, false, a, b)
+}
+
+fn max_xorsign_abs(c: &AluCtx, a: u64, b: u64) -> u64 {
+    crate::semantics::float::min_max_xorsign_abs(c.ty, c.mode.ftz, c.aux == 1, true, a, b)
+}
+
+/// `add/sub/min/max.{u16x2,s16x2}` (each 16-bit half on its own, wrapping
+/// for `add`/`sub`) and `min/max.relu.{s32,s16x2}` (negative results become
+/// zero); `None` for every other form.
+fn decode_packed_or_relu_int(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Option<Op>, String> {
+    let opcode = inst.opcode.as_str();
+    if !matches!(opcode, "add" | "sub" | "min" | "max") {
+        return Ok(None);
+    }
+    let packed = mods.list.iter().find_map(|x| match *x {
+        ".s16x2" => Some(true),
+        ".u16x2" => Some(false),
+        _ => None,
+    });
+    let relu = mods.list.contains(&".relu");
+    if packed.is_none() && !relu {
+        return Ok(None);
+    }
+    mods.take(".relu");
+    let ty = match packed {
+        Some(signed) => {
+            mods.take(if signed { ".s16x2" } else { ".u16x2" });
+            if relu && !signed {
+                return Err(unsupported(inst));
+            }
+            if signed {
+                ScalarType::S16
+            } else {
+                ScalarType::U16
+            }
+        }
+        None => {
+            if need_type(mods, inst)? != ScalarType::S32 || !matches!(opcode, "min" | "max") {
+                return Err(unsupported(inst));
+            }
+            ScalarType::S32
+        }
+    };
+    let f: Alu2Fn = match (opcode, packed.is_some(), relu) {
+        ("add", true, false) => |_, a, b| int::packed16(false, a, b, int::add),
+        ("sub", true, false) => |_, a, b| int::packed16(false, a, b, int::sub),
+        ("min", true, false) => |c, a, b| int::packed16(c.ty == ScalarType::S16, a, b, int::min),
+        ("max", true, false) => |c, a, b| int::packed16(c.ty == ScalarType::S16, a, b, int::max),
+        ("min", true, true) => {
+            |_, a, b| int::packed16(true, a, b, |t, x, y| int::relu(t, int::min(t, x, y)))
+        }
+        ("max", true, true) => {
+            |_, a, b| int::packed16(true, a, b, |t, x, y| int::relu(t, int::max(t, x, y)))
+        }
+        ("min", false, true) => |c, a, b| int::relu(c.ty, int::min(c.ty, a, b)),
+        ("max", false, true) => |c, a, b| int::relu(c.ty, int::max(c.ty, a, b)),
+        _ => return Err(unsupported(inst)),
+    };
+    let o = operands(inst, 3)?;
+    let reg_ty = if ty == ScalarType::S32 {
+        ty
+    } else {
+        ScalarType::B32
+    };
+    Ok(Some(Op::Alu2 {
+        f,
+        ctx: AluCtx::new(ty),
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], reg_ty)?,
+        b: src(m, fc, &o[2], reg_ty)?,
+    }))
 }

@@ -1,5 +1,5 @@
 //! Integer-only instructions: the carry chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`), `mul24/mad24`,
-//! `dp4a/dp2a`, `bfe`, `bfi`, `prmt`, `shf`, `lop3`, `sad` (`bmsk/szext` are in `bitfield`).
+//! `dp4a/dp2a`, `bfe`, `bfi`, `prmt`, `shf`, `lop3`, `sad`, `fns` (`bmsk/szext` are in `bitfield`).
 
 use super::*;
 
@@ -11,6 +11,25 @@ pub(super) fn decode(
 ) -> Result<Op, String> {
     let un = || unsupported(inst);
     match inst.opcode.as_str() {
+        // `fns.b32 d, mask, base, offset`: the `offset`-th set bit of `mask`
+        // from bit `base` (`base`: `.b32/.u32/.s32` register or immediate).
+        "fns" => {
+            if need_type(mods, inst)? != ScalarType::B32 {
+                return Err(un());
+            }
+            let o = operands(inst, 4)?;
+            Ok(Op::Alu3 {
+                f: |_, mask, base, offset| {
+                    crate::semantics::bits::fns(mask as u32, base as u32, offset as u32 as i32)
+                        as u64
+                },
+                ctx: AluCtx::new(ScalarType::B32),
+                d: dst(fc, &o[0])?,
+                a: src(m, fc, &o[1], ScalarType::B32)?,
+                b: src(m, fc, &o[2], ScalarType::U32)?,
+                c: src(m, fc, &o[3], ScalarType::S32)?,
+            })
+        }
         // `add.cc`/`sub.cc` set the carry flag; `addc`/`subc` read it, and
         // set it too with `.cc`.
         "add" | "sub" | "addc" | "subc"
