@@ -384,6 +384,14 @@ pub enum Op {
         d: [Row; 4],
         addr: Addr,
     },
+    /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`: the inverse of
+    /// [`Op::Ldmatrix`] (lanes `8i..8i+7` address the rows of matrix `i`).
+    Stmatrix {
+        n: u8,
+        trans: bool,
+        s: [Row; 4],
+        addr: Addr,
+    },
     /// `mma.sync.aligned.m16n8k{8,16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`,
     /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` and
     /// `mma.sync.aligned.m16n8k{16,32}.row.col{.satfinite}.s32.{s8,u8}.{s8,u8}.s32`.

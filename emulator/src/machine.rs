@@ -707,7 +707,7 @@ pub fn execute(
             warp::execute(w, &inst.op, active, exec)?;
         }
         Op::Mbarrier { .. } => sync::execute(w, env, &inst.op, exec)?,
-        Op::Ldmatrix { .. } | Op::Mma { .. } => {
+        Op::Ldmatrix { .. } | Op::Stmatrix { .. } | Op::Mma { .. } => {
             tensor::execute(w, env, &inst.op, exec)?;
         }
         Op::Family(f) => (f.run)(f, v, &mut w.preds, exec),

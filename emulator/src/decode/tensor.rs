@@ -1,4 +1,4 @@
-//! Tensor-core instructions: `ldmatrix` and `mma.sync`.
+//! Tensor-core instructions: `ldmatrix`, `stmatrix`, `movmatrix` and `mma.sync`.
 
 use super::*;
 
@@ -30,6 +30,60 @@ pub(super) fn decode(
             let (_, addr) = address(m, fc, &o[1], Some(StateSpace::Shared))?;
             let d = vector_rows(fc, &o[0], n, dst)?;
             Ok(Op::Ldmatrix { n, trans, d, addr })
+        }
+        "stmatrix" => {
+            for m in [".sync", ".aligned", ".m8n8", ".b16"] {
+                if !mods.take(m) {
+                    return Err(un());
+                }
+            }
+            let n = match mods.take_any(&[".x1", ".x2", ".x4"]) {
+                Some(".x1") => 1,
+                Some(".x2") => 2,
+                Some(_) => 4,
+                None => return Err(un()),
+            };
+            let trans = mods.take(".trans");
+            if !matches!(space_of(mods)?, Some(StateSpace::Shared) | None) {
+                return Err(un());
+            }
+            let o = operands(inst, 2)?;
+            let (space, addr) = address(m, fc, &o[0], Some(StateSpace::Shared))?;
+            if space != Space::Shared {
+                return Err(un());
+            }
+            let mut s = [sreg::ZERO; 4];
+            let whole = vector_components(fc, &o[1]).map(Operand::Vector);
+            match whole.as_ref().unwrap_or(&o[1]) {
+                Operand::Vector(items) if items.len() == n as usize => {
+                    for (i, it) in items.iter().enumerate() {
+                        s[i] = src(m, fc, it, ScalarType::B32)?;
+                    }
+                }
+                single if n == 1 => s[0] = src(m, fc, single, ScalarType::B32)?,
+                _ => return Err("vector width does not match the operand list".into()),
+            }
+            Ok(Op::Stmatrix { n, trans, s, addr })
+        }
+        "movmatrix" => {
+            for m in [".sync", ".aligned", ".m8n8", ".trans", ".b16"] {
+                if !mods.take(m) {
+                    return Err(un());
+                }
+            }
+            let o = operands(inst, 2)?;
+            Ok(Op::Family(Box::new(FamilyOp {
+                run: movmatrix_trans,
+                ctx: AluCtx::new(ScalarType::B32),
+                rows: [
+                    dst(fc, &o[0])?,
+                    src(m, fc, &o[1], ScalarType::B32)?,
+                    sreg::ZERO,
+                    sreg::ZERO,
+                ],
+                pd: [PredIx::MAX; 2],
+                ps: PredSrc::Const(true),
+            })))
         }
         "mma" => {
             for m in [".sync", ".aligned", ".row", ".col"] {
@@ -116,5 +170,25 @@ pub(super) fn decode(
             })
         }
         _ => Err(un()),
+    }
+}
+
+/// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: the warp holds an 8x8
+/// matrix of b16 as in `ldmatrix` (lane `l` has row `l/4`, columns
+/// `2(l%4)` and `2(l%4)+1`); each lane receives the same positions of the
+/// transpose. A warp-collective (`.aligned`) instruction: every lane's
+/// source takes part.
+fn movmatrix_trans(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: u32) {
+    let mut mat = [[0u16; 8]; 8];
+    for l in 0..32 {
+        let v = FamilyOp::get(values, op.rows[1], l);
+        let (row, col) = (l / 4, (l % 4) * 2);
+        mat[row][col] = v as u16;
+        mat[row][col + 1] = (v >> 16) as u16;
+    }
+    for l in FamilyOp::lanes(exec) {
+        let (row, col) = (l / 4, (l % 4) * 2);
+        let (lo, hi) = (mat[col][row], mat[col + 1][row]);
+        FamilyOp::set(values, op.rows[0], l, lo as u64 | (hi as u64) << 16);
     }
 }

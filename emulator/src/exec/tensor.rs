@@ -1,7 +1,7 @@
-//! Execution of tensor-core operations: `ldmatrix` and `mma.sync` (fragments as the PTX ISA lays them out).
+//! Execution of tensor-core operations: `ldmatrix`, `stmatrix` and `mma.sync` (fragments as the PTX ISA lays them out).
 
 use super::arith::canon32;
-use super::memory_ops::{addresses, check_align, load};
+use super::memory_ops::{addresses, check_align, load, store};
 use super::*;
 
 #[inline(always)]
@@ -36,6 +36,34 @@ pub(crate) fn execute(
                         (mats[i][row][col], mats[i][row][col + 1])
                     };
                     w.values[r(*dst) + l] = lo as u64 | (hi as u64) << 16;
+                }
+            }
+        }
+        Op::Stmatrix { n, trans, s, addr } => {
+            // Gather the fragments of the executing lanes (the instruction
+            // is `.aligned`: the whole warp executes it), then store rows.
+            let addrs = addresses(w, addr, Space::Shared, u32::MAX)?;
+            let mut mats = [[[0u16; 8]; 8]; 4];
+            for l in 0..32 {
+                let (row, col) = (l / 4, (l % 4) * 2);
+                for (i, src) in s.iter().enumerate().take(*n as usize) {
+                    let v = w.values[r(*src) + l];
+                    let (lo, hi) = (v as u16, (v >> 16) as u16);
+                    if *trans {
+                        mats[i][col][row] = lo;
+                        mats[i][col + 1][row] = hi;
+                    } else {
+                        mats[i][row][col] = lo;
+                        mats[i][row][col + 1] = hi;
+                    }
+                }
+            }
+            env.wrote = true;
+            for lane in 0..8 * *n as usize {
+                let a = addrs[lane] & 0xffff_ffff;
+                check_align(a, 16, lane)?;
+                for (e, x) in mats[lane / 8][lane % 8].iter().enumerate() {
+                    store(env, w, Space::Shared, a + 2 * e as u64, 2, *x as u64, lane)?;
                 }
             }
         }

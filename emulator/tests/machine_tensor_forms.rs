@@ -1,0 +1,140 @@
+//! `stmatrix` and `movmatrix` against the PTX ISA's fragment layout: lane
+//! `l` holds row `l/4`, columns `2(l%4)` (low half) and `2(l%4)+1` (high
+//! half) of each 8x8 b16 matrix; `stmatrix` lanes `8i..8i+7` give the row
+//! addresses of matrix `i`.
+
+mod machine_util;
+use machine_util::*;
+
+fn sm90() -> prlx_emu::Device {
+    prlx_emu::Device::new(prlx_emu::DeviceConfig {
+        compute_capability: (9, 0),
+        ..prlx_emu::DeviceConfig::default()
+    })
+}
+
+/// The b16 value lane `lane` holds in register `reg`, half `half`.
+fn frag(reg: usize, lane: usize, half: usize) -> u16 {
+    (reg * 1000 + lane * 10 + half) as u16
+}
+
+/// Each lane stores its fragments with `stmatrix{trans}`; matrix `i` row
+/// `r` lives at `sm + 128 i + 16 r`. Thread `t` then copies shared word
+/// `t..` out: 4 matrices x 64 b16 = 128 words, 4 per thread.
+fn stmatrix_kernel(trans: &str) -> String {
+    format!(
+        r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry st(.param .u64 out)
+{{
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<8>;
+    .shared .align 16 .b8 sm[512];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %laneid;
+    // Register i, half h holds i*1000 + lane*10 + h.
+    mul.lo.u32 %r2, %r1, 10;
+    add.u32 %r3, %r2, 1;
+    shl.b32 %r3, %r3, 16;
+    or.b32 %r10, %r2, %r3;                // reg 0
+    add.u32 %r11, %r10, 0x03e803e8;       // reg 1: +1000 in both halves
+    add.u32 %r12, %r11, 0x03e803e8;
+    add.u32 %r13, %r12, 0x03e803e8;
+    // Row address: sm + 128 * (lane / 8) + 16 * (lane % 8) = sm + 16 * lane.
+    mov.u32 %r4, sm;
+    shl.b32 %r5, %r1, 4;
+    add.u32 %r6, %r4, %r5;
+    stmatrix.sync.aligned.m8n8.x4{trans}.shared.b16 [%r6], {{%r10, %r11, %r12, %r13}};
+    bar.sync 0;
+    shl.b32 %r7, %r1, 4;
+    add.u32 %r8, %r4, %r7;
+    ld.shared.v4.u32 {{%r14, %r15, %r16, %r17}}, [%r8];
+    mul.wide.u32 %rd2, %r1, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.v4.u32 [%rd3], {{%r14, %r15, %r16, %r17}};
+    ret;
+}}
+"#
+    )
+}
+
+fn shared_image(trans: bool) -> Vec<u16> {
+    let mut dev = sm90();
+    let f = kernel(
+        &mut dev,
+        &stmatrix_kernel(if trans { ".trans" } else { "" }),
+        "st",
+    );
+    let out = dev.mem_alloc(512).unwrap();
+    run(&mut dev, f, cfg(1, 32), &Params::new().u64(out));
+    download_u32(&dev, out, 128)
+        .into_iter()
+        .flat_map(|w| [w as u16, (w >> 16) as u16])
+        .collect()
+}
+
+#[test]
+fn stmatrix_stores_fragments_row_major() {
+    let got = shared_image(false);
+    for i in 0..4 {
+        for r in 0..8 {
+            for c in 0..8 {
+                let want = frag(i, r * 4 + c / 2, c % 2);
+                assert_eq!(got[i * 64 + r * 8 + c], want, "matrix {i} ({r},{c})");
+            }
+        }
+    }
+}
+
+#[test]
+fn stmatrix_trans_stores_the_transpose() {
+    let got = shared_image(true);
+    for i in 0..4 {
+        for r in 0..8 {
+            for c in 0..8 {
+                // Element (r, c) in memory is fragment element (c, r).
+                let want = frag(i, c * 4 + r / 2, r % 2);
+                assert_eq!(got[i * 64 + r * 8 + c], want, "matrix {i} ({r},{c})");
+            }
+        }
+    }
+}
+
+#[test]
+fn movmatrix_transposes_the_fragment() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mv(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %laneid;
+    mul.lo.u32 %r2, %r1, 10;
+    add.u32 %r3, %r2, 1;
+    shl.b32 %r3, %r3, 16;
+    or.b32 %r4, %r2, %r3;
+    movmatrix.sync.aligned.m8n8.trans.b16 %r5, %r4;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r5;
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "mv");
+    let out = dev.mem_alloc(128).unwrap();
+    run(&mut dev, f, cfg(1, 32), &Params::new().u64(out));
+    let got = download_u32(&dev, out, 32);
+    for (l, g) in got.iter().enumerate() {
+        let (row, col) = (l / 4, (l % 4) * 2);
+        // Transposed (row, col) is original (col, row).
+        let lo = frag(0, col * 4 + row / 2, row % 2) as u32;
+        let hi = frag(0, (col + 1) * 4 + row / 2, row % 2) as u32;
+        assert_eq!(*g, lo | hi << 16, "lane {l}");
+    }
+}
