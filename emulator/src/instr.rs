@@ -349,6 +349,17 @@ pub enum Op {
         b: Row,
         c: Row,
     },
+    /// `atom/red.global.{v2,v4}.op.type` (sm_90): `n` elements at
+    /// consecutive addresses, each element its own atomic operation.
+    AtomVector {
+        space: Space,
+        op: AtomOp,
+        ty: ScalarType,
+        n: u8,
+        d: Option<[Row; 4]>,
+        addr: Addr,
+        b: [Row; 4],
+    },
     /// The local-space address of a frame-relative `.local` symbol.
     LocalAddr {
         d: Row,

@@ -676,6 +676,7 @@ pub fn execute(
         Op::Ld { .. }
         | Op::St { .. }
         | Op::Atom { .. }
+        | Op::AtomVector { .. }
         | Op::LocalAddr { .. }
         | Op::Cvta { .. }
         | Op::Isspacep { .. }

@@ -279,10 +279,14 @@ fn decode_atom(
         .and_then(AtomOp::parse)
         .ok_or_else(|| unsupported(inst))?;
     mods.take(".noftz");
+    let vector = vec_count(mods);
     let ty = need_type(mods, inst)?;
     let ok = op.supports(ty) && ty != ScalarType::B128;
     if !ok {
         return Err(unsupported(inst));
+    }
+    if vector > 1 {
+        return decode_atom_vector(m, fc, inst, mods, (op, ty, vector, space));
     }
     let n = match (is_red, op) {
         (true, _) => 2,
@@ -317,5 +321,59 @@ fn decode_atom(
         addr,
         b,
         c,
+    })
+}
+
+/// `atom/red{.global}.{v2,v4}`: `.add` on `.f32`, `.add/.min/.max` on
+/// `.f16/.bf16/.f16x2/.bf16x2` (PTX 8.1, sm_90); global memory only.
+fn decode_atom_vector(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+    (op, ty, n, space): (AtomOp, ScalarType, u8, Option<StateSpace>),
+) -> Result<Op, String> {
+    use ScalarType::*;
+    let is_red = inst.opcode == "red";
+    let ok = match ty {
+        F32 => op == AtomOp::Add,
+        F16 | BF16 | F16x2 | BF16x2 => matches!(op, AtomOp::Add | AtomOp::Min | AtomOp::Max),
+        _ => false,
+    };
+    if !ok || !matches!(space, None | Some(StateSpace::Global)) {
+        return Err(unsupported(inst));
+    }
+    let o = exactly(
+        inst,
+        without_cache_hint(m, fc, inst, mods)?,
+        if is_red { 2 } else { 3 },
+    )?;
+    let (d, rest) = if is_red {
+        (None, o)
+    } else {
+        (Some(vector_rows(fc, &o[0], n, dst)?), &o[1..])
+    };
+    let (sp, addr) = address(m, fc, &rest[0], space)?;
+    let mut b = [sreg::ZERO; 4];
+    match vector_components(fc, &rest[1])
+        .map(Operand::Vector)
+        .as_ref()
+        .unwrap_or(&rest[1])
+    {
+        Operand::Vector(items) if items.len() == n as usize => {
+            for (i, it) in items.iter().enumerate() {
+                b[i] = src(m, fc, it, ty)?;
+            }
+        }
+        _ => return Err("vector width does not match the operand list".into()),
+    }
+    Ok(Op::AtomVector {
+        space: sp,
+        op,
+        ty,
+        n,
+        d,
+        addr,
+        b,
     })
 }

@@ -131,33 +131,36 @@ pub(crate) fn execute(
                         crate::semantics::atomic_apply(*op, *ty, old, bv, 0)
                     }
                 };
-                let global = match space {
-                    Space::Global => true,
-                    Space::Generic => memory::window_of(a) == Window::Global,
-                    _ => false,
-                };
-                let old = if global {
-                    // One atomic read-modify-write: CTAs on other threads
-                    // may update the same word (see `launch::needs_cta_order`).
-                    let old = env.global.fetch_update(a, size, apply).map_err(|_| {
-                        fault(
-                            FaultKind::IllegalAddress,
-                            l,
-                            a,
-                            format!("{} atomic of {size} bytes out of bounds", space.name()),
-                        )
-                    })?;
-                    env.wrote |= apply(old) != old;
-                    old
-                } else {
-                    let old = load(env, w, *space, a, size, l)?;
-                    let new = apply(old);
-                    env.wrote |= new != old;
-                    store(env, w, *space, a, size, new, l)?;
-                    old
-                };
+                let old = atomic_rmw(env, w, *space, a, size, l, apply)?;
                 if let Some(d) = d {
                     w.values[r(*d) + l] = old;
+                }
+            }
+        }
+        Op::AtomVector {
+            space,
+            op,
+            ty,
+            n,
+            d,
+            addr,
+            b,
+        } => {
+            let size = ty.size_bytes();
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = effective(&w.values, addr, l, 0);
+                check_align(a, size as u64 * *n as u64, l)?;
+                for i in 0..*n as usize {
+                    let bv = w.values[r(b[i]) + l];
+                    let apply = |old: u64| crate::semantics::atomic_apply(*op, *ty, old, bv, 0);
+                    let at = a + (i as u64) * size as u64;
+                    let old = atomic_rmw(env, w, *space, at, size, l, apply)?;
+                    if let Some(d) = d {
+                        w.values[r(d[i]) + l] = old;
+                    }
                 }
             }
         }
@@ -259,6 +262,44 @@ pub(crate) fn execute(
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
+}
+
+/// One atomic read-modify-write of `size` bytes at `a` for lane `l`;
+/// returns the old value.
+fn atomic_rmw(
+    env: &mut Env<'_>,
+    w: &mut Warp,
+    space: Space,
+    a: u64,
+    size: u32,
+    l: usize,
+    apply: impl Fn(u64) -> u64,
+) -> Result<u64, LaneFault> {
+    let global = match space {
+        Space::Global => true,
+        Space::Generic => memory::window_of(a) == Window::Global,
+        _ => false,
+    };
+    if global {
+        // One atomic read-modify-write: CTAs on other threads may update
+        // the same word (see `launch::needs_cta_order`).
+        let old = env.global.fetch_update(a, size, &apply).map_err(|_| {
+            fault(
+                FaultKind::IllegalAddress,
+                l,
+                a,
+                format!("{} atomic of {size} bytes out of bounds", space.name()),
+            )
+        })?;
+        env.wrote |= apply(old) != old;
+        Ok(old)
+    } else {
+        let old = load(env, w, space, a, size, l)?;
+        let new = apply(old);
+        env.wrote |= new != old;
+        store(env, w, space, a, size, new, l)?;
+        Ok(old)
+    }
 }
 
 /// Computes `[base + offset]` for one lane.
