@@ -409,6 +409,10 @@ pub enum Op {
     Mma {
         k: u8,
         elem: MmaElem,
+        /// `.f16` C (`c16`) or D (`d16`) with `.f16` A/B: two f16x2
+        /// registers instead of four f32 (rows `g` and `g + 8`).
+        c16: bool,
+        d16: bool,
         d: [Row; 4],
         a: [Row; 4],
         b: [Row; 2],

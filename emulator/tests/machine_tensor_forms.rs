@@ -138,3 +138,122 @@ fn movmatrix_transposes_the_fragment() {
         assert_eq!(*g, lo | hi << 16, "lane {l}");
     }
 }
+
+fn f16_of(x: f32) -> u16 {
+    half::f16::from_f32(x).to_bits()
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.{f16,f32}.f16.f16.{f16,f32}`: the
+/// fragments built on the CPU from the ISA's layout ("Matrix fragments for
+/// mma.m16n8k16", f16 A/B and f16 or f32 C/D); small integers keep every
+/// sum exact, so the reference is exact.
+#[test]
+fn mma_m16n8k16_with_f16_accumulators() {
+    let a = |m: usize, k: usize| ((m * 3 + k * 5) % 7) as f32 - 3.0;
+    let b = |k: usize, n: usize| ((k * 2 + n * 3) % 5) as f32 - 2.0;
+    let c = |m: usize, n: usize| (m as f32) - (n as f32) * 0.5;
+    let pack = |lo: f32, hi: f32| f16_of(lo) as u32 | (f16_of(hi) as u32) << 16;
+    for (dty, cty) in [("f16", "f16"), ("f32", "f16"), ("f16", "f32")] {
+        // Per lane: a0..a3, b0, b1, c (2 f16x2 or 4 f32): 10 words.
+        let mut input = vec![0u32; 32 * 10];
+        for l in 0..32 {
+            let (g, t) = (l / 4, l % 4);
+            let w = &mut input[l * 10..l * 10 + 10];
+            w[0] = pack(a(g, 2 * t), a(g, 2 * t + 1));
+            w[1] = pack(a(g + 8, 2 * t), a(g + 8, 2 * t + 1));
+            w[2] = pack(a(g, 2 * t + 8), a(g, 2 * t + 9));
+            w[3] = pack(a(g + 8, 2 * t + 8), a(g + 8, 2 * t + 9));
+            w[4] = pack(b(2 * t, g), b(2 * t + 1, g));
+            w[5] = pack(b(2 * t + 8, g), b(2 * t + 9, g));
+            let cs = [
+                c(g, 2 * t),
+                c(g, 2 * t + 1),
+                c(g + 8, 2 * t),
+                c(g + 8, 2 * t + 1),
+            ];
+            if cty == "f16" {
+                w[6] = pack(cs[0], cs[1]);
+                w[7] = pack(cs[2], cs[3]);
+            } else {
+                for i in 0..4 {
+                    w[6 + i] = cs[i].to_bits();
+                }
+            }
+        }
+        let (cregs, dregs, store) = match (dty, cty) {
+            ("f16", "f16") => (
+                "{%r6, %r7}",
+                "{%r10, %r11}",
+                "st.global.v2.u32 [%rd4], {%r10, %r11};",
+            ),
+            ("f32", "f16") => (
+                "{%r6, %r7}",
+                "{%r10, %r11, %r12, %r13}",
+                "st.global.v4.u32 [%rd4], {%r10, %r11, %r12, %r13};",
+            ),
+            _ => (
+                "{%r6, %r7, %r8, %r9}",
+                "{%r10, %r11}",
+                "st.global.v2.u32 [%rd4], {%r10, %r11};",
+            ),
+        };
+        let ptx = format!(
+            r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mm(.param .u64 inp, .param .u64 out)
+{{
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [inp];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r15, %laneid;
+    mul.wide.u32 %rd3, %r15, 40;
+    add.s64 %rd3, %rd1, %rd3;
+    ld.global.u32 %r0, [%rd3];
+    ld.global.u32 %r1, [%rd3+4];
+    ld.global.u32 %r2, [%rd3+8];
+    ld.global.u32 %r3, [%rd3+12];
+    ld.global.u32 %r4, [%rd3+16];
+    ld.global.u32 %r5, [%rd3+20];
+    ld.global.u32 %r6, [%rd3+24];
+    ld.global.u32 %r7, [%rd3+28];
+    ld.global.u32 %r8, [%rd3+32];
+    ld.global.u32 %r9, [%rd3+36];
+    mma.sync.aligned.m16n8k16.row.col.{dty}.f16.f16.{cty} {dregs}, {{%r0, %r1, %r2, %r3}}, {{%r4, %r5}}, {cregs};
+    mul.wide.u32 %rd5, %r15, 16;
+    add.s64 %rd4, %rd2, %rd5;
+    {store}
+    ret;
+}}
+"#
+        );
+        let mut dev = device();
+        let f = kernel(&mut dev, &ptx, "mm");
+        let pin = upload_u32(&mut dev, &input);
+        let pout = dev.mem_alloc(32 * 16).unwrap();
+        run(&mut dev, f, cfg(1, 32), &Params::new().u64(pin).u64(pout));
+        let got = download_u32(&dev, pout, 32 * 4);
+        for l in 0..32 {
+            let (g, t) = (l / 4, l % 4);
+            let want: Vec<f32> = [
+                (g, 2 * t),
+                (g, 2 * t + 1),
+                (g + 8, 2 * t),
+                (g + 8, 2 * t + 1),
+            ]
+            .iter()
+            .map(|&(m, n)| c(m, n) + (0..16).map(|k| a(m, k) * b(k, n)).sum::<f32>())
+            .collect();
+            let w = &got[l * 4..l * 4 + 4];
+            if dty == "f16" {
+                assert_eq!(w[0], pack(want[0], want[1]), "{dty}.{cty} lane {l}");
+                assert_eq!(w[1], pack(want[2], want[3]), "{dty}.{cty} lane {l}");
+            } else {
+                let f: Vec<f32> = w.iter().map(|x| f32::from_bits(*x)).collect();
+                assert_eq!(f, want, "{dty}.{cty} lane {l}");
+            }
+        }
+    }
+}

@@ -99,6 +99,27 @@ pub(super) fn decode(
             };
             let satfinite = mods.take(".satfinite");
             let types: Vec<ScalarType> = (0..4).filter_map(|_| mods.take_type()).collect();
+            // `.f16` accumulators (D and/or C) with `.f16` A and B.
+            let (d16, c16) = match types.as_slice() {
+                [dt, ScalarType::F16, ScalarType::F16, ct]
+                    if matches!(dt, ScalarType::F16 | ScalarType::F32)
+                        && matches!(ct, ScalarType::F16 | ScalarType::F32)
+                        && (k == 8 || k == 16) =>
+                {
+                    (*dt == ScalarType::F16, *ct == ScalarType::F16)
+                }
+                _ => (false, false),
+            };
+            let types: Vec<ScalarType> = if d16 || c16 {
+                vec![
+                    ScalarType::F32,
+                    ScalarType::F16,
+                    ScalarType::F16,
+                    ScalarType::F32,
+                ]
+            } else {
+                types
+            };
             let elem = match types.as_slice() {
                 [
                     ScalarType::F32,
@@ -143,7 +164,7 @@ pub(super) fn decode(
                 (32, _) | (16, MmaElem::F16 | MmaElem::Bf16) | (8, MmaElem::Tf32) => (4, 2),
                 _ => (2, 1),
             };
-            let d = vector_rows(fc, &o[0], 4, dst)?;
+            let d = vector_rows(fc, &o[0], if d16 { 2 } else { 4 }, dst)?;
             let mut regs = |op: &Operand, n: usize| -> Result<[Row; 4], String> {
                 let Operand::Vector(items) = op else {
                     return Err("mma operands must be register vectors".into());
@@ -159,10 +180,12 @@ pub(super) fn decode(
             };
             let a = regs(&o[1], na)?;
             let b4 = regs(&o[2], nb)?;
-            let c = regs(&o[3], 4)?;
+            let c = regs(&o[3], if c16 { 2 } else { 4 })?;
             Ok(Op::Mma {
                 k,
                 elem,
+                c16,
+                d16,
                 d,
                 a,
                 b: [b4[0], b4[1]],

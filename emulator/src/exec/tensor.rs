@@ -70,6 +70,8 @@ pub(crate) fn execute(
         Op::Mma {
             k,
             elem,
+            c16,
+            d16,
             d,
             a,
             b,
@@ -114,7 +116,13 @@ pub(crate) fn execute(
                     bm[t][g] = tf32(val(b[0]));
                     bm[t + 4][g] = tf32(val(b[1]));
                     for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
-                        cm[*row][*col] = f32::from_bits(val(c[i]) as u32);
+                        cm[*row][*col] = if *c16 {
+                            // f16x2 register i/2: rows g (0) and g + 8 (1).
+                            let x = val(c[i / 2]) >> (16 * (i % 2));
+                            half::f16::from_bits(x as u16).to_f32()
+                        } else {
+                            f32::from_bits(val(c[i]) as u32)
+                        };
                     }
                     continue;
                 }
@@ -144,7 +152,13 @@ pub(crate) fn execute(
                     bm[*kk + 1][g] = x1;
                 }
                 for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
-                    cm[*row][*col] = f32::from_bits(val(c[i]) as u32);
+                    cm[*row][*col] = if *c16 {
+                        // f16x2 register i/2: rows g (0) and g + 8 (1).
+                        let x = val(c[i / 2]) >> (16 * (i % 2));
+                        half::f16::from_bits(x as u16).to_f32()
+                    } else {
+                        f32::from_bits(val(c[i]) as u32)
+                    };
                 }
             }
             let mut out = [[0f32; 8]; 16];
@@ -163,6 +177,14 @@ pub(crate) fn execute(
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
                 let (g, t) = (l / 4, l % 4);
+                if *d16 {
+                    for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
+                        let x = f16_bits(out[*row][*col]) << (16 * (i % 2));
+                        let slot = &mut w.values[r(d[i / 2]) + l];
+                        *slot = if i % 2 == 0 { x } else { *slot | x };
+                    }
+                    continue;
+                }
                 for (i, (row, col)) in accumulator_fragment(g, t).iter().enumerate() {
                     w.values[r(d[i]) + l] = canon32(out[*row][*col]);
                 }
@@ -171,6 +193,15 @@ pub(crate) fn execute(
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
+}
+
+/// An f32 accumulator rounded to f16 (to nearest even; NaN canonical).
+fn f16_bits(x: f32) -> u64 {
+    if x.is_nan() {
+        0x7fff
+    } else {
+        half::f16::from_f32(x).to_bits() as u64
+    }
 }
 
 /// The (row, column) of the C/D elements that registers 0..4 of lane group
