@@ -312,3 +312,14 @@ fn min_max_xorsign_abs_f32() {
         assert_eq!(max[i], want_max, "max.xorsign.abs {x} {y}");
     }
 }
+
+#[test]
+fn mad_hi_sat_s32_clamps() {
+    let (a, b, c) = (inputs(6), inputs(7), inputs(8));
+    let got = run3("sm_80", "mad.hi.sat.s32 %d, %a, %b, %c;", &a, &b, &c);
+    for i in 0..64 {
+        let hi = (a[i] as i32 as i64 * b[i] as i32 as i64) >> 32;
+        let want = (hi + c[i] as i32 as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        assert_eq!(got[i] as i32, want, "{:#x} {:#x} {:#x}", a[i], b[i], c[i]);
+    }
+}

@@ -287,3 +287,34 @@ fn kernels_requiring_larger_clusters_are_refused() {
     let err = sm90().load_module(ptx, "t.ptx").unwrap_err().to_string();
     assert!(err.contains("clusters"), "{err}");
 }
+
+/// `barrier.cta.*` (PTX 8.0) behaves as `barrier.*`: a red.popc across the CTA.
+#[test]
+fn barrier_cta_forms() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry b(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r2, %r1, 3;
+    setp.eq.u32 %p1, %r2, 0;
+    barrier.cta.sync.aligned 0;
+    barrier.cta.red.popc.aligned.u32 %r3, 1, %p1;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "b");
+    let out = dev.mem_alloc(256).unwrap();
+    run(&mut dev, f, cfg(1, 64), &Params::new().u64(out));
+    assert_eq!(download_u32(&dev, out, 64), vec![16; 64]);
+}

@@ -136,6 +136,10 @@ pub(super) fn decode(
                 | ScalarType::F16x2
                 | ScalarType::BF16
                 | ScalarType::BF16x2 => alu::fma_f,
+                // `mad.hi.sat.s32`: the high half of `a * b + c`, saturated.
+                ScalarType::S32 if inst.opcode == "mad" && mode.sat && hi => {
+                    |_, a, b, c| int::mad_hi_sat_s32(a, b, c)
+                }
                 t if t.is_int() && inst.opcode == "mad" && !mode.sat => {
                     if wide {
                         if t.bits() > 32 {

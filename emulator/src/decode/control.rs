@@ -192,6 +192,14 @@ fn decode_bar(
             mask: src(m, fc, &o[0], ScalarType::B32)?,
         });
     }
+    if inst.opcode == "barrier" && mods.list.contains(&".cluster") {
+        // Cluster barriers wait for arrivals separately from `arrive`.
+        return Err(unsupported(inst));
+    }
+    // `barrier.cta.*` (PTX 8.0) is `barrier.*`.
+    if inst.opcode == "barrier" {
+        mods.take(".cta");
+    }
     mods.take(".aligned");
     let kind = match mods.take_any(&[".sync", ".arrive", ".red"]) {
         Some(".sync") => BarKind::Sync,
