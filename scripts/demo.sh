@@ -10,7 +10,9 @@
 #      source line; then one launch in detail: which lane, which operands;
 #   6. write both sessions as one HTML report (prlxctl report) and say where;
 #   7. no recompile: the same kernels built by plain clang, instrumented at
-#      load by the shim, and the same session diff.
+#      load by the shim, and the same session diff;
+#   8. AMD: the histogram kernel in HIP, pass-built for gfx1100, two runs on
+#      the RDNA3 emulator's libamdhip64.so.5 under the shim, the session diff.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -101,3 +103,19 @@ for run in clean glitch; do
         "$work/energy_hist" "$work/kernels-plain.ptx" "$run" >/dev/null
 done
 "$prlxctl" diff --session "$work/plain/clean" "$work/plain/glitch"
+
+echo
+echo "== AMD: the same histogram kernel in HIP, built for gfx1100 with the pass,"
+echo "   run twice by an unmodified module-API program on the RDNA3 emulator"
+echo "   (libamdhip64.so.5) under libprlx.so"
+hip_lib=$(hip-runtime/build.sh --release 2>/dev/null)
+"$prlxctl" compile --offload-arch=gfx1100 -g --snapshots \
+    tests/e2e/hip_app/kernels.hip -o "$work/kernels.co"
+clang++-19 -D__HIP_PLATFORM_AMD__ -O1 -Wall tests/e2e/hip_app/hip_app.cpp \
+    -Wl,--push-state,--no-as-needed -lamdhip64 -Wl,--pop-state -o "$work/hip_app"
+for run in clean glitch; do
+    LD_LIBRARY_PATH="$hip_lib:$lib" LD_PRELOAD="$lib/libprlx.so" \
+        PRLX_TRACE_DIR="$work/hip" PRLX_SESSION="$run" PRLX_SNAPSHOT_DEPTH=8 \
+        "$work/hip_app" "$work/kernels.co" "$run" >/dev/null
+done
+"$prlxctl" diff --session "$work/hip/clean" "$work/hip/glitch"
