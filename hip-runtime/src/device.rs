@@ -34,6 +34,9 @@ impl LoadedCode {
 
 pub struct Gpu {
     pub device: Device,
+    /// The hostcall buffer and device heap, made at the first launch of a
+    /// kernel that asks for them (`crate::hostcall`).
+    hostcall: Option<crate::hostcall::HostcallAddrs>,
 }
 
 // SAFETY: `Device` is not `Send` only because its optional per-instruction
@@ -52,7 +55,23 @@ impl Gpu {
     pub fn new() -> Gpu {
         Gpu {
             device: Device::new(),
+            hostcall: None,
         }
+    }
+
+    /// The hostcall buffer and device heap (device `printf`, `malloc`),
+    /// created and registered with the device's scheduler on first use.
+    pub fn hostcall(&mut self) -> Result<crate::hostcall::HostcallAddrs, String> {
+        if let Some(addrs) = self.hostcall {
+            return Ok(addrs);
+        }
+        // One packet per wave that can be resident: each wave holds at most
+        // one packet, and 1024-lane workgroups have 32 Wave32 waves.
+        let packets = self.device.config.resident_workgroups.max(1) * 32;
+        let (addrs, service) = crate::hostcall::create(&mut self.device.memory, packets)?;
+        self.device.set_service(Some(service));
+        self.hostcall = Some(addrs);
+        Ok(addrs)
     }
 
     pub fn alloc(&mut self, size: usize) -> Result<u64, String> {

@@ -27,4 +27,5 @@ pub mod api;
 pub mod bundle;
 pub mod device;
 pub mod entry;
+pub mod hostcall;
 pub mod runtime;

@@ -37,6 +37,14 @@ pub enum HookAction {
 
 pub type Hook = Box<dyn FnMut(&HookEvent<'_>) -> HookAction + Send>;
 
+/// A host-side service the scheduler calls between rounds (after every
+/// resident workgroup had its turn), with the device's global memory: the
+/// way a host agent (e.g. the HIP runtime's hostcall listener for device
+/// `printf`/`malloc`) answers requests waves post to memory and spin on.
+/// Waves run inside the launching thread, so the service runs there too.
+/// An `Err` stops the launch with a [`FaultKind::Service`] fault.
+pub type Service = Box<dyn FnMut(&mut GlobalMemory) -> Result<(), String> + Send>;
+
 /// A decoded instruction and its handler (None: not supported).
 type DecodedAt = (Arc<Inst>, Option<Handler>);
 
@@ -90,6 +98,7 @@ pub struct Device {
     modules: Vec<Option<LoadedModule>>,
     pub config: DeviceConfig,
     hook: Option<Hook>,
+    service: Option<Service>,
 }
 
 impl Default for Device {
@@ -119,6 +128,7 @@ impl Device {
             modules: Vec::new(),
             config: DeviceConfig::default(),
             hook: None,
+            service: None,
         }
     }
 
@@ -141,6 +151,12 @@ impl Device {
     /// Calls `hook` before every wave-instruction of later launches.
     pub fn set_hook(&mut self, hook: Option<Hook>) {
         self.hook = hook;
+    }
+
+    /// Calls `service` between scheduling rounds of later launches (see
+    /// [`Service`]); `None` removes it.
+    pub fn set_service(&mut self, service: Option<Service>) {
+        self.service = service;
     }
 
     /// Maps a code object's image into global memory (so PC-relative
@@ -407,6 +423,7 @@ impl Device {
             for g in resident.iter_mut() {
                 self.run_round(module, kernel, g, stats, hook)?;
             }
+            self.run_service(kernel)?;
             let before = resident.len();
             resident.retain(|g| g.waves.iter().any(|w| !w.done));
             stats.workgroups += (before - resident.len()) as u64;
@@ -580,6 +597,24 @@ impl Device {
             });
         }
         Ok(())
+    }
+
+    /// Lets the host service (if any) answer what the waves posted.
+    fn run_service(&mut self, kernel: &Kernel) -> Result<(), Fault> {
+        let Some(service) = self.service.as_mut() else {
+            return Ok(());
+        };
+        service(&mut self.memory).map_err(|message| Fault {
+            kind: FaultKind::Service(message),
+            kernel: kernel.name.clone(),
+            workgroup: None,
+            wave: None,
+            lane: None,
+            pc: None,
+            addr: None,
+            inst: None,
+            detail: None,
+        })
     }
 
     fn fault_at(

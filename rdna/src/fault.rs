@@ -37,6 +37,8 @@ pub enum FaultKind {
     Launch(String),
     /// The tracing hook asked to stop.
     Aborted,
+    /// The host service ([`crate::device::Service`]) refused a request.
+    Service(String),
 }
 
 /// A fault with everything needed to find it.
@@ -123,6 +125,7 @@ impl fmt::Display for Fault {
             FaultKind::Deadlock(m) => write!(f, "deadlock: {m}"),
             FaultKind::Launch(m) => write!(f, "{m}"),
             FaultKind::Aborted => write!(f, "stopped by the debugger"),
+            FaultKind::Service(m) => write!(f, "host service: {m}"),
         }
     }
 }

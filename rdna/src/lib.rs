@@ -59,6 +59,6 @@ pub mod wave;
 pub use code_object::{
     CodeObject, Kernel, KernelArg, KernelDescriptor, LaunchDims, fill_hidden_args,
 };
-pub use device::{Device, HookAction, HookEvent, LaunchStats, ModuleId};
+pub use device::{Device, HookAction, HookEvent, LaunchStats, ModuleId, Service};
 pub use fault::{CodeObjectError, ExecError, Fault, FaultKind};
 pub use wave::Wave;

@@ -40,6 +40,31 @@ const KERNARG_ALIGN: usize = 64;
 /// The largest LDS allocation of a gfx1100 workgroup.
 const MAX_LDS: usize = 64 << 10;
 
+/// Points `hidden_hostcall_buffer` and `hidden_heap_v1` (device `printf`,
+/// `malloc`/`free`) at the runtime's hostcall buffer and device heap.
+fn set_hostcall_args(
+    rt: &mut Runtime,
+    kernel: &prlx_rdna::Kernel,
+    kernarg: &mut [u8],
+) -> Result<(), hipError_t> {
+    for arg in kernel.hidden_args() {
+        let pick = match arg.value_kind.as_str() {
+            "hidden_hostcall_buffer" => |a: crate::hostcall::HostcallAddrs| a.buffer,
+            "hidden_heap_v1" => |a: crate::hostcall::HostcallAddrs| a.heap,
+            _ => continue,
+        };
+        let addrs = rt.gpu.hostcall().map_err(|message| {
+            eprintln!("prlx hip: kernel {}: {message}", kernel.name);
+            hipErrorOutOfMemory
+        })?;
+        let (start, size) = (arg.offset as usize, (arg.size as usize).min(8));
+        if let Some(dst) = kernarg.get_mut(start..start + size) {
+            dst.copy_from_slice(&pick(addrs).to_le_bytes()[..size]);
+        }
+    }
+    Ok(())
+}
+
 /// Runs `function` (a `hipFunction_t` handle) to completion.
 pub fn launch(
     rt: &mut Runtime,
@@ -112,6 +137,7 @@ pub fn launch(
         dynamic_lds: request.dynamic_lds as u32,
     };
     prlx_rdna::fill_hidden_args(&kernel, &dims, &mut kernarg);
+    set_hostcall_args(rt, &kernel, &mut kernarg)?;
     if let Err(message) = rt.sync_managed(true) {
         eprintln!("prlx hip: managed memory: {message}");
         return Err(hipErrorIllegalAddress);
@@ -123,15 +149,6 @@ pub fn launch(
     }
     if let Err((code, message)) = outcome {
         eprintln!("prlx hip: kernel {} failed: {message}", f.name);
-        if kernel
-            .hidden_args()
-            .any(|a| a.value_kind == "hidden_hostcall_buffer")
-        {
-            eprintln!(
-                "prlx hip: kernel {} uses hostcall services (device printf, malloc), which the emulated device does not provide (its hostcall buffer is NULL)",
-                f.name
-            );
-        }
         if code == hipErrorIllegalAddress || code == hipErrorLaunchFailure {
             rt.sticky = Some(code);
         }
