@@ -1445,7 +1445,7 @@ fn decode_op(
         }
         "shfl" | "vote" | "activemask" | "match" | "redux" => warp::decode,
         "mbarrier" | "elect" | "mapa" | "getctarank" => sync::decode,
-        "ldmatrix" | "stmatrix" | "movmatrix" | "mma" => tensor::decode,
+        "ldmatrix" | "stmatrix" | "movmatrix" | "mma" | "wmma" => tensor::decode,
         "tex" | "tld4" | "txq" | "suld" | "sust" | "suq" => texture::decode,
         _ => return Err(unsupported(inst)),
     };

@@ -504,6 +504,8 @@ pub enum Op {
     /// registers and predicates only: how instruction families are added
     /// without growing the machine's `execute`.
     Family(Box<FamilyOp>),
+    /// `wmma.load/store/mma` (m16n16k16), executed by `exec/tensor.rs`.
+    Wmma(Box<WmmaOp>),
     /// `tex/tld4/txq/suld/sust/suq`, executed by `crate::texture::exec`.
     Texture(Box<crate::texture::TextureOp>),
     /// `bar.warp.sync membermask` (`__syncwarp`): no effect of its own; the
@@ -622,6 +624,38 @@ pub struct Inst {
     /// The source position of the last `.loc` before it: `(file index,
     /// line)`, line 0 when there is none.
     pub loc: (u32, u32),
+}
+
+/// `wmma.*.m16n16k16`. The ISA leaves fragment layouts unspecified; here
+/// lane `l` holds elements `8l..8l+8` of the 16x16 matrix in row-major
+/// order (A/B: as f16 pairs in registers 0..4, repeated in 4..8; f32 C/D:
+/// one per register; f16 C/D: pairs in registers 0..4).
+#[derive(Debug, Clone)]
+pub enum WmmaOp {
+    /// `wmma.load.{a,b,c}` / `wmma.store.d` of a fragment at `addr`:
+    /// element `(r, c)` at `r * stride + c` (`.row`) or `c * stride + r`
+    /// (`.col`) elements.
+    Access {
+        store: bool,
+        space: Space,
+        addr: Addr,
+        stride: Option<Row>,
+        col_major: bool,
+        /// `.f16` elements (else `.f32`).
+        f16: bool,
+        /// A/B fragments repeat their 8 elements in registers 4..8.
+        ab: bool,
+        regs: [Row; 8],
+    },
+    /// `wmma.mma.sync`: D = A * B + C, products accumulated in f32 in k order.
+    Mma {
+        d: [Row; 8],
+        a: [Row; 8],
+        b: [Row; 8],
+        c: [Row; 8],
+        c16: bool,
+        d16: bool,
+    },
 }
 
 /// What an [`Op::Mbarrier`] does to the barrier object.

@@ -708,7 +708,7 @@ pub fn execute(
             warp::execute(w, &inst.op, active, exec)?;
         }
         Op::Mbarrier { .. } => sync::execute(w, env, &inst.op, exec)?,
-        Op::Ldmatrix { .. } | Op::Stmatrix { .. } | Op::Mma { .. } => {
+        Op::Ldmatrix { .. } | Op::Stmatrix { .. } | Op::Mma { .. } | Op::Wmma(_) => {
             tensor::execute(w, env, &inst.op, exec)?;
         }
         Op::Family(f) => (f.run)(f, v, &mut w.preds, exec),

@@ -257,3 +257,78 @@ fn mma_m16n8k16_with_f16_accumulators() {
         }
     }
 }
+
+/// `wmma` m16n16k16 as nvcc emits it for `nvcuda::wmma`: A row-major, B
+/// column-major, C loaded row-major, D stored with a leading dimension of
+/// 24 (f32, row-major) and as f16 column-major; D = A * B + C.
+#[test]
+fn wmma_m16n16k16_load_mma_store() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry wm(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u64 ph)
+{
+    .reg .b32 %r<40>;
+    .reg .f32 %f<40>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    ld.param.u64 %rd5, [ph];
+    mov.u32 %r30, 16;
+    wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r30;
+    wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16}, [%rd2], %r30;
+    wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd3];
+    wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f9, %f10, %f11, %f12, %f13, %f14, %f15, %f16}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};
+    mov.u32 %r31, 24;
+    wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd4], {%f9, %f10, %f11, %f12, %f13, %f14, %f15, %f16}, %r31;
+    wmma.mma.sync.aligned.row.col.m16n16k16.f16.f32 {%r20, %r21, %r22, %r23}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r9, %r10, %r11, %r12, %r13, %r14, %r15, %r16}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};
+    wmma.store.d.sync.aligned.col.m16n16k16.global.f16 [%rd5], {%r20, %r21, %r22, %r23}, %r30;
+    ret;
+}
+"#;
+    let a = |m: usize, k: usize| ((m * 7 + k * 3) % 9) as f32 - 4.0;
+    let b = |k: usize, n: usize| ((k * 5 + n) % 7) as f32 - 3.0;
+    let c = |m: usize, n: usize| (m * 16 + n) as f32 * 0.25;
+    let to_words = |h: Vec<u16>| -> Vec<u32> {
+        h.chunks(2)
+            .map(|p| p[0] as u32 | (p[1] as u32) << 16)
+            .collect()
+    };
+    // A row-major, B column-major (element (k, n) at n * 16 + k).
+    let a_mem = to_words((0..256).map(|e| f16_of(a(e / 16, e % 16))).collect());
+    let b_mem = to_words((0..256).map(|e| f16_of(b(e % 16, e / 16))).collect());
+    let c_mem: Vec<u32> = (0..256).map(|e| c(e / 16, e % 16).to_bits()).collect();
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "wm");
+    let (pa, pb, pc) = (
+        upload_u32(&mut dev, &a_mem),
+        upload_u32(&mut dev, &b_mem),
+        upload_u32(&mut dev, &c_mem),
+    );
+    let pd = upload_u32(&mut dev, &vec![0xdead_beef; 16 * 24]);
+    let ph = upload_u32(&mut dev, &[0; 128]);
+    run(
+        &mut dev,
+        f,
+        cfg(1, 32),
+        &Params::new().u64(pa).u64(pb).u64(pc).u64(pd).u64(ph),
+    );
+    let d = download_u32(&dev, pd, 16 * 24);
+    let h: Vec<u16> = download_u32(&dev, ph, 128)
+        .into_iter()
+        .flat_map(|w| [w as u16, (w >> 16) as u16])
+        .collect();
+    for m in 0..16 {
+        for n in 0..16 {
+            let want = c(m, n) + (0..16).map(|k| a(m, k) * b(k, n)).sum::<f32>();
+            assert_eq!(f32::from_bits(d[m * 24 + n]), want, "f32 D ({m},{n})");
+            assert_eq!(h[n * 16 + m], f16_of(want), "f16 D ({m},{n})");
+        }
+        for n in 16..24 {
+            assert_eq!(d[m * 24 + n], 0xdead_beef, "padding ({m},{n}) untouched");
+        }
+    }
+}

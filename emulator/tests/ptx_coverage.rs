@@ -371,6 +371,14 @@ const SUPPORTED: &[(&str, &str)] = &[
         "sm_80",
         "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r1, %r2}, {%r3, %r4, %r5, %r6}, {%r7, %r8}, {%r9, %r10};\nmma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f16 {%f1, %f2, %f3, %f4}, {%r3, %r4}, {%r7}, {%r9, %r10};",
     ),
+    (
+        "sm_80",
+        "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r9;\nwmma.load.b.sync.aligned.col.m16n16k16.shared.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [sm];\nwmma.load.c.sync.aligned.row.m16n16k16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];",
+    ),
+    (
+        "sm_80",
+        "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%f1, %f1, %f1, %f1, %f1, %f1, %f1, %f1};\nwmma.mma.sync.aligned.col.row.m16n16k16.f16.f16 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4};\nwmma.store.d.sync.aligned.col.m16n16k16.global.f16 [%rd1], {%r1, %r2, %r3, %r4}, %r9;",
+    ),
 ];
 
 /// Forms refused at load, with a word the message must contain.
@@ -425,8 +433,8 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ),
     (
         "sm_80",
-        "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];",
-        "wmma.load",
+        "wmma.load.a.sync.aligned.row.m32n8k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];",
+        "m32n8k16",
     ),
     ("sm_90", "wgmma.fence.sync.aligned;", "wgmma"),
     (

@@ -65,6 +65,7 @@ pub(super) fn decode(
             }
             Ok(Op::Stmatrix { n, trans, s, addr })
         }
+        "wmma" => decode_wmma(m, fc, inst, mods),
         "movmatrix" => {
             for m in [".sync", ".aligned", ".m8n8", ".trans", ".b16"] {
                 if !mods.take(m) {
@@ -214,4 +215,100 @@ fn movmatrix_trans(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: 
         let (lo, hi) = (mat[col][row], mat[col + 1][row]);
         FamilyOp::set(values, op.rows[0], l, lo as u64 | (hi as u64) << 16);
     }
+}
+
+/// `wmma.load.{a,b,c}`, `wmma.store.d`, `wmma.mma` for `.m16n16k16` with
+/// `.f16` A/B and `.f16`/`.f32` C/D (the layout is in [`WmmaOp`]).
+fn decode_wmma(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let verb = mods.take_any(&[".load", ".store", ".mma"]).ok_or_else(un)?;
+    for q in [".sync", ".aligned", ".m16n16k16"] {
+        if !mods.take(q) {
+            return Err(un());
+        }
+    }
+    let regs_of = |m: &mut ModuleCtx<'_>, op: &Operand, n: usize, out: bool| {
+        let Operand::Vector(items) = op else {
+            return Err("wmma fragments must be register vectors".to_string());
+        };
+        if items.len() != n {
+            return Err(format!("wmma fragment needs {n} registers"));
+        }
+        let mut rows = [sreg::SINK; 8];
+        for (i, it) in items.iter().enumerate() {
+            rows[i] = if out {
+                dst(fc, it)?
+            } else {
+                src(m, fc, it, ScalarType::B32)?
+            };
+        }
+        Ok(rows)
+    };
+    if verb == ".mma" {
+        let a_col = mods.take_any(&[".row", ".col"]).ok_or_else(un)?;
+        let b_col = mods.take_any(&[".row", ".col"]).ok_or_else(un)?;
+        let _ = (a_col, b_col);
+        let dt = need_type(mods, inst)?;
+        let ct = need_type(mods, inst)?;
+        let ok = |t: ScalarType| matches!(t, ScalarType::F16 | ScalarType::F32);
+        if !ok(dt) || !ok(ct) || mods.take(".satfinite") {
+            return Err(un());
+        }
+        let (d16, c16) = (dt == ScalarType::F16, ct == ScalarType::F16);
+        let o = operands(inst, 4)?;
+        return Ok(Op::Wmma(Box::new(WmmaOp::Mma {
+            d: regs_of(m, &o[0], if d16 { 4 } else { 8 }, true)?,
+            a: regs_of(m, &o[1], 8, false)?,
+            b: regs_of(m, &o[2], 8, false)?,
+            c: regs_of(m, &o[3], if c16 { 4 } else { 8 }, false)?,
+            c16,
+            d16,
+        })));
+    }
+    let store = verb == ".store";
+    let which = mods.take_any(&[".a", ".b", ".c", ".d"]).ok_or_else(un)?;
+    if store != (which == ".d") {
+        return Err(un());
+    }
+    let col_major = mods.take_any(&[".row", ".col"]).ok_or_else(un)? == ".col";
+    let space = space_of(mods)?;
+    let ty = need_type(mods, inst)?;
+    let ab = matches!(which, ".a" | ".b");
+    if ty != ScalarType::F16 && (ab || ty != ScalarType::F32) {
+        return Err(un());
+    }
+    let f16 = ty == ScalarType::F16;
+    let n = if ab || !f16 { 8 } else { 4 };
+    let o = &inst.operands;
+    if o.len() != 2 && o.len() != 3 {
+        return Err(format!("{}: expects 2 or 3 operands", un()));
+    }
+    let (frag, mem) = if store {
+        (&o[1], &o[0])
+    } else {
+        (&o[0], &o[1])
+    };
+    let (sp, addr) = address(m, fc, mem, space)?;
+    if !matches!(sp, Space::Global | Space::Shared | Space::Generic) {
+        return Err(un());
+    }
+    let stride = match o.get(2) {
+        Some(s) => Some(src(m, fc, s, ScalarType::U32)?),
+        None => None,
+    };
+    Ok(Op::Wmma(Box::new(WmmaOp::Access {
+        store,
+        space: sp,
+        addr,
+        stride,
+        col_major,
+        f16,
+        ab,
+        regs: regs_of(m, frag, n, !store)?,
+    })))
 }

@@ -190,6 +190,7 @@ pub(crate) fn execute(
                 }
             }
         }
+        Op::Wmma(op) => wmma(w, env, op, exec)?,
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
@@ -269,4 +270,104 @@ fn mma_int8(
             w.values[r(d[i]) + l] = out as u32 as u64;
         }
     }
+}
+
+/// `wmma.*.m16n16k16` (layout in [`WmmaOp`]).
+fn wmma(w: &mut Warp, env: &mut Env<'_>, op: &WmmaOp, exec: u32) -> Result<(), LaneFault> {
+    match op {
+        WmmaOp::Access {
+            store: is_store,
+            space,
+            addr,
+            stride,
+            col_major,
+            f16,
+            ab,
+            regs,
+        } => {
+            let size = if *f16 { 2 } else { 4 };
+            let addrs = addresses(w, addr, *space, exec)?;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let ld = stride.map_or(16, |s| w.values[r(s) + l] & 0xffff_ffff);
+                for j in 0..8 {
+                    let e = 8 * l + j;
+                    let (row, col) = ((e / 16) as u64, (e % 16) as u64);
+                    let index = if *col_major {
+                        col * ld + row
+                    } else {
+                        row * ld + col
+                    };
+                    let a = addrs[l].wrapping_add(index * size as u64);
+                    check_align(a, size as u64, l)?;
+                    // f16 elements pair up in a register; f32 take one each.
+                    let (reg, shift) = if *f16 { (j / 2, 16 * (j % 2)) } else { (j, 0) };
+                    let slot = r(regs[reg]) + l;
+                    if *is_store {
+                        let x = (w.values[slot] >> shift) & if *f16 { 0xffff } else { 0xffff_ffff };
+                        env.wrote = true;
+                        store(env, w, *space, a, size, x, l)?;
+                    } else {
+                        let x = load(env, w, *space, a, size, l)?;
+                        let v = &mut w.values[slot];
+                        *v = if shift == 0 { x } else { *v | x << shift };
+                        if *ab {
+                            w.values[r(regs[reg + 4]) + l] = w.values[slot];
+                        }
+                    }
+                }
+            }
+        }
+        WmmaOp::Mma {
+            d,
+            a,
+            b,
+            c,
+            c16,
+            d16,
+        } => {
+            let half = |x: u64| half::f16::from_bits(x as u16).to_f32();
+            let mut am = [[0f32; 16]; 16];
+            let mut bm = [[0f32; 16]; 16];
+            let mut cm = [[0f32; 16]; 16];
+            for l in 0..WARP {
+                let val = |row: Row| w.values[r(row) + l];
+                for j in 0..8 {
+                    let e = 8 * l + j;
+                    let (row, col) = (e / 16, e % 16);
+                    let pair = |regs: &[Row; 8]| half(val(regs[j / 2]) >> (16 * (j % 2)));
+                    am[row][col] = pair(a);
+                    bm[row][col] = pair(b);
+                    cm[row][col] = if *c16 {
+                        pair(c)
+                    } else {
+                        f32::from_bits(val(c[j]) as u32)
+                    };
+                }
+            }
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for j in 0..8 {
+                    let e = 8 * l + j;
+                    let (row, col) = (e / 16, e % 16);
+                    let mut acc = cm[row][col];
+                    for (kk, b_row) in bm.iter().enumerate() {
+                        acc += am[row][kk] * b_row[col];
+                    }
+                    if *d16 {
+                        let x = f16_bits(acc) << (16 * (j % 2));
+                        let slot = &mut w.values[r(d[j / 2]) + l];
+                        *slot = if j % 2 == 0 { x } else { *slot | x };
+                    } else {
+                        w.values[r(d[j]) + l] = canon32(acc);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
