@@ -8,6 +8,7 @@ pub mod graph;
 pub mod ipc;
 pub mod launch;
 pub mod library;
+pub mod logs;
 pub mod memory;
 pub mod memory2d;
 pub mod module;

@@ -52,10 +52,10 @@ const EMPTY_PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n";
 fn load_failure(logs: &JitLogs, code: CUresult, message: String) -> CUresult {
     // SAFETY: the log buffers come from the load call's own options.
     unsafe { logs.report(&message, "") };
-    eprintln!(
+    super::logs::error(&format!(
         "prlx libcuda: {}: {message}",
         crate::error_table::name_str(code)
-    );
+    ));
     code
 }
 

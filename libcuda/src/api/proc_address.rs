@@ -207,12 +207,13 @@ pub fn table() -> &'static [ProcEntry] {
             "cuLaunchKernelEx": 11060 => cuLaunchKernelEx, @ptds 11060 => cuLaunchKernelEx_ptsz;
         };
         // The rest of `cuda.h`, refused with CUDA_ERROR_NOT_SUPPORTED.
-        table.extend(super::array::entries());
-        table.extend(super::graph::entries());
         table.extend(super::peer::entries());
         table.extend(super::vmm::entries());
         table.extend(super::pool::entries());
         table.extend(super::ipc::entries());
+        table.extend(super::graph::entries());
+        table.extend(super::array::entries());
+        table.extend(super::logs::entries());
         table.extend(super::unsupported::entries());
         table
     })

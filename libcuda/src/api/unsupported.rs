@@ -28,9 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub fn refuse(name: &str, logged: &AtomicBool) -> CUresult {
     crate::entry::guard(|| {
         if !logged.swap(true, Ordering::Relaxed) {
-            eprintln!(
+            super::logs::error(&format!(
                 "prlx libcuda: {name} is not implemented by the emulator; returning CUDA_ERROR_NOT_SUPPORTED"
-            );
+            ));
         }
         Err(CUDA_ERROR_NOT_SUPPORTED)
     })
@@ -199,11 +199,6 @@ unsupported! {
     "cuLogicalEndpointImport": 13030 => cuLogicalEndpointImport;
     "cuLogicalEndpointQuery": 13030 => cuLogicalEndpointQuery;
     "cuLogicalEndpointUnbind": 13030 => cuLogicalEndpointUnbind;
-    "cuLogsCurrent": 12090 => cuLogsCurrent;
-    "cuLogsDumpToFile": 12090 => cuLogsDumpToFile;
-    "cuLogsDumpToMemory": 12090 => cuLogsDumpToMemory;
-    "cuLogsRegisterCallback": 12090 => cuLogsRegisterCallback;
-    "cuLogsUnregisterCallback": 12090 => cuLogsUnregisterCallback;
     "cuMemAllocPitch": 2000 => cuMemAllocPitch;
     "cuMemBatchDecompressAsync":
         12060 => cuMemBatchDecompressAsync,
