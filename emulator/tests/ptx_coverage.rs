@@ -153,7 +153,7 @@ const SUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "sm_80",
-        "mov.b64 %rd1, {%h1, %h2, %h3, %h4};\nmov.b64 {%h1, %h2, %h3, %h4}, %rd1;\nmov.b128 %rd1, %rd2;",
+        "mov.b64 %rd1, {%h1, %h2, %h3, %h4};\nmov.b64 {%h1, %h2, %h3, %h4}, %rd1;",
     ),
     (
         "sm_80",
@@ -448,6 +448,7 @@ const REFUSED: &[(&str, &str, &str)] = &[
         "setmaxnreg",
     ),
     ("sm_80", "copysign.f16 %h1, %h2, %h3;", "copysign.f16"),
+    ("sm_80", "mov.b128 %rd1, %rd2;", "mov.b128"),
     (
         "sm_90",
         "atom.global.v8.f16.add.noftz {%h1, %h2, %h3, %h4, %h5, %h6, %h7, %h1}, [%rd1], {%h1, %h2, %h3, %h4, %h5, %h6, %h7, %h1};",

@@ -214,6 +214,10 @@ fn decode_mov(
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
     let ty = need_type(mods, inst)?;
+    if ty == ScalarType::B128 {
+        // 128-bit registers are not emulated (their declarations are refused).
+        return Err(unsupported(inst));
+    }
     let o = operands(inst, 2)?;
     if ty == ScalarType::Pred {
         return Ok(Op::PredLogic {
