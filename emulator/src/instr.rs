@@ -356,7 +356,8 @@ pub enum Op {
         op: AtomOp,
         ty: ScalarType,
         n: u8,
-        d: Option<[Row; 4]>,
+        /// The old values (`sreg::SINK` rows for `red`).
+        d: [Row; 4],
         addr: Addr,
         b: [Row; 4],
     },

@@ -349,9 +349,9 @@ fn decode_atom_vector(
         if is_red { 2 } else { 3 },
     )?;
     let (d, rest) = if is_red {
-        (None, o)
+        ([sreg::SINK; 4], o)
     } else {
-        (Some(vector_rows(fc, &o[0], n, dst)?), &o[1..])
+        (vector_rows(fc, &o[0], n, dst)?, &o[1..])
     };
     let (sp, addr) = address(m, fc, &rest[0], space)?;
     let mut b = [sreg::ZERO; 4];

@@ -158,9 +158,7 @@ pub(crate) fn execute(
                     let apply = |old: u64| crate::semantics::atomic_apply(*op, *ty, old, bv, 0);
                     let at = a + (i as u64) * size as u64;
                     let old = atomic_rmw(env, w, *space, at, size, l, apply)?;
-                    if let Some(d) = d {
-                        w.values[r(d[i]) + l] = old;
-                    }
+                    w.values[r(d[i]) + l] = old;
                 }
             }
         }
