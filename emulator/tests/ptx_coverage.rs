@@ -379,6 +379,15 @@ const SUPPORTED: &[(&str, &str)] = &[
         "sm_80",
         "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%f1, %f1, %f1, %f1, %f1, %f1, %f1, %f1};\nwmma.mma.sync.aligned.col.row.m16n16k16.f16.f16 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4};\nwmma.store.d.sync.aligned.col.m16n16k16.global.f16 [%rd1], {%r1, %r2, %r3, %r4}, %r9;",
     ),
+    // As Triton emits them: cache-hinted vector loads, an mbarrier wait loop in a scope.
+    (
+        "sm_80",
+        "createpolicy.fractional.L2::evict_first.b64 %rd5, 1.0;\n@%p1 ld.global.L1::evict_last.L2::cache_hint.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ], %rd5;",
+    ),
+    (
+        "sm_90",
+        "{\n.reg .pred P1;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 P1, [sm], %r1;\n@P1 bra DONE;\nbra.uni WAIT;\nDONE:\n}",
+    ),
 ];
 
 /// Forms refused at load, with a word the message must contain.
