@@ -75,6 +75,29 @@ const EMULATOR_GAPS: &[(&str, &str)] = &[
     // ("math_functions", "v_trig_preop_f64") before the emulator ran it.
 ];
 
+/// A program with a `<name>.stdout` beside it (device `printf` output, in
+/// order, interleaved with the host's) must print exactly that.
+fn stdout_mismatch(source: &Path, stdout: &[u8]) -> Option<String> {
+    let expected_path = source.with_extension("stdout");
+    let expected = std::fs::read_to_string(&expected_path).ok()?;
+    let actual = String::from_utf8_lossy(stdout);
+    if actual == expected {
+        return None;
+    }
+    let line = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(e, a)| e != a)
+        .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+    Some(format!(
+        "stdout differs from {} at line {}:\n  expected: {:?}\n  actual:   {:?}\nfull stdout:\n{actual}",
+        expected_path.display(),
+        line + 1,
+        expected.lines().nth(line),
+        actual.lines().nth(line),
+    ))
+}
+
 /// Builds and runs every program; returns the failures, one paragraph each.
 fn run_corpus(wave64: bool) -> Option<Vec<String>> {
     let hip = HipClang::find()?;
@@ -97,6 +120,12 @@ fn run_corpus(wave64: bool) -> Option<Vec<String>> {
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
         if output.status.success() {
+            if let Some(mismatch) = stdout_mismatch(&source, &output.stdout) {
+                failures.push(format!(
+                    "{name} ({}): {mismatch}",
+                    if wave64 { "wave64" } else { "wave32" }
+                ));
+            }
             continue;
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
