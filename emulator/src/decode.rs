@@ -1438,8 +1438,8 @@ fn decode_op(
         "slct" => compare::decode_slct,
         "cvt" => convert::decode_cvt,
         "ld" | "ldu" | "st" | "atom" | "red" | "cp" | "cvta" | "isspacep" | "membar" | "fence"
-        | "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "createpolicy" | "griddepcontrol"
-        | "discard" | "applypriority" => memory::decode,
+        | "nanosleep" | "prefetch" | "prefetchu" | "pmevent" | "createpolicy"
+        | "griddepcontrol" | "discard" | "applypriority" => memory::decode,
         "bra" | "brx" | "call" | "ret" | "exit" | "trap" | "brkpt" | "bar" | "barrier" => {
             control::decode
         }
