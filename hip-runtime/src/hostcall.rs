@@ -523,4 +523,92 @@ mod tests {
         w.push(9);
         assert_eq!(format_message(&w), b"[hello world|ab    |9]");
     }
+
+    /// Plays the device's side of `__ockl_hostcall_internal` against the
+    /// buffer `create` laid out: pop a free packet, fill it, push it ready.
+    fn post(
+        memory: &mut GlobalMemory,
+        buffer: u64,
+        service: u32,
+        lanes: &[(u64, [u64; 8])],
+    ) -> u64 {
+        let headers = read_u64(memory, buffer).unwrap();
+        let payloads = read_u64(memory, buffer + 8).unwrap();
+        let mask = read_u64(memory, buffer + 40).unwrap();
+        let top = read_u64(memory, buffer + 24).unwrap();
+        assert_ne!(top, 0, "free stack empty");
+        let index = top & mask;
+        let header = headers + index * PACKET_HEADER_BYTES;
+        let next = read_u64(memory, header).unwrap();
+        write_u64(memory, buffer + 24, next).unwrap();
+        let active = lanes.iter().fold(0u64, |m, (lane, _)| m | 1 << lane);
+        write_u64(memory, header + 8, active).unwrap();
+        let word = (service as u64) | (1u64 << 32);
+        write_u64(memory, header + 16, word).unwrap();
+        for (lane, slot) in lanes {
+            for (i, v) in slot.iter().enumerate() {
+                write_u64(
+                    memory,
+                    payloads + index * PAYLOAD_BYTES + lane * 64 + 8 * i as u64,
+                    *v,
+                )
+                .unwrap();
+            }
+        }
+        let ready = read_u64(memory, buffer + 32).unwrap();
+        write_u64(memory, header, ready).unwrap();
+        write_u64(memory, buffer + 32, top).unwrap();
+        index
+    }
+
+    fn answer(memory: &GlobalMemory, buffer: u64, index: u64, lane: u64) -> (u32, [u64; 2]) {
+        let headers = read_u64(memory, buffer).unwrap();
+        let payloads = read_u64(memory, buffer + 8).unwrap();
+        let control = read_u64(memory, headers + index * PACKET_HEADER_BYTES + 16).unwrap() >> 32;
+        let slot = payloads + index * PAYLOAD_BYTES + lane * 64;
+        (
+            control as u32,
+            [
+                read_u64(memory, slot).unwrap(),
+                read_u64(memory, slot + 8).unwrap(),
+            ],
+        )
+    }
+
+    #[test]
+    fn packets_are_answered_per_lane_and_released() {
+        let mut memory = GlobalMemory::new();
+        let (addrs, mut service) = create(&mut memory, 4).unwrap();
+        let b = addrs.buffer;
+        // Two waves' packets on the ready stack: a device-memory request from
+        // lanes 0 and 5, a printf piece (begin, not end) from lane 3.
+        let mut alloc = [0u64; 8];
+        alloc[1] = 6000;
+        let devmem = post(&mut memory, b, SERVICE_DEVMEM, &[(0, alloc), (5, alloc)]);
+        let mut piece = [0u64; 8];
+        piece[0] = 1 | (1 << 5); // begin, one word
+        let printf = post(&mut memory, b, SERVICE_PRINTF, &[(3, piece)]);
+        assert_ne!(devmem, printf);
+        service(&mut memory).unwrap();
+        assert_eq!(read_u64(&memory, b + 32).unwrap(), 0, "ready stack taken");
+        let (control, [a0, _]) = answer(&memory, b, devmem, 0);
+        let (_, [a5, _]) = answer(&memory, b, devmem, 5);
+        assert_eq!(control & 1, 0, "ready flag cleared");
+        assert!(a0 != 0 && a5 != 0 && a0 != a5);
+        assert_eq!(memory.allocation_of(a0), Some((a0, 6000)));
+        let (control, [desc, _]) = answer(&memory, b, printf, 3);
+        assert_eq!(control & 1, 0);
+        assert_eq!(desc & 1, 0, "begin flag reset in the returned descriptor");
+        // Freeing what the service handed out releases it.
+        let mut free = [0u64; 8];
+        free[0] = a0;
+        let again = post(&mut memory, b, SERVICE_DEVMEM, &[(0, free)]);
+        service(&mut memory).unwrap();
+        assert_eq!(answer(&memory, b, again, 0).0 & 1, 0);
+        assert_eq!(memory.allocation_of(a0), None);
+        // A host function call is refused by name.
+        post(&mut memory, b, SERVICE_FUNCTION_CALL, &[(0, [0; 8])]);
+        let err = service(&mut memory).unwrap_err();
+        assert!(err.contains("SERVICE_FUNCTION_CALL"), "{err}");
+    }
 }
