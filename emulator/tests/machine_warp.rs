@@ -167,3 +167,44 @@ fn divergent_loop_reconverges_before_a_shuffle() {
         assert_eq!(*out, vec![u32::MAX, expect], "lane {lane}");
     }
 }
+
+/// One convergent `redux`/`vote`/`match` whose lanes name different
+/// membermasks (odd lanes the odd lanes, even lanes the even ones), as
+/// cooperative groups' `binary_partition` followed by `reduce` compiles:
+/// each lane's result covers the lanes of its own mask.
+#[test]
+fn warp_ops_with_a_membermask_per_lane() {
+    let input: Vec<u32> = (0..32).map(|i| i * 3 + 1).collect();
+    let body = "\
+        and.b32 %r3, %r1, 1;\nsetp.eq.u32 %p1, %r3, 1;\n\
+        selp.b32 %r4, 0xaaaaaaaa, 0x55555555, %p1;\n\
+        redux.sync.add.u32 %r5, %r2, %r4;\n\
+        setp.gt.u32 %p2, %r2, 40;\nvote.sync.ballot.b32 %r6, %p2, %r4;\n\
+        vote.sync.all.pred %p3, %p1, %r4;\nselp.u32 %r7, 1, 0, %p3;\n\
+        and.b32 %r8, %r2, 4;\nmatch.any.sync.b32 %r9, %r8, %r4;\n\
+        st.global.v4.u32 [%rd6], {%r5, %r6, %r7, %r9};";
+    let got = run_warp(body, 4, &input);
+    for (lane, o) in got.iter().enumerate() {
+        let members: u32 = if lane % 2 == 1 {
+            0xaaaa_aaaa
+        } else {
+            0x5555_5555
+        };
+        let in_members = |i: usize| members >> i & 1 == 1;
+        let sum: u32 = (0..32).filter(|&i| in_members(i)).map(|i| input[i]).sum();
+        assert_eq!(o[0], sum, "redux.add lane {lane}");
+        let ballot = (0..32)
+            .filter(|&i| in_members(i) && input[i] > 40)
+            .fold(0u32, |m, i| m | 1 << i);
+        assert_eq!(o[1], ballot, "ballot lane {lane}");
+        assert_eq!(
+            o[2],
+            (lane % 2) as u32,
+            "all over the lane's own members, lane {lane}"
+        );
+        let same = (0..32)
+            .filter(|&i| in_members(i) && input[i] & 4 == input[lane] & 4)
+            .fold(0u32, |m, i| m | 1 << i);
+        assert_eq!(o[3], same, "match.any lane {lane}");
+    }
+}
