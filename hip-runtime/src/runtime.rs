@@ -70,7 +70,8 @@ pub struct Event {
     pub recorded: Option<Instant>,
 }
 
-/// A page-locked host allocation (`hipHostMalloc`): plain host memory here.
+/// A page-locked host allocation (`hipHostMalloc`): device-backed, mapped at
+/// the same address on the host (see `api::memory`).
 #[derive(Debug, Clone, Copy)]
 pub struct HostAllocation {
     pub size: usize,

@@ -64,7 +64,7 @@ pub fn properties() -> hipDeviceProp_t {
     p.arch = (1 << 16) - 1;
     p.concurrentKernels = 1;
     p.maxSharedMemoryPerMultiProcessor = SHARED_PER_BLOCK * 2;
-    p.canMapHostMemory = 0;
+    p.canMapHostMemory = 1;
     p.gcnArch = 1100;
     p.cooperativeLaunch = 0;
     p.maxTexture1DLinear = 1 << 27;

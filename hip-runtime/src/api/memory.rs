@@ -4,9 +4,9 @@
 //! Copies and memsets run synchronously; the `Async` forms check their
 //! stream and do the same. `hipMemcpyDefault` tells host from device by the
 //! address: device addresses are the emulator's allocations and loaded
-//! modules. Page-locked host memory is plain host memory: kernels cannot
-//! reach it (there is no mapped, zero-copy memory), so
-//! `hipHostGetDevicePointer` is refused.
+//! modules. Page-locked host memory (`hipHostMalloc`) is mapped into the
+//! device like managed memory below, so kernels may use the host pointer
+//! (zero-copy); memory registered with `hipHostRegister` is not.
 //!
 //! Managed memory (`hipMallocManaged`) is a device allocation plus a host
 //! mapping at the same address: the host reads and writes the mapping, and
@@ -17,11 +17,8 @@
 use crate::abi::*;
 use crate::entry::{exports, non_null, write_out};
 use crate::runtime::{HostAllocation, Runtime, runtime};
-use std::alloc::Layout;
 use std::ffi::{c_int, c_uint, c_void};
 
-/// Page-locked host allocations are page aligned, as HIP's are.
-const HOST_ALIGN: usize = 4096;
 /// Host pages: managed allocations are mapped in whole pages.
 const PAGE: usize = 4096;
 /// `hipMallocPitch` rounds rows up to this.
@@ -204,9 +201,18 @@ pub(crate) fn malloc_managed(
         return Err(hipErrorInvalidValue);
     }
     let mut rt = runtime();
+    let addr = map_device_backed(&mut rt, size, "hipMallocManaged")?;
+    // SAFETY: checked non-null.
+    unsafe { write_out(ptr, addr as *mut c_void) }
+}
+
+/// A device allocation of `size` bytes plus a host mapping at the same
+/// address, registered as managed so that each launch synchronises it
+/// (`Runtime::sync_managed`). Freed by `free`.
+fn map_device_backed(rt: &mut Runtime, size: usize, api: &str) -> Result<u64, hipError_t> {
     rt.healthy()?;
     let addr = rt.gpu.alloc_aligned(size, PAGE as u64).map_err(|message| {
-        eprintln!("prlx hip: hipMallocManaged({size}): {message}");
+        eprintln!("prlx hip: {api}({size}): {message}");
         hipErrorOutOfMemory
     })?;
     let len = size.next_multiple_of(PAGE);
@@ -229,15 +235,12 @@ pub(crate) fn malloc_managed(
             unsafe { libc::munmap(mapped, len) };
         }
         rt.gpu.free(addr);
-        eprintln!(
-            "prlx hip: hipMallocManaged({size}): cannot map host memory at device address {addr:#x}"
-        );
+        eprintln!("prlx hip: {api}({size}): cannot map host memory at device address {addr:#x}");
         return Err(hipErrorOutOfMemory);
     }
     rt.allocations.insert(addr, size);
     rt.managed.insert(addr, size);
-    // SAFETY: checked non-null.
-    unsafe { write_out(ptr, addr as *mut c_void) }
+    Ok(addr)
 }
 
 /// The managed range `[ptr, ptr + count)` for prefetch and advice.
@@ -249,38 +252,40 @@ fn check_managed_range(ptr: *const c_void, count: usize) -> Result<(), hipError_
     }
 }
 
+/// Page-locked host memory is mapped into the device, as HIP's is
+/// (`hipHostMallocMapped` is implied on AMD): the allocation is device
+/// memory with a host mapping at the same address, kept in step around each
+/// launch like managed memory, so kernels may dereference the host pointer
+/// (zero-copy) and `hipHostGetDevicePointer` returns it unchanged.
 fn host_malloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> Result<(), hipError_t> {
     non_null(ptr)?;
     if size == 0 {
         // SAFETY: checked non-null.
         return unsafe { write_out(ptr, std::ptr::null_mut()) };
     }
-    let layout = Layout::from_size_align(size, HOST_ALIGN).map_err(|_| hipErrorOutOfMemory)?;
-    // SAFETY: the layout has a non-zero size.
-    let block = unsafe { std::alloc::alloc_zeroed(layout) };
-    if block.is_null() {
-        return Err(hipErrorOutOfMemory);
-    }
-    runtime()
-        .host_allocations
-        .insert(block as usize, HostAllocation { size, flags });
+    let mut rt = runtime();
+    let addr = map_device_backed(&mut rt, size, "hipHostMalloc")?;
+    rt.host_allocations
+        .insert(addr as usize, HostAllocation { size, flags });
+    drop(rt);
     // SAFETY: checked non-null.
-    unsafe { write_out(ptr, block.cast()) }
+    unsafe { write_out(ptr, addr as *mut c_void) }
 }
 
 fn host_free(ptr: *mut c_void) -> Result<(), hipError_t> {
     if ptr.is_null() {
         return Ok(());
     }
-    let Some(allocation) = runtime().host_allocations.remove(&(ptr as usize)) else {
+    if runtime().host_allocations.remove(&(ptr as usize)).is_none() {
         return Err(hipErrorInvalidValue);
-    };
-    let layout =
-        Layout::from_size_align(allocation.size, HOST_ALIGN).expect("was valid when allocated");
-    // SAFETY: allocated by `host_malloc` with this layout and not yet freed
-    // (it was still in the table).
-    unsafe { std::alloc::dealloc(ptr.cast(), layout) };
-    Ok(())
+    }
+    free(ptr)
+}
+
+/// The page-locked allocation holding `addr`, as (start, allocation).
+fn host_allocation_of(rt: &Runtime, addr: usize) -> Option<(usize, HostAllocation)> {
+    let (&start, &allocation) = rt.host_allocations.range(..=addr).next_back()?;
+    (addr < start + allocation.size).then_some((start, allocation))
 }
 
 fn memcpy(
@@ -499,11 +504,21 @@ exports! {
         non_null(ptr)
     }
 
-    /// Host memory is not mapped into the emulated device.
+    /// Page-locked memory sits at the same address on both sides (see
+    /// `host_malloc`); registered memory is not mapped into the device.
     fn hipHostGetDevicePointer(device_ptr: *mut *mut c_void, host: *mut c_void, flags: c_uint) {
-        let _ = (device_ptr, host, flags);
-        eprintln!("prlx hip: hipHostGetDevicePointer: host memory is not mapped into the emulated device");
-        Err(hipErrorNotSupported)
+        non_null(device_ptr)?;
+        if flags != 0 {
+            return Err(hipErrorInvalidValue);
+        }
+        if host_allocation_of(&runtime(), host as usize).is_none() {
+            eprintln!(
+                "prlx hip: hipHostGetDevicePointer({host:p}): not hipHostMalloc memory; registered host memory is not mapped into the emulated device"
+            );
+            return Err(hipErrorInvalidValue);
+        }
+        // SAFETY: checked non-null.
+        unsafe { write_out(device_ptr, host) }
     }
 
     fn hipMallocManaged(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
@@ -534,7 +549,16 @@ exports! {
         non_null(attributes)?;
         let rt = runtime();
         let addr = ptr as u64;
-        let value = if rt.allocation_of(addr, 0).is_some() {
+        let value = if let Some((_, allocation)) = host_allocation_of(&rt, addr as usize) {
+            hipPointerAttribute_t {
+                memoryType: hipMemoryTypeHost,
+                device: 0,
+                devicePointer: ptr as *mut c_void,
+                hostPointer: ptr as *mut c_void,
+                isManaged: 0,
+                allocationFlags: allocation.flags,
+            }
+        } else if rt.allocation_of(addr, 0).is_some() {
             let managed = rt.managed_of(addr).is_some();
             hipPointerAttribute_t {
                 memoryType: hipMemoryTypeDevice,
@@ -543,17 +567,6 @@ exports! {
                 hostPointer: if managed { ptr as *mut c_void } else { std::ptr::null_mut() },
                 isManaged: managed as c_int,
                 allocationFlags: 0,
-            }
-        } else if let Some((&start, allocation)) = rt.host_allocations.range(..=addr as usize).next_back()
-            && (addr as usize) < start + allocation.size
-        {
-            hipPointerAttribute_t {
-                memoryType: hipMemoryTypeHost,
-                device: 0,
-                devicePointer: std::ptr::null_mut(),
-                hostPointer: ptr as *mut c_void,
-                isManaged: 0,
-                allocationFlags: allocation.flags,
             }
         } else {
             return Err(hipErrorInvalidValue);
