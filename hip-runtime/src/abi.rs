@@ -508,3 +508,48 @@ pub struct FatbinWrapper {
 
 /// `__hipFatMAGIC2`, "HIPF" little-endian.
 pub const HIP_FATBIN_MAGIC: c_uint = 0x4849_5046;
+
+/// `hipPitchedPtr`: pitched linear memory (`hipMalloc3D`, `hipMemcpy3D`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipPitchedPtr {
+    pub ptr: *mut c_void,
+    /// Bytes from one row to the next.
+    pub pitch: usize,
+    /// Row width, in bytes for linear memory.
+    pub xsize: usize,
+    /// Rows per slice.
+    pub ysize: usize,
+}
+
+/// `hipExtent`: width (bytes, for linear memory), height and depth.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipExtent {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// `hipPos`: an offset (x in bytes for linear memory).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipPos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+/// `hipMemcpy3DParms`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemcpy3DParms {
+    pub srcArray: *mut c_void,
+    pub srcPos: hipPos,
+    pub srcPtr: hipPitchedPtr,
+    pub dstArray: *mut c_void,
+    pub dstPos: hipPos,
+    pub dstPtr: hipPitchedPtr,
+    pub extent: hipExtent,
+    pub kind: hipMemcpyKind,
+}

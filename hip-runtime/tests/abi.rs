@@ -91,6 +91,18 @@ int main(void) {
     printf("dim3.x %zu\n", offsetof(dim3, x));
     printf("dim3.y %zu\n", offsetof(dim3, y));
     printf("dim3.z %zu\n", offsetof(dim3, z));
+    printf("hipMemcpy3DParms size %zu\n", sizeof(hipMemcpy3DParms));
+    printf("hipMemcpy3DParms.srcArray %zu\n", offsetof(hipMemcpy3DParms, srcArray));
+    printf("hipMemcpy3DParms.srcPos %zu\n", offsetof(hipMemcpy3DParms, srcPos));
+    printf("hipMemcpy3DParms.srcPtr %zu\n", offsetof(hipMemcpy3DParms, srcPtr));
+    printf("hipMemcpy3DParms.dstArray %zu\n", offsetof(hipMemcpy3DParms, dstArray));
+    printf("hipMemcpy3DParms.dstPos %zu\n", offsetof(hipMemcpy3DParms, dstPos));
+    printf("hipMemcpy3DParms.dstPtr %zu\n", offsetof(hipMemcpy3DParms, dstPtr));
+    printf("hipMemcpy3DParms.extent %zu\n", offsetof(hipMemcpy3DParms, extent));
+    printf("hipMemcpy3DParms.kind %zu\n", offsetof(hipMemcpy3DParms, kind));
+    printf("hipPitchedPtr size %zu\n", sizeof(hipPitchedPtr));
+    printf("hipExtent size %zu\n", sizeof(hipExtent));
+    printf("hipPos size %zu\n", sizeof(hipPos));
     return 0;
 }
 "#;
@@ -397,6 +409,45 @@ fn rust_layout() -> Vec<(String, usize)> {
         ("dim3.x".to_string(), offset_of!(dim3, x)),
         ("dim3.y".to_string(), offset_of!(dim3, y)),
         ("dim3.z".to_string(), offset_of!(dim3, z)),
+        (
+            "hipMemcpy3DParms size".to_string(),
+            size_of::<hipMemcpy3DParms>(),
+        ),
+        (
+            "hipMemcpy3DParms.srcArray".to_string(),
+            offset_of!(hipMemcpy3DParms, srcArray),
+        ),
+        (
+            "hipMemcpy3DParms.srcPos".to_string(),
+            offset_of!(hipMemcpy3DParms, srcPos),
+        ),
+        (
+            "hipMemcpy3DParms.srcPtr".to_string(),
+            offset_of!(hipMemcpy3DParms, srcPtr),
+        ),
+        (
+            "hipMemcpy3DParms.dstArray".to_string(),
+            offset_of!(hipMemcpy3DParms, dstArray),
+        ),
+        (
+            "hipMemcpy3DParms.dstPos".to_string(),
+            offset_of!(hipMemcpy3DParms, dstPos),
+        ),
+        (
+            "hipMemcpy3DParms.dstPtr".to_string(),
+            offset_of!(hipMemcpy3DParms, dstPtr),
+        ),
+        (
+            "hipMemcpy3DParms.extent".to_string(),
+            offset_of!(hipMemcpy3DParms, extent),
+        ),
+        (
+            "hipMemcpy3DParms.kind".to_string(),
+            offset_of!(hipMemcpy3DParms, kind),
+        ),
+        ("hipPitchedPtr size".to_string(), size_of::<hipPitchedPtr>()),
+        ("hipExtent size".to_string(), size_of::<hipExtent>()),
+        ("hipPos size".to_string(), size_of::<hipPos>()),
     ]
 }
 

@@ -379,7 +379,91 @@ fn memcpy_2d(
     Ok(())
 }
 
+/// `hipMemcpy3D` between pitched linear memories: `extent.width` bytes of
+/// each of `extent.height` rows of each of `extent.depth` slices, from
+/// `srcPos`/`dstPos` (x in bytes) of slices `ysize` rows apart. Arrays are
+/// not supported.
+fn memcpy_3d(params: *const hipMemcpy3DParms, stream: hipStream_t) -> Result<(), hipError_t> {
+    non_null(params)?;
+    // SAFETY: checked non-null; points to a hipMemcpy3DParms per the C API.
+    let p = unsafe { *params };
+    if !p.srcArray.is_null() || !p.dstArray.is_null() {
+        crate::api::unsupported::refuse("hipMemcpy3D with a hipArray");
+        return Err(hipErrorNotSupported);
+    }
+    let hipExtent {
+        width,
+        height,
+        depth,
+    } = p.extent;
+    let (src, dst) = (p.srcPtr, p.dstPtr);
+    if (width > 0 && height > 0 && depth > 0) && (src.ptr.is_null() || dst.ptr.is_null()) {
+        return Err(hipErrorInvalidValue);
+    }
+    if p.srcPos.x + width > src.pitch || p.dstPos.x + width > dst.pitch {
+        return Err(hipErrorInvalidPitchValue);
+    }
+    let mut rt = runtime();
+    rt.check_stream(stream)?;
+    for z in 0..depth {
+        for y in 0..height {
+            let offset = |ptr: &hipPitchedPtr, pos: &hipPos| {
+                ptr.ptr as u64 + (((pos.z + z) * ptr.ysize + pos.y + y) * ptr.pitch + pos.x) as u64
+            };
+            let (to, from) = (offset(&dst, &p.dstPos), offset(&src, &p.srcPos));
+            copy(&mut rt, to, from, width, p.kind)?;
+        }
+    }
+    Ok(())
+}
+
+/// `hipMemset3D`: `extent.width` bytes of each row of each slice.
+fn fill_3d(target: hipPitchedPtr, value: c_int, extent: hipExtent) -> Result<(), hipError_t> {
+    if extent.width > target.pitch {
+        return Err(hipErrorInvalidPitchValue);
+    }
+    let slice = target.pitch * target.ysize;
+    for z in 0..extent.depth {
+        let base = target.ptr as u64 + (z * slice) as u64;
+        fill_2d(base, target.pitch, value as u8, extent.width, extent.height)?;
+    }
+    Ok(())
+}
+
 exports! {
+    /// Rows padded as `hipMallocPitch` pads them, `extent.depth` slices of
+    /// `extent.height` rows.
+    fn hipMalloc3D(pitched: *mut hipPitchedPtr, extent: hipExtent) {
+        non_null(pitched)?;
+        let row = extent.width.div_ceil(PITCH_ALIGN).max(1) * PITCH_ALIGN;
+        let bytes = row
+            .checked_mul(extent.height)
+            .and_then(|b| b.checked_mul(extent.depth))
+            .ok_or(hipErrorOutOfMemory)?;
+        let mut ptr = std::ptr::null_mut();
+        malloc(&mut ptr, bytes)?;
+        let value = hipPitchedPtr { ptr, pitch: row, xsize: extent.width, ysize: extent.height };
+        // SAFETY: checked non-null.
+        unsafe { write_out(pitched, value) }
+    }
+
+    fn hipMemcpy3D(params: *const hipMemcpy3DParms) {
+        memcpy_3d(params, std::ptr::null_mut())
+    }
+
+    fn hipMemcpy3DAsync(params: *const hipMemcpy3DParms, stream: hipStream_t) {
+        memcpy_3d(params, stream)
+    }
+
+    fn hipMemset3D(target: hipPitchedPtr, value: c_int, extent: hipExtent) {
+        fill_3d(target, value, extent)
+    }
+
+    fn hipMemset3DAsync(target: hipPitchedPtr, value: c_int, extent: hipExtent, stream: hipStream_t) {
+        runtime().check_stream(stream)?;
+        fill_3d(target, value, extent)
+    }
+
     fn hipMalloc(ptr: *mut *mut c_void, size: usize) {
         malloc(ptr, size)
     }

@@ -4,7 +4,8 @@
 //! hiprtc ones `HIPRTC_ERROR_INTERNAL_ERROR`), sets the thread's last error
 //! and says so once on stderr: textures and surfaces, arrays, graphs,
 //! virtual memory, memory pools, IPC, external memory and semaphores, GL
-//! interop, cooperative launches, stream-ordered waits, 3D copies, the
+//! interop, cooperative launches, stream-ordered waits, 3D copies to or
+//! from arrays, the
 //! `_spt` per-thread-stream variants, hiprtc.
 //!
 //! The stubs take no parameters whatever the C prototype says: under the
@@ -79,7 +80,7 @@ unsupported! {
     hipImportExternalMemory hipImportExternalSemaphore hipIpcCloseMemHandle hipIpcGetEventHandle
     hipIpcGetMemHandle hipIpcOpenEventHandle hipIpcOpenMemHandle hipLaunchByPtr
     hipLaunchCooperativeKernel hipLaunchCooperativeKernelMultiDevice hipLaunchCooperativeKernel_spt
-    hipMalloc3D hipMalloc3DArray hipMallocArray hipMallocFromPoolAsync
+    hipMalloc3DArray hipMallocArray hipMallocFromPoolAsync
     hipMallocMipmappedArray hipMemAddressFree hipMemAddressReserve hipMemCreate
     hipMemExportToShareableHandle hipMemGetAccess hipMemGetAllocationGranularity hipMemGetAllocationPropertiesFromHandle
     hipMemImportFromShareableHandle hipMemMap hipMemMapArrayAsync hipMemPoolCreate
@@ -88,11 +89,11 @@ unsupported! {
     hipMemPoolSetAttribute hipMemPoolTrimTo hipMemRangeGetAttribute hipMemRangeGetAttributes
     hipMemRelease hipMemRetainAllocationHandle hipMemSetAccess hipMemUnmap
     hipMemcpy2DFromArray hipMemcpy2DFromArrayAsync hipMemcpy2DFromArray_spt hipMemcpy2DToArray
-    hipMemcpy2DToArrayAsync hipMemcpy2DToArray_spt  hipMemcpy3D
-    hipMemcpy3DAsync hipMemcpy3D_spt  hipMemcpyAtoH
+    hipMemcpy2DToArrayAsync hipMemcpy2DToArray_spt
+    hipMemcpy3D_spt  hipMemcpyAtoH
     hipMemcpyFromArray  hipMemcpyHtoA hipMemcpyParam2D
     hipMemcpyParam2DAsync hipMemcpyToArray
-     hipMemset3D hipMemset3DAsync hipMemset3D_spt
+     hipMemset3D_spt
      hipMipmappedArrayCreate hipMipmappedArrayDestroy hipMipmappedArrayGetLevel
     hipModuleGetTexRef hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags hipModuleOccupancyMaxPotentialBlockSizeWithFlags hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
     hipPointerGetAttribute hipRegisterActivityCallback hipRegisterApiCallback hipRemoveActivityCallback
@@ -226,7 +227,6 @@ pub const NAMES: &[&str] = &[
     "hipLaunchCooperativeKernel",
     "hipLaunchCooperativeKernelMultiDevice",
     "hipLaunchCooperativeKernel_spt",
-    "hipMalloc3D",
     "hipMalloc3DArray",
     "hipMallocArray",
     "hipMallocFromPoolAsync",
@@ -264,8 +264,6 @@ pub const NAMES: &[&str] = &[
     "hipMemcpy2DToArray",
     "hipMemcpy2DToArrayAsync",
     "hipMemcpy2DToArray_spt",
-    "hipMemcpy3D",
-    "hipMemcpy3DAsync",
     "hipMemcpy3D_spt",
     "hipMemcpyAtoH",
     "hipMemcpyFromArray",
@@ -273,8 +271,6 @@ pub const NAMES: &[&str] = &[
     "hipMemcpyParam2D",
     "hipMemcpyParam2DAsync",
     "hipMemcpyToArray",
-    "hipMemset3D",
-    "hipMemset3DAsync",
     "hipMemset3D_spt",
     "hipMipmappedArrayCreate",
     "hipMipmappedArrayDestroy",
@@ -377,7 +373,7 @@ mod tests {
         crate::entry::last_error(true);
         assert_eq!(hipGraphCreate(), hipErrorNotSupported);
         assert_eq!(crate::entry::last_error(true), hipErrorNotSupported);
-        assert_eq!(hipMemcpy3D(), hipErrorNotSupported);
+        assert_eq!(hipMallocArray(), hipErrorNotSupported);
         assert_eq!(hiprtcCreateProgram(), HIPRTC_ERROR_INTERNAL_ERROR);
         crate::entry::last_error(true);
     }
