@@ -32,6 +32,7 @@ const PITCH_ALIGN: usize = 512;
 const DEVICEMAP: u32 = 0x2;
 const CU_MEM_ATTACH_GLOBAL: c_uint = 0x1;
 const CU_MEM_ATTACH_HOST: c_uint = 0x2;
+const CU_MEM_ATTACH_SINGLE: c_uint = 0x4;
 /// `CU_DEVICE_CPU`: the host, as a prefetch or advice target.
 const CU_DEVICE_CPU: CUdevice = -1;
 const CU_MEM_LOCATION_TYPE_DEVICE: c_int = 1;
@@ -712,6 +713,33 @@ exports! {
         })
     }
 
+    /// Managed memory is host- and device-accessible at all times here, so
+    /// attaching it to a stream changes no visibility: the call checks its
+    /// arguments as the driver does and succeeds.
+    fn cuStreamAttachMemAsync(stream: CUstream, dptr: CUdeviceptr, length: usize, flags: c_uint) {
+        with_context(|d, _| {
+            d.check_stream(stream)?;
+            if !matches!(flags, CU_MEM_ATTACH_GLOBAL | CU_MEM_ATTACH_HOST | CU_MEM_ATTACH_SINGLE) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            // The NULL stream stands for every stream: attaching to it
+            // singly is an error.
+            if flags == CU_MEM_ATTACH_SINGLE && stream.is_null() {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            if d.managed.range(..=dptr).next_back().is_some_and(|(&base, &len)| dptr < base + len as u64) {
+                check_managed_range(d, dptr, length)?;
+            } else {
+                // `__managed__` variables live in module memory.
+                let (base, size) = d.device.mem_range(dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+                if dptr + length as u64 > base + size {
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+            }
+            Ok(())
+        })
+    }
+
     fn cuMemRangeGetAttribute(
         data: *mut c_void,
         data_size: usize,
@@ -934,6 +962,7 @@ exports! {
 aliases! {
     cuMemPrefetchAsync_ptsz = cuMemPrefetchAsync(dev_ptr: CUdeviceptr, count: usize, dst_device: CUdevice, stream: CUstream);
     cuMemPrefetchAsync_v2_ptsz = cuMemPrefetchAsync_v2(dev_ptr: CUdeviceptr, count: usize, location: CUmemLocation, flags: c_uint, stream: CUstream);
+    cuStreamAttachMemAsync_ptsz = cuStreamAttachMemAsync(stream: CUstream, dptr: CUdeviceptr, length: usize, flags: c_uint);
 }
 
 aliases! {

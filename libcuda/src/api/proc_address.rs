@@ -151,6 +151,7 @@ pub fn table() -> &'static [ProcEntry] {
             "cuMemHostGetDevicePointer": 2020 => cuMemHostGetDevicePointer, 3020 => cuMemHostGetDevicePointer_v2;
             "cuMemPrefetchAsync": 8000 => cuMemPrefetchAsync, 12020 => cuMemPrefetchAsync_v2, @ptds 8000 => cuMemPrefetchAsync_ptsz, @ptds 12020 => cuMemPrefetchAsync_v2_ptsz;
             "cuMemAdvise": 8000 => cuMemAdvise, 12020 => cuMemAdvise_v2;
+            "cuStreamAttachMemAsync": 6000 => cuStreamAttachMemAsync, @ptds 7000 => cuStreamAttachMemAsync_ptsz;
             "cuMemRangeGetAttribute": 8000 => cuMemRangeGetAttribute;
             "cuMemRangeGetAttributes": 8000 => cuMemRangeGetAttributes;
             "cuMemAllocAsync": 11020 => cuMemAllocAsync, @ptds 11020 => cuMemAllocAsync_ptsz;

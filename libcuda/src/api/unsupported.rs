@@ -266,9 +266,6 @@ unsupported! {
     "cuSignalExternalSemaphoresAsync":
         10000 => cuSignalExternalSemaphoresAsync,
         @ptds 10000 => cuSignalExternalSemaphoresAsync_ptsz;
-    "cuStreamAttachMemAsync":
-        6000 => cuStreamAttachMemAsync,
-        @ptds 7000 => cuStreamAttachMemAsync_ptsz;
     "cuStreamBatchMemOp":
         8000 => cuStreamBatchMemOp,
         11070 => cuStreamBatchMemOp_v2,
