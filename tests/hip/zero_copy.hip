@@ -72,6 +72,13 @@ int main() {
     HIP_CHECK(hipHostFree(in));
     HIP_CHECK(hipHostFree(out));
     EXPECT(hipHostFree(in) != hipSuccess, "double hipHostFree succeeded");
+
+    // hipFree releases page-locked memory too; the pointer is then unknown.
+    int* freed = nullptr;
+    HIP_CHECK(hipHostMalloc(&freed, 256, 0));
+    HIP_CHECK(hipFree(freed));
+    EXPECT(hipPointerGetAttributes(&attributes, freed) != hipSuccess, "freed pinned memory still has attributes");
+    EXPECT(hipHostFree(freed) != hipSuccess, "hipHostFree after hipFree succeeded");
     std::printf("zero_copy: ok\n");
     return 0;
 }

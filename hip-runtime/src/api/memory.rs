@@ -182,6 +182,8 @@ fn free(ptr: *mut c_void) -> Result<(), hipError_t> {
         return Err(hipErrorInvalidValue);
     }
     rt.gpu.free(addr);
+    // hipFree also releases hipHostMalloc memory, as HIP's does.
+    rt.host_allocations.remove(&(addr as usize));
     if let Some(size) = rt.managed.remove(&addr) {
         // SAFETY: the host mapping hipMallocManaged made at `addr`.
         unsafe { libc::munmap(ptr, size.next_multiple_of(PAGE)) };
