@@ -426,10 +426,14 @@ pub fn decode_module(
         }
         let mut reqntid = None;
         let mut maxntid = None;
+        let mut maxnreg = None;
+        let mut min_ctas_per_sm = 1u32;
         for d in &f.directives {
             match d {
                 ast::FunctionDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
                 ast::FunctionDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
+                ast::FunctionDirective::MaxNReg(n) => maxnreg = Some(*n),
+                ast::FunctionDirective::MinNCtaPerSm(n) => min_ctas_per_sm = (*n).max(1),
                 ast::FunctionDirective::ReqNCtaPerCluster(v) if v.iter().product::<u32>() > 1 => {
                     m.diags.push(diag(
                         file,
@@ -457,7 +461,14 @@ pub fn decode_module(
                 param_bytes: off as u32,
                 static_shared_bytes: shared_end as u32,
                 local_bytes_per_thread: local_end as u32 + fi.local_frame,
-                num_regs: fi.num_rows + fi.num_preds.div_ceil(32),
+                num_regs: register_estimate(
+                    fi.num_rows + fi.num_preds.div_ceil(32),
+                    maxnreg,
+                    limit.saturating_mul(min_ctas_per_sm),
+                    config
+                        .attribute(crate::config::DeviceAttribute::MAX_REGISTERS_PER_MULTIPROCESSOR)
+                        .unwrap_or(65536) as u32,
+                ),
                 max_threads_per_block: limit,
                 reqntid,
                 ptx_version: (module.version.major, module.version.minor),
@@ -1697,5 +1708,38 @@ mod tests {
             panic!()
         };
         assert_ne!(inner, outer);
+    }
+}
+
+/// The registers a kernel reports (`CU_FUNC_ATTRIBUTE_NUM_REGS`): PTX's
+/// virtual registers are not what ptxas allocates, so the declared count is
+/// capped the way ptxas bounds its allocation: by `.maxnreg`, by what lets
+/// `threads` (the kernel's thread limit times `.minnctapersm`) be resident
+/// in one SM's register file, and by the 255 a thread can address. Programs
+/// that check `numRegs * blockSize <= regsPerBlock` then agree with the
+/// launches the emulator accepts.
+fn register_estimate(declared: u32, maxnreg: Option<u32>, threads: u32, file: u32) -> u32 {
+    let resident = file / threads.max(1);
+    declared
+        .min(maxnreg.unwrap_or(u32::MAX))
+        .min(resident)
+        .clamp(1, 255)
+}
+
+#[cfg(test)]
+mod register_estimate_tests {
+    use super::register_estimate;
+
+    #[test]
+    fn bounded_by_maxnreg_residency_and_the_isa_limit() {
+        // 1024 threads must fit in 64K registers: at most 64 each.
+        assert_eq!(register_estimate(159, None, 1024, 65536), 64);
+        assert_eq!(register_estimate(40, None, 1024, 65536), 40);
+        assert_eq!(register_estimate(159, Some(32), 1024, 65536), 32);
+        // __launch_bounds__(128): up to 255.
+        assert_eq!(register_estimate(400, None, 128, 65536), 255);
+        // __launch_bounds__(256, 4): 1024 resident threads.
+        assert_eq!(register_estimate(200, None, 256 * 4, 65536), 64);
+        assert_eq!(register_estimate(0, None, 1024, 65536), 1);
     }
 }
