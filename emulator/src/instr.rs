@@ -627,10 +627,38 @@ pub struct Inst {
     pub loc: (u32, u32),
 }
 
-/// `wmma.*.m16n16k16`. The ISA leaves fragment layouts unspecified; here
-/// lane `l` holds elements `8l..8l+8` of the 16x16 matrix in row-major
-/// order (A/B: as f16 pairs in registers 0..4, repeated in 4..8; f32 C/D:
-/// one per register; f16 C/D: pairs in registers 0..4).
+/// The element type of a `wmma` fragment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WmmaElem {
+    F16,
+    Bf16,
+    /// Stored as f32; the low 13 mantissa bits are not part of a tf32.
+    Tf32,
+    S8,
+    U8,
+    F32,
+    S32,
+    F64,
+}
+
+impl WmmaElem {
+    /// Size of one element in memory and in its register, in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            WmmaElem::S8 | WmmaElem::U8 => 8,
+            WmmaElem::F16 | WmmaElem::Bf16 => 16,
+            WmmaElem::Tf32 | WmmaElem::F32 | WmmaElem::S32 => 32,
+            WmmaElem::F64 => 64,
+        }
+    }
+}
+
+/// `wmma.*` for every sm_80 shape and type but the sub-byte ones. The ISA
+/// leaves fragment layouts unspecified; here, for an `rows x cols` matrix,
+/// lane `l` holds the `rows * cols / 32` elements from `l * rows * cols / 32`
+/// on in row-major order, packed low-first into 32-bit registers (one per
+/// 64-bit register for f64). When the ISA's fragment has more registers
+/// than that needs (f16 A/B), the packed registers repeat.
 #[derive(Debug, Clone)]
 pub enum WmmaOp {
     /// `wmma.load.{a,b,c}` / `wmma.store.d` of a fragment at `addr`:
@@ -642,20 +670,25 @@ pub enum WmmaOp {
         addr: Addr,
         stride: Option<Row>,
         col_major: bool,
-        /// `.f16` elements (else `.f32`).
-        f16: bool,
-        /// A/B fragments repeat their 8 elements in registers 4..8.
-        ab: bool,
+        rows: u8,
+        cols: u8,
+        elem: WmmaElem,
+        /// The fragment's registers, `count` of them used.
         regs: [Row; 8],
+        count: u8,
     },
-    /// `wmma.mma.sync`: D = A * B + C, products accumulated in f32 in k order.
+    /// `wmma.mma.sync`: D = A * B + C for an `m x n x k` shape. Floating
+    /// products accumulate in f32 in k order (f64: fused, in k order);
+    /// integer ones exactly, then wrap or (`satfinite`) clamp to s32.
     Mma {
+        shape: (u8, u8, u8),
+        /// Element types of A, B, C and D.
+        elems: [WmmaElem; 4],
+        satfinite: bool,
         d: [Row; 8],
         a: [Row; 8],
         b: [Row; 8],
         c: [Row; 8],
-        c16: bool,
-        d16: bool,
     },
 }
 

@@ -332,3 +332,192 @@ fn wmma_m16n16k16_load_mma_store() {
         }
     }
 }
+
+/// The little-endian bytes of `v` as a `ty` wmma element (`v` exact in it).
+fn wmma_bytes(ty: &str, v: f64) -> Vec<u8> {
+    match ty {
+        "f16" => half::f16::from_f64(v).to_bits().to_le_bytes().to_vec(),
+        "bf16" => half::bf16::from_f64(v).to_bits().to_le_bytes().to_vec(),
+        "f32" | "tf32" => (v as f32).to_le_bytes().to_vec(),
+        "s8" => vec![v as i8 as u8],
+        "u8" => vec![v as u8],
+        "s32" => (v as i32).to_le_bytes().to_vec(),
+        "f64" => v.to_le_bytes().to_vec(),
+        _ => unreachable!("{ty}"),
+    }
+}
+
+/// A wmma fragment's register vector: `n` registers of `ty`'s class from `first`.
+fn wmma_regs(ty: &str, first: usize, n: usize) -> String {
+    let class = match ty {
+        "f32" => "%f",
+        "f64" => "%fd",
+        _ => "%r",
+    };
+    let list: Vec<String> = (first..first + n).map(|i| format!("{class}{i}")).collect();
+    format!("{{{}}}", list.join(", "))
+}
+
+/// One `wmma` problem: `shape` (m, n, k), A/B/C/D types and register
+/// counts as nvcc 13 emits them for `nvcuda::wmma`, the `wmma.mma` type
+/// suffix, layouts of A and B.
+struct WmmaCase<'a> {
+    shape: (usize, usize, usize),
+    types: [&'a str; 4],
+    counts: [usize; 4],
+    mma_types: &'a str,
+    a_col: bool,
+    b_col: bool,
+}
+
+/// Runs load A/B/C, mma, store D (row-major, leading dimension n + 4: the
+/// padding must stay untouched) on one warp; returns D's elements as raw
+/// little-endian bytes per element.
+fn run_wmma(case: &WmmaCase<'_>, a: &[f64], b: &[f64], c: &[f64]) -> Vec<Vec<u8>> {
+    let (m, n, k) = case.shape;
+    let shape = format!(".m{m}n{n}k{k}");
+    let [ta, tb, tc, td] = case.types;
+    let [na, nb, nc, nd] = case.counts;
+    let lay = |col: bool| if col { "col" } else { "row" };
+    // Leading dimensions in elements.
+    let lda = if case.a_col { m } else { k };
+    let ldb = if case.b_col { k } else { n };
+    let ptx = format!(
+        r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry wm(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{{
+    .reg .b32 %r<64>;
+    .reg .f32 %f<64>;
+    .reg .f64 %fd<64>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pc];
+    ld.param.u64 %rd4, [pd];
+    mov.u32 %r60, {lda};
+    mov.u32 %r61, {ldb};
+    mov.u32 %r62, {ldd};
+    wmma.load.a.sync.aligned.{la}{shape}.global.{ta} {ra}, [%rd1], %r60;
+    wmma.load.b.sync.aligned.{lb}{shape}.{tb} {rb}, [%rd2], %r61;
+    wmma.load.c.sync.aligned.row{shape}.global.{tc} {rc}, [%rd3];
+    wmma.mma.sync.aligned.{la}.{lb}{shape}{mma} {rd}, {ra}, {rb}, {rc};
+    wmma.store.d.sync.aligned.row{shape}.global.{td} [%rd4], {rd}, %r62;
+    ret;
+}}
+"#,
+        la = lay(case.a_col),
+        lb = lay(case.b_col),
+        ldd = n + 4,
+        mma = case.mma_types,
+        ra = wmma_regs(ta, 1, na),
+        rb = wmma_regs(tb, 11, nb),
+        rc = wmma_regs(tc, 21, nc),
+        rd = wmma_regs(td, 31, nd),
+    );
+    let image = |ty: &str, rows: usize, cols: usize, col: bool, f: &[f64]| -> Vec<u32> {
+        let mut bytes = Vec::new();
+        for i in 0..rows * cols {
+            // Element i of the memory image in the given major order.
+            let (r, c) = if col {
+                (i % rows, i / rows)
+            } else {
+                (i / cols, i % cols)
+            };
+            bytes.extend(wmma_bytes(ty, f[r * cols + c]));
+        }
+        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        bytes
+            .chunks(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .collect()
+    };
+    let mut dev = device();
+    let f = kernel(&mut dev, &ptx, "wm");
+    let pa = upload_u32(&mut dev, &image(ta, m, k, case.a_col, a));
+    let pb = upload_u32(&mut dev, &image(tb, k, n, case.b_col, b));
+    let pc = upload_u32(&mut dev, &image(tc, m, n, false, c));
+    let size = wmma_bytes(td, 0.0).len();
+    let d_words = (m * (n + 4) * size).div_ceil(4);
+    let pd = upload_u32(&mut dev, &vec![0xa5a5_a5a5; d_words]);
+    run(
+        &mut dev,
+        f,
+        cfg(1, 32),
+        &Params::new().u64(pa).u64(pb).u64(pc).u64(pd),
+    );
+    let bytes: Vec<u8> = download_u32(&dev, pd, d_words)
+        .into_iter()
+        .flat_map(u32::to_le_bytes)
+        .collect();
+    let elems: Vec<Vec<u8>> = bytes[..m * (n + 4) * size]
+        .chunks(size)
+        .map(<[u8]>::to_vec)
+        .collect();
+    for row in 0..m {
+        for col in n..n + 4 {
+            assert!(
+                elems[row * (n + 4) + col].iter().all(|&x| x == 0xa5),
+                "padding ({row},{col}) untouched"
+            );
+        }
+    }
+    (0..m * n)
+        .map(|e| elems[e / n * (n + 4) + e % n].clone())
+        .collect()
+}
+
+/// A test matrix of small values (exact in every type, sums exact in f32).
+fn wmma_matrix(rows: usize, cols: usize, seed: usize) -> Vec<f64> {
+    (0..rows * cols)
+        .map(|e| (((e / cols) * 7 + (e % cols) * 3 + seed) % 9) as f64 * 0.5 - 2.0)
+        .collect()
+}
+
+/// f16 and bf16 wmma in every shape (f16 also with f16 accumulators), all
+/// layout combinations: D = A * B + C exactly (small values).
+#[test]
+fn wmma_f16_bf16_all_shapes() {
+    for shape in [(16, 16, 16), (32, 8, 16), (8, 32, 16)] {
+        let (m, n, k) = shape;
+        let (a, b, c) = (
+            wmma_matrix(m, k, 0),
+            wmma_matrix(k, n, 4),
+            wmma_matrix(m, n, 2),
+        );
+        let forms: [([&str; 4], [usize; 4], &str); 4] = [
+            (["f16", "f16", "f32", "f32"], [8, 8, 8, 8], ".f32.f32"),
+            (["f16", "f16", "f16", "f16"], [8, 8, 4, 4], ".f16.f16"),
+            (["f16", "f16", "f32", "f16"], [8, 8, 8, 4], ".f16.f32"),
+            (
+                ["bf16", "bf16", "f32", "f32"],
+                [m * k / 64, k * n / 64, 8, 8],
+                ".f32.bf16.bf16.f32",
+            ),
+        ];
+        for (types, counts, mma_types) in forms {
+            for (a_col, b_col) in [(false, true), (true, false)] {
+                let case = WmmaCase {
+                    shape,
+                    types,
+                    counts,
+                    mma_types,
+                    a_col,
+                    b_col,
+                };
+                let d = run_wmma(&case, &a, &b, &c);
+                for e in 0..m * n {
+                    let (row, col) = (e / n, e % n);
+                    let want = c[e] + (0..k).map(|i| a[row * k + i] * b[i * n + col]).sum::<f64>();
+                    assert_eq!(
+                        d[e],
+                        wmma_bytes(types[3], want),
+                        "{shape:?} {types:?} a_col={a_col} ({row},{col})"
+                    );
+                }
+            }
+        }
+    }
+}

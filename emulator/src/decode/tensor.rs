@@ -217,8 +217,10 @@ fn movmatrix_trans(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: 
     }
 }
 
-/// `wmma.load.{a,b,c}`, `wmma.store.d`, `wmma.mma` for `.m16n16k16` with
-/// `.f16` A/B and `.f16`/`.f32` C/D (the layout is in [`WmmaOp`]).
+/// `wmma.load.{a,b,c}`, `wmma.store.d`, `wmma.mma` for the sm_80 shapes
+/// and types (PTX ISA "Warp-level Matrix Instructions"): f16/bf16 and
+/// s8/u8 `.m16n16k16`/`.m32n8k16`/`.m8n32k16`, tf32 `.m16n16k8`, f64
+/// `.m8n8k4`. The sub-byte forms (`.s4`/`.u4`/`.b1`) are refused by name.
 fn decode_wmma(
     m: &mut ModuleCtx<'_>,
     fc: &mut FnCtx<'_>,
@@ -227,47 +229,119 @@ fn decode_wmma(
 ) -> Result<Op, String> {
     let un = || unsupported(inst);
     let verb = mods.take_any(&[".load", ".store", ".mma"]).ok_or_else(un)?;
-    for q in [".sync", ".aligned", ".m16n16k16"] {
+    for q in [".sync", ".aligned"] {
         if !mods.take(q) {
             return Err(un());
         }
     }
-    let regs_of = |m: &mut ModuleCtx<'_>, op: &Operand, n: usize, out: bool| {
+    if mods.take_any(&[".m8n8k32", ".m8n8k128"]).is_some() {
+        return Err(format!(
+            "{}: sub-byte wmma (.s4/.u4/.b1) is not supported",
+            un()
+        ));
+    }
+    let shape = match mods.take_any(&[
+        ".m16n16k16",
+        ".m32n8k16",
+        ".m8n32k16",
+        ".m16n16k8",
+        ".m8n8k4",
+    ]) {
+        Some(".m16n16k16") => (16, 16, 16),
+        Some(".m32n8k16") => (32, 8, 16),
+        Some(".m8n32k16") => (8, 32, 16),
+        Some(".m16n16k8") => (16, 16, 8),
+        Some(_) => (8, 8, 4),
+        None => return Err(un()),
+    };
+    let regs_of = |m: &mut ModuleCtx<'_>, op: &Operand, n: usize, out: bool, elem: WmmaElem| {
         let Operand::Vector(items) = op else {
             return Err("wmma fragments must be register vectors".to_string());
         };
         if items.len() != n {
-            return Err(format!("wmma fragment needs {n} registers"));
+            return Err(format!("{}: the fragment needs {n} registers", un()));
         }
+        let ty = if elem == WmmaElem::F64 {
+            ScalarType::B64
+        } else {
+            ScalarType::B32
+        };
         let mut rows = [sreg::SINK; 8];
         for (i, it) in items.iter().enumerate() {
             rows[i] = if out {
                 dst(fc, it)?
             } else {
-                src(m, fc, it, ScalarType::B32)?
+                src(m, fc, it, ty)?
             };
         }
         Ok(rows)
     };
     if verb == ".mma" {
-        let a_col = mods.take_any(&[".row", ".col"]).ok_or_else(un)?;
-        let b_col = mods.take_any(&[".row", ".col"]).ok_or_else(un)?;
-        let _ = (a_col, b_col);
-        let dt = need_type(mods, inst)?;
-        let ct = need_type(mods, inst)?;
-        let ok = |t: ScalarType| matches!(t, ScalarType::F16 | ScalarType::F32);
-        if !ok(dt) || !ok(ct) || mods.take(".satfinite") {
+        let _a_col = mods.take_any(&[".row", ".col"]).ok_or_else(un)?;
+        let _b_col = mods.take_any(&[".row", ".col"]).ok_or_else(un)?;
+        let satfinite = mods.take(".satfinite");
+        let rounding = mods.take_any(&[".rn", ".rz", ".rm", ".rp"]);
+        let mut types = Vec::new();
+        while let Some(t) = mods.take_type() {
+            types.push(wmma_elem(t).ok_or_else(un)?);
+        }
+        use WmmaElem::*;
+        let elems = match types[..] {
+            // `.dtype.ctype` of the f16 form.
+            [d, c] if matches!(d, F16 | F32) && matches!(c, F16 | F32) => [F16, F16, c, d],
+            [d, a, b, c] => [a, b, c, d],
+            _ => return Err(un()),
+        };
+        let family_ok = match elems {
+            [F16, F16, F16 | F32, F16 | F32] => matches!(shape.2, 16) && !satfinite,
+            [Bf16, Bf16, F32, F32] => shape.2 == 16 && !satfinite,
+            [Tf32, Tf32, F32, F32] => shape == (16, 16, 8) && !satfinite,
+            [S8 | U8, S8 | U8, S32, S32] => shape.2 == 16,
+            [F64, F64, F64, F64] => shape == (8, 8, 4) && !satfinite,
+            _ => false,
+        };
+        // f64 takes a rounding modifier; only the default `.rn` is modelled.
+        let rounding_ok = match rounding {
+            None => true,
+            Some(r) => elems[0] == F64 && r == ".rn",
+        };
+        if !family_ok || !rounding_ok {
             return Err(un());
         }
-        let (d16, c16) = (dt == ScalarType::F16, ct == ScalarType::F16);
+        let (mm, nn, kk) = shape;
         let o = operands(inst, 4)?;
         return Ok(Op::Wmma(Box::new(WmmaOp::Mma {
-            d: regs_of(m, &o[0], if d16 { 4 } else { 8 }, true)?,
-            a: regs_of(m, &o[1], 8, false)?,
-            b: regs_of(m, &o[2], 8, false)?,
-            c: regs_of(m, &o[3], if c16 { 4 } else { 8 }, false)?,
-            c16,
-            d16,
+            d: regs_of(
+                m,
+                &o[0],
+                fragment_regs(mm, nn, elems[3], false),
+                true,
+                elems[3],
+            )?,
+            a: regs_of(
+                m,
+                &o[1],
+                fragment_regs(mm, kk, elems[0], true),
+                false,
+                elems[0],
+            )?,
+            b: regs_of(
+                m,
+                &o[2],
+                fragment_regs(kk, nn, elems[1], true),
+                false,
+                elems[1],
+            )?,
+            c: regs_of(
+                m,
+                &o[3],
+                fragment_regs(mm, nn, elems[2], false),
+                false,
+                elems[2],
+            )?,
+            shape: (mm as u8, nn as u8, kk as u8),
+            elems,
+            satfinite,
         })));
     }
     let store = verb == ".store";
@@ -277,13 +351,27 @@ fn decode_wmma(
     }
     let col_major = mods.take_any(&[".row", ".col"]).ok_or_else(un)? == ".col";
     let space = space_of(mods)?;
-    let ty = need_type(mods, inst)?;
+    let elem = wmma_elem(need_type(mods, inst)?).ok_or_else(un)?;
     let ab = matches!(which, ".a" | ".b");
-    if ty != ScalarType::F16 && (ab || ty != ScalarType::F32) {
+    use WmmaElem::*;
+    let type_ok = match (ab, elem) {
+        (true, F16 | Bf16 | S8 | U8) => shape.2 == 16,
+        (true, Tf32) => shape == (16, 16, 8),
+        (false, F16 | S32) => shape.2 == 16,
+        (false, F32) => shape.2 != 4,
+        (_, F64) => shape == (8, 8, 4),
+        _ => false,
+    };
+    if !type_ok {
         return Err(un());
     }
-    let f16 = ty == ScalarType::F16;
-    let n = if ab || !f16 { 8 } else { 4 };
+    let (mm, nn, kk) = shape;
+    let (rows, cols) = match which {
+        ".a" => (mm, kk),
+        ".b" => (kk, nn),
+        _ => (mm, nn),
+    };
+    let n = fragment_regs(rows, cols, elem, ab);
     let o = &inst.operands;
     if o.len() != 2 && o.len() != 3 {
         return Err(format!("{}: expects 2 or 3 operands", un()));
@@ -307,8 +395,36 @@ fn decode_wmma(
         addr,
         stride,
         col_major,
-        f16,
-        ab,
-        regs: regs_of(m, frag, n, !store)?,
+        rows: rows as u8,
+        cols: cols as u8,
+        elem,
+        regs: regs_of(m, frag, n, !store, elem)?,
+        count: n as u8,
     })))
+}
+
+fn wmma_elem(t: ScalarType) -> Option<WmmaElem> {
+    Some(match t {
+        ScalarType::F16 => WmmaElem::F16,
+        ScalarType::BF16 => WmmaElem::Bf16,
+        ScalarType::Tf32 => WmmaElem::Tf32,
+        ScalarType::S8 => WmmaElem::S8,
+        ScalarType::U8 => WmmaElem::U8,
+        ScalarType::F32 => WmmaElem::F32,
+        ScalarType::S32 => WmmaElem::S32,
+        ScalarType::F64 => WmmaElem::F64,
+        _ => return None,
+    })
+}
+
+/// The registers of a `rows x cols` fragment (PTX ISA, "Matrix Data-types"
+/// of wmma): the packed elements, except that f16 A and B fragments always
+/// take 8 registers whatever the shape.
+fn fragment_regs(rows: usize, cols: usize, elem: WmmaElem, ab: bool) -> usize {
+    let per_lane = rows * cols / 32;
+    match elem {
+        WmmaElem::F16 if ab => 8,
+        WmmaElem::F64 => per_lane,
+        e => per_lane * e.bits() as usize / 32,
+    }
 }

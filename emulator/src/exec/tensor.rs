@@ -272,7 +272,50 @@ fn mma_int8(
     }
 }
 
-/// `wmma.*.m16n16k16` (layout in [`WmmaOp`]).
+/// Where element `j` of a lane's share of a fragment sits: (register
+/// index, bit shift); 8/16/32-bit elements pack low-first into 32-bit
+/// registers, f64 take a register each.
+#[inline]
+fn wmma_slot(elem: WmmaElem, j: usize) -> (usize, u32) {
+    let bits = elem.bits();
+    if bits == 64 {
+        (j, 0)
+    } else {
+        let per_reg = (32 / bits) as usize;
+        (j / per_reg, bits * (j % per_reg) as u32)
+    }
+}
+
+/// Raw bits of element `j` of lane `l`'s share of a fragment.
+#[inline]
+fn wmma_raw(w: &Warp, regs: &[Row; 8], elem: WmmaElem, l: usize, j: usize) -> u64 {
+    let (reg, shift) = wmma_slot(elem, j);
+    let bits = elem.bits();
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    (w.values[r(regs[reg]) + l] >> shift) & mask
+}
+
+/// An element's value; exact in f64 for every type (s32 and products of
+/// 8-bit integers included).
+fn wmma_value(elem: WmmaElem, x: u64) -> f64 {
+    match elem {
+        WmmaElem::F16 => half::f16::from_bits(x as u16).to_f64(),
+        WmmaElem::Bf16 => half::bf16::from_bits(x as u16).to_f64(),
+        // As `mma ... .tf32`: the low 13 mantissa bits are not part of a tf32.
+        WmmaElem::Tf32 => f32::from_bits(x as u32 & !0x1fff) as f64,
+        WmmaElem::F32 => f32::from_bits(x as u32) as f64,
+        WmmaElem::S8 => x as u8 as i8 as f64,
+        WmmaElem::U8 => x as u8 as f64,
+        WmmaElem::S32 => x as u32 as i32 as f64,
+        WmmaElem::F64 => f64::from_bits(x),
+    }
+}
+
+/// `wmma.*` (layout in [`WmmaOp`]).
 fn wmma(w: &mut Warp, env: &mut Env<'_>, op: &WmmaOp, exec: u32) -> Result<(), LaneFault> {
     match op {
         WmmaOp::Access {
@@ -281,20 +324,33 @@ fn wmma(w: &mut Warp, env: &mut Env<'_>, op: &WmmaOp, exec: u32) -> Result<(), L
             addr,
             stride,
             col_major,
-            f16,
-            ab,
+            rows,
+            cols,
+            elem,
             regs,
+            count,
         } => {
-            let size = if *f16 { 2 } else { 4 };
+            let (rows, cols) = (*rows as usize, *cols as usize);
+            let bits = elem.bits();
+            let size = bits / 8;
+            let per_lane = rows * cols / 32;
+            // Registers the packed elements fill; the rest repeat them.
+            let packed = wmma_slot(*elem, per_lane - 1).0 + 1;
+            let default_ld = if *col_major { rows } else { cols } as u64;
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
             let addrs = addresses(w, addr, *space, exec)?;
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                let ld = stride.map_or(16, |s| w.values[r(s) + l] & 0xffff_ffff);
-                for j in 0..8 {
-                    let e = 8 * l + j;
-                    let (row, col) = ((e / 16) as u64, (e % 16) as u64);
+                let ld = stride.map_or(default_ld, |s| w.values[r(s) + l] & 0xffff_ffff);
+                for j in 0..per_lane {
+                    let e = per_lane * l + j;
+                    let (row, col) = ((e / cols) as u64, (e % cols) as u64);
                     let index = if *col_major {
                         col * ld + row
                     } else {
@@ -302,69 +358,86 @@ fn wmma(w: &mut Warp, env: &mut Env<'_>, op: &WmmaOp, exec: u32) -> Result<(), L
                     };
                     let a = addrs[l].wrapping_add(index * size as u64);
                     check_align(a, size as u64, l)?;
-                    // f16 elements pair up in a register; f32 take one each.
-                    let (reg, shift) = if *f16 { (j / 2, 16 * (j % 2)) } else { (j, 0) };
+                    let (reg, shift) = wmma_slot(*elem, j);
                     let slot = r(regs[reg]) + l;
                     if *is_store {
-                        let x = (w.values[slot] >> shift) & if *f16 { 0xffff } else { 0xffff_ffff };
+                        let x = (w.values[slot] >> shift) & mask;
                         env.wrote = true;
                         store(env, w, *space, a, size, x, l)?;
                     } else {
-                        let x = load(env, w, *space, a, size, l)?;
+                        let x = load(env, w, *space, a, size, l)? & mask;
                         let v = &mut w.values[slot];
                         *v = if shift == 0 { x } else { *v | x << shift };
-                        if *ab {
-                            w.values[r(regs[reg + 4]) + l] = w.values[slot];
-                        }
+                    }
+                }
+                if !*is_store {
+                    for i in packed..*count as usize {
+                        w.values[r(regs[i]) + l] = w.values[r(regs[i % packed]) + l];
                     }
                 }
             }
         }
         WmmaOp::Mma {
+            shape,
+            elems,
+            satfinite,
             d,
             a,
             b,
             c,
-            c16,
-            d16,
         } => {
-            let half = |x: u64| half::f16::from_bits(x as u16).to_f32();
-            let mut am = [[0f32; 16]; 16];
-            let mut bm = [[0f32; 16]; 16];
-            let mut cm = [[0f32; 16]; 16];
-            for l in 0..WARP {
-                let val = |row: Row| w.values[r(row) + l];
-                for j in 0..8 {
-                    let e = 8 * l + j;
-                    let (row, col) = (e / 16, e % 16);
-                    let pair = |regs: &[Row; 8]| half(val(regs[j / 2]) >> (16 * (j % 2)));
-                    am[row][col] = pair(a);
-                    bm[row][col] = pair(b);
-                    cm[row][col] = if *c16 {
-                        pair(c)
-                    } else {
-                        f32::from_bits(val(c[j]) as u32)
-                    };
+            let (mm, nn, kk) = (shape.0 as usize, shape.1 as usize, shape.2 as usize);
+            let [ea, eb, ec, ed] = *elems;
+            // Gathers a rows x cols matrix from every lane's share.
+            let gather = |regs: &[Row; 8], elem: WmmaElem, rows: usize, cols: usize| {
+                let per_lane = rows * cols / 32;
+                let mut out = vec![0f64; rows * cols];
+                for (e, v) in out.iter_mut().enumerate() {
+                    *v = wmma_value(elem, wmma_raw(w, regs, elem, e / per_lane, e % per_lane));
                 }
-            }
+                out
+            };
+            let am = gather(a, ea, mm, kk);
+            let bm = gather(b, eb, kk, nn);
+            let cm = gather(c, ec, mm, nn);
+            let per_lane = mm * nn / 32;
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                for j in 0..8 {
-                    let e = 8 * l + j;
-                    let (row, col) = (e / 16, e % 16);
-                    let mut acc = cm[row][col];
-                    for (kk, b_row) in bm.iter().enumerate() {
-                        acc += am[row][kk] * b_row[col];
-                    }
-                    if *d16 {
-                        let x = f16_bits(acc) << (16 * (j % 2));
-                        let slot = &mut w.values[r(d[j / 2]) + l];
-                        *slot = if j % 2 == 0 { x } else { *slot | x };
-                    } else {
-                        w.values[r(d[j]) + l] = canon32(acc);
-                    }
+                for j in 0..per_lane {
+                    let e = per_lane * l + j;
+                    let (row, col) = (e / nn, e % nn);
+                    let terms = (0..kk).map(|k| (am[row * kk + k], bm[k * nn + col]));
+                    let x = match ed {
+                        WmmaElem::F64 => {
+                            let acc = terms.fold(cm[e], |acc, (x, y)| x.mul_add(y, acc));
+                            acc.to_bits()
+                        }
+                        WmmaElem::S32 => {
+                            let sum =
+                                terms.fold(cm[e] as i64, |acc, (x, y)| acc + x as i64 * y as i64);
+                            let out = if *satfinite {
+                                sum.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+                            } else {
+                                sum as i32
+                            };
+                            out as u32 as u64
+                        }
+                        _ => {
+                            // f16/bf16/tf32 products are exact in f32; accumulate in k order.
+                            let acc =
+                                terms.fold(cm[e] as f32, |acc, (x, y)| acc + x as f32 * y as f32);
+                            if ed == WmmaElem::F16 {
+                                f16_bits(acc)
+                            } else {
+                                canon32(acc)
+                            }
+                        }
+                    };
+                    let (reg, shift) = wmma_slot(ed, j);
+                    let slot = &mut w.values[r(d[reg]) + l];
+                    *slot = if shift == 0 { x } else { *slot | x << shift };
                 }
             }
         }
