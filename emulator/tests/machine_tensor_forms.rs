@@ -521,3 +521,139 @@ fn wmma_f16_bf16_all_shapes() {
         }
     }
 }
+
+/// tf32 `m16n16k8`: A and B elements carry low mantissa bits a tf32 does
+/// not have; the product uses them truncated (as `mma ... .tf32`).
+#[test]
+fn wmma_tf32_m16n16k8_truncates_operands() {
+    let (m, n, k) = (16, 16, 8);
+    // 2^-20 is below a tf32's 10 mantissa bits.
+    let noise = 2f64.powi(-20);
+    let a: Vec<f64> = wmma_matrix(m, k, 1).iter().map(|x| x + noise).collect();
+    let b: Vec<f64> = wmma_matrix(k, n, 3).iter().map(|x| x + noise).collect();
+    let c = wmma_matrix(m, n, 5);
+    let tf32 = |x: f64| f32::from_bits((x as f32).to_bits() & !0x1fff) as f64;
+    for (a_col, b_col) in [(false, true), (true, false)] {
+        let case = WmmaCase {
+            shape: (m, n, k),
+            types: ["tf32", "tf32", "f32", "f32"],
+            counts: [4, 4, 8, 8],
+            mma_types: ".f32.tf32.tf32.f32",
+            a_col,
+            b_col,
+        };
+        let d = run_wmma(&case, &a, &b, &c);
+        for e in 0..m * n {
+            let (row, col) = (e / n, e % n);
+            // Exact products (tf32 x tf32 fits f32) accumulated in f32 in k order.
+            let want = (0..k).fold(c[e] as f32, |acc, i| {
+                acc + (tf32(a[row * k + i]) * tf32(b[i * n + col])) as f32
+            }) as f64;
+            assert_eq!(d[e], wmma_bytes("f32", want), "a_col={a_col} ({row},{col})");
+        }
+    }
+}
+
+/// s8/u8 wmma in every shape: exact s32 sums of the full 8-bit ranges,
+/// wrapping without `.satfinite` and clamping with it.
+#[test]
+fn wmma_int8_all_shapes_wrap_and_satfinite() {
+    for shape in [(16, 16, 16), (32, 8, 16), (8, 32, 16)] {
+        let (m, n, k) = shape;
+        for (ta, tb) in [("s8", "s8"), ("u8", "u8"), ("s8", "u8")] {
+            let range = |ty: &str, e: usize, seed: usize| -> f64 {
+                let x = (e * 37 + seed * 11) % 256;
+                if ty == "s8" {
+                    x as f64 - 128.0
+                } else {
+                    x as f64
+                }
+            };
+            let a: Vec<f64> = (0..m * k).map(|e| range(ta, e, 1)).collect();
+            let b: Vec<f64> = (0..k * n).map(|e| range(tb, e, 2)).collect();
+            // C near both ends of the s32 range so that some sums overflow.
+            let c: Vec<f64> = (0..m * n)
+                .map(|e| if e % 2 == 0 { i32::MAX - 1000 } else { i32::MIN + 1000 } as f64)
+                .collect();
+            for satfinite in [false, true] {
+                let mma_types = format!(
+                    ".s32.{ta}.{tb}.s32{}",
+                    if satfinite { ".satfinite" } else { "" }
+                );
+                let case = WmmaCase {
+                    shape,
+                    types: [ta, tb, "s32", "s32"],
+                    counts: [m * k / 128, k * n / 128, 8, 8],
+                    mma_types: &mma_types,
+                    a_col: false,
+                    b_col: true,
+                };
+                let d = run_wmma(&case, &a, &b, &c);
+                let mut overflowed = 0;
+                for e in 0..m * n {
+                    let (row, col) = (e / n, e % n);
+                    let sum = c[e] as i64
+                        + (0..k)
+                            .map(|i| a[row * k + i] as i64 * b[i * n + col] as i64)
+                            .sum::<i64>();
+                    overflowed += usize::from(sum != sum as i32 as i64);
+                    let want = if satfinite {
+                        sum.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+                    } else {
+                        sum as i32
+                    };
+                    assert_eq!(
+                        d[e],
+                        want.to_le_bytes(),
+                        "{shape:?} {ta}x{tb} satfinite={satfinite} ({row},{col})"
+                    );
+                }
+                assert!(overflowed > 0, "the test must reach the s32 limits");
+            }
+        }
+    }
+}
+
+/// f64 `m8n8k4` (`.rn`): D = A * B + C fused in k order, against a CPU
+/// reference doing the same fmas on values whose products round.
+#[test]
+fn wmma_f64_m8n8k4_fma_in_k_order() {
+    let (m, n, k) = (8, 8, 4);
+    let a: Vec<f64> = (0..m * k).map(|e| 1.0 / (e as f64 + 3.0)).collect();
+    let b: Vec<f64> = (0..k * n).map(|e| (e as f64 + 1.0).sqrt()).collect();
+    let c: Vec<f64> = (0..m * n).map(|e| 1e-3 * e as f64 - 0.01).collect();
+    for mma_types in [".f64.f64.f64.f64", ".rn.f64.f64.f64.f64"] {
+        let case = WmmaCase {
+            shape: (m, n, k),
+            types: ["f64", "f64", "f64", "f64"],
+            counts: [1, 1, 2, 2],
+            mma_types,
+            a_col: false,
+            b_col: true,
+        };
+        let d = run_wmma(&case, &a, &b, &c);
+        for e in 0..m * n {
+            let (row, col) = (e / n, e % n);
+            let want = (0..k).fold(c[e], |acc, i| a[row * k + i].mul_add(b[i * n + col], acc));
+            assert_eq!(d[e], want.to_le_bytes(), "{mma_types} ({row},{col})");
+        }
+    }
+}
+
+/// Sub-byte wmma and mismatched shape/type pairs are refused at load,
+/// naming the instruction.
+#[test]
+fn wmma_refuses_sub_byte_and_bad_pairs() {
+    for line in [
+        "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r1}, [%rd1], %r60;",
+        "wmma.load.a.sync.aligned.row.m16n16k8.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r60;",
+        "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4}, [%rd1], %r60;",
+    ] {
+        let ptx = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry wm(.param .u64 pa)\n{{\n    .reg .b32 %r<64>;\n    .reg .b64 %rd<8>;\n    ld.param.u64 %rd1, [pa];\n    mov.u32 %r60, 16;\n    {line}\n    ret;\n}}\n"
+        );
+        let mut dev = device();
+        let err = dev.load_module(&ptx, "test.ptx").expect_err(line);
+        assert!(err.to_string().contains("wmma"), "{line}: {err}");
+    }
+}
