@@ -379,6 +379,23 @@ const SUPPORTED: &[(&str, &str)] = &[
         "sm_80",
         "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%f1, %f1, %f1, %f1, %f1, %f1, %f1, %f1};\nwmma.mma.sync.aligned.col.row.m16n16k16.f16.f16 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2, %r3, %r4};\nwmma.store.d.sync.aligned.col.m16n16k16.global.f16 [%rd1], {%r1, %r2, %r3, %r4}, %r9;",
     ),
+    // The other wmma shapes and types as nvcc 13 emits them for `nvcuda::wmma`.
+    (
+        "sm_80",
+        "wmma.load.a.sync.aligned.row.m32n8k16.bf16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r9;\nwmma.load.b.sync.aligned.col.m32n8k16.bf16 {%r1, %r2}, [%rd1], %r9;\nwmma.mma.sync.aligned.row.col.m32n8k16.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1, %r2}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};",
+    ),
+    (
+        "sm_80",
+        "wmma.load.a.sync.aligned.row.m16n16k8.tf32 {%r1, %r2, %r3, %r4}, [%rd1], %r9;\nwmma.mma.sync.aligned.row.col.m16n16k8.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};\nwmma.store.d.sync.aligned.row.m16n16k8.f32 [%rd1], {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, %r9;",
+    ),
+    (
+        "sm_80",
+        "wmma.load.a.sync.aligned.row.m8n32k16.global.s8 {%r1}, [%rd1], %r9;\nwmma.load.b.sync.aligned.col.m8n32k16.global.s8 {%r3, %r4, %r5, %r6}, [%rd1], %r9;\nwmma.mma.sync.aligned.row.col.m8n32k16.s32.s8.s8.s32.satfinite {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, {%r1}, {%r3, %r4, %r5, %r6}, {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8};\nwmma.store.d.sync.aligned.row.m8n32k16.global.s32 [%rd1], {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, %r9;",
+    ),
+    (
+        "sm_80",
+        "wmma.load.a.sync.aligned.row.m8n8k4.f64 {%fd1}, [%rd1], %r9;\nwmma.load.c.sync.aligned.row.m8n8k4.f64 {%fd3, %fd4}, [%rd1], %r9;\nwmma.mma.sync.aligned.row.col.m8n8k4.f64.f64.f64.f64.rn {%fd5, %fd6}, {%fd1}, {%fd1}, {%fd3, %fd4};\nwmma.store.d.sync.aligned.row.m8n8k4.f64 [%rd1], {%fd5, %fd6}, %r9;",
+    ),
     // As Triton emits them: cache-hinted vector loads, an mbarrier wait loop in a scope.
     (
         "sm_80",
@@ -442,8 +459,8 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ),
     (
         "sm_80",
-        "wmma.load.a.sync.aligned.row.m32n8k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];",
-        "m32n8k16",
+        "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r1}, [%rd1];",
+        "sub-byte wmma",
     ),
     ("sm_90", "wgmma.fence.sync.aligned;", "wgmma"),
     (
