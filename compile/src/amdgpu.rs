@@ -13,9 +13,9 @@
 
 use crate::args::{AmdgpuTarget, CompileRequest};
 use crate::error::CompileError;
-use crate::pipeline::{CompileOutput, RUNTIME_PUBLIC, absolute, create_parent, module_symbols};
+use crate::pipeline::{CompileOutput, create_parent, link_and_optimise, scratch_dir, sites_target};
 use crate::run::Runner;
-use crate::tools::{CLANG, LLC, LLD, LLVM_LINK, OFFLOAD_BUNDLER, OPT, Toolchain};
+use crate::tools::{CLANG, LLC, LLD, OFFLOAD_BUNDLER, Toolchain};
 use std::path::Path;
 use std::process::Command;
 
@@ -34,55 +34,15 @@ pub fn compile_amdgpu(
         });
     };
     create_parent(&req.ptx)?;
-    let scratch = tempfile::Builder::new()
-        .prefix("prlx-compile")
-        .tempdir()
-        .map_err(|e| {
-            CompileError::io(std::env::temp_dir(), "cannot create a scratch directory", e)
-        })?;
+    let scratch = scratch_dir()?;
+    let sites = sites_target(req)?;
     let ir = scratch.path().join("device.bc");
-    let sites = if req.instrument {
-        let sites = req.sites_path();
-        create_parent(&sites)?;
-        Some(absolute(&sites))
-    } else {
-        None
-    };
     runner.run(
         CLANG,
         &mut clang_command(req, target, tools, sites.as_deref(), &ir),
     )?;
-
-    let symbols = module_symbols(&ir, tools, runner)?;
-    let mut public = symbols.defined.clone();
-    for name in RUNTIME_PUBLIC {
-        if !public.iter().any(|p| p == name) {
-            public.push((*name).to_owned());
-        }
-    }
-    let optimised_input = match &tools.runtime {
-        Some(runtime) if req.instrument && symbols.calls_runtime() => {
-            let linked = scratch.path().join("linked.bc");
-            let mut link = Command::new(&tools.llvm_link);
-            link.arg("--only-needed")
-                .arg(&ir)
-                .arg(runtime)
-                .arg("-o")
-                .arg(&linked);
-            runner.run(LLVM_LINK, &mut link)?;
-            linked
-        }
-        _ => ir,
-    };
-    let optimised = scratch.path().join("optimised.bc");
-    let mut opt = Command::new(&tools.opt);
-    opt.arg(format!("-passes=internalize,default<O{}>", req.opt_level))
-        .arg(format!("-internalize-public-api-list={}", public.join(",")))
-        .arg("-strip-debug")
-        .arg(&optimised_input)
-        .arg("-o")
-        .arg(&optimised);
-    runner.run(OPT, &mut opt)?;
+    // GlobalISel cannot map debug values (see the module documentation).
+    let optimised = link_and_optimise(req, tools, runner, &ir, scratch.path(), &["-strip-debug"])?;
 
     let object = scratch.path().join("device.o");
     let mut llc = Command::new(&tools.llc);

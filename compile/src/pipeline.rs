@@ -41,59 +41,11 @@ pub fn compile_with(
     for out in std::iter::once(&req.ptx).chain(req.cubin.as_ref()) {
         create_parent(out)?;
     }
-    let scratch = tempfile::Builder::new()
-        .prefix("prlx-compile")
-        .tempdir()
-        .map_err(|e| {
-            CompileError::io(std::env::temp_dir(), "cannot create a scratch directory", e)
-        })?;
+    let scratch = scratch_dir()?;
+    let sites = sites_target(req)?;
     let ir = scratch.path().join("device.bc");
-    let sites = if req.instrument {
-        let sites = req.sites_path();
-        create_parent(&sites)?;
-        Some(absolute(&sites))
-    } else {
-        None
-    };
-
     runner.run(CLANG, &mut clang_command(req, tools, sites.as_deref(), &ir))?;
-
-    // The module's own external symbols (kernels, device globals) stay
-    // visible; the runtime's functions are internalised so that, once
-    // inlined, no copy of them is left in the PTX.
-    let symbols = module_symbols(&ir, tools, runner)?;
-    let mut public = symbols.defined.clone();
-    for name in RUNTIME_PUBLIC {
-        if !public.iter().any(|p| p == name) {
-            public.push((*name).to_owned());
-        }
-    }
-
-    let optimised_input = match &tools.runtime {
-        // A module the pass left alone (the filter) is not linked, so it
-        // carries no descriptor: the shim records it as uninstrumented.
-        Some(runtime) if req.instrument && symbols.calls_runtime() => {
-            let linked = scratch.path().join("linked.bc");
-            let mut link = Command::new(&tools.llvm_link);
-            link.arg("--only-needed")
-                .arg(&ir)
-                .arg(runtime)
-                .arg("-o")
-                .arg(&linked);
-            runner.run(LLVM_LINK, &mut link)?;
-            linked
-        }
-        _ => ir,
-    };
-
-    let optimised = scratch.path().join("optimised.bc");
-    let mut opt = Command::new(&tools.opt);
-    opt.arg(format!("-passes=internalize,default<O{}>", req.opt_level))
-        .arg(format!("-internalize-public-api-list={}", public.join(",")))
-        .arg(&optimised_input)
-        .arg("-o")
-        .arg(&optimised);
-    runner.run(OPT, &mut opt)?;
+    let optimised = link_and_optimise(req, tools, runner, &ir, scratch.path(), &[])?;
 
     let mut llc = Command::new(&tools.llc);
     llc.args(["-mtriple=nvptx64-nvidia-cuda"])
@@ -208,6 +160,75 @@ impl ModuleSymbols {
             .iter()
             .any(|s| s.starts_with("__prlx_record_"))
     }
+}
+
+/// The temporary directory a compile's intermediates live in.
+pub(crate) fn scratch_dir() -> Result<tempfile::TempDir, CompileError> {
+    tempfile::Builder::new()
+        .prefix("prlx-compile")
+        .tempdir()
+        .map_err(|e| CompileError::io(std::env::temp_dir(), "cannot create a scratch directory", e))
+}
+
+/// The site table the pass merges into (its directory created), when
+/// instrumenting.
+pub(crate) fn sites_target(req: &CompileRequest) -> Result<Option<PathBuf>, CompileError> {
+    if !req.instrument {
+        return Ok(None);
+    }
+    let sites = req.sites_path();
+    create_parent(&sites)?;
+    Ok(Some(absolute(&sites)))
+}
+
+/// clang's IR `ir` linked with the device runtime (when the pass called
+/// into it) and optimised, with `opt_args` added to opt's command line;
+/// returns the optimised bitcode in `scratch`.
+///
+/// The module's own external symbols (kernels, device globals) stay
+/// visible; the runtime's functions are internalised so that, once
+/// inlined, no copy of them is left in the output.
+pub(crate) fn link_and_optimise(
+    req: &CompileRequest,
+    tools: &Toolchain,
+    runner: &Runner,
+    ir: &Path,
+    scratch: &Path,
+    opt_args: &[&str],
+) -> Result<PathBuf, CompileError> {
+    let symbols = module_symbols(ir, tools, runner)?;
+    let mut public = symbols.defined.clone();
+    for name in RUNTIME_PUBLIC {
+        if !public.iter().any(|p| p == name) {
+            public.push((*name).to_owned());
+        }
+    }
+    let optimised_input = match &tools.runtime {
+        // A module the pass left alone (the filter) is not linked, so it
+        // carries no descriptor: the shim records it as uninstrumented.
+        Some(runtime) if req.instrument && symbols.calls_runtime() => {
+            let linked = scratch.join("linked.bc");
+            let mut link = Command::new(&tools.llvm_link);
+            link.arg("--only-needed")
+                .arg(ir)
+                .arg(runtime)
+                .arg("-o")
+                .arg(&linked);
+            runner.run(LLVM_LINK, &mut link)?;
+            linked
+        }
+        _ => ir.to_path_buf(),
+    };
+    let optimised = scratch.join("optimised.bc");
+    let mut opt = Command::new(&tools.opt);
+    opt.arg(format!("-passes=internalize,default<O{}>", req.opt_level))
+        .arg(format!("-internalize-public-api-list={}", public.join(",")))
+        .args(opt_args)
+        .arg(&optimised_input)
+        .arg("-o")
+        .arg(&optimised);
+    runner.run(OPT, &mut opt)?;
+    Ok(optimised)
 }
 
 pub(crate) fn module_symbols(
