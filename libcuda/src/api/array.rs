@@ -537,6 +537,7 @@ exports! {
 
     fn cuMemcpyHtoA_v2(dst_array: CUarray, dst_offset: usize, src_host: *const c_void, byte_count: usize) {
         super::graph::capture::sync_call()?;
+        // SAFETY: `src_host` holds `byte_count` bytes by cuMemcpyHtoA's contract.
         with_context(|d, _| unsafe { host_to_array(d, dst_array, dst_offset, src_host, byte_count) })
     }
 
@@ -553,12 +554,14 @@ exports! {
             if let Some(r) = capture {
                 return r;
             }
+            // SAFETY: `src_host` holds `byte_count` bytes by the call's contract.
             unsafe { host_to_array(d, dst_array, dst_offset, src_host, byte_count) }
         })
     }
 
     fn cuMemcpyAtoH_v2(dst_host: *mut c_void, src_array: CUarray, src_offset: usize, byte_count: usize) {
         super::graph::capture::sync_call()?;
+        // SAFETY: `dst_host` holds `byte_count` bytes by cuMemcpyAtoH's contract.
         with_context(|d, _| unsafe { array_to_host(d, dst_host, src_array, src_offset, byte_count) })
     }
 
@@ -575,6 +578,7 @@ exports! {
             if let Some(r) = capture {
                 return r;
             }
+            // SAFETY: `dst_host` holds `byte_count` bytes by the call's contract.
             unsafe { array_to_host(d, dst_host, src_array, src_offset, byte_count) }
         })
     }

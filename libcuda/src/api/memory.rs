@@ -750,6 +750,8 @@ exports! {
         with_context(|d, _| {
             non_null(data)?;
             let values = range_attribute(d, attribute, data_size, dev_ptr, count)?;
+            // SAFETY: `data` holds `data_size` bytes, which range_attribute
+            // checked against the attribute's answer.
             unsafe { write_ints(data, &values) };
             Ok(())
         })
@@ -779,6 +781,8 @@ exports! {
                 answers.push((out, range_attribute(d, attr, size, dev_ptr, count)?));
             }
             for (out, values) in answers {
+                // SAFETY: each `out` is non-null and holds its `data_sizes`
+                // entry, checked against its answer by range_attribute.
                 unsafe { write_ints(out, &values) };
             }
             Ok(())

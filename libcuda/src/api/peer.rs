@@ -145,11 +145,14 @@ exports! {
     /// `CUDA_MEMCPY3D_PEER`: see [`peer_copy_3d`]; the copy is
     /// `cuMemcpy3D`'s.
     fn cuMemcpy3DPeer(p_copy: *const CUDA_MEMCPY3D) {
+        // SAFETY: `p_copy` is NULL (checked inside) or a CUDA_MEMCPY3D_PEER,
+        // and `copy` is a valid CUDA_MEMCPY3D for cuMemcpy3D.
         let copy = unsafe { peer_copy_3d(p_copy) }?;
         result(unsafe { super::memory2d::cuMemcpy3D_v2(&copy) })
     }
 
     fn cuMemcpy3DPeerAsync(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream) {
+        // SAFETY: as in cuMemcpy3DPeer.
         let copy = unsafe { peer_copy_3d(p_copy) }?;
         result(unsafe { super::memory2d::cuMemcpy3DAsync_v2(&copy, h_stream) })
     }
