@@ -54,6 +54,7 @@ if [ ! -x "$pyenv/bin/maturin" ] || [ ! -x "$pyenv/bin/pytest" ] ||
     log "installing maturin, pytest and numpy into ${pyenv#"$root"/}"
     if ! "$python" -m venv --clear "$pyenv" 2>/dev/null; then
         # Debian's python3 keeps venv (ensurepip) in a package of its own.
+        sudo_if_needed apt-get update -qq
         sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
         "$python" -m venv --clear "$pyenv"
     fi
@@ -79,6 +80,7 @@ fi
 py_include=$("$pyenv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 if [ ! -f "$py_include/Python.h" ]; then
     log "installing python3-dev (Python.h for Triton's launcher)"
+    sudo_if_needed apt-get update -qq
     sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev >/dev/null
 fi
 # ---- AMD (HIP) toolchain: begin ------------------------------------------------
