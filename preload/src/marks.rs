@@ -152,15 +152,23 @@ pub fn annotate(json: Vec<u8>, launches: &[LaunchRecord]) -> Vec<u8> {
     if marks.is_empty() {
         return to_json(object, json);
     }
+    // (timestamp, the largest `seq + 1` of the launches up to it), by time:
+    // one sort per store instead of a pass over every launch per mark.
+    let mut by_time: Vec<(u64, u64)> = launches
+        .iter()
+        .map(|l| (l.timestamp_ns, l.seq + 1))
+        .collect();
+    by_time.sort_unstable();
+    let mut running = 0;
+    for entry in &mut by_time {
+        running = running.max(entry.1);
+        entry.1 = running;
+    }
     let list: Vec<serde_json::Value> = marks
         .iter()
         .map(|m| {
-            let first_seq = launches
-                .iter()
-                .filter(|l| l.timestamp_ns < m.time_ns)
-                .map(|l| l.seq + 1)
-                .max()
-                .unwrap_or(0);
+            let earlier = by_time.partition_point(|&(t, _)| t < m.time_ns);
+            let first_seq = earlier.checked_sub(1).map_or(0, |i| by_time[i].1);
             serde_json::json!({
                 "name": m.name,
                 "kind": m.kind,
@@ -251,6 +259,19 @@ mod tests {
         assert_eq!(v["marks"][0]["name"], "step 3");
         assert_eq!(v["marks"][0]["kind"], "begin");
         assert_eq!(v["marks"][0]["first_seq"], 2);
+        // Launches from several threads: seq and time need not agree; the
+        // mark follows the highest seq recorded before it.
+        let out = annotate(
+            b"{\"launches\":[]}".to_vec(),
+            &[
+                launch(1, t - 5),
+                launch(4, t - 20),
+                launch(2, t + 5),
+                launch(3, t),
+            ],
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["marks"][0]["first_seq"], 5);
         // (Other tests may have noted launch sites: compare as JSON.)
         let before: serde_json::Value = serde_json::from_slice(&before).unwrap();
         assert_eq!(before, serde_json::json!({"launches": []}));
