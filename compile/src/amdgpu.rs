@@ -5,11 +5,16 @@
 //! with `-o k.hipfb`, that code object in a clang offload bundle
 //! (clang-offload-bundler-19), for a host compile to embed.
 //!
-//! llc-19 cannot select these kernels with its default instruction selector
-//! (it crashes in "SI Fix SGPR copies"), and its GlobalISel cannot map debug
-//! values, so the optimised module is stripped of debug info and built with
-//! `-global-isel`. Line information is not lost: the pass wrote the site
-//! table (file, line, column of every site) before.
+//! Instructions are selected by llc's default selection DAG, as hipcc
+//! builds. Not GlobalISel: llc-19's selects a 64-bit shift-and-truncate as
+//! `v_bfe_u32 v, v, 0, 32`, which extracts zero bits on RDNA (the width is
+//! taken modulo 32), so a loop of `(v & 3) + 1` iterations ran two instead
+//! of three (tests/e2e/hip.rs, docs/hip-runtime.md). The selection DAG once
+//! crashed here ("SI Fix SGPR copies") because instrumented kernels kept
+//! clang's `amdgpu-no-*` promises although the runtime linked in reads those
+//! inputs; the pass now drops them. The module is still stripped of debug
+//! info: code objects carry no DWARF, and line information is not lost, the
+//! pass wrote the site table (file, line, column of every site) before.
 
 use crate::args::{AmdgpuTarget, CompileRequest};
 use crate::error::CompileError;
@@ -41,17 +46,13 @@ pub fn compile_amdgpu(
         CLANG,
         &mut clang_command(req, target, tools, sites.as_deref(), &ir),
     )?;
-    // GlobalISel cannot map debug values (see the module documentation).
+    // No DWARF in the code object (see the module documentation).
     let optimised = link_and_optimise(req, tools, runner, &ir, scratch.path(), &["-strip-debug"])?;
 
     let object = scratch.path().join("device.o");
     let mut llc = Command::new(&tools.llc);
-    llc.args([
-        "-mtriple=amdgcn-amd-amdhsa",
-        "-global-isel",
-        "-filetype=obj",
-    ])
-    .arg(format!("-mcpu={}", target.processor));
+    llc.args(["-mtriple=amdgcn-amd-amdhsa", "-filetype=obj"])
+        .arg(format!("-mcpu={}", target.processor));
     if target.wave64 {
         llc.arg("-mattr=+wavefrontsize64");
     }

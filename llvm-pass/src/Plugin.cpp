@@ -52,6 +52,8 @@ struct PrlxInstrumentPass : PassInfoMixin<PrlxInstrumentPass> {
     Instrumenter Pass(M, Target, FunctionFilter::fromEnvironmentAndOptions(),
                       Opts, Table);
     bool Changed = Pass.run();
+    if (Changed && Target == GpuTarget::AMDGPU)
+      dropAmdgpuImplicitInputPromises(M);
     M.getOrInsertNamedMetadata(DoneMarker);
     if (!Table.sites().empty())
       embedSiteTable(M, Table.sites());

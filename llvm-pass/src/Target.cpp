@@ -2,7 +2,9 @@
 
 #include "Options.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/Function.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -46,6 +48,22 @@ const char *targetName(GpuTarget T) {
     break;
   }
   return "none";
+}
+
+bool dropAmdgpuImplicitInputPromises(Module &M) {
+  bool Changed = false;
+  for (Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    SmallVector<StringRef, 16> Promises;
+    for (const Attribute &A : F.getAttributes().getFnAttrs())
+      if (A.isStringAttribute() && A.getKindAsString().starts_with("amdgpu-no-"))
+        Promises.push_back(A.getKindAsString());
+    for (StringRef Kind : Promises)
+      F.removeFnAttr(Kind);
+    Changed |= !Promises.empty();
+  }
+  return Changed;
 }
 
 } // namespace prlx

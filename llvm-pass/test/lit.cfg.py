@@ -51,9 +51,6 @@ config.substitutions.append(("%FileCheck", tools["FileCheck"]))
 config.substitutions.append(("%llvm-link", tools["llvm-link"]))
 config.substitutions.append(("%llc", tools["llc"]))
 config.substitutions.append(("%plugin", plugin))
-# llc-19's SelectionDAG path crashes in SIFixSGPRCopies on kernels with the
-# AMDGPU runtime inlined (llc-22 does not); GlobalISel compiles them.
-config.substitutions.append(("%amdgpu_isel", "-global-isel" if llvm == "19" else ""))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%rt_dir", rt_dir))
 config.substitutions.append(("%device_rt", os.path.join(repo, "device-rt")))

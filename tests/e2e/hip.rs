@@ -612,3 +612,110 @@ fn per_thread_default_stream_programs_pass() {
         );
     }
 }
+
+/// The HIP miscompute of `tests/e2e/hip_app/trip_count.hip` (a loop of
+/// `(v & 3) + 1` iterations ran two instead of three when `prlxctl compile`
+/// selected instructions with llc-19's GlobalISel, which emits
+/// `v_bfe_u32 …, 0, 32`, an extract of zero bits on RDNA3). The same source
+/// built the way hipcc builds it (clang++-19), by `prlxctl compile
+/// --no-instrument` and instrumented, Wave32 and Wave64, must give the CPU's
+/// answers on the emulator; the instrumented build under the shim too, with
+/// its 2D blocks recorded (the runtime reads workitem id y).
+#[test]
+fn prlxctl_compile_builds_loops_as_hipcc_does() {
+    let Some(hip) = HipClang::find() else {
+        return;
+    };
+    let built = prlx_e2e::Built::get();
+    let lib_dir = hip_runtime_dir();
+    let app_dir = repo_root().join("tests/e2e/hip_app");
+    let source = app_dir.join("trip_count.hip");
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let app_args: Vec<String> = [
+        "-D__HIP_PLATFORM_AMD__",
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-Wl,--push-state,--no-as-needed",
+        "-lamdhip64",
+        "-Wl,--pop-state",
+    ]
+    .map(String::from)
+    .to_vec();
+    let app = hip.build_cached(
+        "trip_count_app",
+        &[app_dir.join("trip_count_app.cpp")],
+        &app_args,
+        &cache_dir(),
+    );
+    for wave64 in [false, true] {
+        let wave = if wave64 { "wave64" } else { "wave32" };
+        let mut clang_args: Vec<String> = [
+            "-x",
+            "hip",
+            "--offload-arch=gfx1100",
+            "--cuda-device-only",
+            "-O2",
+        ]
+        .map(String::from)
+        .to_vec();
+        clang_args.push(format!(
+            "--rocm-device-lib-path={}",
+            hip.device_libs.display()
+        ));
+        if wave64 {
+            clang_args.push("-mwavefrontsize64".into());
+        }
+        let by_clang = hip.build_cached(
+            &format!("trip_count.{wave}.hipfb"),
+            std::slice::from_ref(&source),
+            &clang_args,
+            &cache_dir(),
+        );
+        let mut objects = vec![("clang++-19".to_owned(), by_clang)];
+        for instrument in [false, true] {
+            let out = scratch
+                .path()
+                .join(format!("trip_count.{wave}.{instrument}.co"));
+            let mut compile = built.prlxctl();
+            compile.args(["compile", "--offload-arch=gfx1100", "-g"]);
+            if !instrument {
+                compile.arg("--no-instrument");
+            }
+            if wave64 {
+                compile.arg("-mwavefrontsize64");
+            }
+            prlx_e2e::run_ok(compile.arg(&source).arg("-o").arg(&out));
+            let how = if instrument {
+                "prlxctl compile"
+            } else {
+                "prlxctl compile --no-instrument"
+            };
+            objects.push((how.to_owned(), out));
+        }
+        for (how, object) in &objects {
+            let out = Command::new(&app)
+                .arg(object)
+                .env("LD_LIBRARY_PATH", lib_dir)
+                .output()
+                .expect("run trip_count_app");
+            assert!(
+                out.status.success(),
+                "{wave}, built by {how}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let (_, instrumented) = objects.last().expect("the instrumented build");
+        let runs = scratch.path().join(format!("runs-{wave}"));
+        let out = prlx_e2e::run_ok(built.captured_app(&app, &runs, "run").arg(instrumented));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("trip_count ok"),
+            "{wave}, instrumented, under the shim: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            runs.join("run/trip_count_0.prlx").is_file(),
+            "{wave}: the instrumented launch was not captured"
+        );
+    }
+}
