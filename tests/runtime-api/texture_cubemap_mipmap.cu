@@ -22,12 +22,14 @@ __global__ void lod(cudaTextureObject_t t, const float4 *c, float *out, int n) {
 
 static float weight(float frac) { return roundf(frac * 256.0f) / 256.0f; }
 
-// Face and normalized (s, t) of a direction.
+// Face and normalized (s, t) of a direction. On a tie of magnitudes z wins,
+// then y: an H200 took face 3 (-y) for (0.68999994, -0.68999994, -0.63),
+// which this loop's directions contain (z over x and y is assumed).
 static int face_of(float x, float y, float z, float *s, float *t) {
     float ax = fabsf(x), ay = fabsf(y), az = fabsf(z), sc, tc, ma;
     int face;
-    if (ax >= ay && ax >= az) { face = x >= 0 ? 0 : 1; sc = x >= 0 ? -z : z; tc = -y; ma = ax; }
-    else if (ay >= az) { face = y >= 0 ? 2 : 3; sc = x; tc = y >= 0 ? z : -z; ma = ay; }
+    if (ax > ay && ax > az) { face = x >= 0 ? 0 : 1; sc = x >= 0 ? -z : z; tc = -y; ma = ax; }
+    else if (ay > az) { face = y >= 0 ? 2 : 3; sc = x; tc = y >= 0 ? z : -z; ma = ay; }
     else { face = z >= 0 ? 4 : 5; sc = z >= 0 ? x : -x; tc = -y; ma = az; }
     *s = (sc / ma + 1.0f) * 0.5f;
     *t = (tc / ma + 1.0f) * 0.5f;

@@ -1,7 +1,8 @@
 // Texture objects over CUDA arrays, pitched and linear memory: point and
 // linear filtering, every address mode, unnormalized and normalized
 // coordinates, checked against a CPU model of the Programming Guide's
-// texture fetching (linear weights in 9-bit fixed point: 8 fraction bits).
+// texture fetching (linear weights in 9-bit fixed point: 8 fraction bits)
+// with the bilinear corner weights an H200 uses.
 #include "check.h"
 #include <vector>
 
@@ -21,7 +22,6 @@ __global__ void fetch_linear(cudaTextureObject_t t, const int *idx, float *out, 
 }
 
 // --- CPU model ---------------------------------------------------------------
-static float weight(float frac) { return roundf(frac * 256.0f) / 256.0f; }
 
 // Texel index after addressing; -1 for the border colour.
 static int address(int i, int n, cudaTextureAddressMode m, bool normalized) {
@@ -51,21 +51,22 @@ static float reference(const Image &im, float x, float y, cudaTextureAddressMode
     }
     float ub = u - 0.5f, vb = vv - 0.5f;
     int i = (int)floorf(ub), j = (int)floorf(vb);
-    float a = weight(ub - floorf(ub)), b = weight(vb - floorf(vb));
+    // 8-bit axis weights; the 2D corner weights round their product once
+    // (w11 = round(A*B/256), the others what is left), as an H200 does.
+    int A = (int)roundf((ub - floorf(ub)) * 256.0f), B = im.h > 1 ? (int)roundf((vb - floorf(vb)) * 256.0f) : 0;
+    int w11 = (A * B + 128) >> 8;
+    int wgt[4] = {256 - A - B + w11, A - w11, B - w11, w11};
     int xs[2] = {address(i, im.w, m, normalized), address(i + 1, im.w, m, normalized)};
     int ys[2] = {address(j, im.h, m, normalized), address(j + 1, im.h, m, normalized)};
-    float acc = 0.0f;
+    double acc = 0.0;
     for (int corner = 0; corner < 4; corner++) {
         int cx = corner & 1, cy = corner >> 1;
-        float wgt = 1.0f;
-        wgt *= cx ? a : 1.0f - a;
-        if (im.h > 1) wgt *= cy ? b : 1.0f - b;
-        else if (cy) continue;
+        if (im.h == 1 && cy) continue;
         int tx = xs[cx], ty = im.h > 1 ? ys[cy] : 0;
         float t = (tx < 0 || ty < 0) ? 0.0f : im.at(tx, ty);
-        acc += wgt * t;
+        acc += wgt[corner] * (double)t;
     }
-    return acc;
+    return (float)(acc / 256.0);
 }
 
 static cudaTextureObject_t make(const cudaResourceDesc &res, cudaTextureAddressMode m, bool linear, bool normalized) {
@@ -131,6 +132,22 @@ int main() {
                 CHECK(cudaDestroyTextureObject(t));
             }
         }
+    }
+    // What an H200 returned at the coordinates the loop above reaches as
+    // (1.03, 0.78), bilinear, clamp: the product of the axis weights would
+    // give 10.1591797.
+    {
+        cudaTextureObject_t t = make(res, cudaAddressModeClamp, true, false);
+        float x = -3.1f, y = -2.3f;
+        for (int k = 0; k < 7; k++) x += 0.59f;
+        for (int k = 0; k < 4; k++) y += 0.77f;
+        float2 c = make_float2(x, y);
+        CHECK(cudaMemcpy(dc, &c, sizeof c, cudaMemcpyHostToDevice));
+        sample_2d<<<1, 1>>>(t, dc, dout, 1);
+        float got;
+        CHECK(cudaMemcpy(&got, dout, sizeof got, cudaMemcpyDeviceToHost));
+        EXPECT(got == 10.2578125f, "at (%f, %f): got %.9g, the H200 returned 10.2578125", x, y, got);
+        CHECK(cudaDestroyTextureObject(t));
     }
     // The 8-bit weight is visible: 0.3 of the way from -20 to 17 is not 0.3 exactly.
     {

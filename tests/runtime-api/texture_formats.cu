@@ -99,25 +99,29 @@ int main() {
             if (!linear) {
                 for (int c = 0; c < 4; c++) want[c] = texel((int)floorf(cs[i].x), (int)floorf(cs[i].y), c);
             } else {
+                // The H200 filters 8-bit texels as integers with the
+                // bilinear corner weights (w11 = round(A*B/256), the others
+                // what is left) and returns a 16-bit normalized value.
                 float ub = cs[i].x - 0.5f, vb = cs[i].y - 0.5f;
                 int x0 = (int)floorf(ub), y0 = (int)floorf(vb);
-                float a = weight(ub - floorf(ub)), b = weight(vb - floorf(vb));
+                int A = (int)roundf((ub - floorf(ub)) * 256.0f), B = (int)roundf((vb - floorf(vb)) * 256.0f);
+                int w11 = (A * B + 128) >> 8;
+                int wgt[4] = {256 - A - B + w11, A - w11, B - w11, w11};
                 for (int c = 0; c < 4; c++) {
-                    float acc = 0.0f;
-                    for (int corner = 0; corner < 4; corner++) {
-                        int cx = corner & 1, cy = corner >> 1;
-                        float wgt = 1.0f;
-                        wgt *= cx ? a : 1.0f - a;
-                        wgt *= cy ? b : 1.0f - b;
-                        acc += wgt * texel(x0 + cx, y0 + cy, c);
-                    }
-                    want[c] = acc;
+                    long sum = 0;
+                    for (int corner = 0; corner < 4; corner++)
+                        sum += wgt[corner] * lround(texel(x0 + (corner & 1), y0 + (corner >> 1), c) * 255.0f);
+                    want[c] = (float)(((sum * 257 + 128) >> 8) / 65535.0);
                 }
             }
             float g[4] = {got[i].x, got[i].y, got[i].z, got[i].w};
             for (int c = 0; c < 4; c++)
                 EXPECT(close_to(g[c], want[c], 1e-6), "uchar4 linear %d at (%f, %f) channel %d: got %.9g want %.9g",
                        linear, cs[i].x, cs[i].y, c, g[c], want[c]);
+            // What an H200 returned for the fifth coordinate, (0.58, -0.7).
+            if (linear && i == 4)
+                EXPECT(g[0] == 0.00337224384f, "uchar4 linear at (%f, %f): got %.9g, the H200 returned 0.00337224384",
+                       cs[i].x, cs[i].y, g[0]);
         }
         CHECK(cudaDestroyTextureObject(t));
     }
@@ -297,23 +301,23 @@ int main() {
                 if (!linear) {
                     want = T((int)floorf(c[0]), (int)floorf(c[1]), (int)floorf(c[2]));
                 } else {
-                    int b[3];
-                    float w[3];
+                    // The H200's 2D corner weights (measured) weighed by
+                    // the z axis' 8-bit weight (assumed; not measured).
+                    int b[3], A[3];
                     for (int d = 0; d < 3; d++) {
                         float ub = c[d] - 0.5f;
                         b[d] = (int)floorf(ub);
-                        w[d] = weight(ub - floorf(ub));
+                        A[d] = (int)roundf((ub - floorf(ub)) * 256.0f);
                     }
+                    int w11 = (A[0] * A[1] + 128) >> 8;
+                    int plane[4] = {256 - A[0] - A[1] + w11, A[0] - w11, A[1] - w11, w11};
+                    double acc = 0.0;
                     for (int corner = 0; corner < 8; corner++) {
-                        float wgt = 1.0f;
-                        int o[3];
-                        for (int d = 0; d < 3; d++) {
-                            int up = corner >> d & 1;
-                            wgt *= up ? w[d] : 1.0f - w[d];
-                            o[d] = b[d] + up;
-                        }
-                        want += wgt * T(o[0], o[1], o[2]);
+                        int up = corner >> 2;
+                        double wgt = plane[corner & 3] * (double)(up ? A[2] : 256 - A[2]);
+                        acc += wgt * T(b[0] + (corner & 1), b[1] + (corner >> 1 & 1), b[2] + up);
                     }
+                    want = (float)(acc / 65536.0);
                 }
                 EXPECT(close_to(out[i], want, 1e-6), "3D linear %d at (%f, %f, %f): got %.9g want %.9g", linear, c[0], c[1], c[2], out[i], want);
             }

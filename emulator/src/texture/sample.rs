@@ -7,12 +7,15 @@
 //!   dimension's size `N`, in `f32`).
 //! - Point: texel `floor(u)`.
 //! - Linear: `ub = u - 0.5`, `i = floor(ub)`, `α = frac(ub)`;
-//!   `tex(u) = (1 - α)·T[i] + α·T[i+1]` (bi/trilinear: the products of the
-//!   per-axis weights, summed in texel order `x` fastest). The hardware
-//!   keeps `α` in 9-bit fixed point with 8 fraction bits; we model that as
-//!   `α = round(frac · 256) / 256`, round to nearest with ties away from
-//!   zero (`frac · 256` is exact in `f32`, so this is the only rounding),
-//!   then evaluate the weighted sum in `f32`.
+//!   `tex(u) = (1 - α)·T[i] + α·T[i+1]`. The hardware keeps `α` in 9-bit
+//!   fixed point with 8 fraction bits, `α = round(frac · 256) / 256`
+//!   (`frac · 256` is exact in `f32`). Bilinear weights are not products of
+//!   the per-axis ones: see [`corner_weights`]. The weighted sum is exact
+//!   and rounded once to `f32`, ties away from zero; 8-bit unsigned
+//!   normalized texels filter to a 16-bit normalized result
+//!   ([`unorm8_filtered`]). All three rules reproduce every sample an H200
+//!   returned on `../shared/hardware/textures/` (`emulator/tests/
+//!   texture_hardware.rs`).
 //! - Address modes apply per texel index: wrap `i mod N`; mirror reflects
 //!   with period `2N`; clamp to `[0, N-1]`; border: an index outside
 //!   `[0, N)` makes the texel the border colour. As `cuTexObjectCreate`
@@ -247,25 +250,31 @@ fn sample_level<M: TexelMemory + ?Sized>(
         }
         return read_texel(tex, level, idx, layer, mem);
     }
-    // Per axis: the two texel indices (None: border) and the weight of the second.
+    // Per axis: the two texel indices (None: border) and the 8-bit weight
+    // (0..=256) of the second.
     let mut lo = [Some(0u32); 3];
     let mut hi = [Some(0u32); 3];
-    let mut w = [0.0f32; 3];
+    let mut frac = [0u32; 3];
     for d in 0..dims {
         let ub = u[d] - 0.5;
         let i = floor_index(ub);
-        w[d] = quantize_weight(ub - ub.floor());
+        frac[d] = (quantize_weight(ub - ub.floor()) * 256.0) as u32;
         lo[d] = address(i, n[d], modes[d], normalized);
         hi[d] = address(i + 1, n[d], modes[d], normalized);
     }
-    let mut acc = [0.0f32; 4];
-    for corner in 0..(1usize << dims) {
-        let mut weight = 1.0f32;
+    let (weights, scale) = corner_weights(dims, frac);
+    let unorm8 = tex.resource.format == ChannelFormat::U8 && !tex.sampler.srgb;
+    let channels = tex.resource.channels as usize;
+    // Σ weight × texel, exact in f64 (9-bit weights times 24-bit mantissas).
+    let mut acc = [0.0f64; 4];
+    for (corner, &weight) in weights.iter().enumerate().take(1 << dims) {
+        if weight == 0 {
+            continue;
+        }
         let mut idx = [0u32; 3];
         let mut inside = true;
         for d in 0..dims {
             let upper = corner >> d & 1 == 1;
-            weight *= if upper { w[d] } else { 1.0 - w[d] };
             match if upper { hi[d] } else { lo[d] } {
                 Some(i) => idx[d] = i,
                 None => inside = false,
@@ -278,22 +287,107 @@ fn sample_level<M: TexelMemory + ?Sized>(
         }
         .floats();
         for c in 0..4 {
-            acc[c] += weight * t[c];
+            // 8-bit unsigned normalized texels are filtered as their integers.
+            let v = if unorm8 && c < channels {
+                (t[c] as f64 * 255.0).round()
+            } else {
+                t[c] as f64
+            };
+            acc[c] += weight as f64 * v;
         }
     }
-    Ok(Texel::Float(acc))
+    Ok(Texel::Float(std::array::from_fn(|c| {
+        if unorm8 && c < channels {
+            unorm8_filtered(acc[c] * 256.0 / scale as f64)
+        } else {
+            round_f32_ties_away(acc[c] / scale as f64)
+        }
+    })))
+}
+
+/// The integer weight of each corner of the filter footprint (corner bit `d`
+/// set: the upper texel along axis `d`), and their sum.
+///
+/// Measured on an H200 (`../shared/hardware/textures/`, 2D float textures,
+/// every sample exact): each axis has an 8-bit weight `A = round(frac·256)`,
+/// and the four 2D weights are not the products of the per-axis ones but
+/// `w11 = round(A·B / 256)`, `w10 = A − w11`, `w01 = B − w11`,
+/// `w00 = 256 − A − B + w11`, which sum to 256. 3D (not measured) weighs the
+/// 2D footprint by the third axis' 8-bit weights.
+fn corner_weights(dims: usize, frac: [u32; 3]) -> ([u32; 8], u32) {
+    let [a, b, c] = frac;
+    let mut w = [0u32; 8];
+    match dims {
+        1 => {
+            w[0] = 256 - a;
+            w[1] = a;
+            (w, 256)
+        }
+        _ => {
+            let w11 = (a * b + 128) >> 8;
+            let plane = [256 + w11 - a - b, a - w11, b - w11, w11];
+            if dims == 2 {
+                w[..4].copy_from_slice(&plane);
+                return (w, 256);
+            }
+            for (k, p) in plane.iter().enumerate() {
+                w[k] = p * (256 - c);
+                w[k + 4] = p * c;
+            }
+            (w, 65536)
+        }
+    }
+}
+
+/// A filtered 8-bit unsigned normalized channel: `sum` is Σ weight × texel
+/// integer with the weights summing to 256. The hardware returns it as a
+/// 16-bit normalized value, `(sum·257 + 128) >> 8` over 65535 (every sample
+/// of `../shared/hardware/textures/uchar4_linear.f32`).
+fn unorm8_filtered(sum: f64) -> f32 {
+    let n = ((sum * 257.0 + 128.0) / 256.0).floor();
+    (n / 65535.0) as f32
+}
+
+/// `x` rounded to `f32`, to nearest with ties away from zero: how the
+/// texture unit rounds a filtered float (on the H200 every exact tie of the
+/// 2D grids went away from zero).
+fn round_f32_ties_away(x: f64) -> f32 {
+    let near = x as f32;
+    if !near.is_finite() || near as f64 == x {
+        return near;
+    }
+    // The f32 on the other side of x (near is finite and not x).
+    let away_from_zero = (near as f64).abs() < x.abs();
+    let toward = if near == 0.0 {
+        f32::from_bits(1).copysign(x as f32)
+    } else if away_from_zero {
+        f32::from_bits(near.to_bits() + 1)
+    } else {
+        f32::from_bits(near.to_bits() - 1)
+    };
+    let (d_near, d_toward) = ((x - near as f64).abs(), (toward as f64 - x).abs());
+    if d_near == d_toward && toward.abs() > near.abs() {
+        toward
+    } else {
+        near
+    }
 }
 
 /// Face and face coordinates (normalized) of a cubemap direction.
+///
+/// The face of the major axis; on a tie, z before y before x. The H200 chose
+/// −y for `(0.68999994, −0.68999994, −0.63)` (`texture_cubemap_mipmap.cu`),
+/// so y wins over x; z winning over both is the convention of AMD's
+/// `v_cubeid_f32`, not measured.
 pub fn cube_face(x: f32, y: f32, z: f32) -> (u32, f32, f32) {
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
-    let (face, sc, tc, ma) = if ax >= ay && ax >= az {
+    let (face, sc, tc, ma) = if ax > ay && ax > az {
         if x >= 0.0 {
             (0, -z, -y, ax)
         } else {
             (1, z, -y, ax)
         }
-    } else if ay >= az {
+    } else if ay > az {
         if y >= 0.0 {
             (2, x, z, ay)
         } else {
@@ -584,17 +678,33 @@ mod tests {
     }
 
     #[test]
-    fn bilinear_2d_weights_products() {
+    fn bilinear_2d_weights_round_their_product_once() {
+        // A = round(0.7·256) = 179, B = round(0.4·256) = 102: the corner
+        // weights are w11 = round(179·102/256) = 71, w10 = 108, w01 = 31,
+        // w00 = 46 (in 256ths), not the products of the axis weights.
         let data = [0.0f32, 100.0, 200.0, 300.0];
         let (mut tex, mem) = texture_2d(2, 2, ChannelFormat::F32, 1, &floats(&data));
         tex.sampler.filter = FilterMode::Linear;
         let v = x(fetch(&tex, Coords::Float([1.2, 0.9, 0.0]), 0, None, &mem).unwrap());
-        let (a, b) = (quantize_weight(0.7), quantize_weight(0.4));
-        let want = (1.0 - a) * (1.0 - b) * 0.0
-            + a * (1.0 - b) * 100.0
-            + (1.0 - a) * b * 200.0
-            + a * b * 300.0;
-        assert_eq!(v, want);
+        assert_eq!(v, (108.0 * 100.0 + 31.0 * 200.0 + 71.0 * 300.0) / 256.0);
+        assert_eq!(corner_weights(2, [179, 102, 0]).0[..4], [46, 108, 31, 71]);
+    }
+
+    #[test]
+    fn filtered_floats_round_ties_away_from_zero() {
+        let tie = 1.0f64 + 2f64.powi(-24); // halfway between 1 and 1 + 2^-23
+        assert_eq!(round_f32_ties_away(tie), 1.0 + f32::EPSILON);
+        assert_eq!(round_f32_ties_away(-tie), -(1.0 + f32::EPSILON));
+        assert_eq!(round_f32_ties_away(1.0 + 2f64.powi(-25)), 1.0);
+        assert_eq!(round_f32_ties_away(0.1), 0.1f32);
+    }
+
+    #[test]
+    fn filtered_unorm8_is_a_16_bit_normalized_value() {
+        // Σ weight × texel = 32384 (in 256ths): (32384·257 + 128) >> 8 = 32511.
+        assert_eq!(unorm8_filtered(32384.0), (32511.0f64 / 65535.0) as f32);
+        assert_eq!(unorm8_filtered(255.0 * 256.0), 1.0);
+        assert_eq!(unorm8_filtered(0.0), 0.0);
     }
 
     #[test]
@@ -638,6 +748,10 @@ mod tests {
         assert_eq!(cube_face(0.0, -1.0, 0.5), (3, 0.5, 0.25));
         assert_eq!(cube_face(0.5, 0.0, 1.0), (4, 0.75, 0.5));
         assert_eq!(cube_face(0.5, 0.0, -1.0), (5, 0.25, 0.5));
+        // Ties: y over x (the H200), z over both.
+        assert_eq!(cube_face(0.69, -0.69, -0.63).0, 3);
+        assert_eq!(cube_face(0.5, 0.0, 0.5).0, 4);
+        assert_eq!(cube_face(0.0, 0.5, -0.5).0, 5);
     }
 
     #[test]
