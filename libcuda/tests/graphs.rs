@@ -917,16 +917,26 @@ fn array_and_peer_copies_are_captured() {
         assert_eq!(read(e), src);
         ok(cuGraphExecDestroy(exec));
         ok(cuGraphDestroy(g));
-        // A synchronous array copy during capture is refused.
+        // A synchronous array copy runs on the legacy stream: allowed while
+        // a non-blocking stream captures (a synchronous cudaMemcpy did so on
+        // an H200), refused while a blocking stream captures, whose capture
+        // it would join.
         ok(cuStreamBeginCapture_v2(s, CAPTURE_MODE_GLOBAL));
+        ok(cuMemcpyHtoA_v2(array.cast(), 0, src.as_ptr().cast(), 4));
+        ok(cuStreamEndCapture(s, &mut g));
+        ok(cuGraphDestroy(g));
+        let mut blocking: CUstream = null_mut();
+        ok(cuStreamCreate(&mut blocking, 0));
+        ok(cuStreamBeginCapture_v2(blocking, CAPTURE_MODE_GLOBAL));
         assert_eq!(
             cuMemcpyHtoA_v2(array.cast(), 0, src.as_ptr().cast(), 4),
-            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+            CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
         );
         assert_eq!(
-            cuStreamEndCapture(s, &mut g),
+            cuStreamEndCapture(blocking, &mut g),
             CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
         );
+        ok(cuStreamDestroy_v2(blocking));
     }
 }
 

@@ -154,8 +154,11 @@ int main(void) {
     CHECK(cuStreamGetCaptureInfo(s, &status, &id, &capturing, &deps, &ndeps));
 #endif
     EXPECT(status == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && capturing != NULL && ndeps == 1);
-    /* A synchronous copy is not allowed while capturing in global mode. */
-    EXPECT(cuMemcpyHtoD(d, host_in, 4) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    /* An allocation is not allowed while capturing in global mode. (A
+       synchronous copy is: it runs on the legacy stream, which does not wait
+       for the non-blocking s.) */
+    CUdeviceptr extra = 0;
+    EXPECT(cuMemAlloc(&extra, 64) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CUgraph captured = (CUgraph)1;
     EXPECT(cuStreamEndCapture(s, &captured) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     EXPECT(captured == NULL);

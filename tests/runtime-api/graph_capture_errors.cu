@@ -1,6 +1,6 @@
 // The rules of stream capture, as the driver enforces them: unsafe calls
-// (cudaMalloc, a synchronous cudaMemcpy, synchronizing the capturing
-// stream or the device) fail with cudaErrorStreamCaptureUnsupported and
+// (cudaMalloc, synchronizing the capturing stream or the device) fail with
+// cudaErrorStreamCaptureUnsupported and
 // invalidate the capture, whose end then returns no graph; relaxed mode
 // allows them; the legacy stream cannot capture, nor be used while a
 // blocking stream captures; an unjoined fork fails the capture; waiting on
@@ -46,11 +46,24 @@ int main() {
     expect_error(cudaMemsetAsync(d, 0, 4, s), cudaErrorStreamCaptureInvalidated, "work after invalidation");
     expect_invalidated(s, "cudaMalloc");
 
-    // A synchronous copy while capturing (the legacy stream, synchronizing).
+    // A synchronous copy while capturing a non-blocking stream: it runs on
+    // the legacy stream, which does not wait for s, and an H200 (driver
+    // 580) returns cudaSuccess; the capture goes on.
+    CHECK(cudaMemset(d, 0, sizeof(int)));
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    expect_error(cudaMemcpy(h, d, sizeof(int), cudaMemcpyDeviceToHost), cudaErrorStreamCaptureUnsupported,
+    fill<<<1, n, 0, s>>>(d, 5, n);
+    h[0] = -1;
+    expect_error(cudaMemcpy(h, d, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess,
                  "synchronous cudaMemcpy in capture");
-    expect_invalidated(s, "cudaMemcpy");
+    EXPECT(h[0] == 0, "the copy ran, before the captured fill: %d", h[0]);
+    {
+        cudaStreamCaptureStatus status;
+        CHECK(cudaStreamIsCapturing(s, &status));
+        EXPECT(status == cudaStreamCaptureStatusActive, "capture after a synchronous copy: status %d", (int)status);
+        cudaGraph_t g;
+        CHECK(cudaStreamEndCapture(s, &g));
+        CHECK(cudaGraphDestroy(g));
+    }
 
     // Synchronizing the capturing stream, or the device.
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));

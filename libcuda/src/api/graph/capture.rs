@@ -12,10 +12,11 @@
 //!   and memsets, host functions): a node instead of the work, an error for
 //!   an invalidated capture, or `None` to go on;
 //! - [`unsafe_call`] from calls that capture cannot record (allocation,
-//!   synchronous copies on the legacy stream, ...): refused with
-//!   `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`, invalidating the captures
-//!   that prohibit them, under the modes `cuThreadExchangeStreamCaptureMode`
-//!   documents;
+//!   freeing, ...): refused with `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`,
+//!   invalidating the captures that prohibit them, under the modes
+//!   `cuThreadExchangeStreamCaptureMode` documents; synchronous copies and
+//!   memsets are uses of the legacy stream ([`sync_call`]), not unsafe calls,
+//!   as on NVIDIA's driver;
 //! - [`stream_sync`], [`ctx_sync`], [`event_query`], [`event_record`],
 //!   [`wait_event`] for synchronization and events.
 //!
@@ -482,7 +483,7 @@ pub fn intercept_graph(stream: CUstream, exec: &ExecGraph) -> Option<Result<(), 
 }
 
 /// A call that capture cannot record and that is not safe while one runs
-/// (allocation, freeing, synchronous copies and memsets): refused, and the
+/// (allocation, freeing): refused, and the
 /// captures that prohibit it invalidated, when this thread's mode says so.
 pub fn unsafe_call() -> Result<(), CUresult> {
     if !captures_active() {
@@ -509,9 +510,11 @@ pub fn unsafe_call() -> Result<(), CUresult> {
 }
 
 /// A synchronous call on the legacy stream (`cuMemcpy`, `cuMemsetD8`, ...):
-/// an [`unsafe_call`], and a use of the legacy stream.
+/// a use of the legacy stream, refused only while a blocking stream of the
+/// context captures. Not an [`unsafe_call`]: on an H200 (driver 580) a
+/// synchronous `cudaMemcpy` from the thread that captures a non-blocking
+/// stream in thread-local mode succeeds (`graph_capture_errors.cu`).
 pub fn legacy_sync(d: &Driver) -> Result<(), CUresult> {
-    unsafe_call()?;
     with_state(|s| legacy_use(d, s))
 }
 
@@ -520,7 +523,6 @@ pub fn sync_call() -> Result<(), CUresult> {
     if !captures_active() {
         return Ok(());
     }
-    unsafe_call()?;
     with_driver(|d| with_state(|s| legacy_use(d, s)))
 }
 

@@ -12,6 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+/// The unit in which graph memory is backed and reported (32 MiB, as NVIDIA's
+/// driver reports it).
+pub const GRAPH_MEMORY_GRANULE: u64 = 32 << 20;
+
 /// A kernel launch, its arguments copied when the node was made (as the
 /// driver copies `kernelParams`), so the caller's buffers may go away.
 #[derive(Debug)]
@@ -437,15 +441,20 @@ impl State {
         self.graph_memory_high.1 = self.graph_memory_high.1.max(reserved);
     }
 
+    /// Graph memory in use and reserved, in whole granules of
+    /// [`GRAPH_MEMORY_GRANULE`]: on an H200 (driver 580) one live 2 KiB
+    /// allocation node reported 32 MiB used and 32 MiB reserved
+    /// (`tests/runtime-api/graph_memory.cu`). Allocations share granules.
     fn graph_memory_now(&self) -> (u64, u64) {
-        let used = self
+        let used: u64 = self
             .graph_memory
             .values()
             .filter(|m| m.live)
             .map(|m| m.bytes as u64)
             .sum();
-        let reserved = self.graph_memory.values().map(|m| m.bytes as u64).sum();
-        (used, reserved)
+        let reserved: u64 = self.graph_memory.values().map(|m| m.bytes as u64).sum();
+        let granules = |bytes: u64| bytes.div_ceil(GRAPH_MEMORY_GRANULE) * GRAPH_MEMORY_GRANULE;
+        (granules(used), granules(reserved))
     }
 
     /// `CUgraphMem_attribute`: used current/high, reserved current/high.
