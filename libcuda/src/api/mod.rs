@@ -17,6 +17,7 @@ pub mod peer;
 pub mod pointer;
 pub mod pool;
 pub mod proc_address;
+pub mod profiler;
 pub mod stream;
 pub mod surface;
 pub mod texture;

@@ -215,6 +215,7 @@ pub fn table() -> &'static [ProcEntry] {
         table.extend(super::graph::entries());
         table.extend(super::array::entries());
         table.extend(super::logs::entries());
+        table.extend(super::profiler::entries());
         table.extend(super::unsupported::entries());
         table
     })
