@@ -1387,9 +1387,10 @@ fn address(
                 if sp == Space::KernelParam && implied == Space::FrameParam {
                     sp = Space::FrameParam;
                 } else if sp == Space::Generic {
-                    return Err(format!(
-                        "generic access to non-global symbol `{name}` is not supported"
-                    ));
+                    // A variable of another space named in a generic access
+                    // (`ld.b32 r, [smem_var]`) is accessed in its own space,
+                    // as ptxas does.
+                    sp = implied;
                 } else if sp != implied {
                     return Err(format!("symbol `{name}` is not in the {} space", sp.name()));
                 }

@@ -23,7 +23,10 @@ pub(super) fn decode(
                 None => return Err(un()),
             };
             let trans = mods.take(".trans");
-            if space_of(mods)? != Some(StateSpace::Shared) {
+            // `.shared` may be left out: the address is then generic and
+            // must point into shared memory, whose generic window's low 32
+            // bits are the shared offset (as for `stmatrix`).
+            if !matches!(space_of(mods)?, Some(StateSpace::Shared) | None) {
                 return Err(un());
             }
             let o = operands(inst, 2)?;

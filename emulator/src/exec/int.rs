@@ -41,27 +41,25 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, exec: u32) -> Result<(), LaneFault>
         } => {
             let (d, a, b, cf) = (r(*d), r(*a), r(*b), r(sreg::CARRY));
             for_lanes(exec, |l| {
-                let c = if *cin { v[cf + l] & 1 } else { 0 };
+                // A subtraction adds the complement, `a + !b + c` with `c`
+                // 1 for `sub.cc` and CC.CF for `subc`, and leaves that sum's
+                // carry (not a borrow) in CC.CF, as the hardware does: after
+                // `sub.cc` of 0x627adf75 - 0x864ccef5 an `addc` reads 0
+                // (ZLUDA's hardware-checked subc_cc_s32 case).
+                let c = match (*cin, *sub) {
+                    (true, _) => v[cf + l] & 1,
+                    (false, true) => 1,
+                    (false, false) => 0,
+                };
                 let (x, y) = (v[a + l], v[b + l]);
+                let y = if *sub { !y } else { y };
                 let (res, carry) = if *wide {
-                    if *sub {
-                        let (r1, b1) = x.overflowing_sub(y);
-                        let (r2, b2) = r1.overflowing_sub(c);
-                        (r2, (b1 | b2) as u64)
-                    } else {
-                        let (r1, c1) = x.overflowing_add(y);
-                        let (r2, c2) = r1.overflowing_add(c);
-                        (r2, (c1 | c2) as u64)
-                    }
+                    let (r1, c1) = x.overflowing_add(y);
+                    let (r2, c2) = r1.overflowing_add(c);
+                    (r2, (c1 | c2) as u64)
                 } else {
-                    let (x, y) = (x & 0xffff_ffff, y & 0xffff_ffff);
-                    if *sub {
-                        let t = x.wrapping_sub(y).wrapping_sub(c);
-                        (t & 0xffff_ffff, (x < y + c) as u64)
-                    } else {
-                        let t = x + y + c;
-                        (t & 0xffff_ffff, t >> 32)
-                    }
+                    let t = (x & 0xffff_ffff) + (y & 0xffff_ffff) + c;
+                    (t & 0xffff_ffff, t >> 32)
                 };
                 v[d + l] = res;
                 if *cout {

@@ -60,21 +60,20 @@ pub fn addc(ty: ScalarType, a: u64, b: u64, carry_in: bool) -> (u64, bool) {
     ((wide as u64) & ty.mask(), (wide >> bits) & 1 == 1)
 }
 
-/// `sub.cc`: `(a - b, borrow out)`. PTX documents `CC.CF` after a subtraction
-/// as the borrow, consumed by `subc` as `a - (b + CC.CF)`.
+/// `sub.cc`: `(a - b, carry out)`. The hardware subtracts by adding the
+/// complement, `a + !b + 1`, and `CC.CF` is that sum's carry: set when no
+/// borrow occurred (an `addc` after `sub.cc` of a smaller minuend reads 0).
 #[inline]
 pub fn sub_cc(ty: ScalarType, a: u64, b: u64) -> (u64, bool) {
-    subc(ty, a, b, false)
+    subc(ty, a, b, true)
 }
 
-/// `subc{.cc}`: `a - (b + borrow_in)`, with borrow out.
+/// `subc{.cc}`: `a + !b + CC.CF`, i.e. `a - b - (1 - CC.CF)`, with its carry out.
 #[inline]
-pub fn subc(ty: ScalarType, a: u64, b: u64, borrow_in: bool) -> (u64, bool) {
-    let (a, b) = (
-        unsigned(ty, a) as u128,
-        unsigned(ty, b) as u128 + borrow_in as u128,
-    );
-    (a.wrapping_sub(b) as u64 & ty.mask(), a < b)
+pub fn subc(ty: ScalarType, a: u64, b: u64, carry_in: bool) -> (u64, bool) {
+    let wide = unsigned(ty, a) as u128 + (!unsigned(ty, b) & ty.mask()) as u128 + carry_in as u128;
+    let bits = ty.bits().min(64);
+    ((wide as u64) & ty.mask(), (wide >> bits) & 1 == 1)
 }
 
 /// Full product of the two operands as a 128-bit two's-complement value.
@@ -351,13 +350,16 @@ mod tests {
                 let (lo, c) = add_cc(U32, a & 0xffff_ffff, b & 0xffff_ffff);
                 let (hi, _) = addc(U32, a >> 32, b >> 32, c);
                 assert_eq!(hi << 32 | lo, a.wrapping_add(b));
-                let (lo, borrow) = sub_cc(U32, a & 0xffff_ffff, b & 0xffff_ffff);
-                let (hi, _) = subc(U32, a >> 32, b >> 32, borrow);
+                let (lo, carry) = sub_cc(U32, a & 0xffff_ffff, b & 0xffff_ffff);
+                let (hi, _) = subc(U32, a >> 32, b >> 32, carry);
                 assert_eq!(hi << 32 | lo, a.wrapping_sub(b));
             }
         }
         assert_eq!(add_cc(U64, u64::MAX, 1), (0, true));
-        assert_eq!(sub_cc(U64, 0, 1), (u64::MAX, true));
+        // A borrow leaves the carry clear; none leaves it set.
+        assert_eq!(sub_cc(U64, 0, 1), (u64::MAX, false));
+        assert_eq!(sub_cc(U32, 5, 5), (0, true));
+        assert_eq!(sub_cc(U32, 0x627a_df75, 0x864c_cef5), (0xdc2e_1080, false));
     }
 
     #[test]

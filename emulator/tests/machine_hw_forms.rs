@@ -1,0 +1,139 @@
+//! Forms whose result the hardware fixes where a reading of the PTX ISA
+//! could differ: the carry flag a subtraction leaves, a variable of another
+//! state space named in a generic access, `ldmatrix` without `.shared`.
+//! The expectations are what NVIDIA GPUs compute (ZLUDA's hardware-checked
+//! cases, `subc_cc_s32`, `cp_async`, `ldmatrix`, restated here).
+
+mod machine_util;
+use machine_util::*;
+
+/// `sub.cc` leaves the carry of `a + !b + 1` in CC.CF, not a borrow: after
+/// 0x627adf75 - 0x864ccef5 (which borrows) an `addc` reads 0; after 9 - 5
+/// it reads 1. `subc` then subtracts `1 - CC.CF`.
+#[test]
+fn subtraction_leaves_the_carry_not_the_borrow() {
+    let ptx = r#"
+.version 6.5
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 buf)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [buf];
+    add.cc.u32 %r1, 0xffffffff, 1;
+    sub.cc.u32 %r2, 0x627adf75, 0x864ccef5;
+    addc.u32 %r3, 0, 0;
+    sub.cc.u32 %r4, 9, 5;
+    addc.u32 %r5, 0, 0;
+    add.cc.u32 %r6, 0, 0;
+    subc.u32 %r7, 9, 5;
+    add.cc.u32 %r8, 0xffffffff, 1;
+    subc.u32 %r9, 9, 5;
+    st.global.v4.u32 [%rd1], {%r2, %r3, %r4, %r5};
+    st.global.v2.u32 [%rd1+16], {%r7, %r9};
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[0; 6]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    let got = download_u32(&dev, buf, 6);
+    assert_eq!(
+        got[..4],
+        [0xdc2e_1080, 0, 4, 1],
+        "sub.cc and the carry after it"
+    );
+    assert_eq!(got[4..], [3, 4], "subc with CC.CF clear, then set");
+}
+
+/// `ld.b32 r, [sm]` with `sm` a `.shared` variable reads it in shared
+/// space (after `cp.async` into it, with `src-size` 12 of 16 zero-filling).
+#[test]
+fn generic_access_to_a_shared_variable_reads_shared_memory() {
+    let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 buf)
+{
+    .global .b32 from[4] = {1, 2, 3, 4};
+    .shared .align 16 .b32 to[4];
+    .local .align 8 .b32 scratch[2];
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [buf];
+    cp.async.ca.shared.global [to], [from], 16, 12;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    ld.b32 %r1, [to];
+    ld.b32 %r2, [to+4];
+    ld.b32 %r3, [to+8];
+    ld.b32 %r4, [to+12];
+    st.b32 [scratch+4], %r3;
+    ld.b32 %r5, [scratch+4];
+    st.global.v4.u32 [%rd1], {%r1, %r2, %r5, %r4};
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[9; 4]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    assert_eq!(download_u32(&dev, buf, 4), [1, 2, 3, 0]);
+}
+
+/// `ldmatrix` with a generic address into shared memory (no `.shared`).
+#[test]
+fn ldmatrix_takes_a_generic_shared_address() {
+    let ptx = r#"
+.version 6.5
+.target sm_75
+.address_size 64
+.shared .align 16 .u32 vals[64];
+.visible .entry k(.param .u64 buf)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, vals;
+    mad.lo.u32 %r3, %r1, 4, %r2;
+    mad.lo.u32 %r4, %r1, 7, 3;
+    st.shared.u32 [%r3], %r4;
+    add.u32 %r4, %r4, 1000;
+    st.shared.u32 [%r3+128], %r4;
+    bar.sync 0;
+    mov.u64 %rd2, vals;
+    cvta.shared.u64 %rd2, %rd2;
+    cvt.u64.u32 %rd3, %r1;
+    mad.lo.u64 %rd2, %rd3, 16, %rd2;
+    ldmatrix.sync.aligned.m8n8.x2.b16 {%r4, %r5}, [%rd2];
+    mad.lo.u64 %rd4, %rd3, 8, %rd1;
+    st.global.v2.u32 [%rd4], {%r4, %r5};
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[0; 64]);
+    run(&mut dev, f, cfg(1, 32), &Params::new().u64(buf));
+    let got = download_u32(&dev, buf, 64);
+    // Matrix i's row j is the 16 bytes at lane (8i + j)'s address: words
+    // 4(8i + j) .. 4(8i + j) + 3, each word a pair of b16 elements. Lane l
+    // receives row l / 4, elements 2(l % 4) and 2(l % 4) + 1: one word.
+    let word = |w: u32| {
+        if w < 32 {
+            w * 7 + 3
+        } else {
+            (w - 32) * 7 + 3 + 1000
+        }
+    };
+    for l in 0..32u32 {
+        for i in 0..2u32 {
+            let want = word(4 * (8 * i + l / 4) + l % 4);
+            assert_eq!(got[(2 * l + i) as usize], want, "lane {l} matrix {i}");
+        }
+    }
+}
