@@ -26,7 +26,7 @@ use crate::error::LoadDiagnostic;
 use crate::instr::*;
 use crate::memory::{GlobalMemory, SHARED_WINDOW};
 use crate::observer::RegSlot;
-use crate::program::{FuncInfo, Program, diag, sreg};
+use crate::program::{FuncInfo, Program, RegBinding, diag, sreg};
 use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
 
 /// Local memory a thread may use (`.local` variables and one frame), as on
@@ -207,13 +207,18 @@ pub fn decode_module(
         m.syms.insert(f.name.clone(), Sym::Func(i as u32));
         let (mut rows, mut preds) = (0, 0);
         count_regs(f.body.as_deref().unwrap_or(&[]), &mut rows, &mut preds);
-        // `.reg` parameters and return values are registers of the function.
-        rows += f
-            .params
-            .iter()
-            .chain(&f.returns)
-            .filter(|p| p.space == ast::ParamSpace::Reg)
-            .count() as u32;
+        // `.reg` parameters and return values are registers of the function:
+        // a row per component, or a predicate.
+        for p in f.params.iter().chain(&f.returns) {
+            if p.space != ast::ParamSpace::Reg {
+                continue;
+            }
+            if p.ty == ast::ScalarType::Pred {
+                preds += 1;
+            } else {
+                rows += p.vector.unwrap_or(1);
+            }
+        }
         max_rows = u32::max(max_rows, rows);
         max_preds = u32::max(max_preds, preds);
         let mut frame = 0u64;
@@ -667,34 +672,19 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         slots: Vec::new(),
     };
     // `.reg` parameters and return values: registers the call fills and reads.
-    let mut reg_rows = |ps: &[ast::Param], fc: &mut FnCtx<'_>| -> Vec<Option<u32>> {
+    let mut reg_rows = |ps: &[ast::Param], fc: &mut FnCtx<'_>| -> Vec<Option<RegBinding>> {
         ps.iter()
             .map(|p| {
                 if p.space != ast::ParamSpace::Reg {
                     return None;
                 }
-                let ty = ast_ty(p.ty).filter(|t| {
-                    p.vector.is_none() && p.array_dims.is_empty() && *t != ScalarType::Pred
-                });
-                let Some(ty) = ty else {
-                    m.diags.push(diag(
-                        m.file,
-                        p.span,
-                        format!("unsupported: .reg parameter `{}` of this type", p.name),
-                    ));
-                    return None;
-                };
-                let row = fc.next_row;
-                fc.next_row += 1;
-                fc.slots.push(RegSlot {
-                    name: p.name.clone(),
-                    ty,
-                    index: row,
-                });
-                if let Some(scope) = fc.scopes.last_mut() {
-                    scope.insert(p.name.clone(), RegKind::Value(row, ty));
+                match reg_param(fc, p) {
+                    Ok(binding) => Some(binding),
+                    Err(msg) => {
+                        m.diags.push(diag(m.file, p.span, msg));
+                        None
+                    }
                 }
-                Some(row)
             })
             .collect()
     };
@@ -741,6 +731,59 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
     fi.slots = fc.slots;
     fi.reg_params = reg_params;
     fi.reg_returns = reg_returns;
+}
+
+/// Declares a `.reg` parameter or return value as the function's register:
+/// a scalar, a vector (`.reg .v4 .u16 v`: a row per component) or a
+/// predicate; returns how the call passes it through the frame slot.
+fn reg_param(fc: &mut FnCtx<'_>, p: &ast::Param) -> Result<RegBinding, String> {
+    let unsupported = || format!("unsupported: .reg parameter `{}` of this type", p.name);
+    let ty = ast_ty(p.ty)
+        .filter(|_| p.array_dims.is_empty())
+        .ok_or_else(unsupported)?;
+    let binding = if ty == ScalarType::Pred {
+        if p.vector.is_some() {
+            return Err(unsupported());
+        }
+        fc.next_pred += 1;
+        let pred = fc.next_pred - 1;
+        if let Some(scope) = fc.scopes.last_mut() {
+            scope.insert(p.name.clone(), RegKind::Pred(pred));
+        }
+        fc.slots.push(RegSlot {
+            name: p.name.clone(),
+            ty,
+            index: pred,
+        });
+        RegBinding::Pred(pred)
+    } else {
+        let n = match p.vector {
+            None => 1u8,
+            Some(n @ (2 | 4)) => n as u8,
+            Some(_) => return Err(unsupported()),
+        };
+        let row = fc.next_row;
+        fc.next_row += n as u32;
+        let kind = if p.vector.is_some() {
+            RegKind::Vector(row, ty, n)
+        } else {
+            RegKind::Value(row, ty)
+        };
+        if let Some(scope) = fc.scopes.last_mut() {
+            scope.insert(p.name.clone(), kind);
+        }
+        fc.slots.push(RegSlot {
+            name: p.name.clone(),
+            ty,
+            index: row,
+        });
+        RegBinding::Rows {
+            row,
+            n,
+            elem: ty.size_bytes() as u8,
+        }
+    };
+    Ok(binding)
 }
 
 fn decode_body(m: &mut ModuleCtx<'_>, fc: &mut FnCtx<'_>, body: &[Statement]) {

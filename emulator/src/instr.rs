@@ -133,6 +133,9 @@ pub struct CallInfo {
     pub rets: Vec<CallSlot>,
 }
 
+/// Registers (and predicates) one `call` may receive from its callee.
+pub const MAX_RETURNED_REGS: usize = 32;
+
 /// A call argument or return value on the caller's side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallSlot {
@@ -140,6 +143,11 @@ pub enum CallSlot {
     Frame(u32),
     /// A register (or an immediate's constant row): `call (%r1), f, (%r2, 5);`.
     Reg(Row),
+    /// A whole vector register, `n` rows from `row`, each `elem` bytes of
+    /// the callee's slot: `call (%r1), f, (%v);` with `.reg .v4 .u16 %v`.
+    Rows { row: Row, n: u8, elem: u8 },
+    /// A predicate register, one byte (0 or 1) of the slot.
+    Pred(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +240,10 @@ pub enum Op {
         d: Row,
         a: Row,
     },
+    /// `mov.v2/.v4/.v8.T d, a` between whole vectors (a vector register or a
+    /// `{…}` list): `(destination, source)` rows, all read before any is
+    /// written (the lists may overlap, as in a rotation).
+    MovVector(Box<[(Row, Row)]>),
     Alu1 {
         f: Alu1Fn,
         ctx: AluCtx,

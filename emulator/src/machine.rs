@@ -659,6 +659,7 @@ pub fn execute(
         | Op::Fast3 { .. }
         | Op::FastSetp { .. }
         | Op::Mov { .. }
+        | Op::MovVector(_)
         | Op::Alu1 { .. }
         | Op::Alu2 { .. }
         | Op::Alu3 { .. }

@@ -61,12 +61,23 @@ pub struct FuncInfo {
     /// `(frame offset, bytes)` of each parameter and return value (`.func`).
     pub params: Vec<(u32, u32)>,
     pub returns: Vec<(u32, u32)>,
-    /// The register row of each `.reg` parameter and return value (`None`
+    /// The registers of each `.reg` parameter and return value (`None`
     /// for `.param` ones), in declaration order.
-    pub reg_params: Vec<Option<u32>>,
-    pub reg_returns: Vec<Option<u32>>,
+    pub reg_params: Vec<Option<RegBinding>>,
+    pub reg_returns: Vec<Option<RegBinding>>,
     /// Declared registers, for observers.
     pub slots: Vec<RegSlot>,
+}
+
+/// How a `.reg` parameter or return value of a function lives in its
+/// registers; the call passes it through the value's frame slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegBinding {
+    /// `n` consecutive rows from `row` (a scalar: `n` = 1), each `elem`
+    /// bytes of the slot.
+    Rows { row: u32, n: u8, elem: u8 },
+    /// A predicate: one byte of the slot, 0 or 1.
+    Pred(u32),
 }
 
 pub struct Program {

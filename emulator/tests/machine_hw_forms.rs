@@ -1,8 +1,9 @@
-//! Forms whose result the hardware fixes where a reading of the PTX ISA
-//! could differ: the carry flag a subtraction leaves, a variable of another
-//! state space named in a generic access, `ldmatrix` without `.shared`.
-//! The expectations are what NVIDIA GPUs compute (ZLUDA's hardware-checked
-//! cases, `subc_cc_s32`, `cp_async`, `ldmatrix`, restated here).
+//! Forms from hardware-checked PTX cases (ZLUDA's, restated here) that the
+//! emulator refused or computed differently: the carry flag a subtraction
+//! leaves, a variable of another state space named in a generic access,
+//! `ldmatrix` without `.shared`, vector and predicate `.reg` parameters and
+//! return values, `mov` of whole vectors. The expectations are what NVIDIA
+//! GPUs compute.
 
 mod machine_util;
 use machine_util::*;
@@ -136,4 +137,62 @@ fn ldmatrix_takes_a_generic_shared_address() {
             assert_eq!(got[(2 * l + i) as usize], want, "lane {l} matrix {i}");
         }
     }
+}
+
+/// `.reg` parameters and return values of vector and predicate type, a
+/// whole vector register passed as an argument, `mov.v4` of a `{…}` list
+/// into a vector register, and `mov.v4` between overlapping lists (read
+/// before written).
+#[test]
+fn vector_and_predicate_reg_parameters_and_vector_moves() {
+    let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.func (.reg .u32 packed, .reg .pred odd) pack_u8(.reg .v4 .u16 bytes)
+{
+    .reg .u32 %t<4>;
+    cvt.u32.u16 %t0, bytes.x;
+    cvt.u32.u16 %t1, bytes.y;
+    cvt.u32.u16 %t2, bytes.z;
+    cvt.u32.u16 %t3, bytes.w;
+    shl.b32 %t1, %t1, 8;
+    shl.b32 %t2, %t2, 16;
+    shl.b32 %t3, %t3, 24;
+    or.b32 packed, %t0, %t1;
+    or.b32 packed, packed, %t2;
+    or.b32 packed, packed, %t3;
+    and.b32 %t0, %t0, 1;
+    setp.eq.u32 odd, %t0, 1;
+    ret;
+}
+.visible .entry k(.param .u64 buf)
+{
+    .reg .u16 %h<4>;
+    .reg .u32 %r<6>;
+    .reg .b64 %rd<2>;
+    .reg .pred %p<2>;
+    .reg .v4 .u16 bytes;
+    ld.param.u64 %rd1, [buf];
+    mov.u16 %h0, 0x11;
+    mov.u16 %h1, 0x22;
+    mov.u16 %h2, 0x33;
+    mov.u16 %h3, 0x44;
+    mov.v4.u16 bytes, {%h0, %h1, %h2, %h3};
+    call (%r1, %p1), pack_u8, (bytes);
+    selp.u32 %r2, 7, 9, %p1;
+    mov.v4.u16 {%h1, %h2, %h3, %h0}, {%h0, %h1, %h2, %h3};
+    mov.v4.u16 bytes, {%h0, %h1, %h2, %h3};
+    call (%r3, %p1), pack_u8, (bytes);
+    selp.u32 %r4, 7, 9, %p1;
+    st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[0; 4]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    // 0x11 is odd; after the rotation the low byte is 0x44, even.
+    assert_eq!(download_u32(&dev, buf, 4), [0x4433_2211, 7, 0x3322_1144, 9]);
 }

@@ -207,18 +207,47 @@ pub(super) fn decode(
     }
 }
 
+/// The rows of an `n`-element vector operand: a whole vector register or a
+/// `{…}` list of `n` items.
+fn vector_operand_rows(
+    fc: &FnCtx<'_>,
+    op: &Operand,
+    n: usize,
+    mut f: impl FnMut(&FnCtx<'_>, &Operand) -> Result<Row, String>,
+) -> Result<Vec<Row>, String> {
+    let whole = vector_components(fc, op).map(Operand::Vector);
+    match whole.as_ref().unwrap_or(op) {
+        Operand::Vector(items) if items.len() == n => items.iter().map(|it| f(fc, it)).collect(),
+        _ => Err(format!("a vector of {n} elements is needed here")),
+    }
+}
+
 fn decode_mov(
     m: &mut ModuleCtx<'_>,
     fc: &mut FnCtx<'_>,
     inst: &ast::Instruction,
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
+    let lanes = match mods.take_any(&[".v2", ".v4", ".v8"]) {
+        Some(".v2") => Some(2),
+        Some(".v4") => Some(4),
+        Some(_) => Some(8),
+        None => None,
+    };
     let ty = need_type(mods, inst)?;
     if ty == ScalarType::B128 {
         // 128-bit registers are not emulated (their declarations are refused).
         return Err(unsupported(inst));
     }
     let o = operands(inst, 2)?;
+    if let Some(n) = lanes {
+        if ty == ScalarType::Pred {
+            return Err(unsupported(inst));
+        }
+        let d = vector_operand_rows(fc, &o[0], n, dst)?;
+        let s = vector_operand_rows(fc, &o[1], n, |fc, op| src(m, fc, op, ty))?;
+        return Ok(Op::MovVector(d.into_iter().zip(s).collect()));
+    }
     if ty == ScalarType::Pred {
         return Ok(Op::PredLogic {
             op: None,

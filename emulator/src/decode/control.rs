@@ -77,9 +77,17 @@ fn decode_call(
                     "call argument `{s}` is not a .param variable or register"
                 )),
             },
-            Operand::Register(r) if is_ret => {
-                dst(fc, &Operand::Register(r.clone())).map(CallSlot::Reg)
-            }
+            Operand::Register(r) if r.component.is_none() => match lookup_reg(fc, &r.name) {
+                Some(RegKind::Pred(p)) => Ok(CallSlot::Pred(p)),
+                Some(RegKind::Vector(row, ty, n)) => Ok(CallSlot::Rows {
+                    row,
+                    n,
+                    elem: ty.size_bytes() as u8,
+                }),
+                _ if is_ret => dst(fc, op).map(CallSlot::Reg),
+                _ => src(m, fc, op, ScalarType::B64).map(CallSlot::Reg),
+            },
+            Operand::Register(_) if is_ret => dst(fc, op).map(CallSlot::Reg),
             Operand::Register(_) => src(m, fc, op, ScalarType::B64).map(CallSlot::Reg),
             Operand::Immediate(imm) if !is_ret => {
                 let bytes = callee_params.get(k).map_or(8, |p| p.1);
@@ -103,20 +111,25 @@ fn decode_call(
         .enumerate()
         .map(|(k, op)| slot(op, k, true))
         .collect::<Result<Vec<_>, _>>()?;
-    if rets
+    let returned_rows: usize = rets
         .iter()
-        .filter(|s| matches!(s, CallSlot::Reg(_)))
-        .count()
-        > 8
-    {
-        return Err("unsupported: more than 8 register return values".into());
+        .map(|s| match s {
+            CallSlot::Frame(_) => 0,
+            CallSlot::Reg(_) | CallSlot::Pred(_) => 1,
+            CallSlot::Rows { n, .. } => *n as usize,
+        })
+        .sum();
+    if returned_rows > MAX_RETURNED_REGS {
+        return Err(format!(
+            "unsupported: more than {MAX_RETURNED_REGS} registers returned by one call"
+        ));
     }
     let frame_only = |slots: &[CallSlot]| -> Option<Vec<u32>> {
         slots
             .iter()
             .map(|s| match s {
                 CallSlot::Frame(o) => Some(*o),
-                CallSlot::Reg(_) => None,
+                CallSlot::Reg(_) | CallSlot::Rows { .. } | CallSlot::Pred(_) => None,
             })
             .collect()
     };

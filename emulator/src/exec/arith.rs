@@ -96,6 +96,17 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, exec: u32) -> Result<(), LaneFault>
             let (d, a) = (r(*d), r(*a));
             for_lanes(exec, |l| v[d + l] = v[a + l]);
         }
+        Op::MovVector(pairs) => {
+            let mut tmp = [0u64; 8];
+            for_lanes(exec, |l| {
+                for (t, (_, s)) in tmp.iter_mut().zip(pairs.iter()) {
+                    *t = v[r(*s) + l];
+                }
+                for (t, (d, _)) in tmp.iter().zip(pairs.iter()) {
+                    v[r(*d) + l] = *t;
+                }
+            });
+        }
         Op::Alu1 { f, ctx, d, a } => {
             let (d, a) = (r(*d), r(*a));
             for_lanes(exec, |l| v[d + l] = f(ctx, v[a + l]));

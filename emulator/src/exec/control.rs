@@ -3,6 +3,7 @@
 
 use super::memory_ops::{load, read_cstr};
 use super::*;
+use crate::program::RegBinding;
 
 /// `bra`: the executing lanes jump to `target`, the other active lanes
 /// fall through. Dispatched on its own by `execute`: the hottest control
@@ -279,31 +280,30 @@ fn do_call(
             w.param[l].bytes.resize(need, 0);
         }
         for (from, (to, size)) in info.args.iter().zip(&callee.params) {
-            let size = *size as usize;
-            let value = match from {
+            let dst = (new_param_fp + to) as usize;
+            let slot = &mut w.param[l].bytes[dst..dst + *size as usize];
+            match from {
                 CallSlot::Frame(from) => {
                     let src = (w.param_fp[l] + from) as usize;
-                    let dst = (new_param_fp + to) as usize;
-                    w.param[l].bytes.copy_within(src..src + size, dst);
-                    None
+                    w.param[l].bytes.copy_within(src..src + *size as usize, dst);
                 }
                 // Read before any `.reg` parameter is written: they share the window.
-                CallSlot::Reg(row) => Some(w.values[r(*row) + l]),
-            };
-            if let Some(v) = value {
-                let dst = (new_param_fp + to) as usize;
-                let bytes = v.to_le_bytes();
-                w.param[l].bytes[dst..dst + size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
+                CallSlot::Reg(row) => put(slot, 0, 8, w.values[r(*row) + l]),
+                CallSlot::Rows { row, n, elem } => {
+                    for i in 0..*n as usize {
+                        let v = w.values[r(*row + i as u32) + l];
+                        put(slot, i * *elem as usize, *elem as usize, v);
+                    }
+                }
+                CallSlot::Pred(p) => put(slot, 0, 1, (w.preds[*p as usize] >> l & 1) as u64),
             }
         }
         // `.reg` parameters: the callee's registers, filled from its frame slots.
-        for (row, (off, size)) in callee.reg_params.iter().zip(&callee.params) {
-            if let Some(row) = row {
+        for (binding, (off, size)) in callee.reg_params.iter().zip(&callee.params) {
+            if let Some(binding) = binding {
                 let at = (new_param_fp + off) as usize;
-                let mut bytes = [0u8; 8];
-                let n = (*size as usize).min(8);
-                bytes[..n].copy_from_slice(&w.param[l].bytes[at..at + n]);
-                w.values[r(*row) + l] = u64::from_le_bytes(bytes);
+                let slot = &w.param[l].bytes[at..at + *size as usize];
+                unpack_binding(&mut w.values, &mut w.preds, *binding, slot, l);
             }
         }
         let new_local_fp = w.local_fp[l] + caller.local_frame;
@@ -330,40 +330,46 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
             w.exited |= 1 << l;
             continue;
         };
-        // Return values: `.reg` returns are the callee's registers; register
-        // destinations are written after the caller's registers are restored.
-        let mut into_regs: [(Row, u64); 8] = [(0, 0); 8];
+        // Return values: a `.reg` return is first spilled from the callee's
+        // registers into its frame slot; register destinations are written
+        // after the caller's registers are restored.
+        let mut into_regs = [(0 as Row, 0u64); MAX_RETURNED_REGS];
         let mut n_into = 0;
+        let mut into_preds = [(0u32, false); MAX_RETURNED_REGS];
+        let mut n_preds = 0;
         if let Op::Call(info) = &prog.code[frame.ret_pc as usize - 1].op {
             let callee = &prog.funcs[w.func[l] as usize];
             for (k, (to, (from, size))) in info.rets.iter().zip(&callee.returns).enumerate() {
-                let size = *size as usize;
                 let src = (w.param_fp[l] + from) as usize;
-                let value = match callee.reg_returns.get(k).copied().flatten() {
-                    Some(row) => w.values[r(row) + l],
-                    None => {
-                        let mut bytes = [0u8; 8];
-                        let n = size.min(8);
-                        bytes[..n].copy_from_slice(&w.param[l].bytes[src..src + n]);
-                        u64::from_le_bytes(bytes)
-                    }
-                };
-                match to {
+                let size = *size as usize;
+                if let Some(Some(binding)) = callee.reg_returns.get(k) {
+                    let slot = &mut w.param[l].bytes[src..src + size];
+                    pack_binding(&w.values, &w.preds, *binding, slot, l);
+                }
+                let slot = &w.param[l].bytes[src..src + size];
+                match *to {
                     CallSlot::Frame(to) => {
                         let dst = (frame.param_fp + to) as usize;
-                        if callee.reg_returns.get(k).copied().flatten().is_some() {
-                            let n = size.min(8);
-                            w.param[l].bytes[dst..dst + n]
-                                .copy_from_slice(&value.to_le_bytes()[..n]);
-                        } else {
-                            w.param[l].bytes.copy_within(src..src + size, dst);
-                        }
+                        w.param[l].bytes.copy_within(src..src + size, dst);
                     }
-                    CallSlot::Reg(row) if n_into < into_regs.len() => {
-                        into_regs[n_into] = (*row, value);
+                    CallSlot::Reg(row) if n_into < MAX_RETURNED_REGS => {
+                        into_regs[n_into] = (row, get(slot, 0, 8));
                         n_into += 1;
                     }
-                    CallSlot::Reg(_) => {}
+                    CallSlot::Rows { row, n, elem } => {
+                        for i in 0..n as usize {
+                            if n_into < MAX_RETURNED_REGS {
+                                let v = get(slot, i * elem as usize, elem as usize);
+                                into_regs[n_into] = (row + i as u32, v);
+                                n_into += 1;
+                            }
+                        }
+                    }
+                    CallSlot::Pred(p) if n_preds < MAX_RETURNED_REGS => {
+                        into_preds[n_preds] = (p, get(slot, 0, 1) & 1 == 1);
+                        n_preds += 1;
+                    }
+                    CallSlot::Reg(_) | CallSlot::Pred(_) => {}
                 }
             }
         }
@@ -381,6 +387,9 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
         for (row, value) in &into_regs[..n_into] {
             w.values[r(*row) + l] = *value;
         }
+        for &(p, bit) in &into_preds[..n_preds] {
+            w.preds[p as usize] = (w.preds[p as usize] & !(1 << l)) | ((bit as u32) << l);
+        }
         w.saves[l].truncate(frame.save_at);
         w.local_fp[l] = frame.local_fp;
         w.param_fp[l] = frame.param_fp;
@@ -388,4 +397,47 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
         w.pcs[l] = frame.ret_pc;
     }
     w.maybe_reconverge();
+}
+
+/// Writes the low `n` bytes of `v` at `at` of a frame slot (clipped to it).
+fn put(slot: &mut [u8], at: usize, n: usize, v: u64) {
+    let n = n.min(8).min(slot.len().saturating_sub(at));
+    slot[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+/// Reads `n` bytes at `at` of a frame slot as a little-endian value (bytes
+/// past the slot read as zero).
+fn get(slot: &[u8], at: usize, n: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = n.min(8).min(slot.len().saturating_sub(at));
+    bytes[..n].copy_from_slice(&slot[at..at + n]);
+    u64::from_le_bytes(bytes)
+}
+
+/// Fills a `.reg` parameter's registers (lane `l`) from its frame slot.
+fn unpack_binding(values: &mut [u64], preds: &mut [u32], b: RegBinding, slot: &[u8], l: usize) {
+    match b {
+        RegBinding::Rows { row, n, elem } => {
+            for i in 0..n as u32 {
+                values[r(row + i) + l] = get(slot, i as usize * elem as usize, elem as usize);
+            }
+        }
+        RegBinding::Pred(p) => {
+            let bit = (get(slot, 0, 1) & 1) as u32;
+            preds[p as usize] = (preds[p as usize] & !(1 << l)) | (bit << l);
+        }
+    }
+}
+
+/// Writes a `.reg` return value's registers (lane `l`) into its frame slot.
+fn pack_binding(values: &[u64], preds: &[u32], b: RegBinding, slot: &mut [u8], l: usize) {
+    match b {
+        RegBinding::Rows { row, n, elem } => {
+            for i in 0..n as u32 {
+                let v = values[r(row + i) + l];
+                put(slot, i as usize * elem as usize, elem as usize, v);
+            }
+        }
+        RegBinding::Pred(p) => put(slot, 0, 1, (preds[p as usize] >> l & 1) as u64),
+    }
 }
