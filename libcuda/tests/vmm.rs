@@ -487,3 +487,49 @@ fn device_reports_virtual_memory_pools_and_ipc() {
         assert_eq!(attribute(a), want, "attribute {a}");
     }
 }
+
+/// The virtual memory calls need no current context, as on NVIDIA's driver:
+/// NVIDIA's memMapIPCDrv sample unmaps and frees its reservation after
+/// destroying its context, and imports, maps and grants access before
+/// choosing one. On a thread with no current context, after `cuInit`.
+#[test]
+fn virtual_memory_calls_need_no_current_context() {
+    context();
+    let size = granularity();
+    std::thread::spawn(move || unsafe {
+        let mut current: CUcontext = null_mut();
+        assert_eq!(cuCtxGetCurrent(&mut current), CUDA_SUCCESS);
+        assert!(current.is_null(), "a fresh thread has no current context");
+        let p = prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        let mut handle = 0u64;
+        assert_eq!(cuMemCreate(&mut handle, size, &p, 0), CUDA_SUCCESS);
+        let mut fd: i32 = -1;
+        assert_eq!(
+            cuMemExportToShareableHandle(
+                (&mut fd as *mut i32).cast(),
+                handle,
+                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0
+            ),
+            CUDA_SUCCESS
+        );
+        let mut imported = 0u64;
+        assert_eq!(
+            cuMemImportFromShareableHandle(
+                &mut imported,
+                fd as usize as *mut c_void,
+                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            ),
+            CUDA_SUCCESS
+        );
+        let va = reserve(size);
+        map_accessible(va, size, imported);
+        assert_eq!(cuMemRelease(imported), CUDA_SUCCESS);
+        assert_eq!(cuMemRelease(handle), CUDA_SUCCESS);
+        assert_eq!(cuMemUnmap(va, size), CUDA_SUCCESS);
+        assert_eq!(cuMemAddressFree(va, size), CUDA_SUCCESS);
+        libc::close(fd);
+    })
+    .join()
+    .expect("the thread without a context");
+}

@@ -19,7 +19,7 @@
 use super::device::check_device;
 use super::proc_address::{ProcEntry, procs};
 use crate::cu::*;
-use crate::driver::{Driver, with_context, with_driver};
+use crate::driver::{Driver, with_driver};
 use crate::entry::{exports, non_null, write_out};
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
@@ -552,7 +552,7 @@ exports! {
     }
 
     fn cuMemCreate(handle: *mut u64, size: usize, prop: *const MemAllocationProp, flags: u64) {
-        with_context(|d, _| {
+        with_driver(|d| {
             non_null(handle)?;
             non_null(prop)?;
             // SAFETY: non-null, the caller's property structure.
@@ -579,7 +579,7 @@ exports! {
     }
 
     fn cuMemAddressReserve(ptr: *mut CUdeviceptr, size: usize, alignment: usize, addr: CUdeviceptr, flags: u64) {
-        with_context(|d, _| {
+        with_driver(|d| {
             non_null(ptr)?;
             if flags != 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
@@ -605,7 +605,7 @@ exports! {
     }
 
     fn cuMemMap(ptr: CUdeviceptr, size: usize, offset: usize, handle: u64, flags: u64) {
-        with_context(|d, _| {
+        with_driver(|d| {
             if flags != 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
@@ -614,11 +614,11 @@ exports! {
     }
 
     fn cuMemUnmap(ptr: CUdeviceptr, size: usize) {
-        with_context(|d, _| unmap(d, ptr, size))
+        with_driver(|d| unmap(d, ptr, size))
     }
 
     fn cuMemSetAccess(ptr: CUdeviceptr, size: usize, desc: *const MemAccessDesc, count: usize) {
-        with_context(|d, _| {
+        with_driver(|d| {
             non_null(desc)?;
             if count == 0 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
@@ -702,7 +702,7 @@ exports! {
     /// `os_handle` is the descriptor itself (cast to a pointer), as the
     /// driver takes POSIX handles. The caller keeps its descriptor.
     fn cuMemImportFromShareableHandle(handle: *mut u64, os_handle: *mut c_void, sh_handle_type: c_int) {
-        with_context(|d, _| {
+        with_driver(|d| {
             non_null(handle)?;
             if sh_handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR {
                 return Err(CUDA_ERROR_INVALID_VALUE);
