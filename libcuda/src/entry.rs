@@ -14,6 +14,27 @@ pub fn guard(body: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
     }
 }
 
+/// [`guard`] for an exported function named `name`: with
+/// `PRLX_LIBCUDA_TRACE=1`, every error it returns is reported on stderr,
+/// which is how to find the call a runtime or library gave up on.
+pub fn guard_named(name: &str, body: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+    let result = guard(body);
+    if result != CUDA_SUCCESS && trace_enabled() {
+        eprintln!(
+            "prlx libcuda: {name} -> {}",
+            crate::error_table::name_str(result)
+        );
+    }
+    result
+}
+
+/// `PRLX_LIBCUDA_TRACE=1`: report failing calls, lookups of functions this
+/// library lacks, export-table requests.
+pub fn trace_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1"))
+}
+
 /// Writes `value` through a caller's out-pointer; NULL is `CUDA_ERROR_INVALID_VALUE`.
 ///
 /// # Safety
@@ -72,7 +93,7 @@ macro_rules! exports {
         /// Pointer arguments must be valid as `cuda.h` documents for this call.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::cu::CUresult {
-            $crate::entry::guard(|| $body)
+            $crate::entry::guard_named(stringify!($name), || $body)
         }
     )*};
 }

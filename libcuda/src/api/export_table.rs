@@ -29,7 +29,6 @@ use crate::image;
 use crate::integrity;
 use crate::jit::JitLogs;
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::OnceLock;
 
 type Uuid = [u8; 16];
 
@@ -189,8 +188,7 @@ pub fn table(id: &Uuid) -> Option<*const c_void> {
 
 /// `PRLX_LIBCUDA_TRACE=1`: report table requests and slot calls.
 pub fn trace_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1"))
+    crate::entry::trace_enabled()
 }
 
 fn trace(what: std::fmt::Arguments) {

@@ -261,8 +261,7 @@ pub fn lookup(
 /// `PRLX_LIBCUDA_TRACE=1` reports lookups of functions this library lacks,
 /// which is how to find out what a runtime or framework needs.
 fn trace_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1"))
+    crate::entry::trace_enabled()
 }
 
 /// # Safety
