@@ -35,6 +35,8 @@ pub struct MachineCode {
     pub kernels: Vec<String>,
     /// Its variables (`__device__`, `__constant__`), named alike.
     pub variables: Vec<String>,
+    /// Their sizes and initial contents, read from the same cubin.
+    pub variable_defs: Vec<fatbin::CubinVariable>,
     /// The architectures of the cubins, `sm_XY` as `XY`.
     pub archs: Vec<u32>,
     /// PTX entries the device is too old for (`compute_XY` as `XY`).
@@ -85,10 +87,53 @@ impl MachineCode {
         )
     }
 
+    /// The module the emulator holds for this image: no functions, and its
+    /// variables declared with their sizes and initial contents, so that
+    /// `cuModuleGetGlobal`/`cuLibraryGetGlobal` find them as on a GPU
+    /// (`cublasCreate` reads `cublas::internal::deviceConstants`). A variable
+    /// whose name PTX cannot spell, or beyond [`MAX_VARIABLE_BYTES`] in all,
+    /// is left out and stays refused at lookup.
+    pub fn variables_ptx(&self) -> String {
+        let mut ptx = String::from(".version 7.0\n.target sm_50\n.address_size 64\n");
+        let mut budget = MAX_VARIABLE_BYTES;
+        for v in &self.variable_defs {
+            if v.size == 0 || v.size > budget || !is_ptx_identifier(&v.name) {
+                continue;
+            }
+            budget -= v.size;
+            let space = if v.constant { ".const" } else { ".global" };
+            let align = v.align.next_power_of_two();
+            ptx.push_str(&format!(
+                ".visible {space} .align {align} .b8 {}[{}]",
+                v.name, v.size
+            ));
+            if let Some(init) = v.init.as_ref().filter(|b| b.iter().any(|x| *x != 0)) {
+                let bytes: Vec<String> = init.iter().map(|b| b.to_string()).collect();
+                ptx.push_str(" = {");
+                ptx.push_str(&bytes.join(","));
+                ptx.push('}');
+            }
+            ptx.push_str(";\n");
+        }
+        ptx
+    }
+
     /// The load-time refusal of the whole image (`cuLinkAddData`).
     pub fn describe(&self) -> String {
         sass_only_message(&self.kernels, &self.archs, self.device_sm)
     }
+}
+
+/// The most variable bytes a machine-code-only module declares.
+pub const MAX_VARIABLE_BYTES: u64 = 16 << 20;
+
+/// Whether `name` is a PTX identifier (`[a-zA-Z_$%][a-zA-Z0-9_$]*`).
+fn is_ptx_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 const ELF_MAGIC: [u8; 4] = [0x7f, b'E', b'L', b'F'];
@@ -327,6 +372,7 @@ pub fn best_ptx(fatbins: &[&[u8]], sm: u32) -> Image {
     Image::MachineCodeOnly(MachineCode {
         kernels: symbols.functions,
         variables: symbols.variables,
+        variable_defs: symbols.variable_defs,
         archs,
         newer_ptx,
         device_sm: sm,
@@ -457,6 +503,54 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn machine_code_variables_become_a_module_of_variables() {
+        let var = |name: &str, constant, init: Option<Vec<u8>>| fatbin::CubinVariable {
+            name: name.to_string(),
+            size: 4,
+            align: 4,
+            constant,
+            init,
+        };
+        let mc = MachineCode {
+            kernels: vec!["k".into()],
+            variables: vec![],
+            variable_defs: vec![
+                var(
+                    "_ZN6cublas8internal15deviceConstantsE",
+                    true,
+                    Some(vec![1, 0, 0, 2]),
+                ),
+                var("zeroed", false, None),
+                var("bad.name", false, None),
+            ],
+            archs: vec![90],
+            newer_ptx: vec![],
+            device_sm: 80,
+        };
+        let ptx = mc.variables_ptx();
+        assert!(
+            ptx.contains(
+                ".visible .const .align 4 .b8 _ZN6cublas8internal15deviceConstantsE[4] = {1,0,0,2};"
+            ),
+            "{ptx}"
+        );
+        assert!(
+            ptx.contains(".visible .global .align 4 .b8 zeroed[4];"),
+            "{ptx}"
+        );
+        assert!(!ptx.contains("bad.name"), "{ptx}");
+        let mut dev = prlx_emu::Device::new(Default::default());
+        let m = dev
+            .load_module(&ptx, "vars.ptx")
+            .expect("the variables load");
+        let (addr, size) = dev
+            .get_global(m, "_ZN6cublas8internal15deviceConstantsE")
+            .unwrap();
+        assert_eq!(size, 4);
+        assert_ne!(addr, 0);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::process::Command;
 
 const KERNEL: &str = r#"
 extern "C" {
-__device__ int table[4];
+__device__ int table[4] = {5, 6, 7, 8};
 }
 extern "C" __global__ void fill_table(int v) { table[threadIdx.x % 4] = v; }
 // Internal linkage: a local symbol in the cubin, looked up all the same.
@@ -194,8 +194,9 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
 /// A fatbinary of machine code only loads (as a library built for other
 /// GPUs loads on a real driver, and as the CUDA runtime registers every
 /// library's fatbinaries at start-up); looking its kernel up fails with
-/// `CUDA_ERROR_NO_BINARY_FOR_GPU`, through modules and libraries alike, and
-/// names that are not in it stay `CUDA_ERROR_NOT_FOUND`.
+/// `CUDA_ERROR_NO_BINARY_FOR_GPU`, through modules and libraries alike,
+/// names that are not in it stay `CUDA_ERROR_NOT_FOUND`, and its variables
+/// are found with their initial contents.
 unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hidden: &CStr) {
     use cuda::api::library::*;
     let mut module: CUmodule = std::ptr::null_mut();
@@ -212,11 +213,14 @@ unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hi
         unsafe { cuModuleGetFunction(&mut f, module, c"thrice".as_ptr()) },
         CUDA_ERROR_NOT_FOUND
     );
+    // Its variables are there, with the cubin's initial contents, as on a
+    // GPU (cuBLAS reads its constants this way before any launch).
     let (mut dptr, mut size) = (0 as CUdeviceptr, 0usize);
-    assert_eq!(
-        unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"table".as_ptr()) },
-        CUDA_ERROR_NO_BINARY_FOR_GPU
-    );
+    check(unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"table".as_ptr()) });
+    assert_eq!(size, 16);
+    let mut words = [0i32; 4];
+    check(unsafe { cuMemcpyDtoH_v2(words.as_mut_ptr().cast(), dptr, 16) });
+    assert_eq!(words, [5, 6, 7, 8]);
     assert_eq!(
         unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"no_such_table".as_ptr()) },
         CUDA_ERROR_NOT_FOUND

@@ -524,12 +524,21 @@ exports! {
         })
     }
 
+    /// Freeing NULL succeeds and does nothing, as on NVIDIA's driver:
+    /// `cublasCreate` frees a NULL workspace pointer and fails
+    /// (CUBLAS_STATUS_NOT_INITIALIZED) when that is an error.
     fn cuMemFree_v2(dptr: CUdeviceptr) {
+        if dptr == 0 {
+            return with_context(|_, _| Ok(()));
+        }
         capture::unsafe_call()?;
         with_context(|d, _| free(d, dptr))
     }
 
     fn cuMemFree(dptr: CUdeviceptr_v1) {
+        if dptr == 0 {
+            return with_context(|_, _| Ok(()));
+        }
         capture::unsafe_call()?;
         with_context(|d, _| free(d, u64::from(dptr)))
     }

@@ -25,8 +25,9 @@ pub fn load_image(
 ) -> Result<CUmodule, CUresult> {
     let (text, machine_code) = match image {
         Image::Ptx(text) => (text, None),
-        // Loads as an empty module; its kernels are refused at lookup.
-        Image::MachineCodeOnly(mc) => (EMPTY_PTX.to_string(), Some(mc)),
+        // Loads as a module of its variables only; its kernels are refused
+        // at lookup.
+        Image::MachineCodeOnly(mc) => (mc.variables_ptx(), Some(mc)),
         Image::Unsupported(m) => return Err(load_failure(logs, CUDA_ERROR_NO_BINARY_FOR_GPU, m)),
         Image::Invalid(m) => return Err(load_failure(logs, CUDA_ERROR_INVALID_IMAGE, m)),
     };
@@ -44,9 +45,6 @@ pub fn load_image(
         Err(e) => Err(load_failure(logs, CUDA_ERROR_INVALID_PTX, e.to_string())),
     }
 }
-
-/// The module the emulator holds for a fatbinary without usable PTX.
-const EMPTY_PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n";
 
 /// Reports a failed load to the JIT logs and stderr; returns `code`.
 fn load_failure(logs: &JitLogs, code: CUresult, message: String) -> CUresult {
