@@ -488,6 +488,7 @@ pub fn decode_module(
     let num_rows = m.const_base + m.const_values.len() as u32;
     Ok(Program {
         file: file.to_string(),
+        reconverge: crate::reconverge::table(&m.code),
         code: m.code,
         text: m.text,
         funcs: m.funcs,

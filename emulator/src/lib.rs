@@ -177,6 +177,7 @@ pub mod memory;
 mod observer;
 mod printf;
 mod program;
+mod reconverge;
 pub mod semantics;
 mod text;
 pub mod texture;

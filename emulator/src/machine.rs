@@ -1,12 +1,18 @@
 //! The SIMT machine: one CTA's warps, shared memory and barriers, and the
 //! execution of one warp-instruction.
 //!
-//! Reconvergence policy: a warp always executes the lowest PC among its
-//! runnable (non-exited, non-blocked) threads; the threads at that PC form
-//! the active mask. While all runnable threads share one PC the warp is
-//! "converged" and per-thread PCs are not maintained. A diverged group that
-//! runs [`ITS_QUANTUM`] warp-instructions in a row yields to the warp's
-//! other groups (independent thread scheduling; see [`Warp::next_group`]).
+//! Reconvergence policy (`docs/reconvergence.md`): a divergent branch opens
+//! a convergence barrier at its immediate post-dominator
+//! ([`crate::reconverge`]), as the `BSSY`/`BSYNC` pair NVIDIA's compiler
+//! places there; lanes that reach it wait until every lane of the group
+//! that diverged (less those that exited) has arrived. Among the lanes that
+//! can run, the warp executes the lowest PC; the lanes at that PC form the
+//! active mask. While all runnable threads share one PC and no barrier is
+//! open the warp is "converged" and per-thread PCs are not maintained. A
+//! diverged group that runs [`ITS_QUANTUM`] warp-instructions in a row
+//! yields to the warp's other groups, and lanes kept at a convergence
+//! barrier for [`BARRIER_PATIENCE`] such windows are let go (independent
+//! thread scheduling; see [`Warp::next_group`]).
 
 // The instruction families, one module each (`emulator/src/exec/`);
 // `execute` below dispatches to them.
@@ -38,6 +44,20 @@ pub const WARP: usize = 32;
 /// starves a lane that long; small enough that a lane spinning on a lock
 /// held by another lane of its warp costs little before the holder runs.
 pub const ITS_QUANTUM: u32 = 4096;
+
+/// Starvation windows that lanes wait at a convergence barrier, while other
+/// lanes of their warp run without arriving, before they are let go (a
+/// lock holder waiting at a loop's exit for lanes that spin on its lock).
+pub const BARRIER_PATIENCE: u32 = 4;
+
+/// A convergence barrier: the lanes of a group that diverged at a branch
+/// whose paths rejoin at `rpc` (in the activation `depth` calls deep).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ConvBarrier {
+    rpc: u32,
+    members: u32,
+    depth: u32,
+}
 
 /// Why execution of a warp-instruction stopped the launch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +116,15 @@ pub struct Warp {
     sync_wait: u32,
     its_ran: u32,
     its_steps: u32,
+    /// Open convergence barriers, oldest first.
+    cbar: Vec<ConvBarrier>,
+    /// Lanes waiting at an open convergence barrier.
+    waiting: u32,
+    /// One bit per `rpc % 64` of the open barriers: a cheap test for
+    /// "this PC may be a reconvergence point".
+    rpc_bloom: u64,
+    /// Starvation windows the waiting lanes have waited without running.
+    wait_windows: u32,
     /// Lanes that exist (the last warp of a CTA may be partial).
     pub valid: u32,
     pub exited: u32,
@@ -237,6 +266,10 @@ impl Warp {
             sync_wait: 0,
             its_ran: 0,
             its_steps: 0,
+            cbar: Vec::new(),
+            waiting: 0,
+            rpc_bloom: 0,
+            wait_windows: 0,
             valid: 0,
             exited: 0,
             blocked: 0,
@@ -261,6 +294,9 @@ impl Warp {
         self.valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
         self.exited = !self.valid;
         self.blocked = 0;
+        self.cbar.clear();
+        self.waiting = 0;
+        self.rpc_bloom = 0;
         self.set_converged(f.entry_pc);
         self.executed = 0;
         self.index = index;
@@ -341,7 +377,7 @@ impl Warp {
     /// Lanes that could run now.
     #[inline]
     pub fn runnable(&self) -> u32 {
-        !self.exited & !self.blocked
+        !self.exited & !self.blocked & !self.waiting
     }
 
     /// The next PC and the lanes that execute it, if any lane can run.
@@ -377,6 +413,11 @@ impl Warp {
             self.its_ran |= self.group_mask;
             return Some((self.group_pc, self.group_mask));
         }
+        self.settle_barriers();
+        let live = self.runnable();
+        if live == 0 {
+            return None;
+        }
         let (pc, active) = self.scan(live, code);
         self.its_ran |= active;
         Some((pc, active))
@@ -387,7 +428,20 @@ impl Warp {
     #[cold]
     #[inline(never)]
     fn end_its_window(&mut self, live: u32) {
-        let starved = live & !self.its_ran & !self.sync_wait;
+        let mut live = live;
+        let mut starved = live & !self.its_ran & !self.sync_wait;
+        let stuck = self.waiting & !self.its_ran;
+        if stuck == 0 {
+            self.wait_windows = 0;
+        } else {
+            self.wait_windows += 1;
+            if self.wait_windows >= BARRIER_PATIENCE {
+                self.wait_windows = 0;
+                self.release(stuck);
+                live |= stuck;
+                starved |= stuck;
+            }
+        }
         self.its_steps = 0;
         self.its_ran = 0;
         if starved != 0 {
@@ -448,7 +502,7 @@ impl Warp {
             }
             self.deprio &= !active;
             self.sync_wait &= !active;
-            if active == live {
+            if active == live && self.cbar.is_empty() {
                 self.set_converged(min);
             } else if self.deprio == 0 && self.sync_wait == 0 {
                 self.group_valid = true;
@@ -458,6 +512,84 @@ impl Warp {
             }
             return (min, active);
         }
+    }
+
+    /// A group of lanes (`active`, all at the same PC) diverges at a branch
+    /// whose paths rejoin at `rpc`: they will wait for each other there. A
+    /// barrier already open at `rpc` for a superset of them (a loop left by
+    /// several branches, or the same branch on a later iteration) serves.
+    pub(crate) fn open_barrier(&mut self, rpc: u32, active: u32) {
+        if rpc == crate::reconverge::NONE || active == 0 {
+            return;
+        }
+        let depth = self.frames[active.trailing_zeros() as usize].len() as u32;
+        if self
+            .cbar
+            .iter()
+            .any(|b| b.rpc == rpc && b.depth == depth && active & !b.members == 0)
+        {
+            return;
+        }
+        self.cbar.push(ConvBarrier {
+            rpc,
+            members: active,
+            depth,
+        });
+        self.rpc_bloom |= 1u64 << (rpc & 63);
+    }
+
+    /// Lanes that arrived at their barriers wait; barriers whose every
+    /// non-exited member arrived are passed (removed). Needs current `pcs`.
+    fn settle_barriers(&mut self) {
+        if self.cbar.is_empty() {
+            self.waiting = 0;
+            return;
+        }
+        let mut waiting = 0u32;
+        let mut bloom = 0u64;
+        let exited = self.exited;
+        let mut i = 0;
+        while i < self.cbar.len() {
+            let b = &mut self.cbar[i];
+            b.members &= !exited;
+            let b = *b;
+            let mut arrived = 0u32;
+            for_lanes(b.members, |l| {
+                if self.pcs[l] == b.rpc && self.frames[l].len() as u32 == b.depth {
+                    arrived |= 1 << l;
+                }
+            });
+            if arrived == b.members {
+                self.cbar.remove(i);
+            } else {
+                waiting |= arrived;
+                bloom |= 1u64 << (b.rpc & 63);
+                i += 1;
+            }
+        }
+        self.waiting = waiting;
+        self.rpc_bloom = bloom;
+        if waiting == 0 {
+            self.wait_windows = 0;
+        }
+    }
+
+    /// Lets `lanes` go from every barrier (independent thread scheduling).
+    fn release(&mut self, lanes: u32) {
+        self.sync_group();
+        for b in &mut self.cbar {
+            b.members &= !lanes;
+        }
+        self.cbar.retain(|b| b.members != 0);
+        self.settle_barriers();
+        self.waiting &= !lanes;
+        self.group_valid = false;
+    }
+
+    /// Whether `pc` may be where an open barrier's lanes wait.
+    #[inline(always)]
+    fn may_be_rpc(&self, pc: u32) -> bool {
+        self.rpc_bloom >> (pc & 63) & 1 != 0
     }
 
     /// All runnable lanes are at `pc`: drop per-lane PCs and the ITS state.
@@ -539,7 +671,7 @@ impl Warp {
             self.pc = next;
         } else if self.group_valid && self.group_mask == active {
             self.group_pc = next;
-            if next >= self.others_min {
+            if next >= self.others_min || self.may_be_rpc(next) {
                 // Another group waits here or earlier: merge on the next scan.
                 self.sync_group();
             }
@@ -579,7 +711,7 @@ impl Warp {
         }
         if !self.converged && self.group_valid && lanes == self.group_mask {
             self.group_pc = target;
-            if target >= self.others_min {
+            if target >= self.others_min || self.may_be_rpc(target) {
                 self.sync_group();
             }
             return;
@@ -617,6 +749,10 @@ impl Warp {
             return;
         }
         self.sync_group();
+        self.settle_barriers();
+        if !self.cbar.is_empty() {
+            return;
+        }
         let live = self.runnable();
         if live == 0 {
             return;
@@ -685,6 +821,9 @@ pub fn execute(
             memory_ops::execute(w, env, &inst.op, exec)?;
         }
         Op::Bra { target } => {
+            if exec != 0 && exec != active {
+                w.open_barrier(prog.reconverge[pc as usize], active);
+            }
             control::branch(w, pc, active, exec, *target);
             return Ok(StepResult::Continue);
         }

@@ -83,6 +83,9 @@ pub enum RegBinding {
 pub struct Program {
     pub file: String,
     pub code: Vec<Inst>,
+    /// Per PC: where the paths of a divergent branch there reconverge
+    /// ([`crate::reconverge::table`]).
+    pub reconverge: Vec<u32>,
     /// Each instruction as printed, for observers and fault messages.
     pub text: Vec<String>,
     pub funcs: Vec<FuncInfo>,

@@ -29,6 +29,15 @@ pub(crate) fn execute(
     match op {
         Op::BrxIdx { index, targets } => {
             let index = r(*index);
+            let first = targets
+                .get(w.values[index + exec.trailing_zeros() as usize % WARP] as u32 as usize);
+            let mut uniform = exec == active;
+            for_lanes(exec, |l| {
+                uniform &= targets.get(w.values[index + l] as u32 as usize) == first;
+            });
+            if !uniform && exec != 0 {
+                w.open_barrier(prog.reconverge[pc as usize], active);
+            }
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
