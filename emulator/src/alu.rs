@@ -5,7 +5,7 @@
 //! and results are returned zero-extended to the type's width, so registers
 //! always hold canonical values.
 
-use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
+use crate::semantics::{CmpOp, FloatMode, ScalarType};
 
 /// Types and modes of one decoded instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,19 +348,14 @@ pub fn div_f(c: &AluCtx, a: u64, b: u64) -> u64 {
 }
 pub fn rcp_f(c: &AluCtx, a: u64) -> u64 {
     if c.div == DivKind::Approx && c.ty == ScalarType::F32 {
-        // rcp.approx.f32 is within 1 ulp; the IEEE reciprocal satisfies that.
-        return sem::float::rcp(
-            c.ty,
-            FloatMode {
-                rounding: FloatRounding::Rn,
-                ..c.mode
-            },
-            a,
-        );
+        return sem::approx::rcp_f32(c.mode.ftz, a);
     }
     sem::float::rcp(c.ty, c.mode, a)
 }
 pub fn sqrt_f(c: &AluCtx, a: u64) -> u64 {
+    if c.div == DivKind::Approx && c.ty == ScalarType::F32 {
+        return sem::approx::sqrt_f32(c.mode.ftz, a);
+    }
     sem::float::sqrt(c.ty, c.mode, a)
 }
 /// `aux` = 1 for `.NaN`.
@@ -451,6 +446,7 @@ pub fn slct(c: &AluCtx, a: u64, b: u64, sel: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::semantics::FloatRounding;
     use ScalarType::*;
 
     fn ctx(ty: ScalarType) -> AluCtx {

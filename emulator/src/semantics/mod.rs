@@ -35,6 +35,7 @@
 //! path is tested bit-for-bit against the general path.
 
 pub mod approx;
+mod approx_tables;
 pub mod atomic;
 pub mod bits;
 pub mod compare;
