@@ -249,6 +249,7 @@ impl Daemon {
                             features: vec![
                                 prlx_proto::FEATURE_MEMFD.to_owned(),
                                 prlx_proto::FEATURE_PAGED.to_owned(),
+                                prlx_proto::FEATURE_BATCH.to_owned(),
                             ],
                         };
                         if conn.send(&hello).await.is_err() {
@@ -280,6 +281,7 @@ impl Daemon {
                 Request::CreateSession { .. }
                     | Request::PutLaunch { .. }
                     | Request::CountDropped { .. }
+                    | Request::PutRecords { .. }
             );
             let keep_going = match request {
                 Request::PutLaunch {
@@ -346,6 +348,20 @@ impl Daemon {
                 .store
                 .count_dropped(uid, &session, count)
                 .map(|()| Response::Ok),
+            Request::PutRecords {
+                session,
+                records,
+                dropped,
+                dropped_backlog,
+            } => self
+                .store
+                .put_records(uid, &session, records, dropped, dropped_backlog)
+                .map(|b| Response::RecordsStored {
+                    first_seq: b.first_seq,
+                    stored: b.stored,
+                    refused: b.refused,
+                    message: b.message,
+                }),
             Request::ListSessions => Ok(Response::Sessions {
                 sessions: self.store.list(uid).iter().map(|s| s.info()).collect(),
             }),

@@ -10,6 +10,8 @@
 //! between; [`crate::recovery`] turns it into a complete launch (its trace is
 //! there and valid) or an `incomplete` one at the next start.
 
+mod batch;
+
 use crate::config::Config;
 use crate::ingest::{CodecPool, Prepared, Received};
 use crate::limits::{InFlight, InFlightGuard};

@@ -2,10 +2,11 @@
 //! with bulk payloads streamed in bounded chunks or passed as a sealed memfd. The shim uses it from its
 //! background thread; prlxctl uses it directly.
 
-use crate::frame::{CHUNK_SIZE, FrameError, FrameKind, read_frame, write_frame};
+use crate::frame::{CHUNK_SIZE, FrameError, FrameKind, MAX_FRAME_PAYLOAD, read_frame, write_frame};
 use crate::memfd;
 use crate::message::{
-    ErrorCode, FEATURE_MEMFD, FEATURE_PAGED, Request, Response, SessionInfo, Transfer,
+    ErrorCode, FEATURE_BATCH, FEATURE_MEMFD, FEATURE_PAGED, Request, Response, SessionInfo,
+    Transfer,
 };
 use prlx_session::LaunchRecord;
 use std::io::{BufWriter, Write};
@@ -39,6 +40,18 @@ impl ClientError {
     }
 }
 
+/// What the daemon did with a [`Client::put_records`] batch.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatchStored {
+    /// The first stored record's sequence number.
+    pub first_seq: u64,
+    pub stored: u64,
+    /// Records refused (a quota, an invalid record); counted as dropped.
+    pub refused: u64,
+    /// The first refusal.
+    pub message: Option<String>,
+}
+
 pub struct Client {
     stream: BufWriter<UnixStream>,
     /// The uid the daemon saw for us (SO_PEERCRED).
@@ -48,6 +61,8 @@ pub struct Client {
     memfd: bool,
     /// The daemon offers [`FEATURE_PAGED`].
     paged: bool,
+    /// The daemon offers [`FEATURE_BATCH`].
+    batch: bool,
 }
 
 /// How long [`Client::connect`] lets one read or write take: a daemon that
@@ -90,6 +105,7 @@ impl Client {
             server: String::new(),
             memfd: false,
             paged: false,
+            batch: false,
         };
         match client.request(&Request::Hello {
             client: who.to_owned(),
@@ -105,6 +121,7 @@ impl Client {
                 client.server = server;
                 client.memfd = features.iter().any(|f| f == FEATURE_MEMFD);
                 client.paged = features.iter().any(|f| f == FEATURE_PAGED);
+                client.batch = features.iter().any(|f| f == FEATURE_BATCH);
                 Ok(client)
             }
             other => Err(unexpected(&other)),
@@ -114,6 +131,61 @@ impl Client {
     /// Whether large payloads will travel as sealed memfds.
     pub fn uses_memfd(&self) -> bool {
         self.memfd
+    }
+
+    /// Whether the daemon takes [`Client::put_records`] batches.
+    pub fn uses_batch(&self) -> bool {
+        self.batch
+    }
+
+    /// Stores metadata-only launches in order, one request and one round
+    /// trip per frame's worth (a batch larger than a frame is split), and
+    /// counts launches not sent (`dropped` past the capture limit,
+    /// `dropped_backlog` for a writer that fell behind). Returns the records
+    /// stored and refused (refused ones are counted as dropped by the
+    /// daemon) and the first refusal's message. Needs [`FEATURE_BATCH`].
+    pub fn put_records(
+        &mut self,
+        session: &str,
+        records: Vec<LaunchRecord>,
+        dropped: u64,
+        dropped_backlog: u64,
+    ) -> Result<BatchStored, ClientError> {
+        let request = Request::PutRecords {
+            session: session.to_owned(),
+            records,
+            dropped,
+            dropped_backlog,
+        };
+        let payload = request.to_payload();
+        let Request::PutRecords { mut records, .. } = request else {
+            unreachable!("built above");
+        };
+        if payload.len() > MAX_FRAME_PAYLOAD as usize && records.len() > 1 {
+            let second = records.split_off(records.len() / 2);
+            let mut stored = self.put_records(session, records, dropped, dropped_backlog)?;
+            let rest = self.put_records(session, second, 0, 0)?;
+            stored.stored += rest.stored;
+            stored.refused += rest.refused;
+            stored.message = stored.message.or(rest.message);
+            return Ok(stored);
+        }
+        write_frame(&mut self.stream, FrameKind::Message, &payload)?;
+        self.stream.flush().map_err(FrameError::Io)?;
+        match self.receive()? {
+            Response::RecordsStored {
+                first_seq,
+                stored,
+                refused,
+                message,
+            } => Ok(BatchStored {
+                first_seq,
+                stored,
+                refused,
+                message,
+            }),
+            other => Err(unexpected(&other)),
+        }
     }
 
     /// Sends every payload as chunks, even to a daemon that takes memfds.

@@ -17,11 +17,11 @@ pub mod memfd;
 pub mod message;
 pub mod socket;
 
-pub use client::{Client, ClientError};
+pub use client::{BatchStored, Client, ClientError};
 pub use frame::{Frame, FrameError, FrameHeader, FrameKind};
 pub use message::{
-    DiffOptions, ErrorCode, FEATURE_MEMFD, FEATURE_PAGED, JobInfo, JobState, Request, Response,
-    SessionInfo, StatusInfo, Transfer,
+    DiffOptions, ErrorCode, FEATURE_BATCH, FEATURE_MEMFD, FEATURE_PAGED, JobInfo, JobState,
+    Request, Response, SessionInfo, StatusInfo, Transfer,
 };
 pub use socket::discover_socket;
 

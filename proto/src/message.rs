@@ -14,6 +14,9 @@ pub const FEATURE_MEMFD: &str = "memfd";
 /// any size, in pages or as chunks, where `ShowSession` and `JobResult`
 /// must fit one frame.
 pub const FEATURE_PAGED: &str = "paged";
+/// The daemon answers `PutRecords`: many metadata-only launches in one
+/// request and one round trip.
+pub const FEATURE_BATCH: &str = "batch";
 
 /// How a request's bulk payload follows it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +66,21 @@ pub enum Request {
         session: String,
         count: u64,
     },
+    /// Stores launches that carry no trace and no site table, in launch
+    /// order, in one request ([`FEATURE_BATCH`]; the request must fit one
+    /// frame, so a client splits larger batches), and counts launches the
+    /// client did not send: `dropped` past its capture limit,
+    /// `dropped_backlog` because its writer fell behind. Each record is
+    /// checked as a `PutLaunch`'s; one refused is counted as dropped and the
+    /// rest are stored. Answered by `RecordsStored`.
+    PutRecords {
+        session: String,
+        records: Vec<LaunchRecord>,
+        #[serde(default)]
+        dropped: u64,
+        #[serde(default)]
+        dropped_backlog: u64,
+    },
     ListSessions,
     ShowSession {
         session: String,
@@ -110,6 +128,7 @@ impl Request {
             Request::CreateSession { .. } => "create_session",
             Request::PutLaunch { .. } => "put_launch",
             Request::CountDropped { .. } => "count_dropped",
+            Request::PutRecords { .. } => "put_records",
             Request::ListSessions => "list_sessions",
             Request::ShowSession { .. } => "show_session",
             Request::DeleteSession { .. } => "delete_session",
@@ -141,6 +160,16 @@ pub enum Response {
     LaunchStored {
         seq: u64,
         stored_bytes: u64,
+    },
+    /// A `PutRecords` batch: `stored` records got the sequence numbers from
+    /// `first_seq` on; `refused` were counted as dropped, the first refusal
+    /// said in `message`.
+    RecordsStored {
+        first_seq: u64,
+        stored: u64,
+        refused: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     Ok,
     Sessions {

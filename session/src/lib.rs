@@ -158,9 +158,16 @@ pub struct Manifest {
     pub command: Vec<String>,
     #[serde(default)]
     pub pid: u32,
-    /// Launches seen but not recorded because `PRLX_MAX_LAUNCHES` was reached.
+    /// Launches seen but not recorded: past `PRLX_MAX_LAUNCHES`, refused
+    /// by prlxd (a quota), or dropped because the shim's writer fell behind
+    /// (those are also counted in `dropped_backlog`).
     #[serde(default)]
     pub dropped_launches: u64,
+    /// Of `dropped_launches`, those the shim dropped because its bounded
+    /// queue to the session writer was full (the writer fell behind the
+    /// application's launch rate; the application was not made to wait).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_backlog: u64,
     /// Nanoseconds since the Unix epoch when the session was created (0 = unknown).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub created_ns: u64,
