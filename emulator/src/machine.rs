@@ -518,11 +518,12 @@ impl Warp {
     /// whose paths rejoin at `rpc`: they will wait for each other there. A
     /// barrier already open at `rpc` for a superset of them (a loop left by
     /// several branches, or the same branch on a later iteration) serves.
-    pub(crate) fn open_barrier(&mut self, rpc: u32, active: u32) {
+    /// `calls`: the barrier is that many calls deeper than the branch.
+    pub(crate) fn open_barrier(&mut self, rpc: u32, active: u32, calls: u32) {
         if rpc == crate::reconverge::NONE || active == 0 {
             return;
         }
-        let depth = self.frames[active.trailing_zeros() as usize].len() as u32;
+        let depth = self.frames[active.trailing_zeros() as usize].len() as u32 + calls;
         if self
             .cbar
             .iter()
@@ -822,7 +823,12 @@ pub fn execute(
         }
         Op::Bra { target } => {
             if exec != 0 && exec != active {
-                w.open_barrier(prog.reconverge[pc as usize], active);
+                let table = &prog.reconverge;
+                w.open_barrier(table.rpc[pc as usize], active, 0);
+                let callee = table.shared_call[pc as usize];
+                if let Some(f) = prog.funcs.get(callee as usize) {
+                    w.open_barrier(f.entry_pc, active, 1);
+                }
             }
             control::branch(w, pc, active, exec, *target);
             return Ok(StepResult::Continue);

@@ -85,7 +85,7 @@ pub struct Program {
     pub code: Vec<Inst>,
     /// Per PC: where the paths of a divergent branch there reconverge
     /// ([`crate::reconverge::table`]).
-    pub reconverge: Vec<u32>,
+    pub reconverge: crate::reconverge::Table,
     /// Each instruction as printed, for observers and fault messages.
     pub text: Vec<String>,
     pub funcs: Vec<FuncInfo>,

@@ -7,16 +7,69 @@
 //! there for the others. The machine models that barrier (see
 //! `docs/reconvergence.md`); this module supplies where it is.
 
-use crate::instr::{Guard, Inst, Op};
+use crate::instr::{CallTarget, Guard, Inst, Op};
 
 /// No reconvergence point inside the function: the paths only meet at its
 /// exit (a `ret`/`exit` on each), or the instruction is not a branch.
 pub const NONE: u32 = u32::MAX;
 
+/// Where the lanes of a divergent branch wait for each other, per PC.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    /// The PC where the paths of a divergent branch there rejoin (the first
+    /// instruction of the immediate post-dominator block), or [`NONE`].
+    pub rpc: Vec<u32>,
+    /// The function that both paths of a two-way branch call first, each
+    /// through straight-line code, or [`NONE`]: the GPU runs that call once
+    /// for the lanes of both paths (ptxas sinks the two calls into one), so
+    /// they also wait for each other at its entry.
+    pub shared_call: Vec<u32>,
+}
+
+/// The reconvergence table of a program's code.
+pub fn table(code: &[Inst]) -> Table {
+    let rpc = rpcs(code);
+    let mut shared_call = vec![NONE; code.len()];
+    for (pc, inst) in code.iter().enumerate() {
+        if let (Op::Bra { target }, Guard::If(_) | Guard::IfNot(_)) = (&inst.op, inst.guard) {
+            let a = first_call(code, *target as usize, inst.func);
+            let b = first_call(code, pc + 1, inst.func);
+            if a.is_some() && a == b {
+                shared_call[pc] = a.unwrap_or(NONE);
+            }
+        }
+    }
+    Table { rpc, shared_call }
+}
+
+/// The direct callee of the first instruction that is not straight-line
+/// code from `pc` on (following unconditional branches), if it is an
+/// unconditional call.
+fn first_call(code: &[Inst], mut pc: usize, func: u32) -> Option<u32> {
+    for _ in 0..256 {
+        let inst = code.get(pc).filter(|i| i.func == func)?;
+        let always = matches!(inst.guard, Guard::Always);
+        match &inst.op {
+            Op::Call(info) => {
+                return match info.target {
+                    CallTarget::Direct(f) if always => Some(f),
+                    _ => None,
+                };
+            }
+            Op::Bra { target } if always => pc = *target as usize,
+            Op::Bra { .. } | Op::BrxIdx { .. } | Op::Ret | Op::Exit | Op::Trap | Op::Bar { .. } => {
+                return None;
+            }
+            _ => pc += 1,
+        }
+    }
+    None
+}
+
 /// For every PC, the PC where the paths of a divergent branch there rejoin
 /// (the first instruction of the immediate post-dominator block), or
 /// [`NONE`].
-pub fn table(code: &[Inst]) -> Vec<u32> {
+fn rpcs(code: &[Inst]) -> Vec<u32> {
     let mut out = vec![NONE; code.len()];
     let mut start = 0;
     while start < code.len() {
@@ -180,4 +233,98 @@ fn intersect(idom: &[Option<usize>], rank: &[usize], mut a: usize, mut b: usize)
         }
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DeviceConfig;
+    use crate::memory::GlobalMemory;
+    use crate::program::Program;
+
+    fn load(ptx: &str) -> Program {
+        let module = prlx_ptx::parse(ptx, "t.ptx").expect("parse");
+        let mut memory = GlobalMemory::new(1 << 20);
+        crate::decode::decode_module(
+            &module,
+            "t.ptx",
+            &DeviceConfig::default(),
+            &mut memory,
+            &mut Vec::new(),
+        )
+        .expect("decode")
+    }
+
+    fn kernel(body: &str) -> Program {
+        load(&format!(
+            ".version 7.5\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n\
+             .reg .b32 %r<8>;\n.reg .pred %p<4>;\n{body}\n}}\n"
+        ))
+    }
+
+    /// The PC of the `n`-th instruction whose text contains `needle`.
+    fn pc_of(p: &Program, needle: &str) -> u32 {
+        p.text
+            .iter()
+            .position(|t| t.contains(needle))
+            .unwrap_or_else(|| panic!("{needle}")) as u32
+    }
+
+    #[test]
+    fn if_else_rejoins_after_both_sides() {
+        let p = kernel(
+            "mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 7;\n @%p1 bra ELSE;\n\
+             add.u32 %r2, %r1, 1;\n bra.uni JOIN;\n ELSE:\n add.u32 %r2, %r1, 2;\n\
+             JOIN:\n add.u32 %r3, %r2, 3;\n ret;",
+        );
+        let br = pc_of(&p, "@%p1 bra");
+        assert_eq!(p.reconverge.rpc[br as usize], pc_of(&p, "add.u32 %r3"));
+    }
+
+    #[test]
+    fn loop_breaks_and_back_edge_rejoin_at_the_loop_exit() {
+        // for (;;) { if (a) break; if (b) continue; ...; if (!c) break; }
+        let p = kernel(
+            "mov.u32 %r1, %tid.x;\n HEAD:\n add.u32 %r1, %r1, 1;\n setp.gt.u32 %p1, %r1, 40;\n\
+             @%p1 bra EXIT;\n setp.eq.u32 %p2, %r1, 9;\n @%p2 bra LATCH;\n\
+             add.u32 %r2, %r2, %r1;\n LATCH:\n setp.lt.u32 %p3, %r2, 100;\n @%p3 bra HEAD;\n\
+             EXIT:\n st.global.u32 [%r1], %r2;\n ret;",
+        );
+        let exit = pc_of(&p, "st.global");
+        assert_eq!(p.reconverge.rpc[pc_of(&p, "@%p1 bra") as usize], exit);
+        assert_eq!(p.reconverge.rpc[pc_of(&p, "@%p3 bra") as usize], exit);
+        // `continue`: rejoins at the latch, inside the loop.
+        assert_eq!(
+            p.reconverge.rpc[pc_of(&p, "@%p2 bra") as usize],
+            pc_of(&p, "setp.lt.u32 %p3")
+        );
+    }
+
+    #[test]
+    fn paths_that_only_meet_at_separate_exits_have_no_rpc() {
+        let p = kernel(
+            "mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 7;\n @%p1 bra OUT;\n\
+             add.u32 %r2, %r1, 1;\n ret;\n OUT:\n exit;",
+        );
+        assert_eq!(p.reconverge.rpc[pc_of(&p, "@%p1 bra") as usize], NONE);
+    }
+
+    #[test]
+    fn both_paths_calling_one_function_share_the_call() {
+        let p = load(
+            ".version 7.5\n.target sm_80\n.address_size 64\n\
+             .func (.param .b32 r) f(.param .b32 a)\n{\n.reg .b32 %x;\n\
+             ld.param.b32 %x, [a];\n st.param.b32 [r], %x;\n ret;\n}\n\
+             .visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .pred %p<2>;\n\
+             mov.u32 %r1, %tid.x;\n setp.lt.u32 %p1, %r1, 7;\n @%p1 bra B;\n\
+             { .param .b32 a0; .param .b32 r0; st.param.b32 [a0], %r1;\n\
+             call.uni (r0), f, (a0);\n ld.param.b32 %r2, [r0]; }\n bra.uni J;\n\
+             B:\n { .param .b32 a1; .param .b32 r1; st.param.b32 [a1], 5;\n\
+             call.uni (r1), f, (a1);\n ld.param.b32 %r2, [r1]; }\n J:\n ret;\n}\n",
+        );
+        let br = pc_of(&p, "@%p1 bra") as usize;
+        let f = p.funcs.iter().position(|f| f.name == "f").unwrap() as u32;
+        assert_eq!(p.reconverge.shared_call[br], f);
+        assert_ne!(p.reconverge.rpc[br], NONE);
+    }
 }

@@ -36,7 +36,7 @@ pub(crate) fn execute(
                 uniform &= targets.get(w.values[index + l] as u32 as usize) == first;
             });
             if !uniform && exec != 0 {
-                w.open_barrier(prog.reconverge[pc as usize], active);
+                w.open_barrier(prog.reconverge.rpc[pc as usize], active, 0);
             }
             let mut m = exec;
             while m != 0 {
