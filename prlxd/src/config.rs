@@ -25,7 +25,9 @@ pub struct Config {
     /// The largest site table one launch may carry.
     pub max_site_table_bytes: u64,
     /// Upload bytes one uid may have announced and not yet stored (memory
-    /// the daemon may come to hold for them).
+    /// the daemon may come to hold for them); 0 = a quarter of the daemon's
+    /// budget (see [`Config::inflight_user_limit`]), so no one user — nor
+    /// three — can hold all of it.
     pub max_inflight_bytes_per_user: u64,
     /// Upload bytes in flight for everyone together: the daemon's memory
     /// budget (0 = half the memory available to it, see [`Config::inflight_budget`]).
@@ -33,6 +35,17 @@ pub struct Config {
     /// Once a frame or an upload has started, each next piece of it must
     /// arrive within this (a stalled client is cut off).
     pub stall_timeout_ms: u64,
+    /// Every request — its message, an upload's bytes, a reply — must be
+    /// done within `request_grace_ms` plus its size at this rate (bytes per
+    /// second), however steadily it trickles; else it is cut off and its
+    /// reservation released.
+    pub min_transfer_rate: u64,
+    /// The part of every request's deadline that does not depend on its size.
+    pub request_grace_ms: u64,
+    /// Log lines a client can cause are limited per this window (10 per
+    /// connection, 20 per uid, 5 refused connections), and what was
+    /// suppressed is counted in one line per uid each window.
+    pub log_window_ms: u64,
     /// A new connection must say hello within this.
     pub hello_timeout_ms: u64,
     /// A connection waiting for its next request is closed after this…
@@ -70,9 +83,12 @@ impl Default for Config {
             workers: 0,
             compression_level: 1,
             max_site_table_bytes: 64 << 20,
-            max_inflight_bytes_per_user: 4 << 30,
+            max_inflight_bytes_per_user: 0,
             max_inflight_bytes: 0,
             stall_timeout_ms: 10_000,
+            min_transfer_rate: 1 << 20,
+            request_grace_ms: 1_000,
+            log_window_ms: 10_000,
             hello_timeout_ms: 5_000,
             idle_timeout_ms: 300_000,
             capture_idle_timeout_ms: 24 * 3600 * 1000,
@@ -129,6 +145,24 @@ impl Config {
         (available_memory() / 2).max(256 << 20)
     }
 
+    /// `max_inflight_bytes_per_user`, or when 0 a quarter of
+    /// [`Config::inflight_budget`].
+    pub fn inflight_user_limit(&self) -> u64 {
+        if self.max_inflight_bytes_per_user > 0 {
+            return self.max_inflight_bytes_per_user;
+        }
+        self.inflight_budget() / 4
+    }
+
+    /// The whole-request deadlines: `request_grace_ms` plus the size at
+    /// `min_transfer_rate`.
+    pub fn pace(&self) -> Pace {
+        Pace {
+            grace: std::time::Duration::from_millis(self.request_grace_ms),
+            rate: self.min_transfer_rate.max(1),
+        }
+    }
+
     pub fn diff_worker_count(&self) -> usize {
         if self.diff_workers > 0 {
             self.diff_workers
@@ -143,6 +177,25 @@ impl Config {
         } else {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         }
+    }
+}
+
+/// How long a transfer may take in all, whatever its pace piece by piece.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    pub grace: std::time::Duration,
+    /// Bytes per second, at least 1.
+    pub rate: u64,
+}
+
+impl Pace {
+    /// The deadline of a transfer of `bytes`: the grace plus `bytes` at the rate.
+    pub fn allow(&self, bytes: u64) -> std::time::Duration {
+        let rate = self.rate.max(1);
+        let part = (bytes % rate) as u128 * 1_000_000_000 / rate as u128;
+        self.grace
+            .saturating_add(std::time::Duration::from_secs(bytes / rate))
+            .saturating_add(std::time::Duration::from_nanos(part as u64))
     }
 }
 
@@ -222,5 +275,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("compression_level"), "{err}");
+    }
+
+    #[test]
+    fn deadlines_grow_with_size_and_the_user_share_is_a_fraction() {
+        let c = Config {
+            max_inflight_bytes: 8 << 30,
+            ..Config::default()
+        };
+        let pace = c.pace();
+        assert_eq!(pace.allow(0), std::time::Duration::from_secs(1));
+        assert_eq!(pace.allow(3 << 19), std::time::Duration::from_millis(2500));
+        assert_eq!(pace.allow(u64::MAX).as_secs(), u64::MAX / (1 << 20) + 1);
+        assert_eq!(c.inflight_user_limit(), 2 << 30);
+        let explicit = Config {
+            max_inflight_bytes_per_user: 5,
+            ..c
+        };
+        assert_eq!(explicit.inflight_user_limit(), 5);
     }
 }

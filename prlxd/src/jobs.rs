@@ -23,6 +23,8 @@ pub type DiffResult = Arc<(String, String)>;
 
 struct Job {
     uid: u32,
+    /// Order of submission (ids are random, so they say nothing of it).
+    order: u64,
     info: JobInfo,
     /// Updated by the worker as launch pairs are compared.
     progress: Arc<DiffProgress>,
@@ -122,13 +124,15 @@ impl Jobs {
                  (max_queued_diffs_per_user = {limit})"
             )));
         }
-        let id = table.next;
+        let order = table.next;
         table.next += 1;
+        let id = fresh_id(&table.jobs);
         let progress = Arc::new(DiffProgress::default());
         table.jobs.insert(
             id,
             Job {
                 uid: caller,
+                order,
                 info: JobInfo {
                     job: id,
                     a: session_a.name.clone(),
@@ -285,11 +289,15 @@ impl Jobs {
         self.visible(caller, id)
     }
 
-    /// (queued, running, done) counts.
-    pub fn counts(&self) -> (u64, u64, u64) {
+    /// (queued, running, done) counts of `uid`'s jobs, or everyone's for `None`.
+    pub fn counts(&self, uid: Option<u32>) -> (u64, u64, u64) {
         let table = self.lock();
         let mut counts = (0, 0, 0);
-        for job in table.jobs.values() {
+        for job in table
+            .jobs
+            .values()
+            .filter(|j| uid.is_none_or(|u| j.uid == u))
+        {
             match job.info.state {
                 JobState::Queued => counts.0 += 1,
                 JobState::Running => counts.1 += 1,
@@ -318,11 +326,31 @@ fn evict_old(table: &mut Table) {
                     JobState::Done { .. } | JobState::Failed { .. }
                 )
             })
-            .map(|(&id, _)| id)
-            .min();
+            .min_by_key(|(_, j)| j.order)
+            .map(|(&id, _)| id);
         let Some(id) = oldest else { break };
         table.jobs.remove(&id);
         table.cache.retain(|_, v| *v != id);
+    }
+}
+
+/// A job id no job holds, drawn at random (below 2^53, so JSON readers
+/// keep it exact; never 0): ids are not numbered across users, so one
+/// tells nothing of how many jobs others ran, and guessing another's is
+/// hopeless.
+fn fresh_id(jobs: &HashMap<u64, Job>) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let keys = KEYS.get_or_init(Default::default);
+    loop {
+        let mut hasher = keys.build_hasher();
+        hasher.write_u64(DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let id = hasher.finish() & ((1 << 53) - 1);
+        if id != 0 && !jobs.contains_key(&id) {
+            return id;
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! disk, per uid, crash-safe; [`ingest`] validates and compresses what arrives) or [`jobs`] (session diffs on a bounded worker
 //! pool, cached). [`recovery`] repairs sessions cut off by a crash at start;
 //! [`retention`] removes old sessions; [`config`] holds quotas and limits,
-//! [`limits`] the budgets that enforce them while requests are in flight.
+//! [`limits`] the budgets that enforce them while requests are in flight;
+//! [`logging`] rate-limits the log lines clients can cause.
 
 pub mod config;
 pub mod connection;
@@ -15,6 +16,7 @@ pub mod ingest;
 pub mod jobs;
 pub mod limits;
 pub mod listener;
+pub mod logging;
 pub mod recovery;
 pub mod retention;
 pub mod server;

@@ -138,8 +138,13 @@ impl Connections {
         })
     }
 
-    pub fn open(&self) -> u64 {
-        self.lock().0
+    /// Connections open for `uid`, or everyone's for `None`.
+    pub fn open(&self, uid: Option<u32>) -> u64 {
+        let state = self.lock();
+        match uid {
+            Some(uid) => state.1.get(&uid).copied().unwrap_or(0),
+            None => state.0,
+        }
     }
 }
 

@@ -2,10 +2,11 @@
 //! dispatch, and an orderly shutdown (stop accepting, let in-flight launches
 //! finish, store every manifest).
 
-use crate::connection::{Connection, Incoming};
+use crate::connection::{Account, Connection, Incoming};
 use crate::ingest::{Received, map_memfd};
 use crate::jobs::{FairPool, Jobs};
 use crate::limits::{ConnectionSlot, Connections};
+use crate::logging::{Bucket, LogLimits};
 use crate::storage::{LaunchSize, LaunchTicket, Store, StoreError};
 use prlx_proto::frame::FrameError;
 use prlx_proto::{ErrorCode, Request, Response, StatusInfo, Transfer};
@@ -20,6 +21,36 @@ use tokio::task::JoinSet;
 pub struct Stats {
     pub launches: AtomicU64,
     pub bytes: AtomicU64,
+    /// (launches, bytes) per uid: a user's `status` shows only theirs.
+    per_uid: std::sync::Mutex<std::collections::HashMap<u32, (u64, u64)>>,
+}
+
+impl Stats {
+    fn add(&self, uid: u32, launches: u64, bytes: u64) {
+        self.launches.fetch_add(launches, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        let mut per_uid = self.per_uid.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = per_uid.entry(uid).or_default();
+        entry.0 += launches;
+        entry.1 += bytes;
+    }
+
+    /// (launches, bytes) ingested for `uid`, or everyone's for `None`.
+    pub fn of(&self, uid: Option<u32>) -> (u64, u64) {
+        match uid {
+            None => (
+                self.launches.load(Ordering::Relaxed),
+                self.bytes.load(Ordering::Relaxed),
+            ),
+            Some(uid) => self
+                .per_uid
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&uid)
+                .copied()
+                .unwrap_or_default(),
+        }
+    }
 }
 
 pub struct Daemon {
@@ -33,12 +64,15 @@ pub struct Daemon {
     pub connections: Arc<Connections>,
     pub socket: String,
     pub started: Instant,
+    /// Log lines clients can cause, rate-limited per connection and uid.
+    pub logs: LogLimits,
 }
 
 impl Daemon {
     pub fn new(store: Store, socket: String) -> Arc<Daemon> {
         let worker_count = store.config().worker_count();
         let diff_workers = store.config().diff_worker_count();
+        let store_log_window = store.config().log_window_ms;
         let store = Arc::new(store);
         // Ingest's own workers: diffs have theirs (`Jobs`), so a queue of
         // diffs never holds an upload.
@@ -54,6 +88,7 @@ impl Daemon {
             connections: Arc::default(),
             socket,
             started: Instant::now(),
+            logs: LogLimits::new(Duration::from_millis(store_log_window)),
         })
     }
 
@@ -71,9 +106,12 @@ impl Daemon {
         // Kept to accept-and-refuse with when the descriptors run out.
         let mut reserve = reserve_fd();
         let mut exhausted = RateLimitedLog::default();
+        let mut reports = tokio::time::interval(self.logs.window());
+        reports.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = shutdown.changed() => break,
+                _ = reports.tick() => self.logs.report(),
                 _ = manifests.tick() => {
                     // Off the accept loop: a slow disk delays manifests, not clients.
                     if !flushing.swap(true, Ordering::AcqRel) {
@@ -165,7 +203,10 @@ impl Daemon {
                     .spawn(async move { daemon.connection(stream, uid, slot, shutdown).await });
             }
             Err(e) => {
-                tracing::debug!(uid, "connection refused: {e}");
+                // Counted; a few logged one by one, the rest in the report.
+                if self.logs.refused() {
+                    tracing::warn!(uid, "connection refused: {e}");
+                }
                 refuse(stream, e.code(), e.to_string());
             }
         }
@@ -178,7 +219,9 @@ impl Daemon {
         _slot: ConnectionSlot,
         mut shutdown: watch::Receiver<bool>,
     ) {
-        let mut conn = Connection::new(stream, self.store.config().stall_timeout());
+        let config = self.store.config();
+        let mut conn = Connection::new(stream, config.stall_timeout(), config.pace());
+        let mut log = Bucket::default();
         let mut greeted = false;
         // Whether this connection created or wrote to a session: a capturing
         // application, which may be quiet for long between launches.
@@ -210,10 +253,20 @@ impl Daemon {
                     }
                 },
             };
-            let request = match incoming {
-                Ok(Incoming::Request(request)) => request,
+            // A large message's reservation is held while it is handled.
+            let (request, _held) = match incoming {
+                Ok(Incoming::Request(request, held)) => (request, held),
+                Ok(Incoming::Unaffordable(e)) => {
+                    if self.logs.allow(uid, &mut log) {
+                        tracing::warn!(uid, "closing the connection: {e}");
+                    }
+                    let _ = conn.send(&Response::error(e.code(), e.to_string())).await;
+                    break;
+                }
                 Ok(Incoming::Malformed(message)) => {
-                    tracing::warn!(uid, "{message}");
+                    if self.logs.allow(uid, &mut log) {
+                        tracing::warn!(uid, "{message}");
+                    }
                     if conn
                         .send(&Response::error(ErrorCode::Protocol, message))
                         .await
@@ -226,7 +279,9 @@ impl Daemon {
                 Err(FrameError::Closed) => break,
                 Err(e) => {
                     // The stream is out of step: say why and hang up.
-                    tracing::warn!(uid, "bad frame, closing the connection: {e}");
+                    if self.logs.allow(uid, &mut log) {
+                        tracing::warn!(uid, "bad frame, closing the connection: {e}");
+                    }
                     let code = match e {
                         FrameError::Version { .. } => ErrorCode::Version,
                         _ => ErrorCode::Protocol,
@@ -242,6 +297,12 @@ impl Daemon {
                     {
                         tracing::debug!(uid, client = %client, "hello");
                         greeted = true;
+                        conn.authenticated(Account {
+                            inflight: self.store.inflight.clone(),
+                            uid,
+                            per_user: config.inflight_user_limit(),
+                            global: config.inflight_budget(),
+                        });
                         let hello = Response::Hello {
                             server: format!("prlxd {}", env!("CARGO_PKG_VERSION")),
                             version: prlx_proto::PROTOCOL_VERSION,
@@ -298,7 +359,7 @@ impl Daemon {
                         site_table_image,
                         transfer,
                     };
-                    self.put_launch(&mut conn, uid, &session, *record, upload)
+                    self.put_launch(&mut conn, uid, &session, *record, upload, &mut log)
                         .await
                 }
                 Request::FetchFile { session, file } => {
@@ -433,8 +494,12 @@ impl Daemon {
         result.unwrap_or_else(|e| Response::error(e.code(), e.to_string()))
     }
 
+    /// The daemon's totals for root; a user's own share for anyone else
+    /// (their connections, jobs, launches and bytes — nothing of others').
     fn status(&self, uid: u32) -> StatusInfo {
-        let (queued, running, done) = self.jobs.counts();
+        let whose = (uid != 0).then_some(uid);
+        let (queued, running, done) = self.jobs.counts(whose);
+        let (launches, bytes) = self.stats.of(whose);
         let sessions = self.store.list(uid);
         StatusInfo {
             version: env!("CARGO_PKG_VERSION").into(),
@@ -442,16 +507,16 @@ impl Daemon {
             uptime_s: self.started.elapsed().as_secs(),
             socket: self.socket.clone(),
             state_dir: self.store.root().display().to_string(),
-            connections: self.connections.open(),
+            connections: self.connections.open(whose),
             workers: self.worker_count,
             jobs_queued: queued,
             jobs_running: running,
             jobs_done: done,
-            launches_ingested: self.stats.launches.load(Ordering::Relaxed),
-            bytes_ingested: self.stats.bytes.load(Ordering::Relaxed),
+            launches_ingested: launches,
+            bytes_ingested: bytes,
             sessions: sessions.len() as u64,
             stored_bytes: sessions.iter().map(|s| s.stored_bytes()).sum(),
-            bytes_in_flight: self.store.inflight.held((uid != 0).then_some(uid)),
+            bytes_in_flight: self.store.inflight.held(whose),
         }
     }
 
@@ -464,6 +529,7 @@ impl Daemon {
         session: &str,
         record: prlx_session::LaunchRecord,
         upload: Upload,
+        log: &mut Bucket,
     ) -> bool {
         let size = upload.size();
         let total = upload.total();
@@ -484,26 +550,38 @@ impl Daemon {
             Err(e) => {
                 // Refused: consume what the client is sending so the stream
                 // stays in step, then say why. The client carries on.
-                tracing::warn!(uid, session, "launch refused: {e}");
+                if self.logs.allow(uid, log) {
+                    tracing::warn!(uid, session, "launch refused: {e}");
+                }
                 let Some(total) = size.payload() else {
                     // No honest client announces that: the stream cannot
                     // be followed.
                     let _ = conn.send(&Response::error(e.code(), e.to_string())).await;
                     return false;
                 };
+                // Within the upload's deadline, as if it were stored.
+                conn.begin_transfer(total);
                 if conn.discard_upload(upload.transfer, total).await.is_err() {
                     return false;
                 }
+                conn.end_transfer();
                 return conn
                     .send(&Response::error(e.code(), e.to_string()))
                     .await
                     .is_ok();
             }
         };
-        let (trace, sites) = match receive(conn, &upload).await {
+        // The whole upload within its deadline, however steadily it trickles:
+        // its reservation is not held longer.
+        conn.begin_transfer(total);
+        let received = receive(conn, &upload).await;
+        conn.end_transfer();
+        let (trace, sites) = match received {
             Receive::Complete(trace, sites) => (trace, sites),
             Receive::Refused(code, message) => {
-                tracing::warn!(uid, session, "launch payload refused: {message}");
+                if self.logs.allow(uid, log) {
+                    tracing::warn!(uid, session, "launch payload refused: {message}");
+                }
                 let store = self.store.clone();
                 let reason = message.clone();
                 let _ = tokio::task::spawn_blocking(move || store.abandon_launch(ticket, &reason))
@@ -513,7 +591,9 @@ impl Daemon {
             Receive::Broken(got, e) => {
                 let store = self.store.clone();
                 let reason = format!("the client stopped after {got} of {total} bytes: {e}");
-                let _ = tokio::task::spawn_blocking(move || abandon(&store, ticket, &reason)).await;
+                let loud = self.logs.allow(uid, log);
+                let _ = tokio::task::spawn_blocking(move || abandon(&store, ticket, &reason, loud))
+                    .await;
                 if !matches!(e, FrameError::Closed) {
                     let _ = conn
                         .send(&Response::error(ErrorCode::Protocol, e.to_string()))
@@ -522,7 +602,7 @@ impl Daemon {
                 return false;
             }
         };
-        self.stats.bytes.fetch_add(total, Ordering::Relaxed);
+        self.stats.add(uid, 0, total);
         let _permit = self.workers.acquire(uid).await;
         let store = self.store.clone();
         let site_table = upload.site_table_image.map(|image| (image, sites));
@@ -532,12 +612,14 @@ impl Daemon {
         drop(_permit);
         let response = match stored {
             Ok(Ok((seq, stored_bytes))) => {
-                self.stats.launches.fetch_add(1, Ordering::Relaxed);
+                self.stats.add(uid, 1, 0);
                 self.jobs.launch_stored(uid, session);
                 Response::LaunchStored { seq, stored_bytes }
             }
             Ok(Err(e)) => {
-                tracing::warn!(uid, session, "launch not stored: {e}");
+                if self.logs.allow(uid, log) {
+                    tracing::warn!(uid, session, "launch not stored: {e}");
+                }
                 Response::error(e.code(), e.to_string())
             }
             Err(e) => Response::error(ErrorCode::Internal, format!("storage worker failed: {e}")),
@@ -554,9 +636,16 @@ impl Daemon {
                     json_len: json.len() as u64,
                     text_len: text.len() as u64,
                 };
-                return conn.send(&follows).await.is_ok()
-                    && conn.send_bulk(json.as_bytes()).await.is_ok()
+                if conn.send(&follows).await.is_err() {
+                    return false;
+                }
+                // The report within its deadline: a reader that takes it a
+                // byte at a time does not hold the connection's task for long.
+                conn.begin_transfer((json.len() + text.len()) as u64);
+                let sent = conn.send_bulk(json.as_bytes()).await.is_ok()
                     && conn.send_bulk(text.as_bytes()).await.is_ok();
+                conn.end_transfer();
+                return sent;
             }
             Ok((info, None)) => Response::error(
                 ErrorCode::NotReady,
@@ -603,6 +692,8 @@ impl Daemon {
         if conn.send(&Response::File { len }).await.is_err() {
             return false;
         }
+        // The whole file within its deadline (a slow reader is cut off).
+        conn.begin_transfer(len);
         let file = Arc::new(file);
         let mut chunk = Vec::new();
         let mut offset = 0u64;
@@ -634,6 +725,7 @@ impl Daemon {
                 }
             }
         }
+        conn.end_transfer();
         true
     }
 }
@@ -707,8 +799,10 @@ async fn receive(conn: &mut Connection, upload: &Upload) -> Receive {
     }
 }
 
-fn abandon(store: &Store, ticket: LaunchTicket, reason: &str) {
-    tracing::warn!(session = %ticket.session.name, seq = ticket.seq, "{reason}");
+fn abandon(store: &Store, ticket: LaunchTicket, reason: &str, loud: bool) {
+    if loud {
+        tracing::warn!(session = %ticket.session.name, seq = ticket.seq, "{reason}");
+    }
     store.abandon_launch(ticket, reason);
 }
 

@@ -658,7 +658,7 @@ impl Store {
         let inflight = self.inflight.reserve(
             caller,
             size.payload().unwrap_or(u64::MAX),
-            config.max_inflight_bytes_per_user,
+            config.inflight_user_limit(),
             config.inflight_budget(),
         )?;
         let reserved_metadata = size.metadata();

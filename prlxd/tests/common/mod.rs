@@ -23,6 +23,8 @@ pub struct Daemon {
     pub config: PathBuf,
     /// A command prlxd runs under (`prlimit …`, `unshare …`); empty: none.
     pub wrapper: Vec<String>,
+    /// Where prlxd's stderr goes (appended), when not inherited.
+    pub log: Option<PathBuf>,
 }
 
 impl Daemon {
@@ -49,9 +51,47 @@ impl Daemon {
             config: config_path,
             dir,
             wrapper: wrapper.iter().map(|w| w.to_string()).collect(),
+            log: None,
         };
         daemon.spawn();
         daemon
+    }
+
+    /// Starts prlxd with its log (`PRLX_LOG=warn`) going to `prlxd.log` in
+    /// its directory ([`Daemon::log_text`]).
+    pub fn start_logged(config: &str) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let config_path = dir.path().join("prlxd.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let mut daemon = Daemon {
+            child: None,
+            socket: dir.path().join("prlxd.sock"),
+            state: dir.path().join("state"),
+            config: config_path,
+            log: Some(dir.path().join("prlxd.log")),
+            dir,
+            wrapper: Vec::new(),
+        };
+        daemon.spawn();
+        daemon
+    }
+
+    /// What prlxd logged so far (with [`Daemon::start_logged`]).
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(self.log.as_ref().expect("started logged")).unwrap_or_default()
+    }
+
+    /// The daemon process's resident memory (`VmRSS`), in bytes.
+    pub fn rss(&self) -> u64 {
+        let pid = self.child.as_ref().expect("running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .expect("VmRSS");
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib * 1024
     }
 
     pub fn spawn(&mut self) {
@@ -64,7 +104,7 @@ impl Daemon {
             }
             None => Command::new(prlxd),
         };
-        let child = command
+        command
             .arg("--socket")
             .arg(&self.socket)
             .arg("--state-dir")
@@ -72,9 +112,16 @@ impl Daemon {
             .arg("--config")
             .arg(&self.config)
             .env("PRLX_LOG", "warn")
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start prlxd");
+            .stdin(Stdio::null());
+        if let Some(log) = &self.log {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .unwrap();
+            command.stderr(file);
+        }
+        let child = command.spawn().expect("start prlxd");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
