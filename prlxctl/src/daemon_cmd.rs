@@ -5,9 +5,80 @@
 use crate::progress::CountBar;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use prlx_proto::{Client, JobState, Request, Response, SessionInfo};
+use prlx_proto::{Client, ClientError, FrameError, JobState, Request, Response, SessionInfo};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// stdout was closed under us (`prlxctl … | head`): not an error, the
+/// command stops quietly ([`quiet`]).
+#[derive(Debug)]
+struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+fn stdout_error(e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        anyhow::Error::new(StdoutClosed)
+    } else {
+        anyhow::Error::new(e).context("cannot write to stdout")
+    }
+}
+
+/// `println!` that stops the command quietly when stdout is gone instead
+/// of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*).map_err(stdout_error)?;
+    }};
+}
+
+/// `print!`, the same way.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        write!(stdout, $($t)*)
+            .and_then(|()| stdout.flush())
+            .map_err(stdout_error)?;
+    }};
+}
+
+/// A command's result as the user should see it: stdout closed early is
+/// a quiet success; a daemon that did not answer in time is said plainly
+/// (not as the socket's `EAGAIN`).
+fn quiet(result: anyhow::Result<u8>) -> anyhow::Result<u8> {
+    let Err(err) = result else { return result };
+    if err.chain().any(|e| e.is::<StdoutClosed>()) {
+        return Ok(0);
+    }
+    let timed_out = err.chain().any(|e| match e.downcast_ref::<ClientError>() {
+        Some(ClientError::Frame(FrameError::Io(io))) => is_timeout(io),
+        Some(ClientError::Connect { source, .. }) => is_timeout(source),
+        _ => false,
+    });
+    if timed_out {
+        return Err(err.context(
+            "prlxd did not answer in time: it is stopped, hung or overloaded \
+             (`prlxctl daemon --detach` starts a user-mode one; `systemctl status prlxd` \
+             shows the system one)",
+        ));
+    }
+    Err(err)
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
 
 #[derive(Args, Clone)]
 pub struct Connect {
@@ -34,8 +105,20 @@ impl Connect {
             .clone()
             .unwrap_or_else(prlx_proto::discover_socket);
         let hello = HELLO_TIMEOUT.min(Duration::from_secs(self.request_timeout.max(1)));
-        let client = Client::connect_timeout(&path, "prlxctl", Some(hello))
-            .with_context(|| "is prlxd running? start one with `prlxctl daemon --detach`")?;
+        let client = match Client::connect_timeout(&path, "prlxctl", Some(hello)) {
+            Ok(client) => client,
+            Err(ClientError::Frame(FrameError::Io(e))) if is_timeout(&e) => bail!(
+                "prlxd at {} accepted the connection but did not answer within {} s: it is \
+                 stopped, hung or still starting (`systemctl status prlxd` for the system \
+                 daemon; `prlxctl daemon --detach` starts a user-mode one)",
+                path.display(),
+                hello.as_secs()
+            ),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| "is prlxd running? start one with `prlxctl daemon --detach`");
+            }
+        };
         client.set_timeout(Some(Duration::from_secs(self.request_timeout.max(1))))?;
         Ok(client)
     }
@@ -124,6 +207,10 @@ fn prlxd_binary() -> PathBuf {
 }
 
 pub fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
+    quiet(daemon_command(args))
+}
+
+fn daemon_command(args: DaemonArgs) -> anyhow::Result<u8> {
     let socket = match args.socket.clone() {
         Some(s) => s,
         None => prlx_proto::socket::user_socket()
@@ -175,7 +262,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         if Client::connect_timeout(&socket, "prlxctl", Some(Duration::from_secs(2))).is_ok() {
-            println!(
+            outln!(
                 "prlxd {} listening on {} (log: {})",
                 child.id(),
                 socket.display(),
@@ -201,12 +288,16 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<u8> {
 }
 
 pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
+    quiet(status_command(args))
+}
+
+fn status_command(args: StatusArgs) -> anyhow::Result<u8> {
     let mut client = args.connect.client()?;
     let Response::Status { info } = client.request(&Request::Status)? else {
         bail!("prlxd answered status with something else");
     };
     if args.connect.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        outln!("{}", serde_json::to_string_pretty(&info)?);
         return Ok(0);
     }
     let rows = vec![
@@ -243,11 +334,15 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
             ),
         ],
     ];
-    print!("{}", table(&[], &rows));
+    out!("{}", table(&[], &rows));
     Ok(0)
 }
 
 pub fn session(command: SessionCommand) -> anyhow::Result<u8> {
+    quiet(session_command(command))
+}
+
+fn session_command(command: SessionCommand) -> anyhow::Result<u8> {
     match command {
         SessionCommand::List { connect } => list(&connect),
         SessionCommand::Show { session, connect } => show(&connect, &session),
@@ -290,16 +385,16 @@ fn list(connect: &Connect) -> anyhow::Result<u8> {
     // The ranks of a multi-process job (`<job>.rank<N>`) together, by rank.
     prlx_session::group_ranks(&mut sessions, |s| s.name.as_str());
     if connect.json {
-        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        outln!("{}", serde_json::to_string_pretty(&sessions)?);
         return Ok(0);
     }
     if sessions.is_empty() {
-        println!("no sessions");
+        outln!("no sessions");
         return Ok(0);
     }
     let show_uid = sessions.iter().any(|s| s.uid != client.uid);
     let rows: Vec<[String; 6]> = sessions.iter().map(|s| session_row(s, show_uid)).collect();
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -342,13 +437,13 @@ fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
     // The shim stores stacks as module + file address: name them here.
     prlx_symbolize::Symbolizer::default().manifest(&mut manifest);
     if connect.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({"info": info, "manifest": manifest}))?
         );
         return Ok(0);
     }
-    println!(
+    outln!(
         "session {} (uid {}): {} launches, {} captured, {} incomplete, {}{}",
         info.name,
         info.uid,
@@ -362,7 +457,7 @@ fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
         }
     );
     if !manifest.command.is_empty() {
-        println!("command: {}", manifest.command.join(" "));
+        outln!("command: {}", manifest.command.join(" "));
     }
     let rows: Vec<[String; 6]> = manifest
         .launches
@@ -393,7 +488,7 @@ fn show(connect: &Connect, session: &str) -> anyhow::Result<u8> {
             ]
         })
         .collect();
-    print!(
+    out!(
         "{}",
         table(
             &[
@@ -422,7 +517,7 @@ fn remove(connect: &Connect, sessions: &[String]) -> anyhow::Result<u8> {
                 freed_bytes,
             } => {
                 if !connect.json {
-                    println!("removed {session} ({})", human_bytes(freed_bytes));
+                    outln!("removed {session} ({})", human_bytes(freed_bytes));
                 }
                 removed.push(serde_json::json!({"session": session, "freed_bytes": freed_bytes}));
             }
@@ -430,7 +525,7 @@ fn remove(connect: &Connect, sessions: &[String]) -> anyhow::Result<u8> {
         }
     }
     if connect.json {
-        println!("{}", serde_json::to_string_pretty(&removed)?);
+        outln!("{}", serde_json::to_string_pretty(&removed)?);
     }
     Ok(0)
 }
@@ -453,9 +548,9 @@ fn diff(
     };
     let Some(timeout) = wait else {
         if connect.json {
-            println!("{}", serde_json::json!({"job": job, "cached": cached}));
+            outln!("{}", serde_json::json!({"job": job, "cached": cached}));
         } else {
-            println!(
+            outln!(
                 "diff job {job}{} queued; follow it with `prlxctl session diff {a} {b} --wait`",
                 if cached { " (cached)" } else { "" }
             );
@@ -482,9 +577,9 @@ fn diff(
     drop(bar);
     let (json, text) = client.job_result(job)?;
     if connect.json {
-        println!("{json}");
+        outln!("{json}");
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     // Like `prlxctl diff`: 0 whether or not the runs diverge (`prlxctl
     // assert` is the gate), 2 on error.
@@ -519,12 +614,12 @@ fn export(connect: &Connect, session: &str, dir: &Path) -> anyhow::Result<u8> {
     drop(bar);
     manifest.store(dir).map_err(|e| anyhow::anyhow!("{e}"))?;
     if connect.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"session": session, "dir": dir, "files": files.len(), "bytes": bytes})
         );
     } else {
-        println!(
+        outln!(
             "exported {session}: {} launches, {} files, {} into {}",
             manifest.launches.len(),
             files.len(),
