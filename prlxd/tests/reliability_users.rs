@@ -840,3 +840,125 @@ fn a_fallback_directory_planted_by_another_user_is_refused() {
         );
     }
 }
+
+// ------------------------------------------------------ status and job ids
+
+const STATUS: &str = "status_and_job_ids_reveal_nothing_of_other_users";
+
+/// Alice stores launches and queues diffs; Bob's `status` shows only his
+/// own connections, jobs, launches and bytes (none of Alice's), and the
+/// job id he is given does not follow Alice's (ids are not numbered
+/// across users). Root's `status` shows everyone's totals.
+#[test]
+fn status_and_job_ids_reveal_nothing_of_other_users() {
+    match role().as_deref() {
+        Some("alice-busy") => return alice_busy(),
+        Some("bob-status") => return bob_status(),
+        _ => {}
+    }
+    let Some(users) = Users::new(STATUS) else {
+        return;
+    };
+    let daemon = Daemon::start("");
+    let socket = daemon.socket.to_str().unwrap().to_owned();
+    let out = users.run_as(
+        ALICE,
+        STATUS,
+        &[("PRLX_ROLE", "alice-busy"), ("PRLX_SOCKET_PATH", &socket)],
+    );
+    let jobs = printed(&out, "JOBS");
+    users.run_as(
+        BOB,
+        STATUS,
+        &[
+            ("PRLX_ROLE", "bob-status"),
+            ("PRLX_SOCKET_PATH", &socket),
+            ("PRLX_ALICE_JOBS", &jobs),
+        ],
+    );
+    let Response::Status { info } = daemon.client().request(&Request::Status).unwrap() else {
+        panic!()
+    };
+    assert!(info.launches_ingested >= 4, "{info:?}");
+    assert!(
+        info.jobs_queued + info.jobs_running + info.jobs_done >= 3,
+        "{info:?}"
+    );
+}
+
+fn alice_busy() {
+    let mut alice = connect("alice");
+    let a = create(&mut alice, "a", None);
+    let b = create(&mut alice, "b", None);
+    for (i, session) in [&a, &b, &a, &b].into_iter().enumerate() {
+        alice
+            .put_launch(session, &record("k", i as u32), &trace("k", i as u32), None)
+            .unwrap();
+    }
+    let mut jobs = Vec::new();
+    for compare_values in [false, true] {
+        let options = prlx_proto::DiffOptions {
+            compare_values,
+            ..Default::default()
+        };
+        let Response::JobQueued { job, .. } = alice
+            .request(&Request::Diff {
+                a: a.clone(),
+                b: b.clone(),
+                options,
+            })
+            .unwrap()
+        else {
+            panic!("diff not queued")
+        };
+        jobs.push(job.to_string());
+    }
+    println!("JOBS={}", jobs.join(","));
+}
+
+fn bob_status() {
+    let alice_jobs: Vec<u64> = env("PRLX_ALICE_JOBS")
+        .split(',')
+        .map(|j| j.parse().unwrap())
+        .collect();
+    let mut bob = connect("bob");
+    let Response::Status { info } = bob.request(&Request::Status).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (info.launches_ingested, info.bytes_ingested, info.sessions),
+        (0, 0, 0),
+        "Bob's status shows others' ingest: {info:?}"
+    );
+    assert_eq!(
+        (info.jobs_queued, info.jobs_running, info.jobs_done),
+        (0, 0, 0),
+        "Bob's status shows others' jobs: {info:?}"
+    );
+    assert_eq!(
+        info.connections, 1,
+        "Bob's status counts others' connections: {info:?}"
+    );
+    let a = create(&mut bob, "a", None);
+    bob.put_launch(&a, &record("k", 0), &trace("k", 0), None)
+        .unwrap();
+    let Response::JobQueued { job, .. } = bob
+        .request(&Request::Diff {
+            a: a.clone(),
+            b: a,
+            options: Default::default(),
+        })
+        .unwrap()
+    else {
+        panic!("diff not queued")
+    };
+    let last = *alice_jobs.iter().max().unwrap();
+    assert!(
+        !alice_jobs.contains(&job) && job != last + 1 && job != last + 2,
+        "Bob's job id {job} follows Alice's {alice_jobs:?}: ids count other users' jobs"
+    );
+    let Response::Status { info } = bob.request(&Request::Status).unwrap() else {
+        panic!()
+    };
+    assert_eq!(info.launches_ingested, 1, "{info:?}");
+}
