@@ -1,9 +1,22 @@
 //! Context-independent loading (`cuLibrary*`, `cuKernel*`, CUDA 12).
 //!
 //! A library is a module that belongs to no context, so it outlives the
-//! contexts it is used from; its kernels are the module's function handles,
-//! which is also what `cuKernelGetFunction` returns (and, as in CUDA, a
-//! `CUkernel` may be passed to `cuLaunchKernel` directly).
+//! contexts it is used from. As on NVIDIA's driver (checked on an H200,
+//! driver 580.159.04, see `docs/cudart-roads.md`):
+//!
+//! - a `CUkernel` is a handle of its own, not a `CUfunction`:
+//!   `cuKernelGetFunction` (which needs a current context) returns the
+//!   context's function, the same one `cuModuleGetFunction` finds in
+//!   `cuLibraryGetModule`'s module; a `CUkernel` may still be passed to
+//!   `cuLaunchKernel` directly;
+//! - `cuLibraryGetGlobal` and `cuLibraryGetModule` need a current context
+//!   (`CUDA_ERROR_INVALID_CONTEXT` without one); `cuLibraryLoadData`,
+//!   `cuLibraryGetKernel`, `cuLibraryGetManaged` and `cuKernelGetName` do
+//!   not.
+//!
+//! The CUDA runtime loads its modules here, often before any context
+//! exists, so whatever looks a library's globals up at load time (the
+//! capture shim) must be ready to be refused.
 
 use super::launch::{function_attribute, set_function_attribute};
 use super::module::{function_handle, get_global, load_image};
@@ -54,6 +67,84 @@ unsafe fn load_library(
         });
         unsafe { write_out(library, lib) }
     })
+}
+
+/// The key a library kernel's own handle is kept under in its module's
+/// function map (no PTX name starts with a NUL).
+fn kernel_key(name: &str) -> String {
+    format!("\0kernel {name}")
+}
+
+/// The `CUkernel` of `name` in a library's `module`: a handle distinct
+/// from the module's `CUfunction` of that name (the same one each time),
+/// which every call taking a function also accepts.
+fn kernel_handle(
+    d: &mut crate::driver::Driver,
+    module: CUmodule,
+    name: &str,
+) -> Result<*mut c_void, CUresult> {
+    let f = function_handle(d, module, name)?;
+    let key = kernel_key(name);
+    if let Some(&k) = d.modules.get(module).and_then(|m| m.functions.get(&key)) {
+        return Ok(as_handle(k));
+    }
+    let func = d.function(f)?;
+    let kernel = crate::driver::Function {
+        module: func.module,
+        emu: func.emu,
+        name: func.name.clone(),
+        max_dynamic_shared: func.max_dynamic_shared,
+        carveout: func.carveout,
+        cache_config: func.cache_config,
+    };
+    let k = d.functions.insert(kernel);
+    if let Some(m) = d.modules.get_mut(module) {
+        m.functions.insert(key, k as usize);
+    }
+    Ok(k)
+}
+
+/// The module's `CUfunction` behind a kernel handle (or a function handle).
+fn kernel_function(
+    d: &mut crate::driver::Driver,
+    kernel: *mut c_void,
+) -> Result<CUfunction, CUresult> {
+    let func = d.function(kernel)?;
+    let module = as_handle(func.module);
+    let name = func
+        .name
+        .to_str()
+        .map_err(|_| CUDA_ERROR_INVALID_HANDLE)?
+        .to_owned();
+    function_handle(d, module, &name)
+}
+
+/// What NVIDIA's driver reports for a kernel node of a library's kernel
+/// (given as its `CUkernel`, or as a `CUfunction` of a library's module):
+/// the current context's `CUfunction`, the `CUkernel`, and the context.
+/// None when `handle` is neither or no context is current.
+pub(crate) fn node_function_of_kernel(
+    handle: *mut c_void,
+) -> Option<(CUfunction, *mut c_void, CUcontext)> {
+    with_driver(|d| {
+        let ctx = d.current_context()?;
+        let func = d.function(handle)?;
+        let name = func
+            .name
+            .to_str()
+            .map_err(|_| CUDA_ERROR_INVALID_HANDLE)?
+            .to_owned();
+        let module = as_handle(func.module);
+        if d.libraries
+            .handles_where(|l| l.module == module as usize)
+            .is_empty()
+        {
+            return Err(CUDA_ERROR_INVALID_HANDLE);
+        }
+        let kernel = kernel_handle(d, module, &name)?;
+        Ok((function_handle(d, module, &name)?, kernel, as_handle(ctx)))
+    })
+    .ok()
 }
 
 fn library_module(d: &crate::driver::Driver, library: *mut c_void) -> Result<CUmodule, CUresult> {
@@ -120,6 +211,7 @@ exports! {
     fn cuLibraryGetModule(p_mod: *mut CUmodule, library: *mut c_void) {
         with_driver(|d| {
             non_null(p_mod)?;
+            d.current_context()?;
             let module = library_module(d, library)?;
             unsafe { write_out(p_mod, module) }
         })
@@ -130,13 +222,14 @@ exports! {
             non_null(p_kernel)?;
             let name = unsafe { c_str(name) }?;
             let module = library_module(d, library)?;
-            let f = function_handle(d, module, name)?;
-            unsafe { write_out(p_kernel, f) }
+            let k = kernel_handle(d, module, name)?;
+            unsafe { write_out(p_kernel, k) }
         })
     }
 
     fn cuLibraryGetGlobal(dptr: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char) {
         with_driver(|d| {
+            d.current_context()?;
             let name = unsafe { c_str(name) }?;
             let module = library_module(d, library)?;
             let (addr, size) = get_global(d, module, name)?;
@@ -170,8 +263,8 @@ exports! {
         with_driver(|d| {
             non_null(p_func)?;
             d.current_context()?;
-            d.function(kernel)?;
-            unsafe { write_out(p_func, kernel) }
+            let f = kernel_function(d, kernel)?;
+            unsafe { write_out(p_func, f) }
         })
     }
 
@@ -209,7 +302,10 @@ exports! {
     fn cuKernelSetAttribute(attrib: c_int, value: c_int, kernel: *mut c_void, dev: CUdevice) {
         with_driver(|d| {
             super::device::check_device(dev)?;
-            set_function_attribute(d, kernel, attrib, value)
+            set_function_attribute(d, kernel, attrib, value)?;
+            // The kernel's attributes are its functions' too.
+            let f = kernel_function(d, kernel)?;
+            set_function_attribute(d, f, attrib, value)
         })
     }
 
@@ -220,8 +316,11 @@ exports! {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             d.function(kernel)?;
-            if let Some(f) = d.functions.get_mut(kernel) {
-                f.cache_config = config;
+            let function = kernel_function(d, kernel)?;
+            for handle in [kernel, function] {
+                if let Some(f) = d.functions.get_mut(handle) {
+                    f.cache_config = config;
+                }
             }
             Ok(())
         })

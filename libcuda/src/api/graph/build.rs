@@ -85,6 +85,28 @@ pub(super) unsafe fn kernel_from_params(
     Ok(op)
 }
 
+/// As NVIDIA's driver (checked on an H200): a node whose kernel is a
+/// library's `CUkernel` reports the current context's `CUfunction` in
+/// `func` beside `kern`, and the context in `ctx`.
+///
+/// # Safety
+/// `out` is a v2 parameter struct just written.
+unsafe fn report_kernel_function(out: *mut KernelNodeParamsV2) {
+    // SAFETY: per the contract.
+    let (func, kern) = unsafe { ((*out).func, (*out).kern) };
+    if !func.is_null() || kern.is_null() {
+        return;
+    }
+    if let Some((f, kernel, ctx)) = crate::api::library::node_function_of_kernel(kern) {
+        // SAFETY: per the contract.
+        unsafe {
+            (*out).func = f;
+            (*out).kern = kernel;
+            (*out).ctx = ctx;
+        }
+    }
+}
+
 /// Writes a kernel node's parameters in the v1 or v2 layout.
 ///
 /// # Safety
@@ -657,8 +679,15 @@ exports! {
             let op = &s.node(raw(node))?.op;
             // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
             unsafe { write_node_params(params, op, &[]) };
-            Ok(())
-        })
+            Ok::<(), CUresult>(())
+        })?;
+        // SAFETY: written just above; a kernel node's body is v2 parameters.
+        unsafe {
+            if (*params).type_ == super::abi::NODE_KERNEL {
+                report_kernel_function((*params).params.as_mut_ptr() as *mut KernelNodeParamsV2);
+            }
+        }
+        Ok(())
     }
 
     fn cuGraphKernelNodeGetAttribute(node: CUgraphNode, attr: c_uint, value: *mut [u8; 64]) {
@@ -749,13 +778,22 @@ exports! {
     fn cuGraphKernelNodeGetParams(node: CUgraphNode, out: *mut KernelNodeParamsV1) {
         non_null(out)?;
         // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
-        with_kernel(node, |k| unsafe { write_kernel_params(out as *mut KernelNodeParamsV2, k, false) })
+        with_kernel(node, |k| unsafe { write_kernel_params(out as *mut KernelNodeParamsV2, k, false) })?;
+        // As NVIDIA's driver, a library kernel's node names the context's function.
+        // SAFETY: written just above.
+        if let Some((f, _, _)) = crate::api::library::node_function_of_kernel(unsafe { (*out).func }) {
+            unsafe { (*out).func = f };
+        }
+        Ok(())
     }
 
     fn cuGraphKernelNodeGetParams_v2(node: CUgraphNode, out: *mut KernelNodeParamsV2) {
         non_null(out)?;
         // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
-        with_kernel(node, |k| unsafe { write_kernel_params(out, k, true) })
+        with_kernel(node, |k| unsafe { write_kernel_params(out, k, true) })?;
+        // SAFETY: written just above.
+        unsafe { report_kernel_function(out) };
+        Ok(())
     }
 
     fn cuGraphKernelNodeSetParams(node: CUgraphNode, params: *const KernelNodeParamsV1) {
