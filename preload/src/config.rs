@@ -13,6 +13,7 @@
 //! | `PRLX_MAX_LAUNCHES` | stop recording after this many launches | unlimited |
 //! | `PRLX_BASELINE` | with a daemon: diff each launch against this session as it arrives | unset |
 //! | `PRLX_LOG` | `off`, `error`, `warn`, `info`, `debug` | `warn` |
+//! | `PRLX_CAPTURE_LIBS` | whose modules are instrumented: `app` (the application's own; vendor libraries' modules — cuBLAS/cuBLASLt, cuDNN, cuFFT, cuSPARSE, cuRAND, cuSOLVER, NCCL, libtorch_cuda, libc10_cuda …, listed in `module_load::caller::VENDOR_LIBRARIES` — are loaded as they are and their launches recorded as metadata), `all`, or a comma list of library file-name globs to instrument too (`libcublas*,libcudnn*`, may include `app`). The owner is the library holding the image, else the caller of the load | `app` |
 //! | `PRLX_DISABLE` | `1`/`true`/`yes`/`on`: pass every call through untouched | unset |
 //!
 //! A malformed value is reported once on stderr and the default is used:

@@ -33,6 +33,9 @@ use std::sync::{Mutex, OnceLock};
 #[allow(dead_code)]
 mod fatbin;
 
+#[path = "caller.rs"]
+pub mod caller;
+
 /// How a module's launches are captured (`session.json`'s `capture`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CaptureMode {
@@ -69,6 +72,8 @@ pub struct Policy {
     pub choice: Choice,
     pub substitute_dir: Option<PathBuf>,
     pub options: Options,
+    /// `PRLX_CAPTURE_LIBS`: whose modules are instrumented.
+    pub libs: caller::CaptureLibs,
 }
 
 impl Policy {
@@ -91,6 +96,9 @@ impl Policy {
         let flag = |key: &str| {
             lookup(key).is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
         };
+        let (libs, libs_warnings) =
+            caller::CaptureLibs::parse(lookup("PRLX_CAPTURE_LIBS").as_deref());
+        warnings.extend(libs_warnings);
         let snapshots = lookup("PRLX_SNAPSHOT_DEPTH")
             .and_then(|v| v.trim().parse::<u32>().ok())
             .is_some_and(|d| d > 0);
@@ -104,6 +112,7 @@ impl Policy {
                 func_entry_exit: flag("PRLX_FUNC_EVENTS"),
                 global_stores: flag("PRLX_GLOBAL_STORES"),
             },
+            libs,
         };
         (policy, warnings)
     }
@@ -215,21 +224,13 @@ unsafe fn classify<'a>(ptr: *const c_void) -> Image<'a> {
     Image::Ptx(unsafe { CStr::from_ptr(p as *const c_char) }.to_bytes())
 }
 
-/// The PTX a fatbinary carries: the entry of the highest architecture.
+/// The PTX a fatbinary carries that the driver can compile for the
+/// current device: the entry of the highest such architecture.
 pub(crate) fn fatbin_ptx(bytes: &[u8]) -> Result<Option<String>, String> {
-    let entries = fatbin::entries(bytes)?;
-    let Some(entry) = entries
-        .iter()
-        .filter(|e| e.kind == fatbin::KIND_PTX)
-        .max_by_key(|e| e.arch)
-    else {
-        return Ok(None);
-    };
-    let payload = entry.payload()?;
-    let text = payload.split(|b| *b == 0).next().unwrap_or_default();
-    String::from_utf8(text.to_vec())
-        .map(Some)
-        .map_err(|e| format!("the fatbinary's PTX is not UTF-8: {e}"))
+    Ok(match fatbin_ptx_for(bytes, device_sm())? {
+        FatbinPtx::Usable { ptx, .. } => Some(ptx),
+        FatbinPtx::None | FatbinPtx::Unusable(_) => None,
+    })
 }
 
 /// Whether prlx's NVBit tool is loaded in this process (`nvbit`).
@@ -253,6 +254,42 @@ pub unsafe fn plan(image: *const c_void) -> Plan {
         return linked;
     }
     let policy = policy();
+    if let Some(reason) = caller::skip_reason(&policy.libs, image) {
+        return metadata(reason);
+    }
+    // SAFETY: per the contract.
+    unsafe { plan_for(image, policy, device_sm()) }
+}
+
+/// The compute capability (`major * 10 + minor`) of the current context's
+/// device, else of device 0: the one the driver compiles PTX for.
+fn device_sm() -> Option<u32> {
+    const MAJOR: i32 = 75; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    const MINOR: i32 = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+    let cuda = crate::driver::cuda();
+    let mut device = 0;
+    if let Some(get_device) = cuda.cuCtxGetDevice {
+        // SAFETY: an out-parameter; without a current context the call
+        // fails and device 0 is asked.
+        if unsafe { get_device(&mut device) } != CUDA_SUCCESS {
+            device = 0;
+        }
+    }
+    let attribute = cuda.cuDeviceGetAttribute?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: out-parameters and a device ordinal.
+    let ok = unsafe {
+        attribute(&mut major, MAJOR, device) == CUDA_SUCCESS
+            && attribute(&mut minor, MINOR, device) == CUDA_SUCCESS
+    };
+    (ok && major > 0).then(|| (major * 10 + minor) as u32)
+}
+
+/// [`plan`] for a device of compute capability `sm` (None: unknown).
+///
+/// # Safety
+/// As [`classify`].
+unsafe fn plan_for(image: *const c_void, policy: &Policy, sm: Option<u32>) -> Plan {
     if policy.choice == Choice::Only(CaptureMode::Nvbit) {
         // Chosen for every module, PTX or not, when the tool is there.
         return if nvbit_loaded() {
@@ -264,15 +301,21 @@ pub unsafe fn plan(image: *const c_void) -> Plan {
         };
     }
     // SAFETY: per the contract.
-    let (ptx, binary) = match unsafe { classify(image) } {
-        Image::Ptx(bytes) => (std::str::from_utf8(bytes).ok().map(str::to_owned), None),
-        Image::Fatbin(bytes) => match fatbin_ptx(bytes) {
-            Ok(ptx) => (ptx, Some(bytes)),
+    let (ptx, binary, machine_code) = match unsafe { classify(image) } {
+        Image::Ptx(bytes) => (
+            std::str::from_utf8(bytes).ok().map(str::to_owned),
+            None,
+            None,
+        ),
+        Image::Fatbin(bytes) => match fatbin_ptx_for(bytes, sm) {
+            Ok(FatbinPtx::Usable { ptx, machine_code }) => (Some(ptx), Some(bytes), machine_code),
+            Ok(FatbinPtx::None) => (None, Some(bytes), None),
+            Ok(FatbinPtx::Unusable(reason)) => return metadata(reason),
             Err(e) => {
                 return metadata(format!("its fatbinary could not be read: {e}"));
             }
         },
-        Image::Cubin => (None, None),
+        Image::Cubin => (None, None, None),
         Image::Unknown => return metadata("its image is of an unknown kind".into()),
     };
     let Some(ptx) = ptx else {
@@ -308,6 +351,18 @@ pub unsafe fn plan(image: *const c_void) -> Plan {
             }
         };
     }
+    if let Some((arch, symbols)) = &machine_code
+        && let Err(missing) = ptx_covers(&module, symbols)
+    {
+        return Plan {
+            reason: Some(format!(
+                "its machine code for sm_{arch} defines {missing}, which its PTX does not; \
+                 it is loaded as the application gave it"
+            )),
+            params,
+            ..Plan::default()
+        };
+    }
     let kernels: Vec<&str> = module
         .functions()
         .filter(|f| f.kind == prlx_ptx::FunctionKind::Entry && f.body.is_some())
@@ -338,33 +393,224 @@ pub unsafe fn plan(image: *const c_void) -> Plan {
             ..Plan::default()
         };
     }
-    match prlx_ptx_instrument::instrument_parsed(&module, &ptx, &policy.options) {
-        Ok(instrumented) => {
-            let mut bytes = instrumented.ptx.into_bytes();
-            bytes.push(0);
-            Plan {
-                mode: CaptureMode::Ptx,
-                reason: None,
-                replacement: Some(bytes),
-                site_table: Some(instrumented.sites.to_json()),
-                params,
-            }
+    instrumented_plan(&module, &ptx, policy, &kernels, params)
+}
+
+/// The `ptx` plan: the module instrumented, provided the instrumented form
+/// exposes exactly what the original does.
+fn instrumented_plan(
+    module: &prlx_ptx::Module,
+    ptx: &str,
+    policy: &Policy,
+    kernels: &[&str],
+    params: Option<HashMap<String, Vec<ParamSlot>>>,
+) -> Plan {
+    let refused = |why: String| {
+        log::log(
+            LogLevel::Warn,
+            &format!(
+                "could not instrument the PTX of a module defining {}: {why}; loading it unchanged",
+                kernels.join(", ")
+            ),
+        );
+        Plan {
+            reason: Some(format!("its PTX could not be instrumented: {why}")),
+            params: params.clone(),
+            ..Plan::default()
         }
-        Err(e) => {
-            log::log(
-                LogLevel::Warn,
-                &format!(
-                    "could not instrument the PTX of a module defining {}: {e}; loading it unchanged",
-                    kernels.join(", ")
-                ),
-            );
-            Plan {
-                reason: Some(format!("its PTX could not be instrumented: {e}")),
-                params,
-                ..Plan::default()
+    };
+    let instrumented = match prlx_ptx_instrument::instrument_parsed(module, ptx, &policy.options) {
+        Ok(instrumented) => instrumented,
+        Err(e) => return refused(e.to_string()),
+    };
+    if let Err(why) = same_interface(module, &instrumented.ptx) {
+        return refused(why);
+    }
+    let mut bytes = instrumented.ptx.into_bytes();
+    bytes.push(0);
+    Plan {
+        mode: CaptureMode::Ptx,
+        reason: None,
+        replacement: Some(bytes),
+        site_table: Some(instrumented.sites.to_json()),
+        params,
+    }
+}
+
+/// What a module exposes to the application: its kernels and device
+/// functions with their attributes (`.maxntid`, `.reqntid` …), and its
+/// variables with their state space.
+fn interface(module: &prlx_ptx::Module) -> HashMap<&str, (Option<prlx_ptx::FunctionKind>, String)> {
+    let mut out = HashMap::new();
+    for item in &module.items {
+        match item {
+            prlx_ptx::Item::Function(f) if f.body.is_some() => {
+                out.insert(
+                    f.name.as_str(),
+                    (Some(f.kind), format!("{:?}", f.directives)),
+                );
             }
+            prlx_ptx::Item::Variable(v) => {
+                out.insert(v.name.as_str(), (None, format!("{:?}", v.space)));
+            }
+            _ => {}
         }
     }
+    out
+}
+
+/// The rule of the shim: an instrumented module exposes every kernel,
+/// function and variable of the original, with the same attributes, and
+/// nothing else but prlx's own (`__prlx*`) symbols.
+fn same_interface(original: &prlx_ptx::Module, instrumented: &str) -> Result<(), String> {
+    let rewritten = prlx_ptx::parse(instrumented, "<instrumented module>")
+        .map_err(|e| format!("the instrumented PTX does not parse ({e})"))?;
+    let before = interface(original);
+    let after = interface(&rewritten);
+    for (name, what) in &before {
+        match after.get(name) {
+            None => return Err(format!("the instrumented module lost {name}")),
+            Some(now) if now != what => {
+                return Err(format!(
+                    "the instrumented module changed {name}: {what:?} became {now:?}"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(extra) = after
+        .keys()
+        .find(|n| !before.contains_key(*n) && !n.starts_with("__prlx"))
+    {
+        return Err(format!(
+            "the instrumented module defines {extra}, which the original does not"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the PTX defines every kernel, function and variable the machine
+/// code the driver would otherwise load defines; Err names the first few
+/// missing.
+fn ptx_covers(module: &prlx_ptx::Module, sass: &fatbin::CubinSymbols) -> Result<(), String> {
+    let defined = interface(module);
+    let missing: Vec<&str> = sass
+        .functions
+        .iter()
+        .chain(sass.variable_defs.iter().map(|v| &v.name))
+        .map(String::as_str)
+        .filter(|n| !defined.contains_key(n))
+        .collect();
+    match missing.as_slice() {
+        [] => Ok(()),
+        [one] => Err(one.to_string()),
+        many => Err(format!(
+            "{} and {} more",
+            many[..3.min(many.len())].join(", "),
+            many.len().saturating_sub(3)
+        )),
+    }
+}
+
+/// What a fatbinary offers to instrument on a device of compute capability
+/// `sm`.
+enum FatbinPtx {
+    /// PTX the driver can compile for the device, and the symbols of the
+    /// machine code it would have loaded instead (its architecture too).
+    Usable {
+        ptx: String,
+        machine_code: Option<(u32, fatbin::CubinSymbols)>,
+    },
+    /// No PTX at all.
+    None,
+    /// PTX, none of it for this device: why.
+    Unusable(String),
+}
+
+/// Whether PTX whose `.target` is `target` compiles for `sm`: `sm_XY` for
+/// any `sm >= XY`, `sm_XYa` for `XY` only, `sm_XYf` within `XY`'s family.
+fn target_compiles_for(target: &str, sm: u32) -> bool {
+    let arch = target.trim_start_matches("sm_");
+    let digits: String = arch.chars().take_while(char::is_ascii_digit).collect();
+    let Ok(xy) = digits.parse::<u32>() else {
+        return false;
+    };
+    match &arch[digits.len()..] {
+        "" => sm >= xy,
+        "a" => sm == xy,
+        "f" => sm >= xy && sm / 10 == xy / 10,
+        _ => false,
+    }
+}
+
+/// The PTX of a fatbinary for a device of compute capability `sm`: the
+/// highest PTX the driver can compile for it (all of them when `sm` is
+/// unknown), with the machine code the driver would load instead.
+fn fatbin_ptx_for(bytes: &[u8], sm: Option<u32>) -> Result<FatbinPtx, String> {
+    let entries = fatbin::entries(bytes)?;
+    let mut ptx_entries: Vec<&fatbin::Entry> = entries
+        .iter()
+        .filter(|e| e.kind == fatbin::KIND_PTX)
+        .collect();
+    if ptx_entries.is_empty() {
+        return Ok(FatbinPtx::None);
+    }
+    ptx_entries.sort_by_key(|e| std::cmp::Reverse(e.arch));
+    let highest = ptx_entries[0].arch;
+    let mut chosen = None;
+    for entry in ptx_entries
+        .iter()
+        .filter(|e| sm.is_none_or(|sm| e.arch <= sm))
+    {
+        let payload = entry.payload()?;
+        let text = payload.split(|b| *b == 0).next().unwrap_or_default();
+        let text = String::from_utf8(text.to_vec())
+            .map_err(|e| format!("the fatbinary's PTX is not UTF-8: {e}"))?;
+        let target = ptx_target(&text).unwrap_or_default();
+        if sm.is_none_or(|sm| target_compiles_for(&target, sm)) {
+            chosen = Some(text);
+            break;
+        }
+    }
+    let (Some(ptx), Some(sm)) = (chosen.clone(), sm) else {
+        return Ok(match chosen {
+            Some(ptx) => FatbinPtx::Usable {
+                ptx,
+                machine_code: None,
+            },
+            None => FatbinPtx::Unusable(unusable(highest, sm)),
+        });
+    };
+    // The machine code the driver would pick: the device's own
+    // architecture, else the highest below it of the same major version.
+    let machine = entries
+        .iter()
+        .filter(|e| e.kind == fatbin::KIND_ELF && e.arch <= sm && e.arch / 10 == sm / 10)
+        .max_by_key(|e| e.arch);
+    let machine_code = match machine {
+        Some(e) => Some((e.arch, fatbin::cubin_symbols(&e.payload()?))),
+        None => None,
+    };
+    Ok(FatbinPtx::Usable { ptx, machine_code })
+}
+
+fn unusable(highest: u32, sm: Option<u32>) -> String {
+    format!(
+        "its PTX is for compute_{highest}, which the driver cannot compile for this device \
+         (sm_{}); its machine code is loaded as the application gave it",
+        sm.unwrap_or(0)
+    )
+}
+
+/// The first `.target` of PTX text (`sm_90a`).
+fn ptx_target(text: &str) -> Option<String> {
+    let at = text.find(".target")?;
+    let rest = text[at + ".target".len()..].trim_start();
+    Some(
+        rest.split(|c: char| c == ',' || c.is_whitespace())
+            .next()?
+            .to_owned(),
+    )
 }
 
 fn policy_name(policy: &Policy) -> &'static str {
@@ -464,6 +710,15 @@ pub unsafe fn load(
     let Some(mut plan) = plan else {
         return (original(), None);
     };
+    if let Some(reason) = plan.reason.as_deref() {
+        // PRLX_LOG=info: each reason once (a vendor library loads hundreds
+        // of modules for one reason).
+        log::once(
+            LogLevel::Info,
+            reason,
+            &format!("a module is loaded unchanged (its launches recorded as metadata): {reason}"),
+        );
+    }
     if let Some(replacement) = plan.replacement.take() {
         let result = replaced(replacement.as_ptr() as *const c_void);
         if result == CUDA_SUCCESS {
@@ -593,5 +848,134 @@ $L1:
         };
         let json = serde_json::to_string(&record).unwrap();
         assert!(json.contains(r#""capture":"ptx""#), "{json}");
+    }
+
+    /// The fatbinaries of `.nv_fatbin` in a shared library, one after the
+    /// other (each 8-byte aligned).
+    fn fatbins_of(library: &[u8]) -> Vec<&[u8]> {
+        use object::{Object, ObjectSection};
+        let file = object::File::parse(library).expect("an ELF library");
+        let section = file
+            .section_by_name(".nv_fatbin")
+            .expect("a .nv_fatbin section");
+        let data = section.data().expect("its bytes");
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at + 16 <= data.len() {
+            let header: [u8; 16] = data[at..at + 16].try_into().unwrap();
+            let Ok(len) = fatbin::total_len(&header) else {
+                at += 8;
+                continue;
+            };
+            out.push(&data[at..(at + len).min(data.len())]);
+            at += len.div_ceil(8) * 8;
+        }
+        out
+    }
+
+    /// PyPI's cuBLAS (installed with PyTorch by scripts/setup.sh).
+    fn cublas() -> Option<Vec<u8>> {
+        let lib = prlx_e2e::repo_root().join(".tools/pyenv/lib");
+        let found = std::fs::read_dir(&lib).ok()?.flatten().find_map(|python| {
+            let path = python
+                .path()
+                .join("site-packages/nvidia/cu13/lib/libcublas.so.13");
+            path.is_file().then_some(path)
+        });
+        match found {
+            Some(path) => std::fs::read(path).ok(),
+            None => {
+                prlx_e2e::missing("cuBLAS (.tools/pyenv, PyPI's nvidia-cublas)");
+                None
+            }
+        }
+    }
+
+    /// cuBLAS's fatbinaries hold machine code for sm_75…sm_120 and PTX for
+    /// compute_120 only. On an H200 (sm_90) the driver cannot compile that
+    /// PTX: the module must be loaded as cuBLAS gave it, not replaced by
+    /// instrumented sm_120 PTX (which broke cublasCreate on the GPU).
+    #[test]
+    fn cublas_modules_keep_their_machine_code_on_a_device_below_their_ptx() {
+        let Some(library) = cublas() else { return };
+        let fatbins = fatbins_of(&library);
+        assert!(fatbins.len() > 100, "{} fatbinaries", fatbins.len());
+        let (policy, _) = Policy::from_lookup(|_| None);
+        for fat in fatbins.iter().take(8) {
+            // SAFETY: a whole fatbinary.
+            let planned = unsafe { plan_for(fat.as_ptr() as *const c_void, &policy, Some(90)) };
+            assert_eq!(planned.mode, CaptureMode::Metadata);
+            assert!(planned.replacement.is_none());
+            let why = planned.reason.unwrap();
+            assert!(
+                why.contains("compute_120") && why.contains("sm_90"),
+                "{why}"
+            );
+        }
+        // On a device that compiles it, the PTX covers the machine code and
+        // the instrumented module exposes the same kernels and variables.
+        let fat = fatbins[0];
+        // SAFETY: as above.
+        let planned = unsafe { plan_for(fat.as_ptr() as *const c_void, &policy, Some(120)) };
+        assert_eq!(planned.mode, CaptureMode::Ptx, "{:?}", planned.reason);
+        let Ok(FatbinPtx::Usable {
+            machine_code: Some((120, symbols)),
+            ..
+        }) = fatbin_ptx_for(fat, Some(120))
+        else {
+            panic!("cuBLAS's first fatbinary has sm_120 machine code and PTX");
+        };
+        assert!(!symbols.functions.is_empty());
+    }
+
+    #[test]
+    fn ptx_targets_compile_for_the_devices_the_ptx_isa_allows() {
+        assert!(target_compiles_for("sm_80", 90) && target_compiles_for("sm_90", 90));
+        assert!(!target_compiles_for("sm_120", 90));
+        assert!(target_compiles_for("sm_90a", 90) && !target_compiles_for("sm_90a", 100));
+        assert!(target_compiles_for("sm_100f", 103) && !target_compiles_for("sm_100f", 120));
+        assert!(!target_compiles_for("compute_x", 90));
+        assert_eq!(
+            ptx_target(".version 9.0\n.target sm_90a, debug\n").as_deref(),
+            Some("sm_90a")
+        );
+    }
+
+    #[test]
+    fn an_instrumented_module_must_expose_what_the_original_did() {
+        let original = ".version 7.5\n.target sm_80\n.address_size 64\n\
+            .visible .global .align 4 .u32 counter;\n\
+            .visible .entry k() .maxntid 64, 1, 1\n{\n\tret;\n}\n\
+            .visible .entry k2()\n{\n\tret;\n}\n";
+        let module = prlx_ptx::parse(original, "t").unwrap();
+        assert_eq!(same_interface(&module, original), Ok(()));
+        let with_prlx = format!("{original}.visible .global .align 8 .b8 __prlx_desc[64];\n");
+        assert_eq!(same_interface(&module, &with_prlx), Ok(()));
+        let lost_kernel = original.replace(".visible .entry k2()\n{\n\tret;\n}\n", "");
+        assert!(
+            same_interface(&module, &lost_kernel)
+                .unwrap_err()
+                .contains("k2")
+        );
+        let lost_global = original.replace(".visible .global .align 4 .u32 counter;\n", "");
+        assert!(
+            same_interface(&module, &lost_global)
+                .unwrap_err()
+                .contains("counter")
+        );
+        let attribute = original.replace(".maxntid 64, 1, 1", ".maxntid 128, 1, 1");
+        assert!(
+            same_interface(&module, &attribute)
+                .unwrap_err()
+                .contains("changed k")
+        );
+        let extra = format!("{original}.visible .entry k3()\n{{\n\tret;\n}}\n");
+        assert!(same_interface(&module, &extra).unwrap_err().contains("k3"));
+        // The machine code's symbols must all be in the PTX.
+        let sass = fatbin::CubinSymbols {
+            functions: vec!["k".into(), "only_in_sass".into()],
+            ..fatbin::CubinSymbols::default()
+        };
+        assert_eq!(ptx_covers(&module, &sass), Err("only_in_sass".into()));
     }
 }
