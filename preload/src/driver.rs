@@ -85,6 +85,7 @@ driver_table!(Cuda, c"libcuda.so.1", {
     cuKernelGetFunction: FnKernelGetFunction = c"cuKernelGetFunction",
     cuGetProcAddress: FnGetProcAddress = c"cuGetProcAddress",
     cuGetProcAddress_v2: FnGetProcAddressV2 = c"cuGetProcAddress_v2",
+    cuGetExportTable: FnGetExportTable = c"cuGetExportTable",
     cuModuleGetGlobal_v2: FnModuleGetGlobal = c"cuModuleGetGlobal_v2",
     cuLibraryGetGlobal: FnLibraryGetGlobal = c"cuLibraryGetGlobal",
     cuMemAlloc_v2: FnMemAlloc = c"cuMemAlloc_v2",

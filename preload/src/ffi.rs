@@ -7,8 +7,9 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 pub use prlx_cuda_abi::{
     CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_INITIALIZED,
-    CUDA_MEMCPY2D, CUDA_SUCCESS, CUdeviceptr, CUfunction, CUjit_option, CUkernel, CUlaunchConfig,
-    CUlibrary, CUlibraryOption, CUmodule, CUresult, CUstream,
+    CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_UNKNOWN, CUDA_MEMCPY2D, CUDA_SUCCESS, CUdeviceptr,
+    CUfunction, CUjit_option, CUkernel, CUlaunchConfig, CUlibrary, CUlibraryOption, CUmodule,
+    CUresult, CUstream,
 };
 
 pub type FnLaunchKernel = unsafe extern "C" fn(
@@ -69,6 +70,7 @@ pub type FnLibraryGetKernel =
 pub type FnKernelGetFunction = unsafe extern "C" fn(*mut CUfunction, CUkernel) -> CUresult;
 pub type FnGetProcAddress =
     unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64) -> CUresult;
+pub type FnGetExportTable = unsafe extern "C" fn(*mut *const c_void, *const c_void) -> CUresult;
 pub type FnGetProcAddressV2 =
     unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int) -> CUresult;
 

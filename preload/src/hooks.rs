@@ -41,8 +41,9 @@ enum Slot {
     GetProcAddressV2,
     LaunchCooperativeKernel,
     LaunchCooperativeKernelPtsz,
+    GetExportTable,
 }
-const SLOTS: usize = 17;
+const SLOTS: usize = 18;
 static PROC_ADDRESSES: [AtomicPtr<c_void>; SLOTS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
@@ -216,7 +217,7 @@ launch_kernel_ex_export!(cuLaunchKernelEx_ptsz, LaunchKernelExPtsz, true);
 
 // ---- modules and libraries ---------------------------------------------
 
-fn after_module_load(
+pub(crate) fn after_module_load(
     result: CUresult,
     module: *mut CUmodule,
     image: Option<&[u8]>,
@@ -549,6 +550,7 @@ fn wrapper_for(symbol: &[u8], cuda_version: c_int, flags: u64) -> Option<(Slot, 
             (Slot::GetProcAddressV2, cuGetProcAddress_v2 as *mut c_void)
         }
         b"cuGetProcAddress" => (Slot::GetProcAddress, cuGetProcAddress as *mut c_void),
+        b"cuGetExportTable" => (Slot::GetExportTable, cuGetExportTable as *mut c_void),
         _ => return None,
     })
 }
@@ -573,6 +575,34 @@ pub(crate) fn export_wrapper(symbol: &[u8]) -> Option<(&'static AtomicPtr<c_void
             crate::graphs::export_wrapper(symbol).or_else(|| crate::link::export_wrapper(symbol))
         }
     }
+}
+
+/// `PRLX_LOG=debug`: every lookup, which is how to see the entry points and
+/// versions a runtime asks a driver for.
+fn log_lookup(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+    result: CUresult,
+) {
+    if !crate::log::enabled(crate::config::LogLevel::Debug) {
+        return;
+    }
+    // SAFETY: the caller's symbol string and out-pointer, as the driver read them.
+    let name = unsafe { c_str(symbol) }.map(|n| n.to_string_lossy().into_owned());
+    let found = if result == CUDA_SUCCESS && !pfn.is_null() {
+        unsafe { *pfn }
+    } else {
+        std::ptr::null_mut()
+    };
+    crate::log::log(
+        crate::config::LogLevel::Debug,
+        &format!(
+            "cuGetProcAddress({}, {version}, {flags}) = {result}, {found:p}",
+            name.as_deref().unwrap_or("NULL")
+        ),
+    );
 }
 
 /// After the real lookup: hand out our wrapper, remembering the real function.
@@ -617,6 +647,11 @@ pub unsafe extern "C" fn cuGetProcAddress(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(symbol, pfn, cuda_version, flags) };
+    state::guarded(
+        "cuGetProcAddress",
+        || (),
+        || log_lookup(symbol, pfn, cuda_version, flags, result),
+    );
     if result == CUDA_SUCCESS {
         state::guarded(
             "cuGetProcAddress",
@@ -640,11 +675,39 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(symbol, pfn, cuda_version, flags, status) };
+    state::guarded(
+        "cuGetProcAddress_v2",
+        || (),
+        || log_lookup(symbol, pfn, cuda_version, flags, result),
+    );
     if result == CUDA_SUCCESS {
         state::guarded(
             "cuGetProcAddress_v2",
             || (),
             || substitute(symbol, pfn, cuda_version, flags),
+        );
+    }
+    result
+}
+
+/// `cuGetExportTable`: the driver's private tables; the runtime interface
+/// table loads modules (`export_table`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetExportTable(
+    table: *mut *const c_void,
+    id: *const c_void,
+) -> CUresult {
+    let Some(real) = real_fn!(GetExportTable, cuGetExportTable, FnGetExportTable) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(table, id) };
+    if result == CUDA_SUCCESS {
+        state::guarded(
+            "cuGetExportTable",
+            || (),
+            // SAFETY: the driver answered with success.
+            || unsafe { crate::export_table::after_get(table, id) },
         );
     }
     result
@@ -785,7 +848,9 @@ mod tests {
             Slot::GetProcAddress
         );
         assert!(wrapper_for(b"cuMemAlloc", 12000, 0).is_none());
-        assert_eq!(SLOTS, Slot::LaunchCooperativeKernelPtsz as usize + 1);
+        assert_eq!(SLOTS, Slot::GetExportTable as usize + 1);
+        let (_, table) = export_wrapper(b"cuGetExportTable").unwrap();
+        assert_eq!(table, cuGetExportTable as *mut c_void);
         // dlsym names carry the variant in the symbol.
         let (_, ptsz) = export_wrapper(b"cuLaunchKernel_ptsz").unwrap();
         assert_eq!(ptsz, cuLaunchKernel_ptsz as *mut c_void);

@@ -32,6 +32,7 @@ pub mod daemon_sink;
 pub mod device_pool;
 pub mod dl;
 pub mod driver;
+pub mod export_table;
 pub mod ffi;
 pub mod graphs;
 pub mod hip;

@@ -33,6 +33,22 @@ pub struct CodeInfo {
     pub capture_reason: Option<String>,
     /// A short stable id for file names (FNV of the image's first bytes).
     pub image_id: u64,
+    /// Instrumented, but its descriptor could not be looked up at load:
+    /// looked up at its first launch (`state::resolve_pending`).
+    pub pending: Option<PendingDescriptor>,
+}
+
+/// A library instrumented at load before any context was current: the
+/// CUDA runtime loads its modules with `cuLibraryLoadData` before it
+/// creates the primary context when the program's first call is a launch
+/// or a `__managed__` variable is touched, and NVIDIA's driver answers
+/// `cuLibraryGetGlobal` only in a context (`CUDA_ERROR_INVALID_CONTEXT`).
+#[derive(Debug)]
+pub struct PendingDescriptor {
+    /// The capture mode the load planned.
+    pub mode: crate::module_load::CaptureMode,
+    /// The site map of the instrumented image.
+    pub site_table: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +84,17 @@ impl Registry {
         self.param_layouts
             .retain(|handle, _| functions.get(handle).is_none_or(|f| f.code != code));
         functions.retain(|_, f| f.code != code);
+    }
+
+    /// The kernels (`cuLibraryGetKernel` handles) named `name`, with what
+    /// is known of them: the candidates a `CUfunction` the shim never saw
+    /// (`cuKernelGetFunction` inside the driver or the runtime) may stand for.
+    pub fn library_kernels_named(&self, name: &str) -> Vec<(usize, FunctionInfo)> {
+        self.functions
+            .iter()
+            .filter(|(_, f)| f.name == name && matches!(f.code, CodeHandle::Library(_)))
+            .map(|(&handle, f)| (handle, f.clone()))
+            .collect()
     }
 
     /// The next launch index of `kernel`, counting this launch.
@@ -156,6 +183,22 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn library_kernels_are_found_by_name() {
+        let mut r = Registry::default();
+        let info = |name: &str, code| FunctionInfo {
+            name: name.into(),
+            code,
+        };
+        r.functions.insert(1, info("k", CodeHandle::Library(10)));
+        r.functions.insert(2, info("k", CodeHandle::Module(20)));
+        r.functions
+            .insert(3, info("other", CodeHandle::Library(10)));
+        let found = r.library_kernels_named("k");
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].0, found[0].1.code), (1, CodeHandle::Library(10)));
     }
 
     #[test]

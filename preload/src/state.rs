@@ -137,7 +137,11 @@ pub fn on_code_loaded_with(
     let wanted = plan
         .as_ref()
         .is_none_or(|p| p.mode != CaptureMode::Metadata);
-    info.instrumented = find_descriptor(code).filter(|_| wanted).map(|mut found| {
+    let found = find_descriptor(code).filter(|_| wanted);
+    if found.is_none() {
+        info.pending = pending_descriptor(code, plan.as_mut());
+    }
+    info.instrumented = found.map(|mut found| {
         if let Some(table) = plan.as_mut().and_then(|p| p.site_table.take()) {
             found.site_table = Some(table);
         }
@@ -163,6 +167,82 @@ pub fn on_code_loaded_with(
         );
     }
     registry().code.insert(code, info);
+}
+
+/// Set once a library waits for its descriptor: launches only look when so.
+static ANY_PENDING: AtomicBool = AtomicBool::new(false);
+
+/// A library the shim instrumented whose descriptor the driver would not
+/// look up at load (no current context): to look up at its first launch.
+fn pending_descriptor(
+    code: CodeHandle,
+    plan: Option<&mut crate::module_load::Plan>,
+) -> Option<crate::registry::PendingDescriptor> {
+    use crate::module_load::CaptureMode;
+    let plan = plan?;
+    let instrumenting = matches!(
+        plan.mode,
+        CaptureMode::Ptx | CaptureMode::Pass | CaptureMode::Substitute
+    );
+    if !matches!(code, CodeHandle::Library(_)) || !instrumenting || current_context().is_some() {
+        return None;
+    }
+    ANY_PENDING.store(true, Ordering::Relaxed);
+    Some(crate::registry::PendingDescriptor {
+        mode: plan.mode,
+        site_table: plan.site_table.take(),
+    })
+}
+
+/// The current context, if any.
+fn current_context() -> Option<usize> {
+    let get = driver::cuda().cuCtxGetCurrent?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a local.
+    let ok = unsafe { get(&mut ctx) } == CUDA_SUCCESS;
+    (ok && !ctx.is_null()).then_some(ctx as usize)
+}
+
+/// Looks up the descriptor of a library that waits for one (see
+/// [`pending_descriptor`]), now that a launch runs in a context.
+pub(crate) fn resolve_pending(code: CodeHandle) {
+    if !ANY_PENDING.load(Ordering::Relaxed) {
+        return;
+    }
+    let pending = registry()
+        .code
+        .get_mut(&code)
+        .and_then(|i| i.pending.take());
+    let Some(pending) = pending else {
+        return;
+    };
+    let found = find_descriptor(code);
+    let mut registry = registry();
+    let Some(info) = registry.code.get_mut(&code) else {
+        return;
+    };
+    match found {
+        Some(mut found) => {
+            if pending.site_table.is_some() {
+                found.site_table = pending.site_table;
+            }
+            info.instrumented = Some(Arc::new(found));
+            info.capture = pending.mode;
+            info.capture_reason = None;
+            log::log(
+                LogLevel::Info,
+                &format!(
+                    "loaded a module captured by {} (looked up at its first launch)",
+                    pending.mode.as_str()
+                ),
+            );
+        }
+        None => {
+            info.capture_reason = Some(
+                "the instrumented library's descriptor (__prlx_desc) could not be looked up".into(),
+            );
+        }
+    }
 }
 
 /// The image as PTX text, if it is PTX (NUL-terminated, starts like PTX).
@@ -325,6 +405,9 @@ fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
         Some(f) => (f.name, Some(f.code)),
         None => identify(call.function, call.hip),
     };
+    if let Some(code) = code {
+        resolve_pending(code);
+    }
     if !config.wants(&name) {
         run();
         return;
@@ -496,7 +579,34 @@ pub(crate) fn identify(function: *mut c_void, hip: bool) -> (String, Option<Code
     } else {
         function_name(function)
     };
+    if let Some(found) = name
+        .as_deref()
+        .and_then(|n| function_of_kernel(function, n))
+    {
+        return (found.name, Some(found.code));
+    }
     (name.unwrap_or_else(|| "<unknown kernel>".into()), None)
+}
+
+/// A `CUfunction` the shim never saw handed out that is a known kernel's
+/// function in the current context: NVIDIA's driver reports the
+/// context's `CUfunction` (not the `CUkernel` the runtime launched) for a
+/// kernel node of a captured graph, and `cuKernelGetFunction` may be called
+/// where the shim does not see it. Checked with `cuKernelGetFunction`,
+/// never guessed from the name alone; remembered once found.
+fn function_of_kernel(function: *mut c_void, name: &str) -> Option<FunctionInfo> {
+    let get_function = driver::cuda().cuKernelGetFunction?;
+    let candidates = registry().library_kernels_named(name);
+    for (kernel, info) in candidates {
+        let mut found: CUfunction = std::ptr::null_mut();
+        // SAFETY: an out-pointer to a local; a kernel handle the driver gave out.
+        let result = unsafe { get_function(&mut found, kernel as CUkernel) };
+        if result == CUDA_SUCCESS && found == function {
+            registry().functions.insert(function as usize, info.clone());
+            return Some(info);
+        }
+    }
+    None
 }
 
 /// The launch's argument hash ("0x…"): the packed bytes per the kernel's
@@ -565,6 +675,7 @@ fn device_and_context(stream: CUstream) -> (Option<i32>, Option<u64>) {
 
 /// The recording state of the module `code`, when its launches record.
 pub(crate) fn instrumented_of(code: CodeHandle) -> Option<Arc<Instrumented>> {
+    resolve_pending(code);
     registry().code.get(&code)?.instrumented.clone()
 }
 

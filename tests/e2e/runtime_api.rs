@@ -5,7 +5,8 @@
 //! nvcc's default build; LZ4, uncompressed and multi-architecture
 //! fatbinaries; separate compilation (`rdc.cu` with the translation units
 //! in `rdc/`); the refusal of SASS-only programs; and the whole corpus
-//! under the capture shim, whose session must list the launches by name.
+//! under the capture shim, whose session must list the launches by name,
+//! each captured (traced), not metadata only.
 //!
 //! A program's first line may be `// nvcc-flags: ...` (extra nvcc flags);
 //! a folder of its name holds further translation units (`-rdc=true`).
@@ -212,6 +213,14 @@ fn expected_kernels(name: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Programs some of whose launches may carry no trace, and why.
+fn metadata_only_is_expected(name: &str) -> bool {
+    // `-rdc=true`: cudart registers the device-linked image, which the
+    // shim classifies as machine code only (no PTX to instrument): a
+    // known gap, not a missed road (the launch is still recorded).
+    name == "rdc"
+}
+
 #[test]
 fn corpus_passes_under_the_shim_and_its_launches_are_recorded() {
     let Some(corpus) = corpus() else { return };
@@ -251,6 +260,24 @@ fn corpus_passes_under_the_shim_and_its_launches_are_recorded() {
         assert!(
             manifest.launches.iter().all(|l| !l.kernel.is_empty()),
             "{name}: a launch without a kernel name: {kernels:?}"
+        );
+        // Every launch carries a trace (the PTX was instrumented at load),
+        // whichever road its module took to the driver: a module the shim
+        // did not see records metadata only. The emulator answers as
+        // NVIDIA's driver does where cudart's roads differ (a library's
+        // globals need a current context; a CUkernel is not its CUfunction;
+        // a graph's kernel nodes name the context's function), which is
+        // where the shim missed these programs' kernels on an H200.
+        let metadata: Vec<String> = manifest
+            .launches
+            .iter()
+            .filter(|l| l.capture.as_deref() != Some("ptx"))
+            .map(|l| format!("{} ({:?})", l.kernel, l.capture))
+            .collect();
+        assert!(
+            metadata.is_empty() || metadata_only_is_expected(&name),
+            "{name}: launches recorded without a trace: {metadata:?}\n{}",
+            output_text(&o)
         );
         match expected_kernels(&name) {
             Some(want) => {
