@@ -360,7 +360,9 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         .collect();
 
     let mut rows: Vec<[f64; 9]> = Vec::new();
+    let mut calls = Vec::new();
     for seq in 0..rounds.max(3) as u64 {
+        let counted = capture::counts::snapshot();
         let kernel_time = std::cell::Cell::new(Duration::ZERO);
         let started = Instant::now();
         let (result, trace) = capture::capture(
@@ -378,6 +380,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
             },
         );
         let capture_total = started.elapsed() - kernel_time.get();
+        calls.push(capture::counts::snapshot().since(&counted));
         assert_eq!(result, 0);
         let trace: CapturedTrace = trace.expect("capture");
         let copied_bytes: usize = trace
@@ -474,4 +477,34 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         "| writer thread: encode + write + manifest, until flush | {:.0} | off the app thread |",
         column(4)
     );
+    driver_call_table(&calls);
+}
+
+/// The driver calls of the first and of a steady-state captured launch
+/// (`capture::counts`), and the bytes copied back against those recorded.
+fn driver_call_table(calls: &[capture::counts::DriverCalls]) {
+    println!("\n## driver calls per captured launch (capture::counts)\n");
+    println!(
+        "| launch | allocs | frees | pinned allocs | memsets | memset bytes | HtoD | HtoD bytes | DtoH | DtoH bytes | syncs | recorded bytes | warp headers | copied / (recorded + headers) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (label, c) in [("first", calls.first()), ("steady (last)", calls.last())] {
+        let Some(c) = c else { continue };
+        println!(
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} |",
+            c.allocations,
+            c.frees,
+            c.host_allocations,
+            c.memsets,
+            c.memset_bytes,
+            c.htod_copies,
+            c.htod_bytes,
+            c.dtoh_copies,
+            c.dtoh_bytes,
+            c.synchronizations,
+            c.recorded_bytes,
+            c.warp_headers,
+            c.dtoh_bytes as f64 / (c.recorded_bytes + 16 * c.warp_headers).max(1) as f64
+        );
+    }
 }

@@ -20,11 +20,92 @@ use prlx_trace::{
 use std::ffi::c_void;
 use std::io::Write as _;
 
+mod staging;
+
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`.
 const ATTR_CC_MAJOR: i32 = 75;
 const ATTR_CC_MINOR: i32 = 76;
-/// Device bytes one capture may ask for; beyond this the launch runs uncaptured.
-const MAX_CAPTURE_BYTES: u64 = 8 << 30;
+/// Device bytes one capture's buffers may take: the budget the events per
+/// warp are fitted to (a launch with more warps than the configured
+/// `PRLX_EVENTS_PER_WARP` fits gets fewer slots per warp, and its trace
+/// header says how many; warps that record more overflow, which the trace
+/// and the session diff report).
+pub const CAPTURE_BUDGET_BYTES: u64 = 2 << 30;
+/// The fewest event slots a warp is given; a grid too large for even these
+/// within the budget is not captured, and `capture_error` says why.
+pub const MIN_EVENTS_PER_WARP: u32 = 16;
+
+/// The driver calls captures make, counted for the benchmark and the
+/// steady-state test (`preload/tests/capture_counts.rs`): relaxed atomics,
+/// a few nanoseconds per call, always on.
+pub mod counts {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    /// A snapshot of the counters; [`DriverCalls::since`] gives one launch's share.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct DriverCalls {
+        /// Device allocations (`cuMemAlloc`) and frees.
+        pub allocations: u64,
+        pub frees: u64,
+        /// Pinned host allocations (`cuMemAllocHost`).
+        pub host_allocations: u64,
+        /// Memsets and the bytes they set.
+        pub memsets: u64,
+        pub memset_bytes: u64,
+        /// Host-to-device copies and their bytes.
+        pub htod_copies: u64,
+        pub htod_bytes: u64,
+        /// Device-to-host copies and their bytes.
+        pub dtoh_copies: u64,
+        pub dtoh_bytes: u64,
+        /// Stream synchronisations.
+        pub synchronizations: u64,
+        /// Bytes the warps recorded: 16 per event kept, plus the history and
+        /// snapshot sections copied back.
+        pub recorded_bytes: u64,
+        /// Warp headers copied back (16 bytes each).
+        pub warp_headers: u64,
+    }
+
+    macro_rules! counters {
+        ($($field:ident),*) => {
+            #[allow(non_upper_case_globals)]
+            mod cells {
+                use super::AtomicU64;
+                $(pub static $field: AtomicU64 = AtomicU64::new(0);)*
+            }
+            /// The counters now.
+            pub fn snapshot() -> DriverCalls {
+                DriverCalls { $($field: cells::$field.load(Relaxed),)* }
+            }
+            impl DriverCalls {
+                /// What was counted between `earlier` and `self`.
+                pub fn since(&self, earlier: &DriverCalls) -> DriverCalls {
+                    DriverCalls { $($field: self.$field - earlier.$field,)* }
+                }
+            }
+        };
+    }
+    counters!(
+        allocations,
+        frees,
+        host_allocations,
+        memsets,
+        memset_bytes,
+        htod_copies,
+        htod_bytes,
+        dtoh_copies,
+        dtoh_bytes,
+        synchronizations,
+        recorded_bytes,
+        warp_headers
+    );
+
+    pub(crate) fn add(cell: &AtomicU64, n: u64) {
+        cell.fetch_add(n, Relaxed);
+    }
+    pub(crate) use cells::*;
+}
 
 /// The `__prlx_desc` layout (`device-rt/src/prlx_layout.h`, 64 bytes).
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -77,6 +158,9 @@ impl Geometry {
 
 struct Sizes {
     slots: u32,
+    /// Event slots per warp buffer: the configured number, or fewer to fit
+    /// [`CAPTURE_BUDGET_BYTES`].
+    events_per_warp: u32,
     warp_buffer: u64,
     trace: u64,
     history_ring: u64,
@@ -107,14 +191,41 @@ impl Sizes {
     }
 }
 
+/// Event slots per warp for `slots` warps: the configured number when the
+/// trace, history and snapshot sections fit the budget, else as many as fit.
+fn fitted_events_per_warp(slots: u64, config: &Config, budget: u64) -> Result<u32, String> {
+    let rings = |depth: u32, entry: u64| {
+        if depth > 0 {
+            16 + u64::from(depth) * entry
+        } else {
+            0
+        }
+    };
+    let per_warp_fixed = WARP_HEADER_SIZE as u64
+        + rings(config.history_depth, 16)
+        + rings(config.snapshot_depth, SNAPSHOT_ENTRY_SIZE as u64);
+    let room = budget.saturating_sub(HEADER_SIZE as u64 + 2 * SECTION_ALIGN);
+    let per_warp = room / slots.max(1);
+    let fit = per_warp.saturating_sub(per_warp_fixed) / std::mem::size_of::<TraceEvent>() as u64;
+    let events = u64::from(config.events_per_warp).min(fit);
+    if events < u64::from(MIN_EVENTS_PER_WARP.min(config.events_per_warp)) {
+        return Err(format!(
+            "{slots} warps do not fit the capture budget of {budget} bytes with {MIN_EVENTS_PER_WARP} events each; not captured"
+        ));
+    }
+    Ok(events as u32)
+}
+
 fn sizes(geometry: Geometry, config: &Config) -> Result<Sizes, String> {
     let slots = geometry.warp_slots();
     let slots32 = u32::try_from(slots).map_err(|_| format!("{slots} warp slots is too many"))?;
-    let warp_buffer = WARP_HEADER_SIZE as u64 + u64::from(config.events_per_warp) * 16;
+    let events_per_warp = fitted_events_per_warp(slots, config, CAPTURE_BUDGET_BYTES)?;
+    let warp_buffer = WARP_HEADER_SIZE as u64 + u64::from(events_per_warp) * 16;
     let history_ring = 16 + u64::from(config.history_depth) * 16;
     let snapshot_ring = 16 + u64::from(config.snapshot_depth) * SNAPSHOT_ENTRY_SIZE as u64;
-    let sizes = Sizes {
+    Ok(Sizes {
         slots: slots32,
+        events_per_warp,
         warp_buffer,
         trace: HEADER_SIZE as u64 + slots * warp_buffer,
         history_ring,
@@ -129,14 +240,7 @@ fn sizes(geometry: Geometry, config: &Config) -> Result<Sizes, String> {
         } else {
             0
         },
-    };
-    let total = sizes.trace + sizes.history + sizes.snapshot;
-    if total > MAX_CAPTURE_BYTES {
-        return Err(format!(
-            "the trace buffers would take {total} bytes of device memory (limit {MAX_CAPTURE_BYTES}); lower PRLX_EVENTS_PER_WARP"
-        ));
-    }
-    Ok(sizes)
+    })
 }
 
 fn check(what: &str, result: CUresult) -> Result<(), String> {
@@ -153,6 +257,33 @@ macro_rules! real {
             .$name
             .ok_or_else(|| concat!("the driver has no ", stringify!($name)).to_string())?
     };
+}
+
+type FnMemsetD2D32Async = unsafe extern "C" fn(u64, usize, u32, usize, usize, CUstream) -> CUresult;
+
+/// Driver entry points only captures use, looked up beside the shared
+/// table (`crate::driver`) and only for the real driver's table: HIP's
+/// (`crate::hip::as_cuda`) has none of them, and captures fall back.
+struct Extra {
+    memset_d2d32_async: Option<FnMemsetD2D32Async>,
+}
+
+fn extra(cuda: &Cuda) -> &'static Extra {
+    static NONE: Extra = Extra {
+        memset_d2d32_async: None,
+    };
+    static REAL: std::sync::OnceLock<Extra> = std::sync::OnceLock::new();
+    if !std::ptr::eq(cuda, crate::driver::cuda()) {
+        return &NONE;
+    }
+    REAL.get_or_init(|| {
+        let p = crate::driver::symbol(c"cuMemsetD2D32Async");
+        Extra {
+            // SAFETY: cuda.h declares cuMemsetD2D32Async with this signature.
+            memset_d2d32_async: (!p.is_null())
+                .then(|| unsafe { std::mem::transmute::<*mut c_void, FnMemsetD2D32Async>(p) }),
+        }
+    })
 }
 
 /// Driver operations queued on the launch's stream (the synchronous
@@ -173,7 +304,53 @@ impl OnStream<'_> {
             Some(f) => unsafe { f(dst, 0, bytes as usize, self.stream) },
             None => unsafe { real!(self.cuda, cuMemsetD8_v2)(dst, 0, bytes as usize) },
         };
+        counts::add(&counts::memsets, 1);
+        counts::add(&counts::memset_bytes, bytes);
         check("cuMemsetD8Async", r)
+    }
+
+    /// `height` rows of `width` u32 values set to `value`, `pitch` bytes
+    /// apart: one `cuMemsetD2D32Async` where the driver has it (the real
+    /// driver table only; HIP's has none), else one memset per row.
+    fn memset_rows(
+        &self,
+        dst: u64,
+        pitch: u64,
+        value: u32,
+        width: u64,
+        height: u64,
+    ) -> Result<(), String> {
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        if let Some(f) = extra(self.cuda).memset_d2d32_async {
+            // SAFETY: the rows lie in a pool allocation of this capture
+            // (pitch ≥ 4 × width, dst 4-byte aligned).
+            let r = unsafe {
+                f(
+                    dst,
+                    pitch as usize,
+                    value,
+                    width as usize,
+                    height as usize,
+                    self.stream,
+                )
+            };
+            counts::add(&counts::memsets, 1);
+            counts::add(&counts::memset_bytes, 4 * width * height);
+            return check("cuMemsetD2D32Async", r);
+        }
+        if value != 0 || height > 64 {
+            // Without the 2D memset: zero the whole rows' span in one call.
+            if value != 0 {
+                return Err("the driver has no cuMemsetD2D32Async".into());
+            }
+            return self.memset(dst, (height - 1) * pitch + 4 * width);
+        }
+        for row in 0..height {
+            self.memset(dst + row * pitch, 4 * width)?;
+        }
+        Ok(())
     }
 
     fn htod(&self, dst: u64, bytes: &[u8]) -> Result<(), String> {
@@ -192,6 +369,8 @@ impl OnStream<'_> {
                 real!(self.cuda, cuMemcpyHtoD_v2)(dst, bytes.as_ptr() as *const c_void, bytes.len())
             },
         };
+        counts::add(&counts::htod_copies, 1);
+        counts::add(&counts::htod_bytes, bytes.len() as u64);
         check("cuMemcpyHtoDAsync", r)
     }
 
@@ -204,11 +383,14 @@ impl OnStream<'_> {
                 real!(self.cuda, cuMemcpyDtoH_v2)(out.as_mut_ptr() as *mut c_void, src, out.len())
             },
         };
+        counts::add(&counts::dtoh_copies, 1);
+        counts::add(&counts::dtoh_bytes, out.len() as u64);
         check("cuMemcpyDtoHAsync", r)
     }
 
     fn synchronize(&self) -> Result<(), String> {
         let sync = real!(self.cuda, cuStreamSynchronize);
+        counts::add(&counts::synchronizations, 1);
         // SAFETY: the application's own stream handle, just launched on.
         check("cuStreamSynchronize", unsafe { sync(self.stream) })
     }
@@ -264,36 +446,116 @@ fn dtoh_rows(
             (None, None) => CUDA_ERROR_NOT_FOUND,
         }
     };
+    counts::add(&counts::dtoh_copies, 1);
+    counts::add(&counts::dtoh_bytes, (width * height) as u64);
     check("cuMemcpy2DAsync", r)?;
     Ok(1)
 }
 
-/// How to fetch the warps' used events once their counts are known.
+/// Consecutive warps whose used events are fetched by one strided copy:
+/// warps `start..start + len`, the first `events` events of each.
 #[derive(Debug, PartialEq, Eq)]
-enum EventCopy {
-    /// Nothing recorded.
-    None,
-    /// One strided copy of the first `events` events of every warp: the
-    /// warps are full enough that the unused tail costs less than a round
-    /// trip per warp.
-    Gather { events: u32 },
-    /// One copy per warp that recorded something.
-    PerWarp,
+struct Run {
+    start: usize,
+    len: usize,
+    events: u32,
 }
 
-/// Gather when it moves at most twice the bytes needed (plus 1 MiB, which
-/// one copy moves faster than a handful of round trips).
-fn plan_event_copy(counts: &[u32]) -> EventCopy {
-    let Some(&most) = counts.iter().max().filter(|&&m| m > 0) else {
-        return EventCopy::None;
+/// Splits the warps into runs copied one strided copy each, so that all
+/// the copies together move at most 1.1 × the events the warps recorded,
+/// in as few copies as that allows: each warp that recorded something
+/// starts as its own run (idle warps are skipped), then the adjacent pair
+/// whose merge adds the fewest unused events is merged, while the total
+/// stays within the bound. Warps with equal counts (a uniform kernel) merge
+/// for free into one copy.
+fn plan_runs(counts: &[u32]) -> Vec<Run> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut runs: Vec<Run> = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(start, &n)| Run {
+            start,
+            len: 1,
+            events: n,
+        })
+        .collect();
+    let needed: u64 = counts.iter().map(|&n| u64::from(n)).sum();
+    let mut moved = needed;
+    let moved_by = |r: &Run| r.len as u64 * u64::from(r.events);
+    let merged = |a: &Run, b: &Run| Run {
+        start: a.start,
+        len: b.start + b.len - a.start,
+        events: a.events.max(b.events),
     };
-    let event = std::mem::size_of::<TraceEvent>() as u64;
-    let needed: u64 = counts.iter().map(|&n| u64::from(n) * event).sum();
-    let gathered = counts.len() as u64 * u64::from(most) * event;
-    if gathered <= 2 * needed + (1 << 20) {
-        EventCopy::Gather { events: most }
-    } else {
-        EventCopy::PerWarp
+    // Runs as a list (next/prev by index), merge candidates in a heap
+    // checked against each run's version when taken.
+    let n = runs.len();
+    let mut next: Vec<usize> = (1..=n).collect();
+    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+    let mut version = vec![0u32; n];
+    let mut alive = vec![true; n];
+    let cost = |runs: &[Run], i: usize, j: usize| {
+        moved_by(&merged(&runs[i], &runs[j])) - moved_by(&runs[i]) - moved_by(&runs[j])
+    };
+    let mut heap = BinaryHeap::new();
+    for i in 0..n.saturating_sub(1) {
+        heap.push(Reverse((cost(&runs, i, i + 1), i, 0u32, 0u32)));
+    }
+    while let Some(Reverse((extra, i, vi, vj))) = heap.pop() {
+        let j = next[i];
+        if !alive[i] || j >= n || version[i] != vi || version[j] != vj {
+            continue;
+        }
+        if 10 * (moved + extra) > 11 * needed {
+            break; // the cheapest merge left no longer fits
+        }
+        moved += extra;
+        runs[i] = merged(&runs[i], &runs[j]);
+        alive[j] = false;
+        version[i] += 1;
+        next[i] = next[j];
+        if next[i] < n {
+            prev[next[i]] = i;
+            let k = next[i];
+            heap.push(Reverse((cost(&runs, i, k), i, version[i], version[k])));
+        }
+        let p = prev[i];
+        if p < n {
+            heap.push(Reverse((cost(&runs, p, i), p, version[p], version[i])));
+        }
+    }
+    runs.into_iter()
+        .zip(alive)
+        .filter_map(|(r, a)| a.then_some(r))
+        .collect()
+}
+
+/// Where copies land: pinned staging (asynchronous copies, one wait) or,
+/// where the driver has none, ordinary memory (each copy waits).
+enum Landing {
+    Pinned(staging::Staging),
+    Pageable(Vec<u8>),
+}
+
+impl Landing {
+    fn take(cuda: &Cuda, bytes: usize) -> Landing {
+        match staging::take(cuda, bytes) {
+            Some(pinned) => Landing::Pinned(pinned),
+            None => Landing::Pageable(vec![0; bytes]),
+        }
+    }
+
+    fn bytes_mut(&mut self, len: usize) -> &mut [u8] {
+        match self {
+            Landing::Pinned(pinned) => pinned.bytes_mut(len),
+            Landing::Pageable(v) => &mut v[..len],
+        }
+    }
+
+    fn pinned(&self) -> bool {
+        matches!(self, Landing::Pinned(_))
     }
 }
 
@@ -484,10 +746,32 @@ fn prepare<'a>(
     sizes: &Sizes,
     base: u64,
 ) -> Result<Prepared<'a>, String> {
-    let header = header_for(kernel, geometry, config, sizes.slots, device_arch(on.cuda));
+    let mut header = header_for(kernel, geometry, config, sizes.slots, device_arch(on.cuda));
+    header.events_per_warp = sizes.events_per_warp;
+    if sizes.events_per_warp < config.events_per_warp {
+        crate::log::log(
+            crate::config::LogLevel::Warn,
+            &format!(
+                "{kernel}: {} warps get {} event slots each (PRLX_EVENTS_PER_WARP={}) to fit the {} MiB capture budget; warps that record more overflow",
+                sizes.slots,
+                sizes.events_per_warp,
+                config.events_per_warp,
+                CAPTURE_BUDGET_BYTES >> 20
+            ),
+        );
+    }
     let [trace, history, snapshot] = sizes.offsets().map(|o| o.map_or(0, |o| base + o));
-    on.memset(trace, sizes.trace)?;
+    // Only the warp headers are reset: the device writes events below a
+    // warp's write index, and only those are copied back, so stale events
+    // of earlier launches in the pooled memory are never read.
     on.htod(trace, bytemuck::bytes_of(&header))?;
+    on.memset_rows(
+        trace + HEADER_SIZE as u64,
+        sizes.warp_buffer,
+        0,
+        (WARP_HEADER_SIZE / 4) as u64,
+        u64::from(sizes.slots),
+    )?;
     if history != 0 {
         init_rings(
             on,
@@ -510,7 +794,7 @@ fn prepare<'a>(
         trace,
         history,
         snapshot,
-        events_per_warp: config.events_per_warp,
+        events_per_warp: sizes.events_per_warp,
         total_warp_slots: sizes.slots,
         history_depth: if history != 0 {
             config.history_depth
@@ -596,60 +880,75 @@ fn collect(
     sizes: &Sizes,
     [trace, history, snapshot]: [u64; 3],
 ) -> Result<CapturedTrace, String> {
-    // The copies below are queued after the kernel on its stream; waiting
-    // for that stream (not the device) first lets a failed kernel surface here.
-    on.synchronize()?;
     let started = std::time::Instant::now();
     let epw = header.events_per_warp;
     let slots = sizes.slots as usize;
     let first_warp = trace + HEADER_SIZE as u64;
-    let mut warp_headers = vec![WarpBufferHeader::default(); slots];
+    // Counts first: every warp's 16-byte header, in one strided copy queued
+    // after the kernel on its stream.
+    let header_bytes = slots * WARP_HEADER_SIZE;
+    let mut landing = Landing::take(on.cuda, header_bytes);
+    if !landing.pinned() {
+        // Waiting first lets a failed kernel surface here, not as a copy error.
+        on.synchronize()?;
+    }
     let mut copy_calls = dtoh_rows(
         on,
-        bytemuck::cast_slice_mut(&mut warp_headers),
+        landing.bytes_mut(header_bytes),
         first_warp,
         sizes.warp_buffer,
         WARP_HEADER_SIZE,
         slots,
     )?;
+    if landing.pinned() {
+        on.synchronize()?;
+    }
+    let mut warp_headers = vec![WarpBufferHeader::default(); slots];
+    bytemuck::cast_slice_mut(&mut warp_headers).copy_from_slice(landing.bytes_mut(header_bytes));
+    drop(landing);
     for warp_header in &mut warp_headers {
         warp_header.num_events = warp_header.write_idx.min(epw);
     }
     let counts: Vec<u32> = warp_headers.iter().map(|h| h.num_events).collect();
+    // Then only the used events, in strided runs, into one landing buffer.
+    let event = std::mem::size_of::<TraceEvent>();
+    let runs = plan_runs(&counts);
+    let total: usize = runs.iter().map(|r| r.len * r.events as usize * event).sum();
+    let mut landing = Landing::take(on.cuda, total);
     let first_events = first_warp + WARP_HEADER_SIZE as u64;
-    let mut warps = Vec::with_capacity(slots);
-    match plan_event_copy(&counts) {
-        EventCopy::None => {
-            warps.extend(warp_headers.into_iter().map(|h| (h, Vec::new())));
+    let mut at = 0;
+    for run in &runs {
+        let width = run.events as usize * event;
+        copy_calls += dtoh_rows(
+            on,
+            &mut landing.bytes_mut(total)[at..at + width * run.len],
+            first_events + run.start as u64 * sizes.warp_buffer,
+            sizes.warp_buffer,
+            width,
+            run.len,
+        )?;
+        at += width * run.len;
+    }
+    if landing.pinned() && !runs.is_empty() {
+        on.synchronize()?;
+    }
+    let bytes = landing.bytes_mut(total);
+    let mut warps: Vec<(WarpBufferHeader, Vec<TraceEvent>)> =
+        warp_headers.into_iter().map(|h| (h, Vec::new())).collect();
+    let mut at = 0;
+    for run in &runs {
+        let width = run.events as usize * event;
+        for (k, row) in bytes[at..at + width * run.len]
+            .chunks_exact(width)
+            .enumerate()
+        {
+            let (h, events) = &mut warps[run.start + k];
+            let used = h.num_events as usize;
+            let mut kept = vec![TraceEvent::default(); used];
+            bytemuck::cast_slice_mut(&mut kept).copy_from_slice(&row[..used * event]);
+            *events = kept;
         }
-        EventCopy::Gather { events } => {
-            let mut all = vec![TraceEvent::default(); slots * events as usize];
-            copy_calls += dtoh_rows(
-                on,
-                bytemuck::cast_slice_mut(&mut all),
-                first_events,
-                sizes.warp_buffer,
-                events as usize * std::mem::size_of::<TraceEvent>(),
-                slots,
-            )?;
-            for (h, row) in warp_headers
-                .into_iter()
-                .zip(all.chunks_exact(events as usize))
-            {
-                warps.push((h, row[..h.num_events as usize].to_vec()));
-            }
-        }
-        EventCopy::PerWarp => {
-            for (slot, h) in warp_headers.into_iter().enumerate() {
-                let mut events = vec![TraceEvent::default(); h.num_events as usize];
-                if !events.is_empty() {
-                    let src = first_events + slot as u64 * sizes.warp_buffer;
-                    on.dtoh(bytemuck::cast_slice_mut(&mut events), src)?;
-                    copy_calls += 1;
-                }
-                warps.push((h, events));
-            }
-        }
+        at += width * run.len;
     }
     let mut history_bytes = vec![0u8; sizes.history as usize];
     if history != 0 {
@@ -661,6 +960,14 @@ fn collect(
         on.dtoh(&mut snapshot_bytes, snapshot)?;
         copy_calls += 1;
     }
+    let recorded: u64 = counts
+        .iter()
+        .map(|&n| u64::from(n) * event as u64)
+        .sum::<u64>()
+        + sizes.history
+        + sizes.snapshot;
+    counts::add(&counts::recorded_bytes, recorded);
+    counts::add(&counts::warp_headers, slots as u64);
     Ok(CapturedTrace {
         header,
         warps,
@@ -703,26 +1010,96 @@ mod tests {
     use super::*;
 
     #[test]
-    fn event_copies_gather_full_warps_and_fetch_sparse_ones_one_by_one() {
-        assert_eq!(plan_event_copy(&[0, 0, 0]), EventCopy::None);
-        assert_eq!(plan_event_copy(&[]), EventCopy::None);
+    fn runs_move_at_most_a_tenth_more_than_recorded() {
+        assert_eq!(plan_runs(&[0, 0, 0]), vec![]);
+        assert_eq!(plan_runs(&[]), vec![]);
         // Every warp ran the same loop: one strided copy.
         assert_eq!(
-            plan_event_copy(&[512; 128]),
-            EventCopy::Gather { events: 512 }
+            plan_runs(&[512; 128]),
+            vec![Run {
+                start: 0,
+                len: 128,
+                events: 512
+            }]
         );
-        // Uneven but within 2x: still one copy.
-        let uneven: Vec<u32> = (0..1024).map(|w| 2048 + (w % 2) * 2048).collect();
-        assert_eq!(plan_event_copy(&uneven), EventCopy::Gather { events: 4096 });
-        // One busy warp among thousands of idle ones: copy it alone.
+        // Idle warps are skipped; a busy one among them is copied alone.
         let mut sparse = vec![0u32; 4096];
         sparse[17] = 4096;
-        assert_eq!(plan_event_copy(&sparse), EventCopy::PerWarp);
-        // Small traces are gathered whatever the shape (under 1 MiB extra).
         assert_eq!(
-            plan_event_copy(&[1, 0, 0, 300]),
-            EventCopy::Gather { events: 300 }
+            plan_runs(&sparse),
+            vec![Run {
+                start: 17,
+                len: 1,
+                events: 4096
+            }]
         );
+        // Uneven warps: whatever the pattern, the copies move ≤ 1.1× the events.
+        for counts in [
+            (0..1024u32)
+                .map(|w| 2048 + (w % 2) * 2048)
+                .collect::<Vec<_>>(),
+            (0..1000u32).map(|w| (w * 7919) % 613).collect(),
+            (0..300u32).map(|w| 100 + w % 9).collect(),
+        ] {
+            let runs = plan_runs(&counts);
+            let moved: u64 = runs
+                .iter()
+                .map(|r| r.len as u64 * u64::from(r.events))
+                .sum();
+            let needed: u64 = counts.iter().map(|&n| u64::from(n)).sum();
+            assert!(10 * moved <= 11 * needed, "{moved} moved for {needed}");
+            // Every warp that recorded lies in exactly one run, which copies all its events.
+            let mut seen = vec![0; counts.len()];
+            for r in &runs {
+                for (k, n) in counts[r.start..r.start + r.len].iter().enumerate() {
+                    assert!(*n <= r.events);
+                    seen[r.start + k] += 1;
+                }
+            }
+            for (n, s) in counts.iter().zip(&seen) {
+                assert!(*s <= 1 && (*n == 0 || *s == 1));
+            }
+        }
+        // Near-equal counts share a copy.
+        assert_eq!(
+            plan_runs(&(0..300u32).map(|w| 100 + w % 9).collect::<Vec<_>>()).len(),
+            1
+        );
+        // Alternating busy and idle warps: merged as far as the bound allows
+        // (half of the 1000 warps idle: copying them all would move 2×).
+        let alternating: Vec<u32> = (0..1000).map(|w| 50 * (w % 2)).collect();
+        let runs = plan_runs(&alternating);
+        assert!(runs.len() < 500, "{} copies", runs.len());
+    }
+
+    #[test]
+    fn a_sixteen_million_thread_grid_fits_the_budget_with_fewer_events() {
+        let config = Config::from_lookup(|_| None);
+        assert_eq!(config.events_per_warp, 4096);
+        // 65536 blocks of 256 threads: 524288 warps.
+        let big = Geometry {
+            grid: [65536, 1, 1],
+            block: [256, 1, 1],
+        };
+        let s = sizes(big, &config).expect("captured with defaults");
+        assert!(s.events_per_warp >= 64 && s.events_per_warp < 4096);
+        assert!(s.total() <= CAPTURE_BUDGET_BYTES);
+        // One more event per warp would not have fitted.
+        let warp = WARP_HEADER_SIZE as u64 + u64::from(s.events_per_warp + 1) * 16;
+        assert!(HEADER_SIZE as u64 + 524_288 * warp > CAPTURE_BUDGET_BYTES - 2 * SECTION_ALIGN);
+        // A small grid keeps the configured size.
+        let small = Geometry {
+            grid: [32, 1, 1],
+            block: [128, 1, 1],
+        };
+        assert_eq!(sizes(small, &config).unwrap().events_per_warp, 4096);
+        // Beyond even MIN_EVENTS_PER_WARP per warp: refused, with the reason.
+        let huge = Geometry {
+            grid: [1 << 22, 1, 1],
+            block: [1024, 1, 1],
+        };
+        let e = sizes(huge, &config).err().expect("too large");
+        assert!(e.contains("capture budget"), "{e}");
     }
 
     #[test]

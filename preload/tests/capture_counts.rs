@@ -1,0 +1,169 @@
+//! A captured launch's driver calls in steady state, counted (issue 21,
+//! item 5): on the emulator's libcuda, loaded into this process, the shim's
+//! `capture::capture` runs a "kernel" that writes each warp's buffer through
+//! the descriptor as instrumented code would, and `capture::counts` says
+//! what the capture asked of the driver. After the first launch (which
+//! allocates the pooled device and pinned memory) a launch allocates and
+//! frees nothing, zeroes only the warp headers, and copies back at most
+//! 1.1 × the bytes recorded plus the warp headers.
+
+use prlx::capture::{self, Descriptor, Geometry, counts};
+use prlx::config::Config;
+use prlx_trace::{TraceEvent, WarpBufferHeader};
+use std::ffi::{CString, c_void};
+
+type CuInit = unsafe extern "C" fn(u32) -> i32;
+type CuDeviceGet = unsafe extern "C" fn(*mut i32, i32) -> i32;
+type CuPrimaryCtxRetain = unsafe extern "C" fn(*mut *mut c_void, i32) -> i32;
+type CuCtxSetCurrent = unsafe extern "C" fn(*mut c_void) -> i32;
+
+fn open_emulator() {
+    let built = prlx_e2e::Built::get();
+    let path = CString::new(built.lib_dir.join("libcuda.so.1").to_str().unwrap()).unwrap();
+    // SAFETY: plain dlopen/dlsym; the symbols have these signatures in cuda.h.
+    unsafe {
+        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL);
+        assert!(!handle.is_null(), "cannot load the emulator's libcuda");
+        let symbol = |name: &std::ffi::CStr| {
+            let p = libc::dlsym(handle, name.as_ptr());
+            assert!(!p.is_null(), "emulator lacks {name:?}");
+            p
+        };
+        let init: CuInit = std::mem::transmute(symbol(c"cuInit"));
+        let device_get: CuDeviceGet = std::mem::transmute(symbol(c"cuDeviceGet"));
+        let retain: CuPrimaryCtxRetain = std::mem::transmute(symbol(c"cuDevicePrimaryCtxRetain"));
+        let set_current: CuCtxSetCurrent = std::mem::transmute(symbol(c"cuCtxSetCurrent"));
+        let (mut device, mut context) = (0, std::ptr::null_mut());
+        assert_eq!(init(0), 0);
+        assert_eq!(device_get(&mut device, 0), 0);
+        assert_eq!(retain(&mut context, device), 0);
+        assert_eq!(set_current(context), 0);
+    }
+}
+
+fn event(slot: u32, i: u32) -> TraceEvent {
+    TraceEvent {
+        site_id: i % 24,
+        event_type: (i % 3) as u8,
+        branch_dir: ((i + slot) % 2) as u8,
+        _reserved: 0,
+        active_mask: u32::MAX >> (slot % 8),
+        value_a: slot * 1000 + i,
+    }
+}
+
+/// Writes `count(slot)` events into each warp's buffer, as a kernel would:
+/// through the descriptor, events below the write index, then the index.
+fn kernel(descriptor: u64, count: &dyn Fn(u32) -> u32) -> u32 {
+    let cuda = prlx::driver::cuda();
+    let (htod, dtoh) = (cuda.cuMemcpyHtoD_v2.unwrap(), cuda.cuMemcpyDtoH_v2.unwrap());
+    let mut desc = Descriptor::default();
+    // SAFETY: the descriptor buffer holds a Descriptor.
+    let r = unsafe {
+        dtoh(
+            &mut desc as *mut Descriptor as *mut c_void,
+            descriptor,
+            std::mem::size_of::<Descriptor>(),
+        )
+    };
+    assert_eq!(r, 0);
+    let warp_buffer = 16 + u64::from(desc.events_per_warp) * 16;
+    for slot in 0..desc.total_warp_slots {
+        let n = count(slot);
+        let kept = n.min(desc.events_per_warp);
+        let header = WarpBufferHeader {
+            write_idx: n,
+            overflow_count: n - kept,
+            ..WarpBufferHeader::default()
+        };
+        let mut image = bytemuck::bytes_of(&header).to_vec();
+        for i in 0..kept {
+            image.extend_from_slice(bytemuck::bytes_of(&event(slot, i)));
+        }
+        let base = desc.trace + prlx_trace::HEADER_SIZE as u64 + u64::from(slot) * warp_buffer;
+        // SAFETY: the warp buffer holds warp_buffer bytes; image is no longer.
+        assert_eq!(
+            unsafe { htod(base, image.as_ptr() as *const c_void, image.len()) },
+            0
+        );
+    }
+    0
+}
+
+#[test]
+fn steady_state_launches_allocate_nothing_and_copy_back_what_was_recorded() {
+    open_emulator();
+    let cuda = prlx::driver::cuda();
+    let mut descriptor = 0u64;
+    // SAFETY: out-pointer to a local.
+    assert_eq!(
+        unsafe { cuda.cuMemAlloc_v2.unwrap()(&mut descriptor, std::mem::size_of::<Descriptor>()) },
+        0
+    );
+    let config = Config::from_lookup(|_| None);
+    // 32 blocks × 128 threads = 128 warps of the default 4096 event slots.
+    let geometry = Geometry {
+        grid: [32, 1, 1],
+        block: [128, 1, 1],
+    };
+    let slots = 128u64;
+    // Each launch records a different, uneven pattern (a data-dependent
+    // loop), some warps nothing, so stale state of the last launch would show.
+    let patterns: [&dyn Fn(u32) -> u32; 4] = [
+        &|w| (w * 37) % 600,
+        &|w| if w % 5 == 0 { 0 } else { 64 + w % 3 },
+        &|w| (w * 7919) % 300,
+        &|w| if w == 9 { 5000 } else { w % 2 },
+    ];
+    for (launch, count) in patterns.iter().enumerate() {
+        let before = counts::snapshot();
+        let (result, trace) = capture::capture(
+            cuda,
+            &config,
+            descriptor,
+            "counted",
+            geometry,
+            std::ptr::null_mut(),
+            || kernel(descriptor, count),
+        );
+        let calls = counts::snapshot().since(&before);
+        assert_eq!(result, 0);
+        let trace = trace.expect("captured");
+        // The trace holds exactly what each warp wrote.
+        for (slot, (h, events)) in trace.warps.iter().enumerate() {
+            let n = count(slot as u32);
+            assert_eq!(h.write_idx, n);
+            assert_eq!(h.num_events, n.min(4096));
+            let want: Vec<TraceEvent> = (0..n.min(4096)).map(|i| event(slot as u32, i)).collect();
+            assert_eq!(events, &want, "launch {launch} warp {slot}");
+        }
+        eprintln!("launch {launch}: {calls:?}");
+        if launch == 0 {
+            continue; // the pools fill here
+        }
+        assert_eq!(calls.allocations, 0, "launch {launch}: {calls:?}");
+        assert_eq!(calls.frees, 0, "launch {launch}: {calls:?}");
+        assert_eq!(calls.host_allocations, 0, "launch {launch}: {calls:?}");
+        // Only the warp headers are reset, never the event buffers.
+        assert!(
+            calls.memset_bytes <= 16 * slots,
+            "launch {launch}: {calls:?}"
+        );
+        let recorded: u64 = (0..slots as u32)
+            .map(|w| u64::from(count(w).min(4096)) * 16)
+            .sum();
+        assert_eq!(calls.recorded_bytes, recorded);
+        assert_eq!(calls.warp_headers, slots);
+        assert!(
+            10 * calls.dtoh_bytes <= 11 * recorded + 10 * 16 * slots,
+            "launch {launch}: {} bytes copied for {recorded} recorded: {calls:?}",
+            calls.dtoh_bytes
+        );
+        // Host → device: the trace header and the descriptor (set, cleared).
+        assert!(
+            calls.htod_bytes <= 160 + 2 * 64,
+            "launch {launch}: {calls:?}"
+        );
+        assert!(calls.synchronizations <= 3, "launch {launch}: {calls:?}");
+    }
+}
