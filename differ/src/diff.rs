@@ -5,7 +5,9 @@
 //! Nothing is copied: warps are views into the traces' mappings, and a warp
 //! pair with identical bytes costs one `memcmp` and no allocation.
 
-use crate::align::{AlignOptions, Cut, EventDivergence, UnknownTail, align_warp_cut};
+use crate::align::{
+    AlignOptions, Cut, DivergenceKind, EventDivergence, UnknownTail, align_warp_cut,
+};
 use prlx_trace::{TraceEvent, TraceFile};
 use rayon::prelude::*;
 
@@ -69,6 +71,49 @@ pub struct TraceDiff {
     pub overflowed: Vec<OverflowedWarp>,
     /// Mismatches between the two traces' launches (kernel, grid, warp count).
     pub warnings: Vec<String>,
+    /// Value divergences set aside by [`TraceDiff::set_aside_values`]: events
+    /// where control flow matched but the recorded values differ, kept out
+    /// of `diverged` when values were not asked for, so that the summary can
+    /// still say so. By ascending warp index.
+    pub values_set_aside: Vec<WarpDiff>,
+}
+
+impl TraceDiff {
+    /// Moves every `Value` divergence out of `diverged` into
+    /// [`TraceDiff::values_set_aside`] (a warp left with none leaves
+    /// `diverged`). What stays is exactly what a diff without
+    /// `compare_values` finds: a matched pair yields a Value divergence only
+    /// when its direction, mask and taken lanes agree. Diff with
+    /// `compare_values` on, then call this when values were not asked for.
+    pub fn set_aside_values(&mut self) {
+        let mut kept = Vec::with_capacity(self.diverged.len());
+        for mut warp in std::mem::take(&mut self.diverged) {
+            let (values, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut warp.divergences)
+                .into_iter()
+                .partition(|d| d.kind == DivergenceKind::Value);
+            if !values.is_empty() {
+                self.values_set_aside.push(WarpDiff {
+                    warp_idx: warp.warp_idx,
+                    warp_idx_b: warp.warp_idx_b,
+                    divergences: values,
+                });
+            }
+            if !rest.is_empty() {
+                warp.divergences = rest;
+                kept.push(warp);
+            }
+        }
+        self.diverged = kept;
+    }
+
+    /// Events whose recorded values differ though control flow matched,
+    /// among those set aside.
+    pub fn values_differing(&self) -> usize {
+        self.values_set_aside
+            .iter()
+            .map(|w| w.divergences.len())
+            .sum()
+    }
 }
 
 #[derive(Default)]
@@ -87,7 +132,31 @@ pub fn diff_traces(a: &TraceFile, b: &TraceFile, opts: &DiffOptions) -> TraceDif
 }
 
 /// [`diff_traces`] with warps paired as `pairing` says.
+///
+/// Values are always compared; without `compare_values` the Value
+/// divergences are set aside ([`TraceDiff::set_aside_values`]) rather than
+/// reported, so a report can still say that values differ.
 pub fn diff_traces_paired(
+    a: &TraceFile,
+    b: &TraceFile,
+    opts: &DiffOptions,
+    pairing: WarpPairing,
+) -> TraceDiff {
+    let mut diff = diff_traces_values(a, b, &with_values(opts), pairing);
+    if !opts.align.compare_values {
+        diff.set_aside_values();
+    }
+    diff
+}
+
+/// `opts` with values compared.
+pub(crate) fn with_values(opts: &DiffOptions) -> DiffOptions {
+    let mut all = *opts;
+    all.align.compare_values = true;
+    all
+}
+
+fn diff_traces_values(
     a: &TraceFile,
     b: &TraceFile,
     opts: &DiffOptions,

@@ -6,6 +6,17 @@ use crate::context::{HistoryContext, SnapshotContext, SnapshotSide, format_opera
 use crate::report::{DiffReport, DivergenceRecord};
 use std::fmt::Write;
 
+/// The note on values that differ where control flow matched.
+fn values_differ(w: &mut String, v: &crate::report::ValuesDiffer) {
+    let _ = writeln!(
+        w,
+        "values differ: {} events in {} warps where control flow matched (diff --values lists them)",
+        v.events, v.warps
+    );
+    let _ = writeln!(w, "  first: {}", describe(&v.first));
+    let _ = writeln!(w, "  {}", detail(&v.first));
+}
+
 /// Renders `report` as text. `listed` caps the divergence listing.
 pub fn render_text(report: &DiffReport, listed: usize) -> String {
     let mut out = String::new();
@@ -41,6 +52,12 @@ pub fn render_text(report: &DiffReport, listed: usize) -> String {
                 "status: unknown (overflowed): no divergence in the recorded events, but not everything was recorded"
             );
             overflowed_warps(w, report);
+        } else if let Some(v) = &report.values_differ {
+            let _ = writeln!(
+                w,
+                "status: identical control flow, but recorded values differ"
+            );
+            values_differ(w, v);
         } else {
             let _ = writeln!(w, "status: identical");
         }
@@ -53,6 +70,9 @@ pub fn render_text(report: &DiffReport, listed: usize) -> String {
         .map(|(k, n)| format!("{k} {n}"))
         .collect();
     let _ = writeln!(w, "breakdown: {}", kinds.join(", "));
+    if let Some(v) = &report.values_differ {
+        values_differ(w, v);
+    }
     if !report.causes.is_empty() {
         let causes: Vec<String> = report
             .causes

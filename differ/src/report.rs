@@ -197,6 +197,21 @@ pub struct DiffReport {
     /// Divergences per heuristic cause (`--classify`), by cause name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub causes: BTreeMap<&'static str, usize>,
+    /// Recorded values that differ where control flow matched, when values
+    /// were not compared as divergences (no `--values`): a race's atomics
+    /// returning in another order, other data stored. None when none differ
+    /// or when `--values` counted them as Value divergences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values_differ: Option<ValuesDiffer>,
+}
+
+/// [`DiffReport::values_differ`]: how many events' values differ, in how
+/// many warps, and the first of them (lowest event index, then block, warp).
+#[derive(Clone, Debug, Serialize)]
+pub struct ValuesDiffer {
+    pub events: usize,
+    pub warps: usize,
+    pub first: DivergenceRecord,
 }
 
 impl DiffReport {
@@ -280,6 +295,7 @@ impl DiffReport {
             ),
             None => (None, None),
         };
+        let values_differ = values_differ(a, b, map, diff);
         let mut warnings = diff.warnings.clone();
         let overflowed_warps: Vec<OverflowRecord> = diff
             .overflowed
@@ -319,6 +335,7 @@ impl DiffReport {
             filter: (!options.filter.is_empty()).then(|| options.filter.describe()),
             unfiltered_divergences,
             causes,
+            values_differ,
         }
     }
 
@@ -353,6 +370,26 @@ impl DiffReport {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("the report is plain data")
     }
+}
+
+/// The Value divergences the diff set aside ([`TraceDiff::set_aside_values`]).
+fn values_differ(
+    a: &dyn TraceView,
+    b: &dyn TraceView,
+    map: Option<&SiteMap>,
+    diff: &TraceDiff,
+) -> Option<ValuesDiffer> {
+    let first = diff
+        .values_set_aside
+        .iter()
+        .flat_map(|w| w.divergences.iter().map(move |d| (w, d)))
+        .map(|(w, d)| record(a, b, map, w, d))
+        .min_by_key(|d| (d.event_idx, d.block_linear, d.warp_in_block, d.warp_idx))?;
+    Some(ValuesDiffer {
+        events: diff.values_differing(),
+        warps: diff.values_set_aside.len(),
+        first,
+    })
 }
 
 fn overflow_record(a: &dyn TraceView, o: &OverflowedWarp) -> OverflowRecord {

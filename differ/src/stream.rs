@@ -65,7 +65,11 @@ pub fn diff_files(
     if pairing == WarpPairing::BySlot {
         let (sa, sb) = rayon::join(|| Source::load(a), || Source::load(b));
         if let (Some(sa), Some(sb)) = (sa, sb) {
-            if let Ok(pair) = stream_diff(&sa, &sb, opts, spare_core()) {
+            let all = crate::diff::with_values(opts);
+            if let Ok(mut pair) = stream_diff(&sa, &sb, &all, spare_core()) {
+                if !opts.align.compare_values {
+                    pair.diff.set_aside_values();
+                }
                 return Ok(pair);
             }
         }

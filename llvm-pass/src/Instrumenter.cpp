@@ -259,6 +259,14 @@ void Instrumenter::collect(Function &F) {
     if (auto *Call = dyn_cast<CallBase>(&I))
       if (CmpInst *Cmp = predicatingCompare(*Call))
         Predicating.insert(Cmp);
+  // A select is a data-dependent choice: the compare deciding it records a
+  // branch-like event (per-lane predicate); a select on anything else
+  // records its condition itself (Probe::Select).
+  for (Instruction &I : instructions(F))
+    if (auto *Sel = dyn_cast<SelectInst>(&I))
+      if (auto *Cmp = dyn_cast<CmpInst>(Sel->getCondition()))
+        if (Cmp->getType()->isIntegerTy(1))
+          Predicating.insert(Cmp);
 
   if (Opts.FuncEntryExit) {
     BasicBlock &Entry = F.getEntryBlock();
@@ -280,8 +288,15 @@ void Instrumenter::collect(Function &F) {
       if (isRecordable(RMW->getValOperand()->getType()))
         addSite(I, Probe::Atomic, SiteKind::Atomic);
     } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
-      if (isRecordable(CX->getNewValOperand()->getType()))
+      if (isRecordable(CX->getNewValOperand()->getType())) {
+        // Inserted in reverse: the old value's event comes first.
+        addSite(I, Probe::CasSuccess, SiteKind::Branch);
         addSite(I, Probe::Atomic, SiteKind::Atomic);
+      }
+    } else if (auto *Sel = dyn_cast<SelectInst>(&I)) {
+      if (Sel->getCondition()->getType()->isIntegerTy(1) &&
+          !isa<CmpInst>(Sel->getCondition()))
+        addSite(I, Probe::Select, SiteKind::Branch);
     } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
       if (!isRecordable(SI->getValueOperand()->getType()))
         continue;
@@ -387,12 +402,33 @@ void Instrumenter::insert(const PendingSite &S) {
                                  /*Signed=*/false)});
     break;
   case Probe::Atomic: {
-    Value *V = isa<AtomicRMWInst>(At)
-                   ? cast<AtomicRMWInst>(At)->getValOperand()
-                   : cast<AtomicCmpXchgInst>(At)->getNewValOperand();
-    C = B.CreateCall(Callbacks.atomic(), {Id, toWord(B, V, false)});
+    // After it: the value it returned (the old value), whose order across
+    // lanes and warps is what a race changes.
+    IRBuilder<> After(At->getNextNode());
+    After.SetCurrentDebugLocation(At->getDebugLoc());
+    Value *Old = isa<AtomicRMWInst>(At)
+                     ? static_cast<Value *>(At)
+                     : After.CreateExtractValue(At, uint64_t(0));
+    C = After.CreateCall(Callbacks.atomic(),
+                         {After.getInt32(S.Id), toWord(After, Old, false)});
     break;
   }
+  case Probe::CasSuccess: {
+    // Which lanes' compare-and-swap succeeded: a branch on the success bit.
+    IRBuilder<> After(At->getNextNode());
+    After.SetCurrentDebugLocation(At->getDebugLoc());
+    Value *Ok = After.CreateExtractValue(At, uint64_t(1));
+    C = After.CreateCall(Callbacks.branch(),
+                         {After.getInt32(S.Id),
+                          After.CreateZExt(Ok, After.getInt32Ty())});
+    break;
+  }
+  case Probe::Select:
+    C = B.CreateCall(
+        Callbacks.branch(),
+        {Id, B.CreateZExt(cast<SelectInst>(At)->getCondition(),
+                          B.getInt32Ty())});
+    break;
   case Probe::SharedStore:
     C = B.CreateCall(Callbacks.sharedStore(),
                      {Id, toWord(B, cast<StoreInst>(At)->getValueOperand(),

@@ -21,9 +21,12 @@ namespace prlx {
 // What to insert at a site.
 enum class Probe {
   Branch,          // before a conditional br
-  PredicatedCmp,   // after a compare that predicates inline asm (Triton)
+  PredicatedCmp,   // after a compare that predicates inline asm (Triton) or
+                   // chooses a select's operand
+  Select,          // before a select whose condition is no compare
+  CasSuccess,      // after a cmpxchg: a branch event on its success bit
   Switch,          // before a switch
-  Atomic,          // before atomicrmw / cmpxchg
+  Atomic,          // after atomicrmw / cmpxchg: the value it returned
   SharedStore,     // before a store to addrspace(3)
   GlobalStore,     // before a store to global memory
   FuncEntry,       // at the entry block's first insertion point

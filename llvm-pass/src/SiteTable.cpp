@@ -83,13 +83,21 @@ SourceLocation SiteTable::entryLocationOf(const Function &F) {
   return Loc;
 }
 
+// The name after the last '/' or '\\' (ptx-instrument's `file_key`).
+static StringRef fileKey(StringRef File) {
+  size_t Slash = File.find_last_of("/\\");
+  return Slash == StringRef::npos ? File : File.drop_front(Slash + 1);
+}
+
 uint32_t SiteTable::hashKey(const SourceLocation &Loc, SiteKind Kind,
                             unsigned Ordinal, unsigned Salt) const {
   // Fields joined by 0x1F (unit separator), which appears in no file or symbol
   // name, so ("a", "bc") and ("ab", "c") hash differently.
+  // The file enters as its name without directories (fileKey), so where the
+  // build ran does not change an id; the site map keeps the full path.
   std::string Key;
   Key.reserve(Loc.File.size() + Loc.Function.size() + 32);
-  Key += Loc.File;
+  Key += fileKey(Loc.File);
   Key += '\x1f';
   Key += Loc.Function;
   Key += '\x1f';

@@ -19,11 +19,15 @@ a:
 ; CHECK: call void @__prlx_record_switch(
   switch i32 %v, label %b [ i32 3, label %b ]
 b:
-; CHECK: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 %v)
-; CHECK-NEXT: atomicrmw max ptr addrspace(1) %g
+; CHECK: %o = atomicrmw max ptr addrspace(1) %g
+; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 %o)
   %o = atomicrmw max ptr addrspace(1) %g, i32 %v syncscope("agent") monotonic
-; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 7)
-; CHECK-NEXT: cmpxchg ptr addrspace(3) %lds, i32 %v, i32 7
+; CHECK-NEXT: %x = cmpxchg ptr addrspace(3) %lds, i32 %v, i32 7
+; CHECK-NEXT: [[XO:%.*]] = extractvalue { i32, i1 } %x, 0
+; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 [[XO]])
+; CHECK-NEXT: [[XK:%.*]] = extractvalue { i32, i1 } %x, 1
+; CHECK-NEXT: [[XW:%.*]] = zext i1 [[XK]] to i32
+; CHECK-NEXT: call void @__prlx_record_branch(i32 {{-?[0-9]+}}, i32 [[XW]])
   %x = cmpxchg ptr addrspace(3) %lds, i32 %v, i32 7 syncscope("workgroup") monotonic monotonic
 ; CHECK-NEXT: call void @__prlx_record_shmem_store(i32 {{-?[0-9]+}}, i32 %v)
 ; CHECK-NEXT: store i32 %v, ptr addrspace(3) %lds

@@ -16,19 +16,41 @@ entry:
   switch i64 %sel, label %dflt [ i64 0, label %one
                                  i64 7, label %two ]
 one:
+; Atomics record, after them, the value they returned (the old value).
 ; CHECK: one:
-; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 %v)
-; CHECK-NEXT: atomicrmw add ptr %out, i32 %v
+; CHECK-NEXT: %old = atomicrmw add ptr %out, i32 %v
+; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 %old)
   %old = atomicrmw add ptr %out, i32 %v monotonic
-; CHECK-NEXT: [[FB:%.*]] = bitcast float %f to i32
+; CHECK-NEXT: %oldf = atomicrmw fadd
+; CHECK-NEXT: [[FB:%.*]] = bitcast float %oldf to i32
 ; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 [[FB]])
-; CHECK-NEXT: atomicrmw fadd
   %oldf = atomicrmw fadd ptr addrspace(1) %gout, float %f monotonic
-; cmpxchg records the new value, low word of an i64.
-; CHECK-NEXT: [[NV:%.*]] = trunc i64 %sel to i32
-; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 [[NV]])
-; CHECK-NEXT: cmpxchg ptr %out
+; cmpxchg records the old value (low word of an i64), then which lanes'
+; swap succeeded as a branch on the success bit.
+; CHECK-NEXT: %cx = cmpxchg ptr %out
+; CHECK-NEXT: [[OV:%.*]] = extractvalue { i64, i1 } %cx, 0
+; CHECK-NEXT: [[OW:%.*]] = trunc i64 [[OV]] to i32
+; CHECK-NEXT: call void @__prlx_record_atomic(i32 {{-?[0-9]+}}, i32 [[OW]])
+; CHECK-NEXT: [[OK:%.*]] = extractvalue { i64, i1 } %cx, 1
+; CHECK-NEXT: [[OKW:%.*]] = zext i1 [[OK]] to i32
+; CHECK-NEXT: call void @__prlx_record_branch(i32 {{-?[0-9]+}}, i32 [[OKW]])
   %cx = cmpxchg ptr %out, i64 0, i64 %sel monotonic monotonic
+; A select is a data-dependent choice: the compare deciding it records the
+; per-lane predicate right after it; a select on a non-compare records its
+; condition before it.
+; CHECK-NEXT: %lt = icmp ult i32 %v, 100
+; CHECK-NEXT: [[LTW:%.*]] = zext i1 %lt to i32
+; CHECK-NEXT: call void @__prlx_record_branch(i32 {{-?[0-9]+}}, i32 [[LTW]])
+; CHECK-NEXT: %pick = select i1 %lt, i32 1, i32 2
+  %lt = icmp ult i32 %v, 100
+  %pick = select i1 %lt, i32 1, i32 2
+; CHECK-NEXT: %bit = trunc i32 %pick to i1
+; CHECK-NEXT: [[BW:%.*]] = zext i1 %bit to i32
+; CHECK-NEXT: call void @__prlx_record_branch(i32 {{-?[0-9]+}}, i32 [[BW]])
+; CHECK-NEXT: %pick2 = select i1 %bit, i32 %v, i32 3
+  %bit = trunc i32 %pick to i1
+  %pick2 = select i1 %bit, i32 %v, i32 3
+  store i32 %pick2, ptr %out
   br label %dflt
 two:
 ; Stores to addrspace(3): int, float, and a generic pointer into shared memory.

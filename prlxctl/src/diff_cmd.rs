@@ -209,6 +209,11 @@ pub struct AssertArgs {
     /// fails: what it did not record was not compared).
     #[arg(long)]
     allow_overflow: bool,
+    /// Also fail (exit 1) when recorded values differ where control flow
+    /// matched (atomics returning in another order, other data stored),
+    /// whatever the divergence threshold.
+    #[arg(long)]
+    fail_on_values: bool,
     /// Print the report as JSON (with threshold and passed fields).
     #[arg(long)]
     json: bool,
@@ -404,13 +409,15 @@ pub fn assert(args: AssertArgs) -> anyhow::Result<u8> {
     )?;
     let counted = report.gating_divergences(args.ignore_active_mask);
     let overflow_fails = report.overflowed() && !args.allow_overflow;
-    let passed = counted <= args.max_divergences && !overflow_fails;
+    let values_fail = args.fail_on_values && report.values_differ.is_some();
+    let passed = counted <= args.max_divergences && !overflow_fails && !values_fail;
     if args.json {
         let mut value = serde_json::to_value(&report).context("serialising the report")?;
         value["threshold"] = args.max_divergences.into();
         value["counted_divergences"] = counted.into();
         value["ignore_active_mask"] = args.ignore_active_mask.into();
         value["allow_overflow"] = args.allow_overflow.into();
+        value["fail_on_values"] = args.fail_on_values.into();
         value["passed"] = passed.into();
         println!(
             "{}",
@@ -434,6 +441,22 @@ pub fn assert(args: AssertArgs) -> anyhow::Result<u8> {
                 "fails unless --allow-overflow"
             };
             println!("overflow ({consequence}): {}", overflow.advice());
+        }
+        if let Some(v) = &report.values_differ {
+            let consequence = if args.fail_on_values {
+                "fails with --fail-on-values"
+            } else {
+                "allowed without --fail-on-values"
+            };
+            println!(
+                "values differ ({consequence}): {} events in {} warps where control flow matched, first at {}",
+                v.events,
+                v.warps,
+                v.first
+                    .source_location
+                    .as_deref()
+                    .unwrap_or("an unmapped site")
+            );
         }
     }
     Ok(if passed { 0 } else { 1 })

@@ -29,6 +29,11 @@ pub struct Options {
     pub global_stores: bool,
 }
 
+/// `TraceEvent` flag (reserved half-word) of an Atomic event whose value is
+/// what the atomic returned, not its operand
+/// ([`prlx_trace::layout::event_flags::RETURNED`]).
+pub const RETURNED_FLAG: u16 = 0x2;
+
 /// The PTX ISA version the runtime needs (`activemask`).
 const MIN_VERSION: (u32, u32) = (6, 2);
 
@@ -401,6 +406,13 @@ impl<'a> FunctionRewrite<'a> {
                     {
                         predicating.insert(g.register.name.as_str());
                     }
+                    // A predicate choosing a `selp`'s operand: a data-dependent
+                    // choice, recorded at its compare like a branch.
+                    if i.opcode == "selp"
+                        && let Some(Operand::Register(p) | Operand::Not(p)) = i.operands.get(3)
+                    {
+                        predicating.insert(p.name.as_str());
+                    }
                     track_origin(i, &mut origins);
                 }
                 _ => {}
@@ -604,23 +616,81 @@ impl<'a> FunctionRewrite<'a> {
                         edits,
                     );
                 }
-                "atom" | "red" => {
-                    let index = match (inst.opcode.as_str(), inst.has_modifier(".cas")) {
-                        ("red", _) => 1,
-                        (_, true) => 3,
-                        _ => 2,
-                    };
-                    let Some(value) = inst.operands.get(index) else {
-                        continue;
-                    };
-                    let id = table.add(self.site_location(at, None), SiteKind::Atomic);
-                    let ty = instruction_type(&inst.modifiers);
-                    self.value_probe(SiteKind::Atomic, id, inst, value, ty, edits);
-                }
+                "atom" | "red" => self.atomic(at, inst, table, edits),
                 "setp" => self.predicating_compare(at, inst, table, edits),
                 _ => {}
             }
         }
+    }
+
+    /// An `atom` records, right after it, the value it returned (the old
+    /// value: the order in which lanes and warps reached it), flagged
+    /// [`RETURNED_FLAG`]; an `atom.cas` also records which lanes' swap
+    /// succeeded (returned value = compare operand) as a Branch event at its
+    /// line. A `red` returns nothing: it records its operand, before it.
+    fn atomic(&self, at: usize, inst: &Instruction, table: &mut SiteTable, edits: &mut Edits) {
+        let cas = inst.has_modifier(".cas");
+        let ty = instruction_type(&inst.modifiers);
+        let returned = match (inst.opcode.as_str(), inst.operands.first()) {
+            ("atom", Some(Operand::Register(dest))) => self.offset_after(at).map(|a| (dest, a)),
+            _ => None,
+        };
+        let Some((dest, after)) = returned else {
+            let index = match (inst.opcode.as_str(), cas) {
+                ("red", _) => 1,
+                (_, true) => 3,
+                _ => 2,
+            };
+            if let Some(value) = inst.operands.get(index) {
+                let id = table.add(self.site_location(at, None), SiteKind::Atomic);
+                self.value_probe(SiteKind::Atomic, id, inst, value, ty, edits);
+            }
+            return;
+        };
+        let location = self.site_location(at, None);
+        let id = table.add(location.clone(), SiteKind::Atomic);
+        let mut prelude = String::new();
+        let old = Operand::Register(dest.clone());
+        let w = word(&mut prelude, &old, ty, false, &self.regs, 0);
+        let kind = SiteKind::Atomic as u32 | (u32::from(RETURNED_FLAG) << 16);
+        edits.insert(
+            after,
+            probe(
+                SiteKind::Atomic,
+                id,
+                inst.guard.as_ref(),
+                &prelude,
+                RECORD_VALUE,
+                &[id.to_string(), kind.to_string(), w],
+            ),
+        );
+        // The compare operand, unless the old value overwrote it.
+        let compare = inst.operands.get(2).filter(|c| match c {
+            Operand::Register(r) => r.name != dest.name,
+            Operand::Immediate(_) => true,
+            _ => false,
+        });
+        let (true, Some(compare)) = (cas, compare) else {
+            return;
+        };
+        let bits = ty.map_or(32, |t| match t {
+            ScalarType::B16 | ScalarType::U16 | ScalarType::S16 => 16,
+            ScalarType::B64 | ScalarType::U64 | ScalarType::S64 => 64,
+            _ => 32,
+        });
+        let id = table.add(location, SiteKind::Branch);
+        let prelude = format!("\tset.eq.u32.b{bits} 	%prlx_w0, {dest}, {compare};\n");
+        edits.insert(
+            after,
+            probe(
+                SiteKind::Branch,
+                id,
+                inst.guard.as_ref(),
+                &prelude,
+                RECORD_BRANCH,
+                &[id.to_string(), "%prlx_w0".into()],
+            ),
+        );
     }
 
     fn store_kind(&self, inst: &Instruction) -> Option<SiteKind> {
@@ -946,6 +1016,86 @@ mod tests {
         e.insert(3, "Y".into());
         e.replace((4, 5), "Z".into());
         assert_eq!(e.apply("abcdef"), "AabcXYdZf");
+    }
+
+    const CHOICE: &str = ".version 7.5
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 t)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<3>;
+	ld.param.u64 	%rd1, [p];
+	ld.param.u32 	%r1, [t];
+	atom.global.add.u32 	%r2, [%rd1], 1;
+	setp.lt.u32 	%p1, %r2, %r1;
+	selp.b32 	%r3, 5, 9, %p1;
+	atom.global.cas.b32 	%r4, [%rd1], %r3, 7;
+	red.global.add.u32 	[%rd1], %r4;
+	atom.shared.exch.b32 	%r5, [%rd1], %r1;
+	st.global.u32 	[%rd1+4], %r5;
+	ret;
+}
+";
+
+    fn kinds(ptx: &str) -> Vec<SiteKind> {
+        let out = crate::instrument(ptx, "k.ptx", &Options::default()).unwrap();
+        out.sites.sites().iter().map(|s| s.kind).collect()
+    }
+
+    #[test]
+    fn atomics_record_what_they_returned_after_them() {
+        let out = crate::instrument(CHOICE, "k.ptx", &Options::default()).unwrap();
+        let returned = (SiteKind::Atomic as u32) | (u32::from(RETURNED_FLAG) << 16);
+        // The add's probe follows it and passes its destination, flagged.
+        let add = out.ptx.find("atom.global.add.u32 	%r2").unwrap();
+        let probe = &out.ptx[add..];
+        let call = probe.find("call 	__prlx_record_value").unwrap();
+        let flagged = format!("st.param.b32 	[prlx_arg1], {returned};");
+        let at = probe.find(&flagged).unwrap();
+        assert!(at < call, "{probe}");
+        assert!(probe[..call].contains("[prlx_arg2], %r2;"), "{probe}");
+        // cas: the old value, then a branch on old == compare operand.
+        let cas = out.ptx.find("atom.global.cas.b32").unwrap();
+        let after = &out.ptx[cas..];
+        let set = after.find("set.eq.u32.b32 	%prlx_w0, %r4, %r3;").unwrap();
+        assert!(after[..set].contains("[prlx_arg2], %r4;"), "{after}");
+        // red returns nothing: its operand, before it.
+        let red = out.ptx.find("red.global.add.u32 \t[%rd1], %r4").unwrap();
+        let before = &out.ptx[..red];
+        let last = before.rfind("prlx: Atomic").unwrap();
+        assert!(before[last..].contains("[prlx_arg2], %r4;"));
+        assert!(
+            before[last..].contains("[prlx_arg1], 2;"),
+            "{}",
+            &before[last..]
+        );
+        assert_eq!(
+            kinds(CHOICE),
+            [
+                SiteKind::Atomic,
+                SiteKind::Branch, // the compare feeding selp
+                SiteKind::Atomic,
+                SiteKind::Branch, // cas succeeded
+                SiteKind::Atomic, // red
+                SiteKind::Atomic, // exch (shared)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_compare_feeding_selp_is_a_branch_site_after_it() {
+        let out = crate::instrument(CHOICE, "k.ptx", &Options::default()).unwrap();
+        let setp = out.ptx.find("setp.lt.u32 	%p1").unwrap();
+        let selp = out.ptx.find("selp.b32 	%r3").unwrap();
+        let between = &out.ptx[setp..selp];
+        assert!(between.contains("prlx: Branch"), "{between}");
+        assert!(
+            between.contains("selp.u32 	%prlx_w0, 1, 0, %p1;"),
+            "{between}"
+        );
+        assert!(between.contains("call 	__prlx_record_branch"), "{between}");
     }
 
     #[test]

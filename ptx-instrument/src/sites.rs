@@ -4,7 +4,10 @@
 //! location the IR had:
 //!
 //! `site_id = FNV-1a-32(file ␟ function ␟ line ␟ column ␟ kind ␟ ordinal)`,
-//! ␟ = 0x1F; `ordinal` counts earlier sites with the same (file, function,
+//! ␟ = 0x1F, where `file` is the file's name without its directories
+//! ([`file_key`]): the same source built in two checkouts (different
+//! absolute paths in the PTX's `.file`) has the same ids. The full path
+//! is kept in the site map only; `ordinal` counts earlier sites with the same (file, function,
 //! line, column, kind); a collision re-hashes the later site's key with
 //! `␟salt<N>` appended until the id is free.
 
@@ -68,6 +71,15 @@ pub fn fnv1a32(bytes: &[u8], mut hash: u32) -> u32 {
 
 const FNV_OFFSET: u32 = 2_166_136_261;
 
+/// The part of a site's file that its id hashes: the name after the last
+/// `/` or `\\` (the pass's `fileKey`). Where the build ran (clang writes
+/// the absolute path into PTX's `.file`) does not change a site's id; two
+/// files of one name at one function, line, column and kind would collide
+/// and the later re-hashes, as any collision does.
+pub fn file_key(file: &str) -> &str {
+    file.rsplit(['/', '\\']).next().unwrap_or(file)
+}
+
 /// The sites of one module, in the order they were added.
 #[derive(Clone, Debug)]
 pub struct SiteTable {
@@ -96,7 +108,7 @@ impl SiteTable {
 
     fn hash_key(&self, loc: &Location, kind: SiteKind, ordinal: u32, salt: u32) -> u32 {
         let mut key = Vec::with_capacity(loc.file.len() + loc.function.len() + 32);
-        key.extend_from_slice(loc.file.as_bytes());
+        key.extend_from_slice(file_key(&loc.file).as_bytes());
         key.push(0x1f);
         key.extend_from_slice(loc.function.as_bytes());
         key.push(0x1f);
@@ -224,6 +236,21 @@ mod tests {
             store,
             fnv1a32(b"k.cu\x1f_Z1kPi\x1f12\x1f9\x1f1\x1f0", FNV_OFFSET)
         );
+    }
+
+    #[test]
+    fn ids_do_not_depend_on_the_build_directory() {
+        let at = |file: &str| {
+            let mut l = loc(7, 3);
+            l.file = file.into();
+            SiteTable::default().add(l, SiteKind::Branch)
+        };
+        let plain = at("k.cu");
+        assert_eq!(at("/home/ci/job1/src/k.cu"), plain);
+        assert_eq!(at("/tmp/checkout-2/src/k.cu"), plain);
+        assert_eq!(at("C:\\build\\k.cu"), plain);
+        assert_ne!(at("/src/other.cu"), plain);
+        assert_eq!(file_key("/a/b/k.cu"), "k.cu");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! first part: the diverging launch earliest in run A's launch order comes
 //! first, since later divergences are often its consequences.
 
-use prlx_differ::report::DivergenceRecord;
+use prlx_differ::report::{DivergenceRecord, ValuesDiffer};
 use prlx_differ::{DiffOptions, DiffReport, OverflowSummary, WarpPairing, diff_files};
 use prlx_session::{LaunchRecord, Manifest, SessionError};
 use prlx_trace::SiteMap;
@@ -66,6 +66,10 @@ pub struct LaunchComparison {
     /// The first divergence of this launch in program order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_divergence: Option<DivergenceRecord>,
+    /// Recorded values that differ where control flow matched (values not
+    /// compared as divergences): how many events, the first of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values_differ: Option<ValuesDiffer>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The full report, for callers that render one launch in detail.
@@ -114,6 +118,9 @@ pub struct SessionDiffReport {
     pub session_b: String,
     pub launches_compared: usize,
     pub launches_diverged: usize,
+    /// Launches whose recorded values differ where control flow matched
+    /// (whether or not they also diverged), when values were not compared.
+    pub launches_values_differ: usize,
     /// Launches with a warp that overflowed its event buffer, and those warps.
     pub launches_overflowed: usize,
     pub warps_overflowed: usize,
@@ -247,6 +254,10 @@ pub fn diff_manifests(
         session_b: manifest_b.session.clone(),
         launches_compared: launches.len(),
         launches_diverged,
+        launches_values_differ: launches
+            .iter()
+            .filter(|l| l.values_differ.is_some())
+            .count(),
         launches_overflowed: overflows.len(),
         warps_overflowed: overflows.iter().map(|o| o.warps).sum(),
         overflow_setting: overflows.first().map(|o| o.setting),
@@ -355,6 +366,7 @@ fn compare_launch(
         warps_overflowed: 0,
         overflow: None,
         first_divergence: None,
+        values_differ: None,
         error: None,
         report: None,
         launched_from: a
@@ -393,6 +405,7 @@ fn compare_launch(
     comparison.warps_overflowed = report.warps_overflowed;
     comparison.overflow = report.overflow.clone();
     comparison.first_divergence = report.first_divergence.clone();
+    comparison.values_differ = report.values_differ.clone();
     comparison.report = Some(report);
     comparison
 }
@@ -437,6 +450,42 @@ impl SessionDiffReport {
 
     /// The human report: a summary, the kernels ranked by first divergence,
     /// unmatched launches and dimension mismatches.
+    /// The launches whose recorded values differ where control flow
+    /// matched: a count, and the first such launch's first site.
+    fn render_values_differ(&self, out: &mut String) {
+        use std::fmt::Write;
+        let Some((launch, v)) = self
+            .launches
+            .iter()
+            .find_map(|l| l.values_differ.as_ref().map(|v| (l, v)))
+        else {
+            return;
+        };
+        if self.launches_diverged == 0 && self.overflow_setting.is_none() {
+            let _ = writeln!(
+                out,
+                "status: identical control flow, but recorded values differ"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "values differ in {} of {} launches where control flow matched (diff --values to list them); first: {} launch {}, {} events in {} warps, first at {} (site {:#010x}, warp {}, event {})",
+            self.launches_values_differ,
+            self.launches_compared,
+            launch.demangled.as_deref().unwrap_or(&launch.kernel),
+            launch.launch_index,
+            v.events,
+            v.warps,
+            v.first
+                .source_location
+                .as_deref()
+                .unwrap_or("an unmapped site"),
+            v.first.site_id,
+            v.first.warp_idx,
+            v.first.event_idx,
+        );
+    }
+
     pub fn render_text(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
@@ -464,6 +513,7 @@ impl SessionDiffReport {
                 );
             }
         }
+        self.render_values_differ(&mut out);
         if !self.kernels.is_empty() {
             let _ = writeln!(out, "\nKernels, earliest divergence first:");
             let rows: Vec<[String; 5]> = self

@@ -41,6 +41,9 @@ pub mod event_flags {
     /// condition over the active lanes. Two runs whose lanes split
     /// differently at a branch differ here even when `branch_dir` agrees.
     pub const TAKEN_MASK: u16 = 0x1;
+    /// An Atomic event whose `value_a` is the value the atomic returned (the
+    /// old value: the order lanes and warps reached it in), not its operand.
+    pub const RETURNED: u16 = 0x2;
 }
 
 /// `TraceEvent::event_type` values.

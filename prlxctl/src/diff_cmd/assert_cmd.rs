@@ -113,7 +113,11 @@ impl Verdict {
                 }),
         );
         let overflow_fails = report.launches_overflowed > 0 && !args.allow_overflow;
-        let passed = counted <= args.max_divergences && unmatched.is_empty() && !overflow_fails;
+        let values_fail = args.fail_on_values && report.launches_values_differ > 0;
+        let passed = counted <= args.max_divergences
+            && unmatched.is_empty()
+            && !overflow_fails
+            && !values_fail;
         Verdict {
             counted,
             unmatched,
@@ -155,6 +159,27 @@ impl Verdict {
         }
         for line in &self.unmatched {
             let _ = writeln!(out, "  {line}");
+        }
+        for launch in &report.launches {
+            let Some(v) = &launch.values_differ else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "  {} launch {}: values differ ({}) at {} events where control flow matched, first at {}",
+                launch.demangled.as_deref().unwrap_or(&launch.kernel),
+                launch.launch_index,
+                if args.fail_on_values {
+                    "fails with --fail-on-values"
+                } else {
+                    "allowed without --fail-on-values"
+                },
+                v.events,
+                v.first
+                    .source_location
+                    .as_deref()
+                    .unwrap_or("an unmapped site")
+            );
         }
         if let (Some(setting), Some(needed)) =
             (report.overflow_setting, report.needed_events_per_warp)
