@@ -96,6 +96,10 @@ fn rewrite_input(state: usize, input_type: c_uint, data: &[u8]) -> Option<(Vec<u
         return None;
     }
     let policy = module_load::policy();
+    // A vendor library's link inputs are linked as given (PRLX_CAPTURE_LIBS).
+    if module_load::caller::skip_reason(&policy.libs, data.as_ptr().cast()).is_some() {
+        return None;
+    }
     let from_fatbin;
     let text = if input_type == INPUT_FATBINARY {
         from_fatbin = module_load::fatbin_ptx(data).ok()??;

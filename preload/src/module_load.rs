@@ -226,8 +226,17 @@ unsafe fn classify<'a>(ptr: *const c_void) -> Image<'a> {
 
 /// The PTX a fatbinary carries that the driver can compile for the
 /// current device: the entry of the highest such architecture.
+/// None when it has none, or when that PTX does not define everything the
+/// machine code the driver would otherwise use defines.
 pub(crate) fn fatbin_ptx(bytes: &[u8]) -> Result<Option<String>, String> {
     Ok(match fatbin_ptx_for(bytes, device_sm())? {
+        FatbinPtx::Usable {
+            ptx,
+            machine_code: Some((_, symbols)),
+        } => prlx_ptx::parse(&ptx, "<fatbinary PTX>")
+            .ok()
+            .filter(|module| ptx_covers(module, &symbols).is_ok())
+            .map(|_| ptx),
         FatbinPtx::Usable { ptx, .. } => Some(ptx),
         FatbinPtx::None | FatbinPtx::Unusable(_) => None,
     })
