@@ -125,6 +125,9 @@ pub struct Warp {
     rpc_bloom: u64,
     /// Starvation windows the waiting lanes have waited without running.
     wait_windows: u32,
+    /// Some lanes moved to a PC that may be an open barrier's since the
+    /// barriers were last settled.
+    bar_dirty: bool,
     /// Lanes that exist (the last warp of a CTA may be partial).
     pub valid: u32,
     pub exited: u32,
@@ -270,6 +273,7 @@ impl Warp {
             waiting: 0,
             rpc_bloom: 0,
             wait_windows: 0,
+            bar_dirty: false,
             valid: 0,
             exited: 0,
             blocked: 0,
@@ -413,7 +417,9 @@ impl Warp {
             self.its_ran |= self.group_mask;
             return Some((self.group_pc, self.group_mask));
         }
-        self.settle_barriers();
+        if self.bar_dirty {
+            self.settle_barriers();
+        }
         let live = self.runnable();
         if live == 0 {
             return None;
@@ -542,6 +548,7 @@ impl Warp {
     /// Lanes that arrived at their barriers wait; barriers whose every
     /// non-exited member arrived are passed (removed). Needs current `pcs`.
     fn settle_barriers(&mut self) {
+        self.bar_dirty = false;
         if self.cbar.is_empty() {
             self.waiting = 0;
             return;
@@ -554,9 +561,15 @@ impl Warp {
             let b = &mut self.cbar[i];
             b.members &= !exited;
             let b = *b;
+            // Branch-free over all 32 lanes; the call depth only for the
+            // few lanes at the PC.
+            let mut at_rpc = 0u32;
+            for (l, pc) in self.pcs.iter().enumerate() {
+                at_rpc |= ((*pc == b.rpc) as u32) << l;
+            }
             let mut arrived = 0u32;
-            for_lanes(b.members, |l| {
-                if self.pcs[l] == b.rpc && self.frames[l].len() as u32 == b.depth {
+            for_lanes(b.members & at_rpc, |l| {
+                if self.frames[l].len() as u32 == b.depth {
                     arrived |= 1 << l;
                 }
             });
@@ -673,10 +686,13 @@ impl Warp {
         } else if self.group_valid && self.group_mask == active {
             self.group_pc = next;
             if next >= self.others_min || self.may_be_rpc(next) {
-                // Another group waits here or earlier: merge on the next scan.
+                // Another group waits here or earlier: merge on the next
+                // scan; or a barrier's lanes may have arrived.
+                self.bar_dirty |= self.may_be_rpc(next);
                 self.sync_group();
             }
         } else {
+            self.bar_dirty |= self.may_be_rpc(next);
             self.sync_group();
             for (l, pc) in self.pcs.iter_mut().enumerate() {
                 if active >> l & 1 != 0 {
@@ -713,11 +729,13 @@ impl Warp {
         if !self.converged && self.group_valid && lanes == self.group_mask {
             self.group_pc = target;
             if target >= self.others_min || self.may_be_rpc(target) {
+                self.bar_dirty |= self.may_be_rpc(target);
                 self.sync_group();
             }
             return;
         }
         let _ = pc;
+        self.bar_dirty |= self.may_be_rpc(target);
         self.diverge();
         for_lanes(lanes, |l| self.pcs[l] = target);
     }
