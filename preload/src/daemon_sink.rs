@@ -22,6 +22,9 @@ pub struct DaemonSink {
     pub session: String,
     /// Site tables the daemon already has.
     sent_site_tables: std::collections::HashSet<u64>,
+    /// Launches (records and drop counts) the last failed
+    /// [`DaemonSink::put_records`] did not deliver.
+    pub unsent: u64,
 }
 
 pub enum ConnectError {
@@ -74,6 +77,7 @@ impl DaemonSink {
             socket,
             session,
             sent_site_tables: std::collections::HashSet::new(),
+            unsent: 0,
         })
     }
 
@@ -104,6 +108,70 @@ impl DaemonSink {
             }
             Err(e) => Err(classify(e)),
         }
+    }
+
+    /// Metadata-only launches and drop counts: one `PutRecords` request
+    /// (one round trip) per batch, or — to a daemon without it — one
+    /// `PutLaunch` per record and one `CountDropped`. Refused records are
+    /// counted as dropped by the daemon and said once; on `Lost`,
+    /// [`DaemonSink::unsent`] says how many launches did not get there.
+    pub fn put_records(
+        &mut self,
+        records: Vec<LaunchRecord>,
+        dropped: u64,
+        dropped_backlog: u64,
+    ) -> Result<(), SendError> {
+        let total = records.len() as u64 + dropped + dropped_backlog;
+        self.unsent = 0;
+        if total == 0 {
+            return Ok(());
+        }
+        if !self.client.uses_batch() {
+            return self.put_one_by_one(records, dropped + dropped_backlog);
+        }
+        match self
+            .client
+            .put_records(&self.session, records, dropped, dropped_backlog)
+        {
+            Ok(stored) => match stored.message {
+                Some(message) if stored.refused > 0 => Err(SendError::Refused(format!(
+                    "prlxd refused {} launch records (counted as dropped): {message}",
+                    stored.refused
+                ))),
+                _ => Ok(()),
+            },
+            Err(e) => {
+                self.unsent = total;
+                Err(classify(e))
+            }
+        }
+    }
+
+    fn put_one_by_one(
+        &mut self,
+        records: Vec<LaunchRecord>,
+        dropped: u64,
+    ) -> Result<(), SendError> {
+        let mut left = records.len() as u64 + dropped;
+        let mut refused = None;
+        for record in &records {
+            match self.put(record, &[], None) {
+                Ok(()) => {}
+                Err(SendError::Refused(message)) => refused = Some(message),
+                Err(lost) => {
+                    self.unsent = left;
+                    return Err(lost);
+                }
+            }
+            left -= 1;
+        }
+        if dropped > 0 {
+            if let Err(e) = self.count_dropped(dropped) {
+                self.unsent = dropped;
+                return Err(e);
+            }
+        }
+        refused.map_or(Ok(()), |m| Err(SendError::Refused(m)))
     }
 
     pub fn count_dropped(&mut self, count: u64) -> Result<(), SendError> {

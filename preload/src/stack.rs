@@ -4,7 +4,11 @@
 //! On the application's thread: raw instruction pointers only (no lock, one
 //! small Vec), and only as `PRLX_STACKS` says — `on` (every recorded
 //! launch), `sampled` (the first [`SAMPLED_FIRST`] launches of each kernel,
-//! then one in [`SAMPLED_EVERY`]) or `off`. On the writer thread: each
+//! then one in [`SAMPLED_EVERY`]) or `off` — and within a time budget per
+//! thread ([`WalkBudget`]: about 1 % of the thread's time), so the cost of
+//! walking does not grow with the launch rate; past it, launches other than
+//! each kernel's first go without a stack. On the writer thread, whole
+//! stacks are resolved once per distinct return-address tuple. On the writer thread: each
 //! address becomes its module (path), the module's GNU build-id and the
 //! address as the module's file has it, read from the loader's in-memory
 //! program headers — no file is opened, no debug info is loaded, so the
@@ -79,12 +83,73 @@ pub fn mode() -> StackMode {
 }
 
 /// Instruction pointers, innermost first.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RawStack(Vec<usize>);
 
-/// The stack for launch `launch_index` of a kernel, if the mode walks it.
+/// Walks may take at most 1/this of a thread's time since its first walk …
+pub const WALK_BUDGET_DIVISOR: u64 = 100;
+/// … plus this much (start-up: the first launches of many kernels).
+pub const WALK_ALLOWANCE_NS: u64 = 5_000_000;
+
+/// A thread's walks so far: when the first began and the time they took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkBudget {
+    first_ns: u64,
+    spent_ns: u64,
+}
+
+impl WalkBudget {
+    /// Whether a walk may start at `now_ns` (a monotonic clock): the first
+    /// [`SAMPLED_FIRST`] launches of each kernel always walk (`always`);
+    /// others while the walks so far took at most 1/[`WALK_BUDGET_DIVISOR`]
+    /// of the time since the first, plus [`WALK_ALLOWANCE_NS`].
+    pub fn allows(&mut self, now_ns: u64, always: bool) -> bool {
+        if self.first_ns == 0 {
+            self.first_ns = now_ns.max(1);
+        }
+        let allowed =
+            WALK_ALLOWANCE_NS + now_ns.saturating_sub(self.first_ns) / WALK_BUDGET_DIVISOR;
+        always || self.spent_ns <= allowed
+    }
+
+    pub fn spend(&mut self, ns: u64) {
+        self.spent_ns = self.spent_ns.saturating_add(ns);
+    }
+}
+
+thread_local! {
+    static BUDGET: std::cell::Cell<WalkBudget> = const {
+        std::cell::Cell::new(WalkBudget { first_ns: 0, spent_ns: 0 })
+    };
+}
+
+fn monotonic_ns() -> u64 {
+    static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+        + 1
+}
+
+/// The stack for launch `launch_index` of a kernel, if the mode walks it
+/// and the calling thread's walk budget allows: however many launches a
+/// second the application makes, walking takes at most about 1 % of its
+/// thread's time (each kernel's first launches are always walked).
 pub fn capture_for(launch_index: u32) -> Option<RawStack> {
-    mode().walks(launch_index).then(capture)
+    if !mode().walks(launch_index) {
+        return None;
+    }
+    let always = launch_index < SAMPLED_FIRST;
+    let start = monotonic_ns();
+    let mut budget = BUDGET.with(|b| b.get());
+    if !budget.allows(start, always) {
+        return None;
+    }
+    let stack = capture();
+    budget.spend(monotonic_ns().saturating_sub(start));
+    BUDGET.with(|b| b.set(budget));
+    Some(stack)
 }
 
 /// Walks the calling thread's stack.
@@ -118,7 +183,13 @@ pub struct Resolver {
     frames: HashMap<usize, Option<StackFrame>>,
     /// By `dli_fbase`.
     modules: HashMap<usize, Option<Module>>,
+    /// Whole stacks resolved, by their addresses (a loop launches from a
+    /// few call sites): at most [`MAX_CACHED_STACKS`], then started afresh.
+    stacks: HashMap<RawStack, Vec<StackFrame>>,
 }
+
+/// Resolved stacks kept by [`Resolver`].
+const MAX_CACHED_STACKS: usize = 4096;
 
 impl Default for Resolver {
     fn default() -> Resolver {
@@ -126,6 +197,7 @@ impl Default for Resolver {
             own_base: own_module_base(),
             frames: HashMap::new(),
             modules: HashMap::new(),
+            stacks: HashMap::new(),
         }
     }
 }
@@ -133,6 +205,18 @@ impl Default for Resolver {
 impl Resolver {
     /// The application's frames of `stack` (the shim's own dropped).
     pub fn resolve(&mut self, stack: &RawStack) -> Vec<StackFrame> {
+        if let Some(frames) = self.stacks.get(stack) {
+            return frames.clone();
+        }
+        let frames = self.resolve_frames(stack);
+        if self.stacks.len() >= MAX_CACHED_STACKS {
+            self.stacks.clear();
+        }
+        self.stacks.insert(stack.clone(), frames.clone());
+        frames
+    }
+
+    fn resolve_frames(&mut self, stack: &RawStack) -> Vec<StackFrame> {
         let mut out = Vec::new();
         for &ip in stack.0.iter().filter(|&&ip| ip != 0) {
             if out.len() == STORED_FRAMES {
@@ -308,6 +392,7 @@ mod tests {
             own_base: 0,
             frames: HashMap::new(),
             modules: HashMap::new(),
+            stacks: HashMap::new(),
         };
         let frames = resolver.resolve(&raw);
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
@@ -343,6 +428,33 @@ mod tests {
         note.extend_from_slice(&[0xab, 0xcd, 0xef, 0]);
         assert_eq!(gnu_build_id(&note).as_deref(), Some("abcdef"));
         assert_eq!(gnu_build_id(&note[..10]), None);
+    }
+
+    #[test]
+    fn walks_are_held_to_their_share_of_the_threads_time() {
+        let mut budget = WalkBudget::default();
+        let (mut now, mut walked) = (1_000u64, 0u64);
+        // 25,000 launches a second for 10 s, each walk taking 1.3 µs (3 %
+        // of the time): the budget keeps walks near 1 % whatever the rate.
+        for _ in 0..250_000 {
+            now += 40_000;
+            if budget.allows(now, false) {
+                budget.spend(1_300);
+                walked += 1;
+            }
+        }
+        let spent = walked * 1_300;
+        let elapsed = now - 1_000;
+        assert!(
+            spent <= elapsed / WALK_BUDGET_DIVISOR + WALK_ALLOWANCE_NS + 1_300,
+            "{spent} ns of {elapsed}"
+        );
+        assert!(walked > 250_000 / 4, "walks go on at the budget: {walked}");
+        // Each kernel's first launches walk even past the budget.
+        assert!(budget.allows(now, true));
+        budget.spend(u64::MAX / 2);
+        assert!(!budget.allows(now, false));
+        assert!(budget.allows(now, true));
     }
 
     #[test]

@@ -4,9 +4,10 @@
  *   bench_launch LAUNCHES
  *
  * Prints the first launch (under the shim it starts the session) in ns, and
- * two figures in ns per launch: launches 2-101 (the shim's hand-off queue,
- * 256 deep, cannot be full yet: what the application thread itself pays)
- * and launches 2-N (steady state). The
+ * two figures in ns per launch: launches 2-101 (the shim's bounded hand-off
+ * queue cannot be full yet: what the application thread itself pays) and
+ * launches 2-N (steady state; past the queue's bound a flat-out loop's
+ * launches are dropped and counted, not waited for). The
  * module is PTX text declaring the kernel's parameters, as an application's
  * would be, so the shim hashes the argument bytes on every launch. */
 #include <stdio.h>
