@@ -28,7 +28,7 @@ __global__ void steps(const int *in, int *out, int n) {
   unsigned v = (unsigned)in[i];
   int s = 0;
   while (v > 1 && s < 64) { // STEPS_LOOP
-    v = (v & 1) ? 3 * v + 1 : v / 2;
+    v = (v & 1) ? 3 * v + 1 : v / 2; // STEPS_CHOICE
     s++;
   }
   out[i] = s;
