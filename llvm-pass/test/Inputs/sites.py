@@ -6,6 +6,8 @@
   sites.py same-except-line A B LINE
       the (site_id, line, column, kind) sets of A and B agree on every line
       but LINE, and differ on LINE
+  sites.py same-ids A B           the same (site_id, function, line, column,
+      kind, ordinal) sites, whatever their file paths
 """
 import json
 import sys
@@ -51,6 +53,14 @@ def main(argv):
         if line not in a or line not in b:
             sys.exit(f"line {line} has no sites in one of the builds")
         print(f"only line {line} changed; {sum(len(v) for v in a.values())} sites")
+    elif cmd == "same-ids":
+        def ids(path):
+            return sorted((s["site_id"], s["function"], s["line"], s["column"],
+                           s["event_type"], s["ordinal"]) for s in load(path))
+        a, b = ids(argv[2]), ids(argv[3])
+        if a != b:
+            sys.exit(f"site ids differ: {sorted(set(a) ^ set(b))[:4]}")
+        print(f"same ids: {len(a)} sites")
     elif cmd == "same":
         a, b = load(argv[2]), load(argv[3])
         if a != b:
