@@ -69,6 +69,10 @@ pub struct Config {
     /// Metadata one uid may hold — launch records, commands, manifests,
     /// site tables — within `quota_bytes_per_user`, which counts it too.
     pub metadata_quota_bytes_per_user: u64,
+    /// Launch records kept in memory, for all sessions together (by their
+    /// size on disk); the least recently used sessions' records beyond it
+    /// are let go and read back from their manifests when asked for.
+    pub metadata_cache_bytes: u64,
 }
 
 impl Default for Config {
@@ -98,6 +102,7 @@ impl Default for Config {
             max_queued_diffs_per_user: 32,
             max_record_bytes: 64 << 10,
             metadata_quota_bytes_per_user: 1 << 30,
+            metadata_cache_bytes: 64 << 20,
         }
     }
 }

@@ -93,8 +93,8 @@ impl Jobs {
     ) -> Result<(u64, bool), StoreError> {
         let session_a = self.store.resolve(caller, a)?;
         let session_b = self.store.resolve(caller, b)?;
-        let (manifest_a, gen_a) = session_a.snapshot();
-        let (_, gen_b) = session_b.snapshot();
+        let (manifest_a, gen_a) = session_a.snapshot()?;
+        let (_, gen_b) = session_b.snapshot()?;
         let key = (
             session_a.dir.clone(),
             gen_a,
@@ -157,8 +157,18 @@ impl Jobs {
             let _permit = jobs.workers.acquire(caller).await;
             // Diff the sessions as they are now, not as they were when the
             // job was queued: a waiting baseline diff covers later launches.
-            let (manifest_a, gen_a) = session_a.snapshot();
-            let (manifest_b, gen_b) = session_b.snapshot();
+            let snapshots = session_a
+                .snapshot()
+                .and_then(|a| Ok((a, session_b.snapshot()?)));
+            let ((manifest_a, gen_a), (manifest_b, gen_b)) = match snapshots {
+                Ok(snapshots) => snapshots,
+                Err(e) => {
+                    jobs.lock().baseline_waiting.remove(&baseline_of);
+                    let message = format!("cannot read the sessions: {e}");
+                    jobs.set_state(id, JobState::Failed { message }, None);
+                    return;
+                }
+            };
             {
                 let mut table = jobs.lock();
                 table.baseline_waiting.remove(&baseline_of);

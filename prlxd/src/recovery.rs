@@ -19,11 +19,17 @@ pub struct Recovered {
     pub metadata_bytes: u64,
     /// Launches added or marked incomplete.
     pub repaired: usize,
+    /// The manifest on disk is this one (false: a repair that could not
+    /// be stored yet).
+    pub stored: bool,
 }
 
 pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
     let mut manifest = Manifest::load(dir).map_err(|e| StoreError::Invalid(e.to_string()))?;
     let mut repaired = 0;
+    // Records brought to today's accounting (stored like a repair: the
+    // records are read back from disk when asked for).
+    let mut updated = false;
     let mut intents = Vec::new();
     let mut temporaries = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| io_error(dir, "cannot list", e))?;
@@ -50,6 +56,7 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
                 // Written by a daemon that counted the module's site table
                 // in the first launch's trace_bytes: the trace is whole.
                 launch.trace_bytes = Some(size);
+                updated = true;
                 continue;
             }
         }
@@ -108,7 +115,7 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
     // Served from memory even when the repaired manifest cannot be stored
     // (a full disk): its owner can still read or delete it. The intents
     // stay until it is, so the next start repairs it again.
-    let stored = repaired == 0
+    let stored = (repaired == 0 && !updated)
         || manifest
             .store(dir)
             .inspect_err(|e| {
@@ -142,6 +149,7 @@ pub fn recover_session(dir: &Path) -> Result<Recovered, StoreError> {
         stored_bytes,
         metadata_bytes,
         repaired,
+        stored,
     })
 }
 

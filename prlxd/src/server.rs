@@ -370,11 +370,24 @@ impl Daemon {
                     // Answers touch the disk (sessions, manifests): never on
                     // the runtime's threads.
                     let daemon = self.clone();
-                    let response = tokio::task::spawn_blocking(move || daemon.respond(uid, other))
-                        .await
-                        .unwrap_or_else(|e| {
-                            Response::error(ErrorCode::Internal, format!("request failed: {e}"))
-                        });
+                    let response = tokio::task::spawn_blocking(move || {
+                        let reads = matches!(
+                            other,
+                            Request::ShowSession { .. }
+                                | Request::ShowSessionPage { .. }
+                                | Request::Diff { .. }
+                        );
+                        let response = daemon.respond(uid, other);
+                        if reads {
+                            // Records read back from disk: keep to the cache.
+                            daemon.store.trim();
+                        }
+                        response
+                    })
+                    .await
+                    .unwrap_or_else(|e| {
+                        Response::error(ErrorCode::Internal, format!("request failed: {e}"))
+                    });
                     conn.send(&response).await.is_ok()
                 }
             };
@@ -426,14 +439,13 @@ impl Daemon {
             Request::ListSessions => Ok(Response::Sessions {
                 sessions: self.store.list(uid).iter().map(|s| s.info()).collect(),
             }),
-            Request::ShowSession { session } => {
-                self.store
-                    .resolve(uid, &session)
-                    .map(|s| Response::Session {
-                        info: s.info(),
-                        manifest: Box::new(s.snapshot().0),
-                    })
-            }
+            Request::ShowSession { session } => self.store.resolve(uid, &session).and_then(|s| {
+                let (manifest, _) = s.snapshot()?;
+                Ok(Response::Session {
+                    info: s.info(),
+                    manifest: Box::new(manifest),
+                })
+            }),
             Request::DeleteSession { session } => {
                 let dir = self.store.resolve(uid, &session).map(|s| s.dir.clone());
                 self.store
@@ -475,13 +487,13 @@ impl Daemon {
                 info: self.status(uid),
             }),
             Request::ShowSessionPage { session, offset } => {
-                self.store.resolve(uid, &session).map(|s| {
-                    let (info, manifest, next) = s.page(offset, PAGE_BYTES);
-                    Response::SessionPage {
+                self.store.resolve(uid, &session).and_then(|s| {
+                    let (info, manifest, next) = s.page(offset, PAGE_BYTES)?;
+                    Ok(Response::SessionPage {
                         info,
                         manifest: Box::new(manifest),
                         next,
-                    }
+                    })
                 })
             }
             Request::PutLaunch { .. }

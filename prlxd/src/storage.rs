@@ -94,7 +94,16 @@ pub struct Session {
 }
 
 struct SessionState {
+    /// The manifest; while `cold`, without its launches and command (they
+    /// are on disk only, read back by [`Session::load`]).
     manifest: Manifest,
+    /// Set while the launch records are on disk only: their counts.
+    cold: Option<Cold>,
+    /// The manifest on disk is behind this one and cannot be stored yet (a
+    /// repair on a full disk): the records stay in memory.
+    pinned: bool,
+    /// When the records were last used (the cache lets the oldest go).
+    last_used: Instant,
     next_seq: u64,
     /// Launches announced but not yet in the manifest.
     pending: usize,
@@ -115,6 +124,41 @@ struct SessionState {
     deleted: bool,
 }
 
+/// What `info` needs of a session whose records are on disk only.
+#[derive(Clone, Copy)]
+struct Cold {
+    launches: u64,
+    captured: u64,
+    incomplete: u64,
+}
+
+impl SessionState {
+    fn new(manifest: Manifest, next_seq: u64, usage: Usage) -> SessionState {
+        SessionState {
+            manifest,
+            cold: None,
+            pinned: false,
+            last_used: Instant::now(),
+            next_seq,
+            pending: 0,
+            stored_bytes: usage.bytes,
+            metadata_bytes: usage.metadata,
+            unflushed_intents: Vec::new(),
+            dirty: false,
+            last_store: Instant::now(),
+            deleted: false,
+        }
+    }
+
+    /// Launches recorded, whether or not their records are in memory.
+    fn launch_count(&self) -> u64 {
+        match self.cold {
+            Some(cold) => cold.launches,
+            None => self.manifest.launches.len() as u64,
+        }
+    }
+}
+
 /// The least time between two manifest stores of one busy session.
 pub const MANIFEST_INTERVAL: Duration = Duration::from_millis(200);
 
@@ -132,16 +176,61 @@ impl Session {
     /// The manifest as it stands, and its generation: the launches recorded
     /// in it (launches are only ever added), so a snapshot and its generation
     /// always agree.
-    pub fn snapshot(&self) -> (Manifest, u64) {
-        let state = self.lock();
-        (state.manifest.clone(), state.manifest.launches.len() as u64)
+    pub fn snapshot(&self) -> Result<(Manifest, u64), StoreError> {
+        let mut state = self.lock();
+        self.load(&mut state)?;
+        Ok((state.manifest.clone(), state.manifest.launches.len() as u64))
+    }
+
+    /// Reads the launch records (and command) back from the manifest on
+    /// disk when they were let go; marks them used.
+    fn load(&self, state: &mut SessionState) -> Result<(), StoreError> {
+        state.last_used = Instant::now();
+        if state.cold.is_none() {
+            return Ok(());
+        }
+        let disk = Manifest::load(&self.dir).map_err(|e| StoreError::Io {
+            path: self.dir.display().to_string(),
+            message: format!("cannot read the session's records back: {e}"),
+        })?;
+        state.manifest.launches = disk.launches;
+        state.manifest.command = disk.command;
+        state.cold = None;
+        Ok(())
+    }
+
+    /// Lets the launch records go (they are on disk) when everything in
+    /// memory is stored; true when it did.
+    fn unload(&self, state: &mut SessionState) -> bool {
+        if state.cold.is_some()
+            || state.pinned
+            || state.deleted
+            || state.dirty
+            || state.pending > 0
+            || !state.unflushed_intents.is_empty()
+        {
+            return false;
+        }
+        let launches = std::mem::take(&mut state.manifest.launches);
+        state.manifest.command = Vec::new();
+        state.cold = Some(Cold {
+            launches: launches.len() as u64,
+            captured: launches.iter().filter(|l| l.file.is_some()).count() as u64,
+            incomplete: launches.iter().filter(|l| l.incomplete).count() as u64,
+        });
+        true
     }
 
     /// A page of the manifest for a reply of at most `budget` bytes: the
     /// launches from `offset` that fit (at least one), and the offset of
     /// the next page when launches remain.
-    pub fn page(&self, offset: u64, budget: usize) -> (SessionInfo, Manifest, Option<u64>) {
-        let state = self.lock();
+    pub fn page(
+        &self,
+        offset: u64,
+        budget: usize,
+    ) -> Result<(SessionInfo, Manifest, Option<u64>), StoreError> {
+        let mut state = self.lock();
+        self.load(&mut state)?;
         let info = info_of(self, &state);
         let all = &state.manifest.launches;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(all.len());
@@ -161,7 +250,7 @@ impl Session {
         }
         page.launches = all[start..end].to_vec();
         let next = (end < all.len()).then_some(end as u64);
-        (info, page, next)
+        Ok((info, page, next))
     }
 
     pub fn baseline(&self) -> Option<String> {
@@ -185,6 +274,8 @@ impl Session {
         if state.deleted {
             return Ok(());
         }
+        // Never store a manifest without the records it let go.
+        self.load(state)?;
         state
             .manifest
             .store(&self.dir)
@@ -203,12 +294,17 @@ impl Session {
 
 fn info_of(session: &Session, state: &SessionState) -> SessionInfo {
     let launches = &state.manifest.launches;
-    SessionInfo {
-        name: session.name.clone(),
-        uid: session.uid,
+    let counts = state.cold.unwrap_or_else(|| Cold {
         launches: launches.len() as u64,
         captured: launches.iter().filter(|l| l.file.is_some()).count() as u64,
         incomplete: launches.iter().filter(|l| l.incomplete).count() as u64,
+    });
+    SessionInfo {
+        name: session.name.clone(),
+        uid: session.uid,
+        launches: counts.launches,
+        captured: counts.captured,
+        incomplete: counts.incomplete,
         stored_bytes: state.stored_bytes,
         created: state.manifest.created_ns / 1_000_000_000,
         baseline: state.manifest.baseline.clone(),
@@ -357,16 +453,30 @@ impl Store {
                                 bytes: recovered.stored_bytes,
                                 metadata: recovered.metadata_bytes,
                             },
+                            !recovered.stored,
                         );
                     }
                     Err(e) => tracing::error!(uid, session = %name, "not served: {e}"),
                 }
             }
         }
+        // Each session's records were read to recover it, then let go.
+        release_free_memory();
         Ok(store)
     }
 
-    fn insert(&self, uid: u32, name: String, dir: PathBuf, manifest: Manifest, usage: Usage) {
+    /// Serves a recovered session; its records are let go at once (they
+    /// are read back when asked for) unless its manifest on disk is behind
+    /// (`pinned`).
+    fn insert(
+        &self,
+        uid: u32,
+        name: String,
+        dir: PathBuf,
+        manifest: Manifest,
+        usage: Usage,
+        pinned: bool,
+    ) {
         let next_seq = manifest
             .launches
             .iter()
@@ -379,22 +489,15 @@ impl Store {
             held.bytes += usage.bytes;
             held.metadata += usage.metadata;
         }
+        let mut state = SessionState::new(manifest, next_seq, usage);
+        state.pinned = pinned;
         let session = Arc::new(Session {
             uid,
             name: name.clone(),
             dir,
-            state: Mutex::new(SessionState {
-                manifest,
-                next_seq,
-                pending: 0,
-                stored_bytes: usage.bytes,
-                metadata_bytes: usage.metadata,
-                unflushed_intents: Vec::new(),
-                dirty: false,
-                last_store: Instant::now(),
-                deleted: false,
-            }),
+            state: Mutex::new(state),
         });
+        session.unload(&mut session.lock());
         self.sessions_lock().insert((uid, name), session);
     }
 
@@ -493,17 +596,14 @@ impl Store {
                 uid,
                 name: candidate.clone(),
                 dir,
-                state: Mutex::new(SessionState {
+                state: Mutex::new(SessionState::new(
                     manifest,
-                    next_seq: 0,
-                    pending: 0,
-                    stored_bytes: bytes,
-                    metadata_bytes: bytes,
-                    unflushed_intents: Vec::new(),
-                    dirty: false,
-                    last_store: Instant::now(),
-                    deleted: false,
-                }),
+                    0,
+                    Usage {
+                        bytes,
+                        metadata: bytes,
+                    },
+                )),
             });
             sessions.insert((uid, candidate), session.clone());
             return Ok(session);
@@ -593,7 +693,8 @@ impl Store {
     /// The path of a file a session's manifest names (never anything else).
     pub fn file_path(&self, caller: u32, name: &str, file: &str) -> Result<PathBuf, StoreError> {
         let session = self.resolve(caller, name)?;
-        let state = session.lock();
+        let mut state = session.lock();
+        session.load(&mut state)?;
         let listed = state
             .manifest
             .launches
@@ -646,7 +747,7 @@ impl Store {
         if state.deleted {
             return Err(StoreError::NotFound(name.to_owned()));
         }
-        let count = state.manifest.launches.len() as u64 + state.pending as u64;
+        let count = state.launch_count() + state.pending as u64;
         if count >= config.max_launches_per_session {
             return Err(StoreError::Quota(format!(
                 "session {name:?} already holds {count} launches (max_launches_per_session = {})",
@@ -863,6 +964,12 @@ impl Store {
         let mut state = session.lock();
         state.stored_bytes += stored;
         state.metadata_bytes += metadata;
+        if let Err(e) = session.load(&mut state) {
+            // The intent stays: the next start records the launch.
+            tracing::error!(session = %session.name, seq = ticket.record.seq, "{e}");
+            state.pending -= 1;
+            return;
+        }
         let launches = &mut state.manifest.launches;
         let at = launches.partition_point(|l| l.seq < ticket.record.seq);
         launches.insert(at, ticket.record);
@@ -892,6 +999,7 @@ impl Store {
 
     /// Stores every manifest with launches not yet on disk (periodically,
     /// and at shutdown).
+    /// Then lets the least recently used sessions' records go ([`Store::trim`]).
     pub fn flush_all(&self) {
         let sessions: Vec<Arc<Session>> = self.sessions_lock().values().cloned().collect();
         for session in sessions {
@@ -902,6 +1010,53 @@ impl Store {
                 }
             }
         }
+        self.trim();
+    }
+
+    /// Lets the least recently used sessions' records go (they are on disk)
+    /// until those in memory fit `metadata_cache_bytes`, the most recently
+    /// used one always kept (a session read page by page is read once).
+    pub fn trim(&self) {
+        let sessions: Vec<Arc<Session>> = self.sessions_lock().values().cloned().collect();
+        let mut loaded = Vec::new();
+        for session in sessions {
+            let state = session.lock();
+            if state.cold.is_none() {
+                let (used, bytes) = (state.last_used, state.metadata_bytes);
+                drop(state);
+                loaded.push((used, bytes, session));
+            }
+        }
+        let budget = self.config().metadata_cache_bytes;
+        let mut held: u64 = loaded.iter().map(|(_, bytes, _)| bytes).sum();
+        if held <= budget {
+            return;
+        }
+        loaded.sort_by_key(|(used, _, _)| *used);
+        loaded.pop();
+        let mut freed = false;
+        for (_, bytes, session) in loaded {
+            if held <= budget {
+                break;
+            }
+            if session.unload(&mut session.lock()) {
+                held = held.saturating_sub(bytes);
+                freed = true;
+            }
+        }
+        if freed {
+            release_free_memory();
+        }
+    }
+}
+
+/// Gives memory freed by the allocator back to the system (records let go
+/// are many small allocations, which glibc otherwise keeps resident).
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap memory to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

@@ -325,3 +325,113 @@ fn log_lines_are_bounded_under_a_bad_request_flood() {
         "refused connections are counted in a report line:\n{log}"
     );
 }
+
+/// A launch record with a call stack of about `bytes` bytes (frames of
+/// about 1 KB: long C++ names).
+fn heavy_record(index: u32, bytes: usize) -> prlx_session::LaunchRecord {
+    let mut launch = common::record("k", index);
+    launch.cpu_stack = (0..bytes / 1000)
+        .map(|i| prlx_session::StackFrame {
+            ip: format!("0x{i:x}"),
+            function: Some(format!("function_{i}_{index}_{}", "f".repeat(960))),
+            ..Default::default()
+        })
+        .collect();
+    launch
+}
+
+/// One user at the metadata quota: 24 sessions holding 96 MiB of 60 KB
+/// launch records, on disk as a daemon stores them. After a start on that
+/// state, and after every session is read in full, the daemon's RSS stays
+/// under `R0 + 3 × metadata_cache_bytes + 48 MiB`: records live on disk and
+/// are read back on demand, at most `metadata_cache_bytes` of them kept
+/// (the daemon that held every manifest in memory went far past it). The
+/// quota is in force: one more record is refused.
+#[test]
+fn metadata_at_quota_leaves_rss_under_the_bound_after_restart() {
+    let quota = 96 * MIB;
+    let cache = 8 * MIB;
+    let idle = Daemon::start("").rss();
+
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let user = dir.path().join("state").join(uid.to_string());
+    let mut stored = 0u64;
+    let mut sessions = Vec::new();
+    for i in 0..24u32 {
+        let name = format!("m{i}");
+        let session_dir = user.join(&name);
+        std::fs::create_dir_all(&session_dir).unwrap();
+        let mut manifest = prlx_session::Manifest::new(name.clone());
+        // Now: retention would remove old sessions.
+        manifest.created_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            + u64::from(i);
+        manifest.launches = (0..65u32)
+            .map(|seq| {
+                let mut launch = heavy_record(seq, 60_000);
+                launch.seq = u64::from(seq);
+                launch
+            })
+            .collect();
+        manifest.store(&session_dir).unwrap();
+        stored += std::fs::metadata(session_dir.join(prlx_session::MANIFEST_NAME))
+            .unwrap()
+            .len();
+        sessions.push(name);
+    }
+    assert!(
+        stored > quota - 4 * MIB && stored <= quota,
+        "{stored} bytes of metadata"
+    );
+    // The quota: what is stored and less than one more record.
+    let config = format!(
+        "metadata_quota_bytes_per_user = {}\nmax_sessions_per_user = 24\n\
+         metadata_cache_bytes = {cache}\n",
+        stored + 32 * 1024
+    );
+
+    let daemon = Daemon::start_in(dir, &config, &[]);
+    let restarted = daemon.rss();
+    let mut client = daemon.client();
+    let listed = match client.request(&Request::ListSessions).unwrap() {
+        Response::Sessions { sessions } => sessions.len(),
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!(listed, 24);
+    let mut launches = 0;
+    for session in &sessions {
+        let (info, manifest) = client.show_session(session).unwrap();
+        assert_eq!(info.launches, manifest.launches.len() as u64);
+        launches += manifest.launches.len();
+    }
+    assert_eq!(launches, 24 * 65);
+
+    std::thread::sleep(Duration::from_millis(500));
+    let read = daemon.rss();
+    // At the quota: one more record is refused.
+    let more = client
+        .put_records(&sessions[0], vec![heavy_record(99, 60_000)], 0, 0)
+        .unwrap();
+    assert_eq!(more.refused, 1, "{more:?}");
+    assert!(
+        more.message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("metadata_quota_bytes_per_user"),
+        "{more:?}"
+    );
+    let limit = idle + 3 * cache + 48 * MIB;
+    eprintln!(
+        "RSS: idle {idle}, started on {stored} bytes of metadata {restarted}, every session \
+         read {read} bytes (bound {limit})"
+    );
+    assert!(
+        restarted <= limit && read <= limit,
+        "with {stored} bytes of metadata stored, RSS was {restarted} bytes after a restart and \
+         {read} after reading every session (bound {limit})"
+    );
+}

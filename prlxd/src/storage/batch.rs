@@ -64,6 +64,7 @@ impl Store {
         if state.deleted {
             return Err(StoreError::NotFound(name.to_owned()));
         }
+        session.load(&mut state)?;
         out.first_seq = state.next_seq;
         for (mut record, bytes) in checked {
             let count = state.manifest.launches.len() as u64 + state.pending as u64;
