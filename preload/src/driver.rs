@@ -82,6 +82,7 @@ driver_table!(Cuda, c"libcuda.so.1", {
     cuModuleUnload: FnModuleUnload = c"cuModuleUnload",
     cuLibraryLoadData: FnLibraryLoadData = c"cuLibraryLoadData",
     cuLibraryGetKernel: FnLibraryGetKernel = c"cuLibraryGetKernel",
+    cuLibraryGetModule: FnLibraryGetModule = c"cuLibraryGetModule",
     cuKernelGetFunction: FnKernelGetFunction = c"cuKernelGetFunction",
     cuGetProcAddress: FnGetProcAddress = c"cuGetProcAddress",
     cuGetProcAddress_v2: FnGetProcAddressV2 = c"cuGetProcAddress_v2",

@@ -67,6 +67,7 @@ pub type FnLibraryLoadData = unsafe extern "C" fn(
 ) -> CUresult;
 pub type FnLibraryGetKernel =
     unsafe extern "C" fn(*mut CUkernel, CUlibrary, *const c_char) -> CUresult;
+pub type FnLibraryGetModule = unsafe extern "C" fn(*mut CUmodule, CUlibrary) -> CUresult;
 pub type FnKernelGetFunction = unsafe extern "C" fn(*mut CUfunction, CUkernel) -> CUresult;
 pub type FnGetProcAddress =
     unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64) -> CUresult;

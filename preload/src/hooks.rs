@@ -42,8 +42,9 @@ enum Slot {
     LaunchCooperativeKernel,
     LaunchCooperativeKernelPtsz,
     GetExportTable,
+    LibraryGetModule,
 }
-const SLOTS: usize = 18;
+const SLOTS: usize = 19;
 static PROC_ADDRESSES: [AtomicPtr<c_void>; SLOTS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
@@ -59,6 +60,14 @@ macro_rules! real_fn {
             // SAFETY: both sources hold a function of this entry point's signature.
             .map(|p| unsafe { std::mem::transmute::<*mut c_void, $ty>(p) })
     };
+}
+
+/// `PRLX_LOG=debug`: what the driver's entry points were asked and gave,
+/// which is how a runtime's roads to the driver are traced.
+fn debug(message: impl FnOnce() -> String) {
+    if state::active() && crate::log::enabled(crate::config::LogLevel::Debug) {
+        crate::log::log(crate::config::LogLevel::Debug, &message());
+    }
 }
 
 /// Reads a C string argument without trusting it to be non-null.
@@ -96,6 +105,7 @@ fn launch(
     (params, extra): (*mut *mut c_void, *mut *mut c_void),
     forward: impl FnOnce() -> CUresult,
 ) -> CUresult {
+    debug(|| format!("launch of {function:p}"));
     let call = LaunchCall {
         function,
         geometry,
@@ -226,6 +236,7 @@ pub(crate) fn after_module_load(
     if result == CUDA_SUCCESS && !module.is_null() {
         // SAFETY: the driver wrote the new handle.
         let handle = unsafe { *module } as usize;
+        debug(|| format!("module {handle:#x} loaded"));
         state::guarded(
             "module load",
             || (),
@@ -360,6 +371,7 @@ unsafe fn after_lookup(what: &str, out: *mut *mut c_void, name: *const c_char, c
     // SAFETY: per the contract above.
     if let Some(name) = unsafe { c_str(name) } {
         let handle = unsafe { *out };
+        debug(|| format!("{what}({code:?}, {name:?}) = {handle:p}"));
         state::guarded(what, || (), || state::on_function(handle, name, code));
     }
 }
@@ -471,6 +483,7 @@ pub(crate) unsafe fn after_library_load(
     if result == CUDA_SUCCESS && !library.is_null() {
         // SAFETY: per the contract.
         let handle = unsafe { *library } as usize;
+        debug(|| format!("{what}: library {handle:#x} loaded"));
         state::guarded(
             what,
             || (),
@@ -488,6 +501,33 @@ lookup_export!(
     Library
 );
 
+/// `cuLibraryGetModule`: the library's module in the current context.
+/// cudart 12.x looks its kernels up there (`cuModuleGetFunction`), so
+/// the module is remembered as the library.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryGetModule(module: *mut CUmodule, library: CUlibrary) -> CUresult {
+    let Some(real) = real_fn!(LibraryGetModule, cuLibraryGetModule, FnLibraryGetModule) else {
+        return CUDA_ERROR_NOT_INITIALIZED;
+    };
+    // SAFETY: forwarding unchanged.
+    let result = unsafe { real(module, library) };
+    if result == CUDA_SUCCESS && !module.is_null() {
+        // SAFETY: the driver wrote the handle.
+        let handle = unsafe { *module } as usize;
+        debug(|| format!("cuLibraryGetModule({library:p}) = {handle:#x}"));
+        let (alias, code) = (
+            CodeHandle::Module(handle),
+            CodeHandle::Library(library as usize),
+        );
+        state::guarded(
+            "cuLibraryGetModule",
+            || (),
+            || state::on_code_alias(alias, code),
+        );
+    }
+    result
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuKernelGetFunction(
     function: *mut CUfunction,
@@ -501,6 +541,7 @@ pub unsafe extern "C" fn cuKernelGetFunction(
     if result == CUDA_SUCCESS && !function.is_null() {
         // SAFETY: the driver wrote the handle.
         let handle = unsafe { *function };
+        debug(|| format!("cuKernelGetFunction({kernel:p}) = {handle:p}"));
         state::guarded(
             "cuKernelGetFunction",
             || (),
@@ -551,6 +592,7 @@ fn wrapper_for(symbol: &[u8], cuda_version: c_int, flags: u64) -> Option<(Slot, 
         }
         b"cuGetProcAddress" => (Slot::GetProcAddress, cuGetProcAddress as *mut c_void),
         b"cuGetExportTable" => (Slot::GetExportTable, cuGetExportTable as *mut c_void),
+        b"cuLibraryGetModule" => (Slot::LibraryGetModule, cuLibraryGetModule as *mut c_void),
         _ => return None,
     })
 }
@@ -848,7 +890,9 @@ mod tests {
             Slot::GetProcAddress
         );
         assert!(wrapper_for(b"cuMemAlloc", 12000, 0).is_none());
-        assert_eq!(SLOTS, Slot::GetExportTable as usize + 1);
+        assert_eq!(SLOTS, Slot::LibraryGetModule as usize + 1);
+        let (_, module) = export_wrapper(b"cuLibraryGetModule").unwrap();
+        assert_eq!(module, cuLibraryGetModule as *mut c_void);
         let (_, table) = export_wrapper(b"cuGetExportTable").unwrap();
         assert_eq!(table, cuGetExportTable as *mut c_void);
         // dlsym names carry the variant in the symbol.

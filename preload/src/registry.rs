@@ -74,11 +74,22 @@ pub struct Registry {
     /// `cuFuncGetParamInfo` answers per function handle (None: the driver
     /// could not say), so it is asked once per function, not per launch.
     pub param_layouts: HashMap<usize, Option<Vec<ParamSlot>>>,
+    /// Another handle of loaded code → the code it is (`cuLibraryGetModule`:
+    /// a library's module in a context, where cudart 12.x looks its
+    /// kernels up with `cuModuleGetFunction`).
+    pub code_aliases: HashMap<CodeHandle, CodeHandle>,
 }
 
 impl Registry {
+    /// The code `code` stands for (itself unless it is an alias).
+    pub fn canonical(&self, code: CodeHandle) -> CodeHandle {
+        self.code_aliases.get(&code).copied().unwrap_or(code)
+    }
+
     pub fn forget_code(&mut self, code: CodeHandle) {
         self.code.remove(&code);
+        self.code_aliases
+            .retain(|alias, of| *alias != code && *of != code);
         let functions = &mut self.functions;
         // Handles may be reused by the driver for the next module's functions.
         self.param_layouts
@@ -199,6 +210,17 @@ mod tests {
         let found = r.library_kernels_named("k");
         assert_eq!(found.len(), 1);
         assert_eq!((found[0].0, found[0].1.code), (1, CodeHandle::Library(10)));
+    }
+
+    #[test]
+    fn aliases_name_their_code_until_it_goes() {
+        let mut r = Registry::default();
+        let (library, module) = (CodeHandle::Library(1), CodeHandle::Module(2));
+        r.code_aliases.insert(module, library);
+        assert_eq!(r.canonical(module), library);
+        assert_eq!(r.canonical(library), library);
+        r.forget_code(library);
+        assert_eq!(r.canonical(module), module);
     }
 
     #[test]

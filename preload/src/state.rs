@@ -300,11 +300,23 @@ pub fn on_function(handle: *mut c_void, name: &CStr, code: CodeHandle) {
     if !active() || handle.is_null() {
         return;
     }
+    let mut registry = registry();
     let info = FunctionInfo {
         name: name.to_string_lossy().into_owned(),
-        code,
+        code: registry.canonical(code),
     };
-    registry().functions.insert(handle as usize, info);
+    registry.functions.insert(handle as usize, info);
+}
+
+/// `alias` is another handle of `code` (`cuLibraryGetModule`): functions
+/// looked up in it belong to `code`.
+pub fn on_code_alias(alias: CodeHandle, code: CodeHandle) {
+    if !active() || alias == code {
+        return;
+    }
+    let mut registry = registry();
+    let code = registry.canonical(code);
+    registry.code_aliases.insert(alias, code);
 }
 
 /// `cuKernelGetFunction`: the function inherits the kernel's identity.
@@ -601,6 +613,10 @@ fn function_of_kernel(function: *mut c_void, name: &str) -> Option<FunctionInfo>
         let mut found: CUfunction = std::ptr::null_mut();
         // SAFETY: an out-pointer to a local; a kernel handle the driver gave out.
         let result = unsafe { get_function(&mut found, kernel as CUkernel) };
+        log::log(
+            LogLevel::Debug,
+            &format!("{function:p} ({name}): kernel {kernel:#x} has function {found:p} ({result})"),
+        );
         if result == CUDA_SUCCESS && found == function {
             registry().functions.insert(function as usize, info.clone());
             return Some(info);

@@ -370,6 +370,83 @@ fn cudart_12_and_13_static_and_shared() {
     }
 }
 
+/// The roads cudart 12.x and 13.x take to the driver differ (13.x looks a
+/// library's kernels up with `cuLibraryGetKernel`, 12.x with
+/// `cuLibraryGetModule` and `cuModuleGetFunction`; both may load before
+/// any context exists; graphs name the context's function), and the shim
+/// must see every one: each program's launches carry a trace whichever
+/// cudart it is linked with (`docs/cudart-roads.md`).
+#[test]
+fn cudart_12_and_13_roads_are_captured_under_the_shim() {
+    let Some(nvcc) = Nvcc13::find() else { return };
+    let cuda12 = repo_root().join(".tools/cuda12/nvidia/cuda_runtime/lib");
+    if !cuda12.join("libcudart_static.a").is_file() {
+        return missing("cudart 12 (.tools/cuda12/nvidia/cuda_runtime/lib)");
+    }
+    let built = Built::get();
+    let cache = cache_dir(built);
+    let scratch = tempfile::tempdir().expect("scratch");
+    let traces = tempfile::tempdir().expect("a trace dir");
+    let runtimes: [(&str, PathBuf, Option<&Path>); 4] = [
+        ("13-static", nvcc.lib_dir.join("libcudart_static.a"), None),
+        (
+            "13-shared",
+            nvcc.lib_dir.join("libcudart.so.13"),
+            Some(&nvcc.lib_dir),
+        ),
+        ("12-static", cuda12.join("libcudart_static.a"), None),
+        ("12-shared", cuda12.join("libcudart.so.12"), Some(&cuda12)),
+    ];
+    let programs = [
+        "device_printf",
+        "managed_variables",
+        "stream_attach_managed",
+        // Graph programs with cudart 13 only: built with CUDA 13's headers,
+        // they call graph functions whose signatures changed in 13.0
+        // (cudaGraphGetEdges, cudaStreamGetCaptureInfo), which cudart 12
+        // takes as the old ones.
+        "graph_manual",
+        "graph_capture",
+    ];
+    for program in programs {
+        let source = corpus_dir().join(format!("{program}.cu"));
+        let args: Vec<String> = ["-c", "-gencode", PTX_ONLY].map(String::from).to_vec();
+        let object = nvcc.build_cached(&format!("{program}.o"), &[source], &args, &cache);
+        for (runtime, lib, lib_dir) in &runtimes {
+            if program.starts_with("graph") && runtime.starts_with("12") {
+                continue;
+            }
+            let exe = scratch.path().join(format!("{program}-{runtime}"));
+            link(&object, std::slice::from_ref(lib), &exe);
+            if !exe.is_file() {
+                return;
+            }
+            let session = format!("{program}-{runtime}");
+            let mut command = built.captured_app(&exe, traces.path(), &session);
+            if let Some(dir) = lib_dir {
+                let path = std::env::join_paths([built.lib_dir.as_path(), dir]).expect("a path");
+                command.env("LD_LIBRARY_PATH", path);
+            }
+            let o = command.output().expect("run under the shim");
+            check_program_output(program, &o);
+            let manifest = prlx_session::Manifest::load(traces.path().join(&session))
+                .unwrap_or_else(|e| panic!("{session}: no session: {e}\n{}", output_text(&o)));
+            assert!(!manifest.launches.is_empty(), "{session}: no launch");
+            let untraced: Vec<String> = manifest
+                .launches
+                .iter()
+                .filter(|l| l.capture.as_deref() != Some("ptx"))
+                .map(|l| format!("{} ({:?})", l.kernel, l.capture))
+                .collect();
+            assert!(
+                untraced.is_empty(),
+                "{session}: launches without a trace: {untraced:?}\n{}",
+                output_text(&o)
+            );
+        }
+    }
+}
+
 #[test]
 fn default_lz4_uncompressed_and_multi_architecture_builds_run() {
     let Some(nvcc) = Nvcc13::find() else { return };
