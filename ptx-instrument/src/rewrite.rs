@@ -10,7 +10,7 @@ use prlx_ptx::{
 
 use crate::runtime::{
     DESCRIPTOR, DESCRIPTOR_REGISTER, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE,
-    WARP_SLOT_REGISTER, descriptor_setup, runtime_ptx_for, warp_slot_setup,
+    RECORDING_REGISTER, WARP_SLOT_REGISTER, descriptor_setup, runtime_ptx_for, warp_slot_setup,
 };
 use crate::sites::{Location, SiteKind, SiteTable};
 use crate::switch_tree::{self, SwitchTrees};
@@ -967,6 +967,10 @@ fn probe(
         let width = if i + 1 == args.len() { 64 } else { 32 };
         let _ = writeln!(out, "\t.param .b{width} 	prlx_arg{i};");
     }
+    // Not recording: past the whole probe in one uniform branch.
+    static SKIPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let skip = SKIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let _ = writeln!(out, "\t@!{RECORDING_REGISTER} bra.uni 	$__prlx_idle{skip};");
     let _ = writeln!(out, "\tld.global.u64 	%prlx_d, [{DESCRIPTOR_REGISTER}];");
     match guard {
         Some(g) => {
@@ -991,7 +995,7 @@ fn probe(
         }
         let _ = write!(out, "prlx_arg{i}");
     }
-    out.push_str(");\n\t}\n\t");
+    let _ = write!(out, ");\n$__prlx_idle{skip}:\n\t}}\n\t");
     out
 }
 

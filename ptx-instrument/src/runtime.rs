@@ -33,6 +33,13 @@ pub const WARP_SLOT_REGISTER: &str = "%prlx_slot";
 /// ([`LAUNCH_TABLE`]).
 pub const DESCRIPTOR_REGISTER: &str = "%prlx_dp";
 
+/// The predicate every instrumented function sets, at its start, to
+/// whether its descriptor records (its `trace` is non-zero). The
+/// descriptor does not change while a kernel runs, so a probe tests this
+/// register and branches past itself when it is false: a module that is
+/// not being captured pays one uniform branch per site visit.
+pub const RECORDING_REGISTER: &str = "%prlx_on";
+
 /// Several launches of one module recording at once (the kernel nodes of a
 /// CUDA graph): `__prlx_desc`'s word at [`LAUNCH_COUNT_OFFSET`] says how
 /// many entries of this table the host armed. Each entry is
@@ -63,6 +70,7 @@ pub fn descriptor_setup(claim: Option<&str>, tag: usize) -> String {
     let mut out = format!(
         "// prlx: descriptor
 	.reg .b64 	{d};
+	.reg .pred 	{RECORDING_REGISTER};
 	{{
 	.reg .pred 	%prlx_q<3>;
 	.reg .b32 	%prlx_t<12>;
@@ -137,6 +145,8 @@ $__prlx_dp{tag}_found:
 $__prlx_dp{tag}_none:
 	mov.u64 	{d}, __prlx_desc_off;
 $__prlx_dp{tag}_done:
+	ld.global.u64 	%prlx_u0, [{d}];
+	setp.ne.u64 	{RECORDING_REGISTER}, %prlx_u0, 0;
 	}}
 	"
     );
