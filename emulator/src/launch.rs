@@ -651,6 +651,15 @@ impl<'a> Grid<'a> {
             if cta.live_threads == 0 || cta.warps.iter().all(|w| w.exited == u32::MAX) {
                 return Ok(CtaState::Finished);
             }
+            // Lanes at convergence barriers wait for lanes blocked at a CTA
+            // barrier: let them go before calling it a deadlock.
+            let released = cta
+                .warps
+                .iter_mut()
+                .fold(false, |any, w| w.release_waiting() | any);
+            if released {
+                return Ok(CtaState::Running);
+            }
             return Err(self.deadlock(cta));
         }
         let warps = &cta.warps;

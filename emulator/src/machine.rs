@@ -581,11 +581,35 @@ impl Warp {
                 i += 1;
             }
         }
+        if waiting != 0 && !exited & !waiting == 0 {
+            // Every lane waits at a convergence barrier for another: let
+            // them go on. (Members blocked at a CTA barrier are left to the
+            // CTA: see `release_waiting`.)
+            for b in &mut self.cbar {
+                b.members &= !waiting;
+            }
+            self.cbar.retain(|b| b.members != 0);
+            waiting = 0;
+            bloom = self.cbar.iter().fold(0, |m, b| m | 1u64 << (b.rpc & 63));
+        }
         self.waiting = waiting;
         self.rpc_bloom = bloom;
         if waiting == 0 {
             self.wait_windows = 0;
         }
+    }
+
+    /// The CTA can make no progress: lanes waiting at a convergence
+    /// barrier for members blocked at a CTA barrier are let go (lanes that
+    /// return early must not hold a `bar.sync`; on the GPU they exit).
+    /// Whether any lane was.
+    pub fn release_waiting(&mut self) -> bool {
+        let lanes = self.waiting & !self.exited;
+        if lanes == 0 {
+            return false;
+        }
+        self.release(lanes);
+        true
     }
 
     /// Lets `lanes` go from every barrier (independent thread scheduling).

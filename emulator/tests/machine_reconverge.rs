@@ -52,3 +52,32 @@ fn lanes_wait_for_the_leader_at_a_latch_laid_out_before_the_loop() {
         }
     }
 }
+
+/// `if (tid >= 20) return; ...; __syncthreads(); ...` with one shared `ret`
+/// block: the returning lanes must not hold the CTA barrier (on the GPU
+/// they exit; CUDA programs rely on it).
+const EARLY_RETURN_THEN_BARRIER: &str = ".version 7.5\n.target sm_80\n.address_size 64\n\
+.visible .entry early(.param .u64 out)\n{\n\
+.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .pred %p<4>;\n.shared .u32 s[64];\n\
+ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nsetp.ge.u32 %p1, %r1, 20;\n@%p1 bra DONE;\n\
+mul.wide.u32 %rd2, %r1, 4;\nmov.u64 %rd3, s;\nadd.s64 %rd4, %rd3, %rd2;\nst.shared.u32 [%rd4], %r1;\n\
+bar.sync 0;\nxor.b32 %r2, %r1, 1;\nmul.wide.u32 %rd5, %r2, 4;\nadd.s64 %rd6, %rd3, %rd5;\n\
+ld.shared.u32 %r3, [%rd6];\nadd.s64 %rd7, %rd1, %rd2;\nst.global.u32 [%rd7], %r3;\n\
+DONE:\nret;\n}\n";
+
+#[test]
+fn lanes_that_return_early_do_not_hold_a_cta_barrier() {
+    let mut dev = device();
+    let f = kernel(&mut dev, EARLY_RETURN_THEN_BARRIER, "early");
+    let pout = upload_u32(&mut dev, &[u32::MAX; 64]);
+    run(&mut dev, f, cfg(1, 64), &Params::new().u64(pout));
+    let out = download_u32(&dev, pout, 64);
+    for (t, v) in out.iter().enumerate() {
+        let want = if t % 32 < 20 && t < 20 {
+            t as u32 ^ 1
+        } else {
+            u32::MAX
+        };
+        assert_eq!(*v, want, "thread {t}");
+    }
+}
