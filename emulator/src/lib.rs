@@ -34,12 +34,16 @@
 //!
 //! # Execution model
 //!
-//! - **Reconvergence**: a warp executes the lowest PC among its non-exited,
-//!   non-blocked threads; the threads at that PC form the active mask. For
-//!   structured (convergent) code this reconverges where the hardware does,
-//!   so `activemask`, `vote`, `shfl`, `match` and `redux` see the lanes they
-//!   would on a GPU. Warp-level instructions combine the executing lanes
-//!   intersected with `membermask`.
+//! - **Reconvergence** (`docs/reconvergence.md`): a divergent branch opens a
+//!   convergence barrier at its immediate post-dominator (where ptxas places
+//!   `BSYNC`; computed per function by `reconverge.rs`), and lanes that
+//!   reach it wait for the rest of the group that diverged; a loop's exits
+//!   share one barrier at the loop exit. Among the lanes that can run, the
+//!   warp executes the lowest PC; the lanes at that PC form the active mask.
+//!   So `activemask`, `vote`, `shfl`, `match` and `redux` see the lanes they
+//!   would on a GPU (the H200's traces are matched event for event by
+//!   `tests/e2e/hardware_traces.rs`). Warp-level instructions combine the
+//!   executing lanes intersected with `membermask`.
 //! - **Independent thread scheduling** (Volta and later): when a runnable
 //!   lane of a diverged warp has not executed during a window of 4096 of
 //!   its warp's instructions (it holds a lock the other lanes spin on, or
@@ -48,9 +52,11 @@
 //!   so the per-thread `while (atomicCAS(&lock, 0, 1) != 0);` critical
 //!   section terminates whatever shape the spinning code has.
 //!   Warp-synchronous instructions (`*.sync`, `bar.warp.sync`) then wait for
-//!   the set-aside lanes of their member mask. Converged code, and
-//!   divergent code in which every lane runs within the window, run exactly
-//!   as under the lowest-PC policy, at the same speed.
+//!   the set-aside lanes of their member mask. Lanes kept at a convergence
+//!   barrier for 4 such windows are let go, and so are lanes waiting there
+//!   when their CTA can make no other progress (early returns before a
+//!   `bar.sync`). Converged code, and divergent code in which every lane
+//!   runs within the window, run exactly as the barriers say.
 //! - **Barriers**: `bar.sync`/`barrier.sync`/`bar.red` block the arriving
 //!   threads until the expected count arrives (the operand, or every
 //!   non-exited thread of the CTA); `bar.arrive` counts without blocking.
