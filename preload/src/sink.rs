@@ -191,6 +191,7 @@ impl Sink {
             stacks: Resolver::default(),
             demangled: HashMap::new(),
             store: StorePolicy::new(),
+            spare: Vec::new(),
         };
         let queue = shared.clone();
         std::thread::Builder::new()
@@ -405,7 +406,12 @@ struct Writer {
     /// Kernel name → its demangled form.
     demangled: HashMap<String, Option<String>>,
     store: StorePolicy,
+    /// An emptied batch Vec, handed back to the queue with its capacity.
+    spare: Vec<Launch>,
 }
+
+/// Capacity (launches) an emptied batch Vec keeps for reuse.
+const SPARE_LAUNCHES: usize = 8192;
 
 impl Writer {
     fn run(mut self, shared: &Shared) {
@@ -485,8 +491,12 @@ impl Writer {
             };
             queue.writer_idle = false;
         }
+        // The queue gets the writer's emptied Vec back: its capacity (and
+        // pages) are reused, so pushing a launch does not grow a fresh Vec.
+        let mut launches = std::mem::take(&mut self.spare);
+        std::mem::swap(&mut queue.launches, &mut launches);
         let batch = Batch {
-            launches: std::mem::take(&mut queue.launches),
+            launches,
             dropped_limit: std::mem::take(&mut queue.dropped_limit),
             dropped_backlog: std::mem::take(&mut queue.dropped_backlog),
             flushes: std::mem::take(&mut queue.flushes),
@@ -496,7 +506,7 @@ impl Writer {
     }
 
     /// Writes or sends one batch; returns its flush requests.
-    fn deliver(&mut self, batch: Batch) -> Vec<SyncSender<()>> {
+    fn deliver(&mut self, mut batch: Batch) -> Vec<SyncSender<()>> {
         if batch.dropped_backlog > 0 {
             log::once(
                 LogLevel::Warn,
@@ -509,13 +519,15 @@ impl Writer {
             );
         }
         if matches!(self.target, Target::Off) {
+            batch.launches.clear();
+            self.keep_spare(batch.launches);
             return batch.flushes;
         }
         self.store.dirty = true;
         // Metadata-only launches go in batches; one carrying a trace or a
         // site table goes alone, after the batch before it (order is kept).
         let mut records = Vec::new();
-        for launch in batch.launches {
+        for launch in batch.launches.drain(..) {
             let Launch {
                 record,
                 trace,
@@ -533,7 +545,15 @@ impl Writer {
             self.write_launch(record, trace, site_table);
         }
         self.deliver_records(records, batch.dropped_limit, batch.dropped_backlog);
+        self.keep_spare(batch.launches);
         batch.flushes
+    }
+
+    /// Keeps an emptied batch Vec for the queue's next turn (at most
+    /// [`SPARE_LAUNCHES`] of capacity is kept).
+    fn keep_spare(&mut self, mut launches: Vec<Launch>) {
+        launches.shrink_to(SPARE_LAUNCHES);
+        self.spare = launches;
     }
 
     /// Stores the manifest if it changed (or, `always`, in any case: a
