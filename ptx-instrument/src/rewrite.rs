@@ -670,14 +670,16 @@ impl<'a> FunctionRewrite<'a> {
             Operand::Immediate(_) => true,
             _ => false,
         });
-        let (true, Some(compare)) = (cas, compare) else {
+        // `set` compares 16, 32 and 64 bits (not `.b128`'s register pairs).
+        let bits = ty.and_then(|t| match t {
+            ScalarType::B16 | ScalarType::U16 | ScalarType::S16 => Some(16),
+            ScalarType::B32 | ScalarType::U32 | ScalarType::S32 => Some(32),
+            ScalarType::B64 | ScalarType::U64 | ScalarType::S64 => Some(64),
+            _ => None,
+        });
+        let (true, Some(compare), Some(bits)) = (cas, compare, bits) else {
             return;
         };
-        let bits = ty.map_or(32, |t| match t {
-            ScalarType::B16 | ScalarType::U16 | ScalarType::S16 => 16,
-            ScalarType::B64 | ScalarType::U64 | ScalarType::S64 => 64,
-            _ => 32,
-        });
         let id = table.add(location, SiteKind::Branch);
         let prelude = format!("\tset.eq.u32.b{bits} 	%prlx_w0, {dest}, {compare};\n");
         edits.insert(
@@ -1085,6 +1087,24 @@ mod tests {
                 SiteKind::Atomic, // red
                 SiteKind::Atomic, // exch (shared)
             ]
+        );
+    }
+
+    #[test]
+    fn a_128_bit_cas_records_no_success_event() {
+        let ptx = CHOICE.replace(
+            "atom.global.cas.b32 \t%r4, [%rd1], %r3, 7;",
+            ".reg .b128 %q<3>;\n\tatom.global.cas.b128 \t%q1, [%rd1], %q2, %q2;",
+        );
+        assert!(ptx.contains("cas.b128"));
+        let out = crate::instrument(&ptx, "k.ptx", &Options::default()).unwrap();
+        assert!(!out.ptx.contains("set.eq.u32.b"), "{}", out.ptx);
+        assert_eq!(
+            kinds(&ptx)
+                .iter()
+                .filter(|k| **k == SiteKind::Branch)
+                .count(),
+            1
         );
     }
 
