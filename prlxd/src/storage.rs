@@ -104,6 +104,12 @@ struct SessionState {
     pinned: bool,
     /// When the records were last used (the cache lets the oldest go).
     last_used: Instant,
+    /// The manifest file's size as last stored, and the record bytes
+    /// counted since (estimates until the next store replaces them with
+    /// the file's real growth): a session's size is its files' sizes,
+    /// fresh or recovered.
+    manifest_file_bytes: u64,
+    records_since_store: u64,
     next_seq: u64,
     /// Launches announced but not yet in the manifest.
     pending: usize,
@@ -139,6 +145,8 @@ impl SessionState {
             cold: None,
             pinned: false,
             last_used: Instant::now(),
+            manifest_file_bytes: 0,
+            records_since_store: 0,
             next_seq,
             pending: 0,
             stored_bytes: usage.bytes,
@@ -269,10 +277,12 @@ impl Session {
         self.lock().pending > 0
     }
 
-    /// Stores the manifest and drops the intents it now covers.
-    fn flush(&self, state: &mut SessionState) -> Result<(), StoreError> {
+    /// Stores the manifest and drops the intents it now covers; returns
+    /// how much the session's size changed once the records counted since
+    /// the last store are replaced by the manifest file's real growth.
+    fn flush(&self, state: &mut SessionState) -> Result<i64, StoreError> {
         if state.deleted {
-            return Ok(());
+            return Ok(0);
         }
         // Never store a manifest without the records it let go.
         self.load(state)?;
@@ -288,7 +298,15 @@ impl Session {
         }
         state.dirty = false;
         state.last_store = Instant::now();
-        Ok(())
+        let file = std::fs::metadata(self.dir.join(prlx_session::MANIFEST_NAME))
+            .map_or(state.manifest_file_bytes, |m| m.len());
+        let counted = state.manifest_file_bytes + state.records_since_store;
+        let delta = file as i64 - counted as i64;
+        state.manifest_file_bytes = file;
+        state.records_since_store = 0;
+        state.stored_bytes = state.stored_bytes.saturating_add_signed(delta);
+        state.metadata_bytes = state.metadata_bytes.saturating_add_signed(delta);
+        Ok(delta)
     }
 }
 
@@ -491,6 +509,8 @@ impl Store {
         }
         let mut state = SessionState::new(manifest, next_seq, usage);
         state.pinned = pinned;
+        state.manifest_file_bytes =
+            std::fs::metadata(dir.join(prlx_session::MANIFEST_NAME)).map_or(0, |m| m.len());
         let session = Arc::new(Session {
             uid,
             name: name.clone(),
@@ -596,14 +616,17 @@ impl Store {
                 uid,
                 name: candidate.clone(),
                 dir,
-                state: Mutex::new(SessionState::new(
-                    manifest,
-                    0,
-                    Usage {
-                        bytes,
-                        metadata: bytes,
-                    },
-                )),
+                state: Mutex::new(SessionState {
+                    manifest_file_bytes: bytes,
+                    ..SessionState::new(
+                        manifest,
+                        0,
+                        Usage {
+                            bytes,
+                            metadata: bytes,
+                        },
+                    )
+                }),
             });
             sessions.insert((uid, candidate), session.clone());
             return Ok(session);
@@ -964,6 +987,7 @@ impl Store {
         let mut state = session.lock();
         state.stored_bytes += stored;
         state.metadata_bytes += metadata;
+        state.records_since_store += ticket.record_bytes;
         if let Err(e) = session.load(&mut state) {
             // The intent stays: the next start records the launch.
             tracing::error!(session = %session.name, seq = ticket.record.seq, "{e}");
@@ -978,9 +1002,20 @@ impl Store {
         // Store now when the session is quiet; a burst is stored by the
         // daemon's periodic `flush_all`, at most MANIFEST_INTERVAL later.
         if state.pending == 0 && state.last_store.elapsed() >= MANIFEST_INTERVAL {
-            if let Err(e) = session.flush(&mut state) {
-                tracing::error!(session = %session.name, "cannot store the manifest: {e}");
+            match session.flush(&mut state) {
+                Ok(delta) => self.settle(session.uid, delta),
+                Err(e) => {
+                    tracing::error!(session = %session.name, "cannot store the manifest: {e}")
+                }
             }
+        }
+    }
+
+    /// Charges (or gives back) a stored manifest's real growth.
+    fn settle(&self, uid: u32, delta: i64) {
+        if let Some(held) = self.user_bytes_lock().get_mut(&uid) {
+            held.bytes = held.bytes.saturating_add_signed(delta);
+            held.metadata = held.metadata.saturating_add_signed(delta);
         }
     }
 
@@ -992,7 +1027,8 @@ impl Store {
         let mut state = session.lock();
         state.manifest.dropped_launches += count;
         if state.pending == 0 {
-            session.flush(&mut state)?;
+            let delta = session.flush(&mut state)?;
+            self.settle(session.uid, delta);
         }
         Ok(())
     }
@@ -1005,8 +1041,11 @@ impl Store {
         for session in sessions {
             let mut state = session.lock();
             if state.dirty || !state.unflushed_intents.is_empty() {
-                if let Err(e) = session.flush(&mut state) {
-                    tracing::error!(session = %session.name, "cannot store the manifest: {e}");
+                match session.flush(&mut state) {
+                    Ok(delta) => self.settle(session.uid, delta),
+                    Err(e) => {
+                        tracing::error!(session = %session.name, "cannot store the manifest: {e}")
+                    }
                 }
             }
         }

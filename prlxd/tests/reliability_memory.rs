@@ -435,3 +435,54 @@ fn metadata_at_quota_leaves_rss_under_the_bound_after_restart() {
          {read} after reading every session (bound {limit})"
     );
 }
+
+/// Every file's size in `dir`.
+fn du(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum()
+}
+
+/// One set of files has one size: a session's `stored_bytes` once its
+/// manifest is stored is its files' sizes, and the same after a restart
+/// recovers it (they differed by the manifest's growth).
+#[test]
+fn a_session_has_one_size_fresh_or_recovered() {
+    let mut daemon = Daemon::start("");
+    let mut client = daemon.client();
+    let session = create(&mut client, "sized", None);
+    let sites = br#"{"sites": [{"id": 0, "file": "k.cu", "line": 3}]}"#;
+    for i in 0..3u32 {
+        let table = if i == 0 { &sites[..] } else { &[][..] };
+        client
+            .put_launch(
+                &session,
+                &heavy_record(i, 3_000),
+                &common::trace("k", i),
+                Some((7, table)),
+            )
+            .unwrap();
+    }
+    let dir = daemon.session_dir(client.uid, &session);
+    common::wait_for("the manifest's store", Duration::from_secs(10), || {
+        std::fs::read_dir(&dir).unwrap().all(|e| {
+            !e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".intent.json")
+        })
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let (fresh, _) = common::show(&mut client, &session);
+    assert_eq!(fresh.stored_bytes, du(&dir), "fresh size vs the files");
+    drop(client);
+    assert!(daemon.terminate().success());
+    daemon.spawn();
+    let mut client = daemon.client();
+    let (recovered, _) = common::show(&mut client, &session);
+    assert_eq!(
+        recovered.stored_bytes, fresh.stored_bytes,
+        "recovered vs fresh size of the same files"
+    );
+}

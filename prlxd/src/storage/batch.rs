@@ -88,6 +88,7 @@ impl Store {
             state.next_seq += 1;
             state.stored_bytes += bytes;
             state.metadata_bytes += bytes;
+            state.records_since_store += bytes;
             // Launches still arriving have lower seqs and are inserted in
             // place when they commit: these go at the end.
             state.manifest.launches.push(record);
