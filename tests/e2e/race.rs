@@ -128,13 +128,33 @@ fn trace_of(session: &Path) -> PathBuf {
 fn schedule_perturbation_exposes_the_ticket_race_at_the_atomic_and_the_choice() {
     let Some(race) = race() else { return };
     let ptx = race.plain_ptx("checkout");
+    check_race(&race, &ptx);
+}
+
+/// The same through the pass: `prlxctl compile -g` records the atomic's
+/// returned value and the compare deciding the select.
+#[test]
+fn the_pass_built_race_names_the_same_lines() {
+    let Some(race) = race() else { return };
+    let ptx = race.scratch.path().join("race-pass.ptx");
+    run_ok(
+        race.built
+            .prlxctl()
+            .current_dir(race_dir())
+            .args(["compile", "-g", "race.cu", "-o"])
+            .arg(&ptx),
+    );
+    check_race(&race, &ptx);
+}
+
+fn check_race(race: &Race, ptx: &Path) {
     let traces = tempfile::tempdir().unwrap();
     // Seeds until two runs of the same input print different choices.
-    let first = race.run(&ptx, Some(1), traces.path(), "seed-1");
+    let first = race.run(ptx, Some(1), traces.path(), "seed-1");
     let mut other = None;
     for seed in 2..=12 {
         let session = format!("seed-{seed}");
-        if race.run(&ptx, Some(seed), traces.path(), &session) != first {
+        if race.run(ptx, Some(seed), traces.path(), &session) != first {
             other = Some(session);
             break;
         }
