@@ -155,13 +155,16 @@ $__prlx_dp{tag}_done:
 
 /// Declares [`WARP_SLOT_REGISTER`] and sets it to
 /// `linear_block * warps_per_block + linear_tid / 32` (`device-rt/README.md`,
-/// "Warp slot"), with scratch registers of its own scope.
+/// "Warp slot"), with scratch registers of its own scope. Only when the
+/// function records ([`RECORDING_REGISTER`], set by [`descriptor_setup`]
+/// before it): the probes, which alone read the slot, are skipped otherwise.
 pub fn warp_slot_setup() -> String {
     format!(
         "// prlx: warp slot
 	.reg .b32 	{WARP_SLOT_REGISTER};
 	{{
 	.reg .b32 	%prlx_s<16>;
+	@!{RECORDING_REGISTER} bra.uni 	$__prlx_slot_idle;
 	mov.u32 	%prlx_s0, %ntid.x;
 	mov.u32 	%prlx_s1, %ntid.y;
 	mov.u32 	%prlx_s2, %ntid.z;
@@ -183,6 +186,7 @@ pub fn warp_slot_setup() -> String {
 	mad.lo.s32 	%prlx_s13, %prlx_s11, %prlx_s13, %prlx_s8;
 	shr.u32 	%prlx_s14, %prlx_s6, 5;
 	mad.lo.s32 	{WARP_SLOT_REGISTER}, %prlx_s13, %prlx_s7, %prlx_s14;
+$__prlx_slot_idle:
 	}}
 	"
     )
