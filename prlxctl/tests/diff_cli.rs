@@ -558,3 +558,62 @@ fn compressed_traces_diff_like_plain_ones() {
     assert_eq!(json(&fa, &fb), plain);
     assert_eq!(json(&za, &b), plain);
 }
+
+/// Two traces whose control flow matches but whose Atomic events returned
+/// other values (another order of arrival).
+fn write_value_pair(dir: &Path) -> (String, String) {
+    let write = |name: &str, first_ticket: u32| {
+        let mut b = TraceBuilder::new("kern", [1, 1, 1], [64, 1, 1])
+            .unwrap()
+            .events_per_warp(8);
+        for w in 0..b.num_warps() {
+            let e = TraceEvent {
+                site_id: 0xa7,
+                event_type: EventType::Atomic as u8,
+                branch_dir: 0,
+                _reserved: 0x2,
+                active_mask: u32::MAX,
+                value_a: first_ticket + 32 * w as u32,
+            };
+            b.push_event(w, e).unwrap();
+        }
+        let path = dir.join(name);
+        b.write_file(&path, Compression::None).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    (write("a.prlx", 0), write("b.prlx", 32))
+}
+
+#[test]
+fn values_that_differ_are_said_by_default_and_fail_assert_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = write_value_pair(dir.path());
+    let out = prlxctl(&["diff", &a, &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("status: identical control flow, but recorded values differ"),
+        "{text}"
+    );
+    assert!(
+        text.contains("values differ: 2 events in 2 warps"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&prlxctl(&["diff", &a, &b, "--json"]))).unwrap();
+    assert_eq!(json["status"], "identical");
+    assert_eq!(json["values_differ"]["events"], 2);
+    assert_eq!(json["values_differ"]["first"]["site_id"], "0x000000a7");
+    // --values: Value divergences instead of the note.
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&prlxctl(&["diff", &a, &b, "--json", "--values"]))).unwrap();
+    assert_eq!(json["divergence_breakdown"]["Value"], 2);
+    assert!(json.get("values_differ").is_none());
+    // assert passes on control flow alone; --fail-on-values fails on them.
+    assert_eq!(prlxctl(&["assert", &a, &b]).status.code(), Some(0));
+    let out = prlxctl(&["assert", &a, &b, "--fail-on-values"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("values differ (fails with --fail-on-values)"));
+    let same = prlxctl(&["assert", &a, &a, "--fail-on-values"]);
+    assert_eq!(same.status.code(), Some(0));
+}
