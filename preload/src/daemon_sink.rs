@@ -22,9 +22,10 @@ pub struct DaemonSink {
     pub session: String,
     /// Site tables the daemon already has.
     sent_site_tables: std::collections::HashSet<u64>,
-    /// Launches (records and drop counts) the last failed
-    /// [`DaemonSink::put_records`] did not deliver.
-    pub unsent: u64,
+    /// After [`DaemonSink::put_records`] lost the daemon: the index of the
+    /// first record it may not have delivered (that one and the rest go to
+    /// the directory that takes over).
+    pub unsent_from: usize,
 }
 
 pub enum ConnectError {
@@ -77,7 +78,7 @@ impl DaemonSink {
             socket,
             session,
             sent_site_tables: std::collections::HashSet::new(),
-            unsent: 0,
+            unsent_from: 0,
         })
     }
 
@@ -114,16 +115,16 @@ impl DaemonSink {
     /// (one round trip) per batch, or — to a daemon without it — one
     /// `PutLaunch` per record and one `CountDropped`. Refused records are
     /// counted as dropped by the daemon and said once; on `Lost`,
-    /// [`DaemonSink::unsent`] says how many launches did not get there.
+    /// [`DaemonSink::unsent_from`] says which records did not get there
+    /// (the drop counts did not either).
     pub fn put_records(
         &mut self,
-        records: Vec<LaunchRecord>,
+        records: &[LaunchRecord],
         dropped: u64,
         dropped_backlog: u64,
     ) -> Result<(), SendError> {
-        let total = records.len() as u64 + dropped + dropped_backlog;
-        self.unsent = 0;
-        if total == 0 {
+        self.unsent_from = 0;
+        if records.is_empty() && dropped + dropped_backlog == 0 {
             return Ok(());
         }
         if !self.client.uses_batch() {
@@ -140,36 +141,25 @@ impl DaemonSink {
                 ))),
                 _ => Ok(()),
             },
-            Err(e) => {
-                self.unsent = total;
-                Err(classify(e))
-            }
+            Err(e) => Err(classify(e)),
         }
     }
 
-    fn put_one_by_one(
-        &mut self,
-        records: Vec<LaunchRecord>,
-        dropped: u64,
-    ) -> Result<(), SendError> {
-        let mut left = records.len() as u64 + dropped;
+    fn put_one_by_one(&mut self, records: &[LaunchRecord], dropped: u64) -> Result<(), SendError> {
         let mut refused = None;
-        for record in &records {
+        for (i, record) in records.iter().enumerate() {
             match self.put(record, &[], None) {
                 Ok(()) => {}
                 Err(SendError::Refused(message)) => refused = Some(message),
                 Err(lost) => {
-                    self.unsent = left;
+                    self.unsent_from = i;
                     return Err(lost);
                 }
             }
-            left -= 1;
         }
         if dropped > 0 {
-            if let Err(e) = self.count_dropped(dropped) {
-                self.unsent = dropped;
-                return Err(e);
-            }
+            self.unsent_from = records.len();
+            self.count_dropped(dropped)?;
         }
         refused.map_or(Ok(()), |m| Err(SendError::Refused(m)))
     }

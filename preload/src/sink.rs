@@ -630,19 +630,20 @@ impl Writer {
     /// Metadata-only records (stacks resolved) and drop counts: into the
     /// directory's manifest, or to prlxd in one `PutRecords` (a daemon
     /// without it gets them one by one).
-    fn deliver_records(&mut self, records: Vec<LaunchRecord>, limit: u64, backlog: u64) {
+    fn deliver_records(&mut self, mut records: Vec<LaunchRecord>, limit: u64, backlog: u64) {
         if let Target::Daemon(daemon) = &mut self.target {
-            match daemon.put_records(records, limit, backlog) {
+            match daemon.put_records(&records, limit, backlog) {
                 Ok(()) => {}
                 Err(SendError::Refused(message)) => {
                     log::once(LogLevel::Warn, "daemon-refused", &message);
                 }
                 Err(SendError::Lost(why)) => {
-                    // What the lost connection was carrying is counted as
-                    // dropped in the directory that takes over.
-                    let unsent = daemon.unsent;
+                    // What the daemon may not have taken goes to the
+                    // directory that takes over, with the drop counts.
+                    let from = daemon.unsent_from.min(records.len());
                     if self.fall_back(&why) {
-                        self.deliver_records(Vec::new(), unsent, 0);
+                        let rest = records.split_off(from);
+                        self.deliver_records(rest, limit, backlog);
                     }
                 }
             }

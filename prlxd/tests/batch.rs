@@ -33,7 +33,7 @@ fn batches_larger_than_a_frame_are_stored_in_order_with_single_launches() {
             .collect()
     };
     let first = client
-        .put_records(&session, batch(0, 12_000), 3, 2)
+        .put_records(&session, &batch(0, 12_000), 3, 2)
         .unwrap();
     assert_eq!(
         (first.first_seq, first.stored, first.refused),
@@ -44,7 +44,7 @@ fn batches_larger_than_a_frame_are_stored_in_order_with_single_launches() {
         .unwrap();
     assert_eq!(seq, 12_000);
     let second = client
-        .put_records(&session, batch(12_000, 100), 0, 0)
+        .put_records(&session, &batch(12_000, 100), 0, 0)
         .unwrap();
     assert_eq!((second.first_seq, second.stored), (12_001, 100));
 
@@ -69,8 +69,8 @@ fn a_batch_past_the_session_limit_is_stored_up_to_it_and_the_rest_counted() {
     let daemon = Daemon::start("max_launches_per_session = 10");
     let mut client = daemon.client();
     let session = create(&mut client, "limited", None);
-    let records = (0..25).map(|i| record("k", i)).collect();
-    let stored = client.put_records(&session, records, 0, 0).unwrap();
+    let records: Vec<_> = (0..25).map(|i| record("k", i)).collect();
+    let stored = client.put_records(&session, &records, 0, 0).unwrap();
     assert_eq!((stored.stored, stored.refused), (10, 15));
     assert!(
         stored

@@ -147,23 +147,30 @@ impl Client {
     pub fn put_records(
         &mut self,
         session: &str,
-        records: Vec<LaunchRecord>,
+        records: &[LaunchRecord],
         dropped: u64,
         dropped_backlog: u64,
     ) -> Result<BatchStored, ClientError> {
-        let request = Request::PutRecords {
-            session: session.to_owned(),
+        // `Request::PutRecords` on the wire, serialised from borrowed records
+        // (the caller keeps them, e.g. for a fallback when the daemon is lost).
+        #[derive(serde::Serialize)]
+        #[serde(tag = "request", rename = "put_records")]
+        struct PutRecords<'a> {
+            session: &'a str,
+            records: &'a [LaunchRecord],
+            dropped: u64,
+            dropped_backlog: u64,
+        }
+        let payload = serde_json::to_vec(&PutRecords {
+            session,
             records,
             dropped,
             dropped_backlog,
-        };
-        let payload = request.to_payload();
-        let Request::PutRecords { mut records, .. } = request else {
-            unreachable!("built above");
-        };
+        })
+        .map_err(|e| ClientError::BadResponse(format!("cannot encode put_records: {e}")))?;
         if payload.len() > MAX_FRAME_PAYLOAD as usize && records.len() > 1 {
-            let second = records.split_off(records.len() / 2);
-            let mut stored = self.put_records(session, records, dropped, dropped_backlog)?;
+            let (first, second) = records.split_at(records.len() / 2);
+            let mut stored = self.put_records(session, first, dropped, dropped_backlog)?;
             let rest = self.put_records(session, second, 0, 0)?;
             stored.stored += rest.stored;
             stored.refused += rest.refused;
