@@ -879,7 +879,7 @@ mod tests {
 
     /// A stand-in prlxd: answers hello (offering batches), create_session,
     /// put_records and put_launch, and notes each request's name and records.
-    fn fake_daemon(socket: &std::path::Path) -> Arc<Mutex<Vec<(String, usize)>>> {
+    fn fake_daemon(socket: &std::path::Path, vanish: bool) -> Arc<Mutex<Vec<(String, usize)>>> {
         let listener = UnixListener::bind(socket).unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let noted = seen.clone();
@@ -893,6 +893,9 @@ mod tests {
                     _ => (request.name(), 0),
                 };
                 noted.lock().unwrap().push((name.to_owned(), count));
+                if vanish && count > 0 {
+                    return; // a prlxd dying with a batch in flight
+                }
                 let response = match request {
                     Request::Hello { .. } => Response::Hello {
                         server: "fake".into(),
@@ -931,7 +934,7 @@ mod tests {
     fn launches_reach_prlxd_in_batches_not_one_round_trip_each() {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("prlxd.sock");
-        let seen = fake_daemon(&socket);
+        let seen = fake_daemon(&socket, false);
         let config = config(vec![
             ("PRLX_SOCKET", socket.display().to_string()),
             ("PRLX_SESSION", "run".into()),
@@ -953,5 +956,42 @@ mod tests {
             "{seen:?}"
         );
         assert_eq!(seen[2].1, 1000, "one batch, one round trip");
+    }
+
+    #[test]
+    fn a_batch_the_lost_daemon_did_not_take_goes_to_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("prlxd.sock");
+        let seen = fake_daemon(&socket, true);
+        let daemon = DaemonSink::connect(Some(socket), "run").ok().unwrap();
+        let fallback = config(vec![
+            ("PRLX_TRACE_DIR", dir.path().display().to_string()),
+            ("PRLX_SESSION", "run".into()),
+        ]);
+        let mut writer = Writer {
+            target: Target::Daemon(daemon),
+            connect: false,
+            fallback,
+            site_tables: HashSet::new(),
+            stacks: Resolver::default(),
+            demangled: HashMap::new(),
+            store: StorePolicy::new(),
+            spare: Vec::new(),
+        };
+        let records: Vec<LaunchRecord> = (0..5).map(|seq| launch(seq).record).collect();
+        writer.deliver_records(records, 1, 2);
+        assert_eq!(
+            seen.lock().unwrap().last().unwrap(),
+            &("put_records".into(), 5)
+        );
+        let Target::Directory { manifest, .. } = &writer.target else {
+            panic!("a directory took over");
+        };
+        let seqs: Vec<u64> = manifest.launches.iter().map(|l| l.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4], "no record lost with the daemon");
+        assert_eq!(
+            (manifest.dropped_launches, manifest.dropped_backlog),
+            (3, 2)
+        );
     }
 }
