@@ -203,6 +203,8 @@ enum Mode {
     Capturing,
     /// The `--snapshots` build, events plus history and snapshot rings.
     Full,
+    /// The PTX-instrumented plain build, descriptor zero.
+    PtxIdle,
     /// The PTX-instrumented plain build, events only.
     PtxCapturing,
     /// The PTX-instrumented plain build with snapshots, events and rings.
@@ -210,11 +212,12 @@ enum Mode {
 }
 
 impl Mode {
-    const ALL: [Mode; 6] = [
+    const ALL: [Mode; 7] = [
         Mode::Plain,
         Mode::Idle,
         Mode::Capturing,
         Mode::Full,
+        Mode::PtxIdle,
         Mode::PtxCapturing,
         Mode::PtxFull,
     ];
@@ -224,7 +227,7 @@ impl Mode {
             Mode::Plain => Build::Plain,
             Mode::Idle | Mode::Capturing => Build::Instrumented,
             Mode::Full => Build::Snapshots,
-            Mode::PtxCapturing => Build::Ptx,
+            Mode::PtxIdle | Mode::PtxCapturing => Build::Ptx,
             Mode::PtxFull => Build::PtxSnapshots,
         }
     }
@@ -305,6 +308,7 @@ fn run() -> Result<(), String> {
             Mode::Idle,
             Mode::Capturing,
             Mode::Full,
+            Mode::PtxIdle,
             Mode::PtxCapturing,
             Mode::PtxFull,
         ] {
@@ -349,6 +353,10 @@ fn run() -> Result<(), String> {
                 ratio(Mode::PtxCapturing, warp),
                 ratio(Mode::Full, warp),
                 ratio(Mode::PtxFull, warp),
+                ratio(Mode::Idle, warp),
+                ratio(Mode::PtxIdle, warp),
+                ratio(Mode::Idle, thread),
+                ratio(Mode::PtxIdle, thread),
             ],
             [
                 runs[&Mode::Capturing].events,
@@ -369,12 +377,16 @@ fn run() -> Result<(), String> {
     // The no-recompile path beside the pass: warp-instruction slowdowns
     // over the plain build, and PTX's slowdown over the pass's.
     println!(
-        "\n| kernel | pass capturing | ptx capturing | ptx / pass | pass +snapshots | ptx +snapshots | ptx / pass | events pass | events ptx |"
+        "\n| kernel | pass idle (warp / thread) | ptx idle (warp / thread) | pass capturing | ptx capturing | ptx / pass | pass +snapshots | ptx +snapshots | ptx / pass | events pass | events ptx |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (kernel, r, events) in &ptx_rows {
         println!(
-            "| {kernel} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
+            "| {kernel} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
+            r[4],
+            r[6],
+            r[5],
+            r[7],
             r[0],
             r[1],
             r[1] / r[0],
@@ -385,11 +397,13 @@ fn run() -> Result<(), String> {
             events[1]
         );
     }
-    let mean = |f: &dyn Fn(&[f64; 4]) -> f64| {
+    let mean = |f: &dyn Fn(&[f64; 8]) -> f64| {
         (ptx_rows.iter().map(|(_, r, _)| f(r).ln()).sum::<f64>() / ptx_rows.len() as f64).exp()
     };
     println!(
-        "\ngeometric mean of PTX's slowdown over the pass's: capturing {:.2}, +snapshots {:.2} ({} kernels)",
+        "\ngeometric means: idle pass {:.2}, idle ptx {:.2} (warp instructions); PTX's slowdown over the pass's: capturing {:.2}, +snapshots {:.2} ({} kernels)",
+        mean(&|r| r[4]),
+        mean(&|r| r[5]),
         mean(&|r| r[1] / r[0]),
         mean(&|r| r[3] / r[2]),
         ptx_rows.len()
@@ -509,7 +523,7 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
             )));
         }
         let mut descriptor = [0u8; DESCRIPTOR_BYTES];
-        if mode != Mode::Idle {
+        if mode != Mode::Idle && mode != Mode::PtxIdle {
             let bytes = HEADER_BYTES + warps * warp_bytes;
             let image = device.mem_alloc(bytes).map_err(|e| err(&e))?;
             device.mem_set(image, &[0], bytes).map_err(|e| err(&e))?;
