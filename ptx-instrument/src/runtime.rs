@@ -5,9 +5,11 @@
 //! the descriptor `__prlx_desc` (64 bytes, `device-rt/README.md`), warp slot
 //! from block and thread indices, the leader (lowest active lane) claiming an
 //! event slot with one atomic, sampling, overflow accounting, the history
-//! ring, and the per-lane snapshot ring. Every probe first loads
-//! `__prlx_desc.trace` and calls only when it is non-zero, so a module that
-//! is not being captured pays one load and one predicated call per site.
+//! ring, and the per-lane snapshot ring. Each function tests its
+//! descriptor's `trace` once, into [`RECORDING_REGISTER`]; every probe
+//! branches past itself when that is false, so a module that is not being
+//! captured pays one uniform branch per site visit (and a few instructions
+//! per function call to find its descriptor).
 
 use std::fmt::Write as _;
 
