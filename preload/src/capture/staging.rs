@@ -16,6 +16,10 @@ use std::sync::Mutex;
 
 const KEPT: usize = 4;
 const GRANULE: usize = 1 << 20;
+/// The largest staging buffer: a bigger copy lands in ordinary memory
+/// (synchronous, slower) rather than pin that much of the application's
+/// host memory for as long as the pool keeps it (at most KEPT × this).
+const MAX_PINNED: usize = 256 << 20;
 
 type FnMemAllocHost = unsafe extern "C" fn(*mut *mut c_void, usize) -> CUresult;
 type FnMemFreeHost = unsafe extern "C" fn(*mut c_void) -> CUresult;
@@ -89,8 +93,12 @@ impl Drop for Staging {
 }
 
 /// Pinned memory of at least `bytes`, or `None` where the driver table has
-/// no `cuMemAllocHost` or it fails (then the caller copies into pageable memory).
+/// no `cuMemAllocHost`, it fails, or `bytes` is over [`MAX_PINNED`] (then
+/// the caller copies into pageable memory).
 pub fn take(cuda: &Cuda, bytes: usize) -> Option<Staging> {
+    if bytes > MAX_PINNED {
+        return None;
+    }
     let host = host(cuda)?;
     let reused = {
         let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
