@@ -28,6 +28,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod cubin;
 pub mod daemon_sink;
 pub mod device_pool;
 pub mod dl;

@@ -294,6 +294,22 @@ fn device_sm() -> Option<u32> {
     (ok && major > 0).then(|| (major * 10 + minor) as u32)
 }
 
+/// A cubin compiled from instrumented PTX (it defines `__prlx_desc`): its
+/// code records events, captured like a pass-built module.
+fn cubin_pass_plan(policy: &Policy) -> Plan {
+    if policy.allows(CaptureMode::Pass) {
+        Plan {
+            mode: CaptureMode::Pass,
+            ..Plan::default()
+        }
+    } else {
+        metadata(format!(
+            "its machine code was built from instrumented PTX and PRLX_CAPTURE={}",
+            policy_name(policy)
+        ))
+    }
+}
+
 /// [`plan`] for a device of compute capability `sm` (None: unknown).
 ///
 /// # Safety
@@ -324,7 +340,11 @@ unsafe fn plan_for(image: *const c_void, policy: &Policy, sm: Option<u32>) -> Pl
                 return metadata(format!("its fatbinary could not be read: {e}"));
             }
         },
-        Image::Cubin => (None, None, None),
+        // SAFETY: per the contract, a complete ELF image.
+        Image::Cubin => match unsafe { crate::cubin::recognise(image as *const u8) } {
+            Some(found) if found.descriptor => return cubin_pass_plan(policy),
+            _ => (None, None, None),
+        },
         Image::Unknown => return metadata("its image is of an unknown kind".into()),
     };
     let Some(ptx) = ptx else {
