@@ -30,4 +30,4 @@ export PRLX_SHIM="${PRLX_SHIM:-$bin/libprlx.so}" PRLX_ROOT="$root"
 export TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-$target/triton-cache}" TRITON_DEFAULT_FP_FUSION=1
 cd "$work"
 # pytest's status is the script's: 1 failed tests, 5 none collected, ...
-PYTHONPATH="$work/site" "$pyenv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests"
+PYTHONPATH="$work/site" "$pyenv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" "$@"

@@ -3,7 +3,16 @@
 ``import prlx.triton`` installs one hook, Triton's pipeline-stages hook
 (``triton.knobs.runtime.add_stages_inspection_hook``, called by the NVIDIA
 backend's ``add_stages`` for every kernel compiled afterwards). It changes two
-stages of that kernel's compilation:
+stages of that kernel's compilation. Instrumentation runs at one of two
+stages (``stage`` of :func:`enable`, or ``PRLX_TRITON_STAGE=llir|ptx``;
+default: ``llir`` where its LLVM tools exist, else ``ptx``):
+
+- ``ptx``: Triton's PTX goes through ``prlx-ptx-instrument`` (the shim's own
+  load-time rewrite, built into this package's native module: no LLVM tools
+  needed) and its site table is embedded as ``__prlx_sites``; Triton's own
+  ptxas then compiles the instrumented PTX, so the cubin defines
+  ``__prlx_desc`` and the shim captures it (capture mode ``pass``) on a real
+  GPU. Sites are named by Triton's ``.loc`` lines (the Python source).
 
 - ``llir`` (Triton's LLVM IR, with debug locations that point at the Python
   source of the ``@triton.jit`` function): when instrumenting, the IR goes
@@ -81,6 +90,7 @@ _state: Dict[str, Any] = {
     "snapshots": False,
     "previous_hook": None,
     "tools": None,
+    "stage": None,  # "llir" or "ptx" while instrumenting
 }
 
 
@@ -274,6 +284,36 @@ def instrument_llir(llir: str, *, snapshots: bool = False, sites_json: Optional[
         return Path(out).read_text()
 
 
+def instrument_ptx(ptx: str, *, snapshots: bool = False, name: Optional[str] = None) -> str:
+    """Triton PTX in, the same PTX recording prlx events out, with its site
+    table embedded (``__prlx_sites``): prlx-ptx-instrument, in-process."""
+    from ._native import instrument_ptx as native
+
+    try:
+        return native(ptx, f"<Triton PTX of {name or 'a kernel'}>", snapshots)
+    except PrlxError as e:
+        raise TritonHookError(f"prlx-ptx-instrument failed: {e}") from None
+
+
+def _choose_stage(stage: Optional[str]) -> Tuple[str, Optional[Dict[str, str]]]:
+    """The instrumentation stage and, for ``llir``, its tools."""
+    stage = stage or os.environ.get("PRLX_TRITON_STAGE", "").strip().lower() or None
+    if stage not in (None, "llir", "ptx"):
+        raise TritonHookError(f"instrumentation stage {stage!r} is not llir or ptx (PRLX_TRITON_STAGE)")
+    if stage == "ptx":
+        return "ptx", None
+    try:
+        tools = _find_tools()
+    except TritonHookError:
+        if stage == "llir":
+            raise
+        return "ptx", None
+    # In the cache key: a rebuilt pass or runtime recompiles kernels.
+    # (Hashed once here: the key is asked for at every launch.)
+    tools["digest"] = _file_digest(tools["plugin"]) + _file_digest(tools["runtime"])
+    return "llir", tools
+
+
 def _driver_is_emulator() -> bool:
     from . import cuda
 
@@ -297,7 +337,8 @@ def _hook(*args: Any) -> Optional[Tuple[str, str]]:
     previous = _state["previous_hook"]
     if not args:
         key = f"prlx-{HOOK_VERSION}-i{int(_state['instrument'])}-s{int(_state['snapshots'])}-p{int(_want_ptx())}"
-        if _state["instrument"] and _state["tools"]:
+        key += f"-{_state['stage']}"
+        if _state["instrument"] and _state["stage"] == "llir" and _state["tools"]:
             key += "-" + _state["tools"]["digest"]
         if previous is not None:
             prev_key, prev_hash = previous()
@@ -306,7 +347,17 @@ def _hook(*args: Any) -> Optional[Tuple[str, str]]:
     if previous is not None:
         previous(*args)
     _backend, stages, _options, _language, _capability = args
-    if _state["instrument"] and "llir" in stages:
+    if _state["instrument"] and _state["stage"] == "ptx" and "ptx" in stages:
+        make_ptx = stages["ptx"]
+        snapshots = _state["snapshots"]
+
+        def ptx_then_prlx(src: Any, metadata: Dict[str, Any]) -> str:
+            # As for llir: a failure fails the compilation, never a plain
+            # kernel cached under the instrumented key.
+            return instrument_ptx(make_ptx(src, metadata), snapshots=snapshots, name=metadata.get("name"))
+
+        stages["ptx"] = ptx_then_prlx
+    if _state["instrument"] and _state["stage"] == "llir" and "llir" in stages:
         make_llir = stages["llir"]
         snapshots = _state["snapshots"]
 
@@ -478,27 +529,28 @@ def _install_launch_site_hook(knobs: Any) -> None:
 # ---------------------------------------------------------------- switches
 
 
-def enable(instrument: bool = True, *, snapshots: bool = False, ptx: Optional[bool] = None) -> None:
+def enable(
+    instrument: bool = True, *, snapshots: bool = False, ptx: Optional[bool] = None, stage: Optional[str] = None
+) -> None:
     """Installs the hook for every Triton kernel compiled from now on.
 
-    ``instrument``: run prlx's pass at the LLVM IR stage (needs opt-22,
-    llvm-link-22, the LLVM 22 plugin and the device runtime: a
-    :class:`TritonHookError` names what is missing). ``snapshots``: also
+    ``instrument``: record prlx's events. ``stage``: ``"llir"`` runs prlx's
+    pass on Triton's LLVM IR (needs opt-22, llvm-link-22, the LLVM 22 plugin
+    and the device runtime: a :class:`TritonHookError` names what is
+    missing); ``"ptx"`` runs prlx-ptx-instrument on its PTX (nothing
+    needed); default ``$PRLX_TRITON_STAGE``, else ``llir`` where its tools
+    exist, else ``ptx``. ``snapshots``: also
     record each branch's per-lane compare operands. ``ptx``: hand the driver
     PTX instead of a cubin; default: when the driver is prlx's emulator.
     """
     triton, knobs = _triton()
     _check_version(getattr(triton, "__version__", "0"))
     with _lock:
-        tools = _find_tools() if instrument else None
-        if tools is not None:
-            # In the cache key: a rebuilt pass or runtime recompiles kernels.
-            # (Hashed once here: the key is asked for at every launch.)
-            tools["digest"] = _file_digest(tools["plugin"]) + _file_digest(tools["runtime"])
+        chosen, tools = _choose_stage(stage) if instrument else (None, None)
         current = knobs.runtime.add_stages_inspection_hook
         if not _state["installed"]:
             _state["previous_hook"] = current if current is not _hook else None
-        _state.update(installed=True, instrument=instrument, snapshots=snapshots, ptx=ptx, tools=tools)
+        _state.update(installed=True, instrument=instrument, snapshots=snapshots, ptx=ptx, tools=tools, stage=chosen)
         knobs.runtime.add_stages_inspection_hook = _hook
     _activate_torch_free_driver()
     _install_launch_site_hook(knobs)
@@ -517,8 +569,8 @@ def disable() -> None:
 
 
 def status() -> Dict[str, Any]:
-    """What the hook does now: installed, instrument, snapshots, ptx (None = not decided yet)."""
-    return {k: _state[k] for k in ("installed", "instrument", "snapshots", "ptx")}
+    """What the hook does now: installed, instrument, stage (llir/ptx), snapshots, ptx (None = not decided yet)."""
+    return {k: _state[k] for k in ("installed", "instrument", "stage", "snapshots", "ptx")}
 
 
 def _enable_on_import() -> None:

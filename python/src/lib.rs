@@ -60,6 +60,8 @@ enum Failure {
     Session(String),
     Daemon(String),
     Option(String),
+    /// PTX the rewrite cannot parse or instrument.
+    Instrument(String),
     Internal(String),
 }
 
@@ -70,6 +72,7 @@ impl From<Failure> for PyErr {
             Failure::Session(m) => SessionError::new_err(m),
             Failure::Daemon(m) => DaemonError::new_err(m),
             Failure::Option(m) => OptionError::new_err(m),
+            Failure::Instrument(m) => PrlxError::new_err(m),
             Failure::Internal(m) => PrlxError::new_err(format!("internal error in prlx: {m}")),
         }
     }
@@ -433,6 +436,38 @@ fn diff_sessions(
     })
 }
 
+/// Instruments PTX text with prlx-ptx-instrument (the shim's load-time
+/// rewrite) and embeds its site table as the global `__prlx_sites` (JSON,
+/// NUL-terminated), so a cubin ptxas builds from the result defines
+/// `__prlx_desc` and `__prlx_sites`: the shim captures it as pass-built.
+/// `name` names the module in parse errors. Raises PrlxError on PTX the
+/// rewrite cannot parse or instrument.
+#[pyfunction]
+#[pyo3(signature = (ptx, name = "<ptx>", snapshots = false))]
+fn instrument_ptx(py: Python<'_>, ptx: &str, name: &str, snapshots: bool) -> PyResult<String> {
+    let options = prlx_ptx_instrument::Options {
+        snapshots,
+        ..Default::default()
+    };
+    run(py, || {
+        let done = prlx_ptx_instrument::instrument(ptx, name, &options)
+            .map_err(|e| Failure::Instrument(format!("{name}: {e}")))?;
+        let mut json = done.sites.to_json().into_bytes();
+        json.push(0);
+        let bytes: Vec<String> = json.iter().map(u8::to_string).collect();
+        let mut out = done.ptx;
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "\n.visible .global .align 1 .b8 __prlx_sites[{}] = {{{}}};\n",
+            json.len(),
+            bytes.join(", ")
+        ));
+        Ok(out)
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -447,5 +482,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diff_sessions, m)?)?;
     m.add_function(wrap_pyfunction!(daemon_sessions, m)?)?;
     m.add_function(wrap_pyfunction!(daemon_show_session, m)?)?;
+    m.add_function(wrap_pyfunction!(instrument_ptx, m)?)?;
     Ok(())
 }

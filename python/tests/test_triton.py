@@ -414,3 +414,88 @@ def test_training_step_of_two_runs(emu, tmp_path):
     assert [l.kernel for l in session.launches_in("step 0")] == ["softmax_kernel"]
     with pytest.raises(prlx.SessionError, match="no mark 'step 9'"):
         training.diff_step(a, b, 9)
+
+
+def test_race_is_captured_through_ptx_stage_instrumentation(emu, tmp_path):
+    # PRLX_TRITON_STAGE=ptx: prlx-ptx-instrument (in prlx._native) rewrites
+    # Triton's PTX, no LLVM tools; the module defines __prlx_desc, so the
+    # shim captures it as pass-built, and names the branch's Python line.
+    import json
+
+    # No LLVM pass plugin: the LLVM-stage route is unavailable.
+    no_llvm = {"PRLX_PASS_PLUGIN_22": str(tmp_path / "no-such-plugin.so")}
+    env = {"PRLX_TRITON": "on", "PRLX_TRITON_STAGE": "ptx", "PRLX_CAPTURE": "pass", **no_llvm}
+    a, b, result = run_race(tmp_path, env)
+    launch = prlx.open_session(a).launches[0]
+    assert launch.capture == "pass"
+    sites = json.loads(launch.site_map_path.read_text())
+    assert any(s["filename"].endswith("triton_kernels.py") and s["line"] == emu.BRANCH_LINE for s in sites)
+    assert result.status == "diverged"
+    location = result.kernels[0]["first_source_location"].split(":")
+    assert location[-3].endswith("triton_kernels.py") and location[-2] == str(emu.BRANCH_LINE)
+
+
+PTXAS_STAGE_APP = r"""
+import sys, json
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import prlx.cuda as pc
+import prlx.triton as pt
+pt.enable(instrument=True, stage="ptx", ptx=False)
+import triton_kernels as K
+counter, out = pc.zeros(1, np.int32), pc.empty(16, np.int32)
+compiled = K.ticket_kernel.warmup(counter, out, 8, grid=(16,))
+sys.stdout.buffer.write(compiled.asm["cubin"])
+"""
+
+
+def elf_defined_symbols(image: bytes) -> set:
+    """Names of the defined symbols of a 64-bit little-endian ELF."""
+    import struct
+
+    assert image[:4] == b"\x7fELF" and image[4] == 2, "not an ELF64 image"
+    shoff, = struct.unpack_from("<Q", image, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", image, shoff + i * shentsize) for i in range(shnum)]
+    names = set()
+    for _name, kind, _f, _a, off, size, link, _i, _al, entsize in sections:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[link]
+        for j in range(size // entsize):
+            st_name, _info, _other, shndx = struct.unpack_from("<IBBH", image, off + j * entsize)
+            if shndx != 0:
+                start = strtab[4] + st_name
+                names.add(image[start : image.index(b"\0", start)].decode())
+    return names
+
+
+def test_ptx_stage_cubin_from_tritons_ptxas_defines_the_descriptor(emu, tmp_path):
+    # With a real cubin stage (Triton's own ptxas, as on a GPU), the
+    # instrumented PTX compiles and the cubin defines __prlx_desc and
+    # __prlx_sites: what the shim recognises as pass-built.
+    proc = subprocess.run(
+        [sys.executable, "-c", PTXAS_STAGE_APP, str(HERE)],
+        capture_output=True,
+        env={**os.environ, "PRLX_TRITON": "off"},
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    symbols = elf_defined_symbols(proc.stdout)
+    assert {"__prlx_desc", "__prlx_sites", "ticket_kernel"} <= symbols
+
+
+def test_instrumentation_falls_back_to_the_ptx_stage_without_llvm_tools(emu, tmp_path):
+    # Where the LLVM-stage tools exist, llir; where they do not (no pass
+    # plugin here), the ptx stage, with no warning; llir asked for names them.
+    code = (
+        "import warnings; warnings.simplefilter('error')\n"
+        "import prlx.triton as pt; print(pt.status()['stage'])\n"
+        "try:\n    pt.enable(stage='llir')\nexcept pt.TritonHookError as e:\n    print('llir:', e)\n"
+    )
+    env = {**os.environ, "PRLX_PASS_PLUGIN_22": str(tmp_path / "no-such-plugin.so")}
+    env.pop("PRLX_TRITON_STAGE", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stage, llir = proc.stdout.splitlines()
+    assert stage == "ptx"
+    assert "llir:" in llir and "pass plugin" in llir
