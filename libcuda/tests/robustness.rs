@@ -105,7 +105,7 @@ fn null_pointers_and_bogus_handles_fail_cleanly() {
             ),
             ("cuLinkDestroy(bogus)", cuLinkDestroy(bogus)),
             ("cuMemAlloc_v2(NULL)", cuMemAlloc_v2(null_mut(), 16)),
-            ("cuMemFree_v2(0)", cuMemFree_v2(0)),
+            ("cuMemFree_v2(unallocated)", cuMemFree_v2(0x10)),
             (
                 "cuMemcpyHtoD_v2(bad dst)",
                 cuMemcpyHtoD_v2(0x10, &out_int as *const i32 as *const c_void, 4),

@@ -414,7 +414,7 @@ fn metadata_at_quota_leaves_rss_under_the_bound_after_restart() {
     let read = daemon.rss();
     // At the quota: one more record is refused.
     let more = client
-        .put_records(&sessions[0], vec![heavy_record(99, 60_000)], 0, 0)
+        .put_records(&sessions[0], &[heavy_record(99, 60_000)], 0, 0)
         .unwrap();
     assert_eq!(more.refused, 1, "{more:?}");
     assert!(
