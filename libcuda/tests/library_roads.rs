@@ -64,6 +64,7 @@ unsafe fn load() -> *mut c_void {
 #[test]
 fn library_globals_and_module_need_a_context_kernels_do_not() {
     // A fresh thread: no context is current on it.
+    // SAFETY: driver calls with out-pointers to locals and handles made here.
     std::thread::spawn(|| unsafe {
         ok(cuInit(0));
         let mut current = 1 as CUcontext;
@@ -117,6 +118,7 @@ fn library_globals_and_module_need_a_context_kernels_do_not() {
 
 #[test]
 fn a_kernel_is_not_its_function_and_captured_nodes_name_both() {
+    // SAFETY: driver calls with out-pointers to locals and handles made here.
     std::thread::spawn(|| unsafe {
         ok(cuInit(0));
         let mut ctx = null_mut();

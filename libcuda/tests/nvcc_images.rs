@@ -216,9 +216,11 @@ unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hi
     // Its variables are there, with the cubin's initial contents, as on a
     // GPU (cuBLAS reads its constants this way before any launch).
     let (mut dptr, mut size) = (0 as CUdeviceptr, 0usize);
+    // SAFETY: out-pointers to locals, a loaded module, a C string literal.
     check(unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"table".as_ptr()) });
     assert_eq!(size, 16);
     let mut words = [0i32; 4];
+    // SAFETY: 16 bytes into a 16-byte array, from the 16-byte variable.
     check(unsafe { cuMemcpyDtoH_v2(words.as_mut_ptr().cast(), dptr, 16) });
     assert_eq!(words, [5, 6, 7, 8]);
     assert_eq!(

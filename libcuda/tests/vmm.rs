@@ -496,6 +496,8 @@ fn device_reports_virtual_memory_pools_and_ipc() {
 fn virtual_memory_calls_need_no_current_context() {
     context();
     let size = granularity();
+    // SAFETY: every call gets out-pointers to locals and handles, addresses
+    // and sizes this thread made; the descriptor is closed once, at the end.
     std::thread::spawn(move || unsafe {
         let mut current: CUcontext = null_mut();
         assert_eq!(cuCtxGetCurrent(&mut current), CUDA_SUCCESS);

@@ -439,6 +439,26 @@ fn corpus_passes_under_the_shim() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// `tests/e2e/hip_app/NAME.cpp`, a host-only module-API program (it loads
+/// its code object at run time), built against Debian's HIP.
+fn build_module_app(hip: &HipClang, name: &str) -> PathBuf {
+    let args: Vec<String> = [
+        "-D__HIP_PLATFORM_AMD__",
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-Wl,--push-state,--no-as-needed",
+        "-lamdhip64",
+        "-Wl,--pop-state",
+    ]
+    .map(String::from)
+    .to_vec();
+    let source = repo_root()
+        .join("tests/e2e/hip_app")
+        .join(format!("{name}.cpp"));
+    hip.build_cached(name, &[source], &args, &cache_dir())
+}
+
 /// HIP capture end to end: `tests/e2e/hip_app/kernels.hip` built by
 /// `prlxctl compile --offload-arch=gfx1100` (Wave32, or Wave64), loaded by an
 /// unmodified module-API program (`hip_app.cpp`) with `hipModuleLoadData`,
@@ -465,23 +485,7 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
         compile.arg("-mwavefrontsize64");
     }
     prlx_e2e::run_ok(&mut compile);
-    let app_args: Vec<String> = [
-        "-D__HIP_PLATFORM_AMD__",
-        "-O1",
-        "-Wall",
-        "-Werror",
-        "-Wl,--push-state,--no-as-needed",
-        "-lamdhip64",
-        "-Wl,--pop-state",
-    ]
-    .map(String::from)
-    .to_vec();
-    let app = hip.build_cached(
-        "hip_app",
-        &[app_dir.join("hip_app.cpp")],
-        &app_args,
-        &cache_dir(),
-    );
+    let app = build_module_app(&hip, "hip_app");
     let runs = scratch.path().join("runs");
     two_runs_diff_to_the_line(
         built,
@@ -631,23 +635,7 @@ fn prlxctl_compile_builds_loops_as_hipcc_does() {
     let app_dir = repo_root().join("tests/e2e/hip_app");
     let source = app_dir.join("trip_count.hip");
     let scratch = tempfile::tempdir().expect("a scratch directory");
-    let app_args: Vec<String> = [
-        "-D__HIP_PLATFORM_AMD__",
-        "-O1",
-        "-Wall",
-        "-Werror",
-        "-Wl,--push-state,--no-as-needed",
-        "-lamdhip64",
-        "-Wl,--pop-state",
-    ]
-    .map(String::from)
-    .to_vec();
-    let app = hip.build_cached(
-        "trip_count_app",
-        &[app_dir.join("trip_count_app.cpp")],
-        &app_args,
-        &cache_dir(),
-    );
+    let app = build_module_app(&hip, "trip_count_app");
     for wave64 in [false, true] {
         let wave = if wave64 { "wave64" } else { "wave32" };
         let mut clang_args: Vec<String> = [
