@@ -284,17 +284,14 @@ fn c_string(table: &[u8], at: usize) -> Option<String> {
 /// contents read from that section.
 fn variable_def(
     elf: &[u8],
-    (shoff, shentsize, shstrndx): (u64, u16, u16),
+    (shoff, shentsize): (u64, u16),
+    section_names: &[u8],
     name: String,
-    shndx: u16,
-    value: u64,
-    size: u64,
+    (shndx, value, size): (u16, u64, u64),
 ) -> Option<CubinVariable> {
     const SHT_NOBITS: u32 = 8;
     let section = section_header(elf, shoff, shentsize, shndx as usize)?;
-    let names = section_header(elf, shoff, shentsize, shstrndx as usize)?;
-    let names = elf.get(names.offset..names.offset.checked_add(names.size)?)?;
-    let section_name = c_string(names, section.name as usize)?;
+    let section_name = c_string(section_names, section.name as usize)?;
     if section_name.starts_with(".nv.shared") || section_name.starts_with(".nv.local") {
         return None;
     }
@@ -327,6 +324,10 @@ pub fn cubin_symbols(elf: &[u8]) -> CubinSymbols {
     ) else {
         return names;
     };
+    // The section-name table, read once for every variable's section.
+    let section_names = section_header(elf, shoff, shentsize, shstrndx as usize)
+        .and_then(|h| elf.get(h.offset..h.offset.checked_add(h.size)?))
+        .unwrap_or_default();
     const SHT_SYMTAB: u32 = 2;
     for i in 0..shnum as usize {
         let Some(symtab) = section_header(elf, shoff, shentsize, i) else {
@@ -367,10 +368,14 @@ pub fn cubin_symbols(elf: &[u8]) -> CubinSymbols {
                 if is_variable {
                     let value = u64_at(elf, at + 8).unwrap_or(0);
                     let bytes = u64_at(elf, at + 16).unwrap_or(0);
-                    let header = (shoff, shentsize, shstrndx);
-                    if let Some(def) =
-                        variable_def(elf, header, symbol.clone(), shndx, value, bytes)
-                    {
+                    let symbol_at = (shndx, value, bytes);
+                    if let Some(def) = variable_def(
+                        elf,
+                        (shoff, shentsize),
+                        section_names,
+                        symbol.clone(),
+                        symbol_at,
+                    ) {
                         names.variable_defs.push(def);
                     }
                     names.variables.push(symbol);
