@@ -10,7 +10,7 @@
 //! cubin is one architecture's code and is refused at load, as a real
 //! driver refuses a cubin for another architecture.
 
-use crate::fatbin;
+use prlx_fatbin as fatbin;
 
 /// What an image turned out to hold.
 #[derive(Debug, PartialEq, Eq)]
@@ -387,7 +387,7 @@ pub fn ptx_from_fatbin(bytes: &[u8], sm: u32) -> Image {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fatbin::{FLAG_LZ4, FLAG_ZSTD, MAGIC as FATBIN_MAGIC};
+    use prlx_fatbin::{FLAG_LZ4, FLAG_ZSTD, MAGIC as FATBIN_MAGIC};
 
     /// Entries: (kind, flags, arch, stored bytes, uncompressed size).
     fn fatbin(entries: &[(u16, u64, u32, &[u8], u64)]) -> Vec<u8> {

@@ -28,7 +28,8 @@ pub mod clock;
 pub mod driver;
 pub mod entry;
 pub mod error_table;
-pub mod fatbin;
+/// nvcc's fatbinaries, shared with the shim.
+pub use prlx_fatbin as fatbin;
 pub mod handles;
 pub mod image;
 pub mod integrity;

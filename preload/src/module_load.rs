@@ -29,9 +29,7 @@ use std::ffi::{CStr, c_char, c_void};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-#[path = "../../libcuda/src/fatbin.rs"]
-#[allow(dead_code)]
-mod fatbin;
+use prlx_fatbin as fatbin;
 
 #[path = "caller.rs"]
 pub mod caller;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::CodeObjectError;
 use crate::elf::{self, Elf};
-use crate::msgpack::{self, Value};
+use crate::msgpack::{self, Lookup, Value};
 
 const NT_AMDGPU_METADATA: u32 = 32;
 const STT_OBJECT: u8 = 1;

@@ -1,13 +1,15 @@
-//! Just enough ELF64 to read an AMDGPU code object: section headers, the
-//! symbol tables, and the notes. Every read is bounds-checked; a malformed
-//! file is an error naming the field, never a panic.
+//! The parts of an ELF64 file an AMDGPU code object needs — section headers,
+//! the symbol table, the notes — read with the `object` crate and copied
+//! into plain structs. A malformed file is an error naming what is wrong,
+//! never a panic.
+
+use object::LittleEndian as LE;
+use object::elf::{FileHeader64, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB};
+use object::read::elf::{FileHeader, SectionHeader, SectionTable, Sym};
 
 use crate::CodeObjectError;
 
-pub const EM_AMDGPU: u16 = 0xE0;
-const SHT_SYMTAB: u32 = 2;
-const SHT_NOTE: u32 = 7;
-const SHT_DYNSYM: u32 = 11;
+pub const EM_AMDGPU: u16 = object::elf::EM_AMDGPU;
 
 #[derive(Debug, Clone)]
 pub struct Section {
@@ -40,29 +42,30 @@ pub struct Elf<'a> {
     pub os_abi: u8,
     pub abi_version: u8,
     pub sections: Vec<Section>,
+    table: SectionTable<'a, FileHeader64<LE>>,
 }
 
-fn bad(field: &str) -> CodeObjectError {
-    CodeObjectError::Malformed(format!("ELF: {field} is out of bounds or invalid"))
+/// `object`'s error (which names the field) as a code-object error.
+fn bad(e: object::read::Error) -> CodeObjectError {
+    CodeObjectError::Malformed(format!("ELF: {e}"))
 }
 
+/// Little-endian field readers for the structures inside sections (kernel
+/// descriptors, relocation entries); `None` past the end.
 pub fn u16_at(d: &[u8], off: usize) -> Option<u16> {
-    d.get(off..off + 2)
-        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    Some(u16::from_le_bytes(
+        d.get(off..off.checked_add(2)?)?.try_into().ok()?,
+    ))
 }
 pub fn u32_at(d: &[u8], off: usize) -> Option<u32> {
-    d.get(off..off + 4)
-        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    Some(u32::from_le_bytes(
+        d.get(off..off.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 pub fn u64_at(d: &[u8], off: usize) -> Option<u64> {
-    d.get(off..off + 8)
-        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-}
-
-fn cstr(d: &[u8], off: usize) -> Option<String> {
-    let rest = d.get(off..)?;
-    let end = rest.iter().position(|&b| b == 0)?;
-    Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+    Some(u64::from_le_bytes(
+        d.get(off..off.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 impl<'a> Elf<'a> {
@@ -75,122 +78,89 @@ impl<'a> Elf<'a> {
                 "ELF: not a little-endian ELF64 file".into(),
             ));
         }
-        let machine = u16_at(data, 18).ok_or_else(|| bad("e_machine"))?;
-        let flags = u32_at(data, 48).ok_or_else(|| bad("e_flags"))?;
-        let shoff = u64_at(data, 40).ok_or_else(|| bad("e_shoff"))? as usize;
-        let shentsize = u16_at(data, 58).ok_or_else(|| bad("e_shentsize"))? as usize;
-        let shnum = u16_at(data, 60).ok_or_else(|| bad("e_shnum"))? as usize;
-        let shstrndx = u16_at(data, 62).ok_or_else(|| bad("e_shstrndx"))? as usize;
-        if shnum > 0 && shentsize < 64 {
-            return Err(bad("e_shentsize"));
-        }
-        let mut raw = Vec::with_capacity(shnum);
-        for i in 0..shnum {
-            let o = shoff
-                .checked_add(i * shentsize)
-                .ok_or_else(|| bad("section header"))?;
-            let f = |k: usize| u64_at(data, o + k).ok_or_else(|| bad("section header"));
-            let name = u32_at(data, o).ok_or_else(|| bad("sh_name"))?;
-            let kind = u32_at(data, o + 4).ok_or_else(|| bad("sh_type"))?;
-            let link = u32_at(data, o + 40).ok_or_else(|| bad("sh_link"))?;
-            raw.push((name, kind, f(16)?, f(24)?, f(32)?, link, f(56)?));
-        }
-        let strtab = raw.get(shstrndx).map(|r| r.3 as usize);
-        let sections = raw
-            .into_iter()
-            .map(|(name, kind, addr, offset, size, link, entsize)| Section {
-                name: strtab
-                    .and_then(|s| cstr(data, s + name as usize))
+        let header = FileHeader64::<LE>::parse(data).map_err(bad)?;
+        let table = header.sections(LE, data).map_err(bad)?;
+        let sections = table
+            .iter()
+            .map(|s| Section {
+                name: table
+                    .section_name(LE, s)
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
                     .unwrap_or_default(),
-                kind,
-                addr,
-                offset,
-                size,
-                link,
-                entsize,
+                kind: s.sh_type(LE),
+                addr: s.sh_addr(LE),
+                offset: s.sh_offset(LE),
+                size: s.sh_size(LE),
+                link: s.sh_link(LE),
+                entsize: s.sh_entsize(LE),
             })
             .collect();
         Ok(Elf {
             data,
-            machine,
-            flags,
-            os_abi: data[7],
-            abi_version: data[8],
+            machine: header.e_machine(LE),
+            flags: header.e_flags(LE),
+            os_abi: header.e_ident().os_abi,
+            abi_version: header.e_ident().abi_version,
             sections,
+            table,
         })
     }
 
     pub fn section_data(&self, s: &Section) -> Result<&'a [u8], CodeObjectError> {
-        if s.kind == 8 {
-            return Ok(&[]); // SHT_NOBITS
+        if s.kind == SHT_NOBITS {
+            return Ok(&[]);
         }
-        let start = s.offset as usize;
-        let end = start
-            .checked_add(s.size as usize)
-            .ok_or_else(|| bad(&s.name))?;
-        self.data
-            .get(start..end)
-            .ok_or_else(|| bad(&format!("section {}", s.name)))
+        let end = s.offset.checked_add(s.size);
+        end.and_then(|end| {
+            self.data
+                .get(usize::try_from(s.offset).ok()?..usize::try_from(end).ok()?)
+        })
+        .ok_or_else(|| {
+            CodeObjectError::Malformed(format!(
+                "ELF: section {} ({} bytes at offset {:#x}) lies outside the file",
+                s.name, s.size, s.offset
+            ))
+        })
     }
 
     pub fn section(&self, name: &str) -> Option<&Section> {
         self.sections.iter().find(|s| s.name == name)
     }
 
-    /// Symbols of .symtab, or of .dynsym when the file is stripped.
+    /// Symbols of .symtab, or of .dynsym when the file is stripped (without
+    /// the null symbol at index 0).
     pub fn symbols(&self) -> Result<Vec<Symbol>, CodeObjectError> {
-        let table = self
-            .sections
-            .iter()
-            .find(|s| s.kind == SHT_SYMTAB)
-            .or_else(|| self.sections.iter().find(|s| s.kind == SHT_DYNSYM));
-        let Some(table) = table else {
-            return Ok(Vec::new());
-        };
-        let strs = self
-            .sections
-            .get(table.link as usize)
-            .ok_or_else(|| bad("symbol string table link"))?;
-        let strs = self.section_data(strs)?;
-        let body = self.section_data(table)?;
-        let mut out = Vec::new();
-        for ent in body.chunks_exact(24).skip(1) {
-            let name = u32_at(ent, 0).unwrap_or(0) as usize;
-            out.push(Symbol {
-                name: cstr(strs, name).unwrap_or_default(),
-                kind: ent[4] & 0xF,
-                section: u16_at(ent, 6).unwrap_or(0),
-                value: u64_at(ent, 8).unwrap_or(0),
-                size: u64_at(ent, 16).unwrap_or(0),
-            });
+        let mut table = self.table.symbols(LE, self.data, SHT_SYMTAB).map_err(bad)?;
+        if table.is_empty() {
+            table = self.table.symbols(LE, self.data, SHT_DYNSYM).map_err(bad)?;
         }
-        Ok(out)
+        let strings = table.strings();
+        Ok(table
+            .iter()
+            .skip(1)
+            .map(|s| Symbol {
+                name: s
+                    .name(LE, strings)
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .unwrap_or_default(),
+                kind: s.st_type(),
+                section: s.st_shndx(LE),
+                value: s.st_value(LE),
+                size: s.st_size(LE),
+            })
+            .collect())
     }
 
     /// (owner, type, descriptor) of every note in every SHT_NOTE section.
     pub fn notes(&self) -> Result<Vec<Note<'a>>, CodeObjectError> {
         let mut out = Vec::new();
-        for s in self.sections.iter().filter(|s| s.kind == SHT_NOTE) {
-            let d = self.section_data(s)?;
-            let mut o = 0usize;
-            while o + 12 <= d.len() {
-                let namesz = u32_at(d, o).unwrap() as usize;
-                let descsz = u32_at(d, o + 4).unwrap() as usize;
-                let kind = u32_at(d, o + 8).unwrap();
-                let name_start = o + 12;
-                let desc_start = name_start + namesz.div_ceil(4) * 4;
-                let desc_end = desc_start + descsz;
-                let name = d
-                    .get(name_start..name_start + namesz)
-                    .ok_or_else(|| bad("note name"))?;
-                let desc = d
-                    .get(desc_start..desc_end)
-                    .ok_or_else(|| bad("note descriptor"))?;
-                let name = String::from_utf8_lossy(name)
-                    .trim_end_matches('\0')
-                    .to_string();
-                out.push((name, kind, desc));
-                o = desc_start + descsz.div_ceil(4) * 4;
+        for s in self.table.iter() {
+            let Some(mut notes) = s.notes(LE, self.data).map_err(bad)? else {
+                continue;
+            };
+            while let Some(note) = notes.next().map_err(bad)? {
+                let owner = String::from_utf8_lossy(note.name()).into_owned();
+                out.push((owner, note.n_type(LE), note.desc()));
             }
         }
         Ok(out)

@@ -1,60 +1,33 @@
-//! A small MessagePack reader for the `NT_AMDGPU_METADATA` note
-//! (`amdhsa.kernels`, `amdhsa.version`, ...).
+//! The MessagePack of the `NT_AMDGPU_METADATA` note (`amdhsa.kernels`,
+//! `amdhsa.version`, ...), read with `rmpv`; errors say at which byte and
+//! what is wrong.
 
 use std::fmt;
+use std::io::ErrorKind;
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Nil,
-    Bool(bool),
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Str(String),
-    Bin(Vec<u8>),
-    Array(Vec<Value>),
-    Map(Vec<(Value, Value)>),
+pub use rmpv::Value;
+
+/// Nesting the metadata may have (`rmpv` counts two levels per array or
+/// map); real notes nest four deep.
+const MAX_DEPTH: usize = 128;
+
+/// Looking a string key up in a map value.
+pub trait Lookup {
+    /// The value under `key` when `self` is a map holding it.
+    fn get(&self, key: &str) -> Option<&Value>;
 }
 
-impl Value {
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        match self {
-            Value::Map(m) => m
-                .iter()
-                .find(|(k, _)| k.as_str() == Some(key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-    pub fn as_u64(&self) -> Option<u64> {
-        match *self {
-            Value::UInt(v) => Some(v),
-            Value::Int(v) if v >= 0 => Some(v as u64),
-            _ => None,
-        }
-    }
-    pub fn as_bool(&self) -> Option<bool> {
-        match *self {
-            Value::Bool(b) => Some(b),
-            _ => None,
-        }
-    }
-    pub fn as_array(&self) -> Option<&[Value]> {
-        match self {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
+impl Lookup for Value {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
     }
 }
 
 #[derive(Debug)]
-pub struct MsgpackError(pub usize, pub &'static str);
+pub struct MsgpackError(pub usize, pub String);
 
 impl fmt::Display for MsgpackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -62,99 +35,79 @@ impl fmt::Display for MsgpackError {
     }
 }
 
+/// The first value of `data` (what follows it is ignored).
 pub fn parse(data: &[u8]) -> Result<Value, MsgpackError> {
-    let mut r = Reader {
-        d: data,
-        pos: 0,
-        depth: 0,
-    };
-    r.value()
-}
-
-struct Reader<'a> {
-    d: &'a [u8],
-    pos: usize,
-    depth: u32,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], MsgpackError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .ok_or(MsgpackError(self.pos, "length overflow"))?;
-        let s = self
-            .d
-            .get(self.pos..end)
-            .ok_or(MsgpackError(self.pos, "truncated"))?;
-        self.pos = end;
-        Ok(s)
-    }
-    fn uint(&mut self, n: usize) -> Result<u64, MsgpackError> {
-        Ok(self.take(n)?.iter().fold(0u64, |a, &b| (a << 8) | b as u64))
-    }
-    fn str(&mut self, n: usize) -> Result<Value, MsgpackError> {
-        Ok(Value::Str(
-            String::from_utf8_lossy(self.take(n)?).into_owned(),
-        ))
-    }
-    fn array(&mut self, n: usize) -> Result<Value, MsgpackError> {
-        let mut v = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            v.push(self.value()?);
-        }
-        Ok(Value::Array(v))
-    }
-    fn map(&mut self, n: usize) -> Result<Value, MsgpackError> {
-        let mut v = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            let k = self.value()?;
-            v.push((k, self.value()?));
-        }
-        Ok(Value::Map(v))
-    }
-    fn value(&mut self) -> Result<Value, MsgpackError> {
-        self.depth += 1;
-        if self.depth > 64 {
-            return Err(MsgpackError(self.pos, "nesting too deep"));
-        }
-        let at = self.pos;
-        let t = self.take(1)?[0];
-        let v = match t {
-            0x00..=0x7f => Value::UInt(t as u64),
-            0x80..=0x8f => self.map((t & 0xf) as usize)?,
-            0x90..=0x9f => self.array((t & 0xf) as usize)?,
-            0xa0..=0xbf => self.str((t & 0x1f) as usize)?,
-            0xc0 => Value::Nil,
-            0xc2 => Value::Bool(false),
-            0xc3 => Value::Bool(true),
-            0xc4..=0xc6 => {
-                let n = self.uint(1 << (t - 0xc4))? as usize;
-                Value::Bin(self.take(n)?.to_vec())
+    use rmpv::decode::Error as E;
+    let mut rest = data;
+    rmpv::decode::read_value_with_max_depth(&mut rest, MAX_DEPTH).map_err(|e| {
+        let at = data.len() - rest.len();
+        let what = match &e {
+            E::InvalidMarkerRead(io) | E::InvalidDataRead(io)
+                if io.kind() == ErrorKind::UnexpectedEof =>
+            {
+                "truncated".to_string()
             }
-            0xca => Value::Float(f32::from_bits(self.uint(4)? as u32) as f64),
-            0xcb => Value::Float(f64::from_bits(self.uint(8)?)),
-            0xcc..=0xcf => Value::UInt(self.uint(1 << (t - 0xcc))?),
-            0xd0 => Value::Int(self.uint(1)? as u8 as i8 as i64),
-            0xd1 => Value::Int(self.uint(2)? as u16 as i16 as i64),
-            0xd2 => Value::Int(self.uint(4)? as u32 as i32 as i64),
-            0xd3 => Value::Int(self.uint(8)? as i64),
-            0xd9..=0xdb => {
-                let n = self.uint(1 << (t - 0xd9))? as usize;
-                self.str(n)?
-            }
-            0xdc | 0xdd => {
-                let n = self.uint(if t == 0xdc { 2 } else { 4 })? as usize;
-                self.array(n)?
-            }
-            0xde | 0xdf => {
-                let n = self.uint(if t == 0xde { 2 } else { 4 })? as usize;
-                self.map(n)?
-            }
-            0xe0..=0xff => Value::Int(t as i8 as i64),
-            _ => return Err(MsgpackError(at, "unsupported type byte")),
+            E::DepthLimitExceeded => "nesting too deep".to_string(),
+            other => other.to_string(),
         };
-        self.depth -= 1;
-        Ok(v)
+        MsgpackError(at, what)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_arrays_and_scalars() {
+        // {"a": [1, -2, "x"], "b": true, "c": 300}
+        let bytes = [
+            0x83, 0xa1, b'a', 0x93, 0x01, 0xfe, 0xa1, b'x', 0xa1, b'b', 0xc3, 0xa1, b'c', 0xcd,
+            0x01, 0x2c,
+        ];
+        let v = parse(&bytes).unwrap();
+        let a = v.get("a").and_then(Value::as_array).unwrap();
+        assert_eq!(a[0].as_u64(), Some(1));
+        assert_eq!(a[1].as_i64(), Some(-2));
+        assert_eq!(a[1].as_u64(), None);
+        assert_eq!(a[2].as_str(), Some("x"));
+        assert_eq!(v.get("b").and_then(Value::as_bool), Some(true));
+        assert_eq!(v.get("c").and_then(Value::as_u64), Some(300));
+        assert!(v.get("d").is_none());
+        assert!(a[0].get("a").is_none());
+    }
+
+    #[test]
+    fn bad_input_names_the_byte_and_the_problem() {
+        let e = parse(&[0x92, 0x01]).unwrap_err().to_string();
+        assert_eq!(e, "msgpack at byte 2: truncated");
+        let e = parse(&[0xa5, b'a', b'b']).unwrap_err().to_string();
+        assert!(e.contains("truncated"), "{e}");
+        let e = parse(&[]).unwrap_err().to_string();
+        assert_eq!(e, "msgpack at byte 0: truncated");
+        // A length that claims 4 GiB of array elements ends at the input's end.
+        let e = parse(&[0xdd, 0xff, 0xff, 0xff, 0xff, 0x01])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("truncated"), "{e}");
+        let deep = vec![0x91u8; 1000];
+        let e = parse(&deep).unwrap_err().to_string();
+        assert!(e.contains("nesting too deep"), "{e}");
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..2000usize {
+            let bytes: Vec<u8> = (0..len % 64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let _ = parse(&bytes);
+        }
     }
 }

@@ -9,6 +9,11 @@
 //! and `-compress-mode=speed`) or zstd-compressed (flag `0x8000`, nvcc
 //! 12.4+'s default). A wrapper of version 2 (`-rdc` programs) also lists
 //! further fatbinaries in a NULL-terminated array.
+//!
+//! One parser for the emulated driver (`prlx-libcuda`, which loads the
+//! payloads) and the capture shim (`prlx-preload`, which decides per module
+//! how to capture it): both read a fatbinary the same way. Also here: the
+//! kernel and variable symbols of an ELF cubin ([`cubin_symbols`]).
 
 /// Fatbinary header magic.
 pub const MAGIC: u32 = 0xBA55_ED50;
@@ -166,55 +171,27 @@ impl Entry<'_> {
     }
 }
 
-/// Decompresses one LZ4 block (the LZ4 block format: sequences of a token,
-/// literals, a 16-bit match offset and a match length) into at most
-/// `limit` bytes.
+/// Decompresses one LZ4 block (the LZ4 block format, without a frame or a
+/// size prefix) into at most `limit` bytes, or an error naming what is wrong
+/// with it: a literal run or a length past the input, a match offset of 0 or
+/// before the start of the output, or output beyond `limit`.
 pub fn lz4_block_decompress(src: &[u8], limit: usize) -> Result<Vec<u8>, String> {
-    let mut out: Vec<u8> = Vec::with_capacity(limit.min(src.len().saturating_mul(4)));
-    let mut i = 0;
-    let read_len = |i: &mut usize, mut len: usize| -> Result<usize, String> {
-        if len == 15 {
-            loop {
-                let b = *src.get(*i).ok_or("length runs past the input")?;
-                *i += 1;
-                len += b as usize;
-                if b != 255 {
-                    break;
-                }
-            }
+    use lz4_flex::block::DecompressError as E;
+    let mut out = vec![0u8; limit];
+    match lz4_flex::block::decompress_into(src, &mut out) {
+        Ok(len) => {
+            out.truncate(len);
+            Ok(out)
         }
-        Ok(len)
-    };
-    while i < src.len() {
-        let token = src[i];
-        i += 1;
-        let literals = read_len(&mut i, (token >> 4) as usize)?;
-        let lit = src
-            .get(i..i + literals)
-            .ok_or("literals run past the input")?;
-        if out.len() + literals > limit {
-            return Err(format!("output exceeds the declared {limit} bytes"));
-        }
-        out.extend_from_slice(lit);
-        i += literals;
-        if i == src.len() {
-            break; // the last sequence has literals only
-        }
-        let offset = u16_at(src, i).ok_or("match offset runs past the input")? as usize;
-        i += 2;
-        if offset == 0 || offset > out.len() {
-            return Err(format!("match offset {offset} points before the output"));
-        }
-        let length = read_len(&mut i, (token & 15) as usize)? + 4;
-        if out.len() + length > limit {
-            return Err(format!("output exceeds the declared {limit} bytes"));
-        }
-        let from = out.len() - offset;
-        for k in 0..length {
-            out.push(out[from + k]);
-        }
+        Err(e) => Err(match e {
+            E::OutputTooSmall { .. } => format!("output exceeds the declared {limit} bytes"),
+            E::LiteralOutOfBounds => "literals run past the input".to_string(),
+            E::ExpectedAnotherByte => "a length or match offset runs past the input".to_string(),
+            E::OffsetZero => "match offset 0".to_string(),
+            E::OffsetOutOfBounds => "a match offset points before the output".to_string(),
+            other => format!("corrupt LZ4 block: {other}"),
+        }),
     }
-    Ok(out)
 }
 
 /// The names of the kernels an ELF cubin defines (its global function
@@ -414,9 +391,76 @@ mod tests {
 
     #[test]
     fn lz4_bad_input_is_an_error() {
-        assert!(lz4_block_decompress(&[0x10, b'a', 9, 0], 100).is_err());
-        assert!(lz4_block_decompress(&[0xf0], 100).is_err());
-        assert!(lz4_block_decompress(&[0x35, b'a', b'b', b'c', 3, 0], 5).is_err());
+        let e = lz4_block_decompress(&[0x10, b'a', 9, 0], 100).unwrap_err();
+        assert!(e.contains("before the output"), "{e}");
+        let e = lz4_block_decompress(&[0xf0], 100).unwrap_err();
+        assert!(e.contains("past the input"), "{e}");
+        let e = lz4_block_decompress(&[0x35, b'a', b'b', b'c', 3, 0], 5).unwrap_err();
+        assert!(e.contains("declared 5 bytes"), "{e}");
+        let e = lz4_block_decompress(&[0x50, b'a', b'b'], 100).unwrap_err();
+        assert!(e.contains("literals run past"), "{e}");
+    }
+
+    #[test]
+    fn lz4_round_trips_what_the_compressor_wrote() {
+        let text: Vec<u8> = (0..5000u32).flat_map(|i| (i % 97).to_le_bytes()).collect();
+        let block = lz4_flex::block::compress(&text);
+        assert!(block.len() < text.len() / 2, "{} bytes", block.len());
+        assert_eq!(lz4_block_decompress(&block, text.len()).unwrap(), text);
+        let e = lz4_block_decompress(&block, text.len() - 1).unwrap_err();
+        assert!(e.contains("exceeds"), "{e}");
+    }
+
+    /// An LZ4 fatbinary entry of `stored` bytes declaring `uncompressed`.
+    fn lz4_fatbin(stored: &[u8], uncompressed: u64) -> Vec<u8> {
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&KIND_PTX.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..12].copy_from_slice(&(stored.len() as u32).to_le_bytes());
+        h[16..20].copy_from_slice(&(stored.len() as u32).to_le_bytes());
+        h[28..32].copy_from_slice(&80u32.to_le_bytes());
+        h[40..48].copy_from_slice(&FLAG_LZ4.to_le_bytes());
+        h[56..64].copy_from_slice(&uncompressed.to_le_bytes());
+        h.extend_from_slice(stored);
+        let mut f = Vec::new();
+        f.extend(MAGIC.to_le_bytes());
+        f.extend(1u16.to_le_bytes());
+        f.extend(16u16.to_le_bytes());
+        f.extend((h.len() as u64).to_le_bytes());
+        f.extend(h);
+        f
+    }
+
+    #[test]
+    fn lz4_entries_decompress_and_name_their_offset_when_corrupt() {
+        let ptx = b".version 8.0\n.target sm_80\n.address_size 64\n".repeat(20);
+        let f = lz4_fatbin(&lz4_flex::block::compress(&ptx), ptx.len() as u64);
+        let all = entries(&f).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].payload().unwrap(), ptx);
+        let f = lz4_fatbin(&[0x10, b'a', 9, 0], 100);
+        let e = entries(&f).unwrap()[0].payload().unwrap_err();
+        assert!(e.contains("offset 16 (LZ4)"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// Arbitrary bytes as an LZ4 block, or as a fatbinary, give a
+        /// result or an error, never a panic or output past the limit.
+        #[test]
+        fn arbitrary_input_never_panics(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512),
+            limit in 0usize..4096,
+        ) {
+            if let Ok(out) = lz4_block_decompress(&bytes, limit) {
+                proptest::prop_assert!(out.len() <= limit);
+            }
+            let f = lz4_fatbin(&bytes, limit as u64);
+            for e in entries(&f).unwrap() {
+                let _ = e.payload();
+            }
+            let _ = entries(&bytes);
+            let _ = cubin_symbols(&bytes);
+        }
     }
 
     #[test]
