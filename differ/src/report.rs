@@ -96,7 +96,7 @@ pub struct SiteSummary {
 }
 
 /// The shim setting that sizes the per-warp event buffers.
-pub const EVENTS_PER_WARP_SETTING: &str = "PRLX_EVENTS_PER_WARP";
+pub const EVENTS_PER_WARP_SETTING: &str = prlx_trace::limits::EVENTS_PER_WARP.name;
 
 /// A warp that dropped events in either run: its recorded prefixes were
 /// compared; `unknown_*` are the recorded events that could not be judged

@@ -33,6 +33,7 @@
 #include "utils/channel.hpp"
 
 #include "channel_event.h"
+#include "prlx_limits.h"
 #include "prlx_nvbit_abi.h"
 #include "select.h"
 #include "trace_writer.h"
@@ -45,7 +46,7 @@ constexpr int kChannelBytes = 1 << 20;
 
 struct Config {
   std::string trace_dir = ".";
-  uint32_t events_per_warp = 4096;
+  uint32_t events_per_warp = PRLX_EVENTS_PER_WARP_DEFAULT;
   bool verbose = false;
 };
 Config config;
@@ -88,8 +89,13 @@ void load_config() {
   if (const char *epw = getenv("PRLX_EVENTS_PER_WARP"); epw && *epw) {
     char *end = nullptr;
     unsigned long v = strtoul(epw, &end, 10);
-    if (*end == '\0' && v > 0 && v <= (1ul << 24)) config.events_per_warp = (uint32_t)v;
-    else fprintf(stderr, "prlx-nvbit: PRLX_EVENTS_PER_WARP=%s is not 1..16777216; using 4096\n", epw);
+    // The shim's bounds and default (prlx_limits.h, from trace/src/limits.rs).
+    if (*end == '\0' && v >= PRLX_EVENTS_PER_WARP_MIN && v <= PRLX_EVENTS_PER_WARP_MAX) {
+      config.events_per_warp = (uint32_t)v;
+    } else {
+      fprintf(stderr, "prlx-nvbit: PRLX_EVENTS_PER_WARP=%s is not %u..%u; using %u\n", epw,
+              PRLX_EVENTS_PER_WARP_MIN, PRLX_EVENTS_PER_WARP_MAX, config.events_per_warp);
+    }
   }
   if (const char *log = getenv("PRLX_LOG"); log && std::string(log) == "debug") config.verbose = true;
 }

@@ -16,9 +16,13 @@
 //! | `PRLX_CAPTURE_LIBS` | whose modules are instrumented: `app` (the application's own; vendor libraries' modules — cuBLAS/cuBLASLt, cuDNN, cuFFT, cuSPARSE, cuRAND, cuSOLVER, NCCL, libtorch_cuda, libc10_cuda …, listed in `module_load::caller::VENDOR_LIBRARIES` — are loaded as they are and their launches recorded as metadata), `all`, or a comma list of library file-name globs to instrument too (`libcublas*,libcudnn*`, may include `app`). The owner is the library holding the image, else the caller of the load | `app` |
 //! | `PRLX_DISABLE` | `1`/`true`/`yes`/`on`: pass every call through untouched | unset |
 //!
+//! The numeric settings' defaults and bounds are defined once, in
+//! `prlx_trace::limits` (the NVBit tool's header is generated from it).
+//!
 //! A malformed value is reported once on stderr and the default is used:
 //! the shim never stops the application over its own configuration.
 
+use prlx_trace::limits::{self, Setting};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -52,10 +56,6 @@ pub struct Config {
     pub warnings: Vec<String>,
 }
 
-/// Upper bounds that keep a typo from asking the device for terabytes.
-const MAX_EVENTS_PER_WARP: u32 = 1 << 20;
-const MAX_RING_DEPTH: u32 = 1 << 16;
-
 impl Config {
     pub fn from_env() -> Config {
         Config::from_lookup(|key| std::env::var(key).ok())
@@ -78,15 +78,12 @@ impl Config {
                 },
             }
         };
-        let events_per_warp = number(
-            "PRLX_EVENTS_PER_WARP",
-            prlx_trace::DEFAULT_EVENTS_PER_WARP,
-            1,
-            MAX_EVENTS_PER_WARP,
-        );
-        let sample_rate = number("PRLX_SAMPLE_RATE", 1, 1, u32::MAX);
-        let history_depth = number("PRLX_HISTORY_DEPTH", 0, 0, MAX_RING_DEPTH);
-        let snapshot_depth = number("PRLX_SNAPSHOT_DEPTH", 0, 0, MAX_RING_DEPTH);
+        // Defaults and bounds: one definition for every recorder.
+        let mut setting = |s: Setting| number(s.name, s.default, s.min, s.max);
+        let events_per_warp = setting(limits::EVENTS_PER_WARP);
+        let sample_rate = setting(limits::SAMPLE_RATE);
+        let history_depth = setting(limits::HISTORY_DEPTH);
+        let snapshot_depth = setting(limits::SNAPSHOT_DEPTH);
         let max_launches = match lookup("PRLX_MAX_LAUNCHES") {
             None => None,
             Some(text) => match text.trim().parse::<u64>() {

@@ -15,9 +15,7 @@ compile_error!(
 /// `"PRLX\0\0\0\0"` read as a little-endian u64 (bytes `00 00 00 00 58 4C 52 50`).
 pub const PRLX_MAGIC: u64 = 0x50524C58_00000000;
 pub const PRLX_VERSION: u32 = 1;
-pub const DEFAULT_EVENTS_PER_WARP: u32 = 4096;
-pub const DEFAULT_HISTORY_DEPTH: u32 = 64;
-pub const DEFAULT_SNAPSHOT_DEPTH: u32 = 32;
+pub use crate::limits::DEFAULT_EVENTS_PER_WARP;
 pub const WARP_SIZE: u32 = 32;
 
 /// Header flag bits (`PRLX_FLAG_*`).

@@ -14,12 +14,15 @@
 //! - `reader`: encoding detection, validation, views; `inflate`: capped zstd.
 //! - `validate`: [`TraceValidator`], the same checks on borrowed bytes with a
 //!   reused decompression buffer (for daemons).
+//! - [`limits`]: each `PRLX_*` capture setting's default and bounds (the
+//!   shim's and the NVBit tool's, whose C header is generated from it).
 //! - [`writer`]: the builder; [`sitemap`]: the site map; [`error`]: [`TraceError`].
 
 pub mod error;
 pub mod geometry;
 mod inflate;
 pub mod layout;
+pub mod limits;
 mod reader;
 pub mod sitemap;
 mod storage;
