@@ -9,9 +9,22 @@
 //! hides a failed launch behind the `hipDeviceSynchronize` after it.
 
 use crate::abi::*;
+use prlx_ffi_guard::ErrorCodes;
 use std::cell::Cell;
-use std::ffi::{CStr, c_char};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ffi::CStr;
+
+/// `hipError_t`'s codes for the shared boundary helpers (`prlx-ffi-guard`).
+pub enum Hip {}
+
+impl ErrorCodes for Hip {
+    type Code = hipError_t;
+    const SUCCESS: hipError_t = hipSuccess;
+    const INVALID_VALUE: hipError_t = hipErrorInvalidValue;
+    const PANICKED: hipError_t = hipErrorUnknown;
+}
+
+// `write_out`, `write_optional`, `non_null` and `c_str`, returning `hipError_t`.
+prlx_ffi_guard::boundary!(Hip);
 
 thread_local! {
     static LAST_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
@@ -38,45 +51,7 @@ pub fn last_error(reset: bool) -> hipError_t {
 
 /// Runs an exported function's body; nothing unwinds into C.
 pub fn guard(body: impl FnOnce() -> Result<(), hipError_t>) -> hipError_t {
-    record(match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => hipSuccess,
-        Ok(Err(code)) => code,
-        Err(_) => hipErrorUnknown,
-    })
-}
-
-/// Writes `value` through a caller's out-pointer; NULL is `hipErrorInvalidValue`.
-///
-/// # Safety
-/// `ptr` must be NULL or valid for a write of `T`, as the C API requires.
-pub unsafe fn write_out<T>(ptr: *mut T, value: T) -> Result<(), hipError_t> {
-    if ptr.is_null() {
-        return Err(hipErrorInvalidValue);
-    }
-    // SAFETY: non-null, and the caller guarantees it points to a `T`.
-    unsafe { ptr.write_unaligned(value) };
-    Ok(())
-}
-
-/// Fails with `hipErrorInvalidValue` when `ptr` is NULL.
-pub fn non_null<T>(ptr: *const T) -> Result<(), hipError_t> {
-    if ptr.is_null() {
-        Err(hipErrorInvalidValue)
-    } else {
-        Ok(())
-    }
-}
-
-/// Reads a C string argument; NULL or non-UTF-8 is `hipErrorInvalidValue`.
-///
-/// # Safety
-/// `ptr` must be NULL or point to a NUL-terminated string.
-pub unsafe fn c_str<'a>(ptr: *const c_char) -> Result<&'a str, hipError_t> {
-    non_null(ptr)?;
-    // SAFETY: non-null and NUL-terminated by the caller's contract.
-    unsafe { CStr::from_ptr(ptr) }
-        .to_str()
-        .map_err(|_| hipErrorInvalidValue)
+    record(prlx_ffi_guard::guard::<Hip>(body))
 }
 
 /// The name of an error code (`hipErrorUnknown` for values HIP 5.2 lacks).

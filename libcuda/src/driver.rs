@@ -9,7 +9,7 @@
 //! Several devices (`PRLX_EMU_DEVICES=N`) share that address space too, so
 //! pointers are unique across devices (unified addressing); each allocation
 //! belongs to its context's device, and a kernel of one device sees another
-//! device's memory only through peer access (see [`crate::api::peer`]).
+//! device's memory only through peer access (see `api::peer`).
 
 use crate::cu::*;
 use crate::handles::{HandleTable, Kind};
@@ -28,6 +28,15 @@ pub const MAX_DEVICES: i32 = 64;
 /// The number of emulated devices: `PRLX_EMU_DEVICES` as read by `cuInit`.
 pub fn device_count() -> i32 {
     DEVICE_COUNT.load(Ordering::Relaxed)
+}
+
+/// `CUDA_ERROR_INVALID_DEVICE` unless `dev` is an emulated device's ordinal.
+pub fn check_device(dev: CUdevice) -> Result<(), CUresult> {
+    if (0..device_count()).contains(&dev) {
+        Ok(())
+    } else {
+        Err(CUDA_ERROR_INVALID_DEVICE)
+    }
 }
 
 /// Parses `PRLX_EMU_DEVICES`: 1 to [`MAX_DEVICES`]; anything else is
@@ -212,13 +221,13 @@ pub struct Driver {
     pub clock_ns: u64,
     next_context_id: u64,
     /// Virtual memory management: reservations, physical allocations, mappings.
-    pub vmm: crate::api::vmm::Vmm,
+    pub vmm: crate::state::vmm::Vmm,
     /// Stream-ordered allocator pools.
-    pub pools: crate::api::pool::Pools,
+    pub pools: crate::state::pool::Pools,
     /// Peer access enabled, as (context, peer context) pairs.
     pub peers: std::collections::BTreeSet<(usize, usize)>,
     /// Memory and event handles exported to or opened from other processes.
-    pub ipc: crate::api::ipc::Ipc,
+    pub ipc: crate::state::ipc::Ipc,
 }
 
 // SAFETY: the raw pointers inside (log buffers a link state writes to) belong
@@ -310,6 +319,14 @@ pub fn stack_forget(ctx: usize) {
     CONTEXT_STACK.with(|s| s.borrow_mut().retain(|c| *c != ctx));
 }
 
+/// The `CUresult` of an emulator memory error.
+pub fn mem_error(e: prlx_emu::EmuError) -> CUresult {
+    match e {
+        prlx_emu::EmuError::OutOfMemory { .. } => CUDA_ERROR_OUT_OF_MEMORY,
+        _ => CUDA_ERROR_INVALID_VALUE,
+    }
+}
+
 pub fn as_handle(raw: usize) -> *mut c_void {
     raw as *mut c_void
 }
@@ -337,6 +354,17 @@ impl Driver {
             peers: Default::default(),
             ipc: Default::default(),
         }
+    }
+
+    /// `cuMemAlloc`'s core: `bytes` (not zero) of device memory owned by
+    /// context `ctx`.
+    pub fn alloc(&mut self, ctx: usize, bytes: usize) -> Result<u64, CUresult> {
+        if bytes == 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let dptr = self.device.mem_alloc(bytes as u64).map_err(mem_error)?;
+        self.allocations.insert(dptr, ctx);
+        Ok(dptr)
     }
 
     /// The emulated compute capability as `XY` (80 for 8.0).
@@ -411,7 +439,7 @@ impl Driver {
         for l in self.links.handles_where(|l| l.ctx == ctx) {
             self.links.remove(l);
         }
-        crate::api::ipc::release_context(self, ctx);
+        self.ipc.release_context(&mut self.device, ctx);
         self.peers.retain(|&(a, b)| a != ctx && b != ctx);
         let owned: Vec<u64> = self
             .allocations
@@ -423,7 +451,7 @@ impl Driver {
             self.allocations.remove(&base);
             // The allocation was live in our table, so the emulator knows it.
             let _ = self.device.mem_free(base);
-            crate::api::ipc::on_free(self, base);
+            self.ipc.on_free(base);
             self.pools.forget(base);
             self.managed_advice.remove(&base);
             if let Some(len) = self.managed.remove(&base) {

@@ -3,15 +3,24 @@
 //! checked before they are touched.
 
 use crate::cu::*;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use prlx_ffi_guard::ErrorCodes;
+
+/// `CUresult`'s codes for the shared boundary helpers (`prlx-ffi-guard`).
+pub enum Cuda {}
+
+impl ErrorCodes for Cuda {
+    type Code = CUresult;
+    const SUCCESS: CUresult = CUDA_SUCCESS;
+    const INVALID_VALUE: CUresult = CUDA_ERROR_INVALID_VALUE;
+    const PANICKED: CUresult = CUDA_ERROR_UNKNOWN;
+}
+
+// `write_out`, `write_optional`, `non_null` and `c_str`, returning `CUresult`.
+prlx_ffi_guard::boundary!(Cuda);
 
 /// Runs an exported function's body; nothing unwinds into C.
 pub fn guard(body: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => CUDA_SUCCESS,
-        Ok(Err(code)) => code,
-        Err(_) => CUDA_ERROR_UNKNOWN,
-    }
+    prlx_ffi_guard::guard::<Cuda>(body)
 }
 
 /// [`guard`] for an exported function named `name`: with
@@ -35,50 +44,38 @@ pub fn trace_enabled() -> bool {
     *ON.get_or_init(|| std::env::var("PRLX_LIBCUDA_TRACE").is_ok_and(|v| v == "1"))
 }
 
-/// Writes `value` through a caller's out-pointer; NULL is `CUDA_ERROR_INVALID_VALUE`.
-///
-/// # Safety
-/// `ptr` must be NULL or valid for a write of `T`, as the C API requires.
-pub unsafe fn write_out<T>(ptr: *mut T, value: T) -> Result<(), CUresult> {
-    if ptr.is_null() {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    // SAFETY: non-null, and the caller guarantees it points to a `T`.
-    unsafe { ptr.write_unaligned(value) };
-    Ok(())
+/// One implementation of a driver API function.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcEntry {
+    /// The name callers ask for (`"cuMemAlloc"`).
+    pub name: &'static str,
+    /// The exported symbol (`"cuMemAlloc_v2"`).
+    pub symbol: &'static str,
+    /// The CUDA version that introduced this ABI (3020 for 3.2).
+    pub version: i32,
+    /// A `_ptds`/`_ptsz` (per-thread default stream) variant.
+    pub per_thread: bool,
+    pub address: usize,
 }
 
-/// Like [`write_out`] but a NULL pointer means "not wanted".
-///
-/// # Safety
-/// As for [`write_out`].
-pub unsafe fn write_optional<T>(ptr: *mut T, value: T) {
-    if !ptr.is_null() {
-        // SAFETY: as above.
-        unsafe { ptr.write_unaligned(value) };
-    }
+/// Builds entries: `"name": version => symbol, ...;` with `ptds` marking
+/// per-thread variants.
+macro_rules! procs {
+    ($( $name:literal : $( $(@$pt:ident)? $ver:literal => $f:ident ),+ ; )*) => {
+        vec![$($(
+            $crate::entry::ProcEntry {
+                name: $name,
+                symbol: stringify!($f),
+                version: $ver,
+                per_thread: $crate::entry::procs!(@pt $($pt)?),
+                address: $f as *const () as usize,
+            },
+        )+)*]
+    };
+    (@pt ptds) => { true };
+    (@pt) => { false };
 }
-
-/// Fails with `CUDA_ERROR_INVALID_VALUE` when `ptr` is NULL.
-pub fn non_null<T>(ptr: *const T) -> Result<(), CUresult> {
-    if ptr.is_null() {
-        Err(CUDA_ERROR_INVALID_VALUE)
-    } else {
-        Ok(())
-    }
-}
-
-/// Reads a C string argument; NULL or non-UTF-8 is `CUDA_ERROR_INVALID_VALUE`.
-///
-/// # Safety
-/// `ptr` must be NULL or point to a NUL-terminated string.
-pub unsafe fn c_str<'a>(ptr: *const std::ffi::c_char) -> Result<&'a str, CUresult> {
-    non_null(ptr)?;
-    // SAFETY: non-null and NUL-terminated by the caller's contract.
-    unsafe { std::ffi::CStr::from_ptr(ptr) }
-        .to_str()
-        .map_err(|_| CUDA_ERROR_INVALID_VALUE)
-}
+pub(crate) use procs;
 
 /// Declares exported driver-API functions: `#[no_mangle] extern "C"`, the
 /// body run through [`guard`]. Bodies evaluate to `Result<(), CUresult>`.

@@ -9,6 +9,7 @@ mod common;
 use common::*;
 use cuda::api::context::*;
 use cuda::api::device::*;
+use cuda::api::export_table::cuGetExportTable;
 use cuda::api::launch::*;
 use cuda::api::memory::*;
 use cuda::api::module::*;

@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::proc_address::{ProcEntry, procs};
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use prlx_emu::texture::{ChannelFormat, Level, Resource, Shape};
 
@@ -189,7 +189,8 @@ pub fn array(handle: CUarray) -> Result<CudaArray, CUresult> {
 
 /// Checks a 3D descriptor as `cuArray3DCreate` documents it.
 fn validate(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> Result<ChannelFormat, CUresult> {
-    let Some((format, _)) = super::texture::channel_format(desc.format, desc.num_channels) else {
+    let Some((format, _)) = crate::tex_format::channel_format(desc.format, desc.num_channels)
+    else {
         // cuda.h's block-compressed, YUV and packed formats are valid but
         // not emulated; anything else (or a wrong channel count) is invalid.
         let known = matches!(desc.format, 0x50..=0x5e | 0x91..=0x9f | 0xa1..=0xa9 | 0xb0..=0xb5);
@@ -237,7 +238,7 @@ fn validate(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> Result<ChannelFormat, CUresult> {
 /// The extents table of `cuArray3DCreate`: each kind of array against the
 /// device's texture (or, with `CUDA_ARRAY3D_SURFACE_LDST`, surface) limits.
 fn within_limits(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> bool {
-    use super::texture::limit;
+    use crate::tex_format::limit;
     let (w, h, d) = (desc.width, desc.height, desc.depth);
     let surface = desc.flags & CUDA_ARRAY3D_SURFACE_LDST != 0;
     let layered = desc.flags & CUDA_ARRAY3D_LAYERED != 0;
@@ -536,7 +537,7 @@ exports! {
     }
 
     fn cuMemcpyHtoA_v2(dst_array: CUarray, dst_offset: usize, src_host: *const c_void, byte_count: usize) {
-        super::graph::capture::sync_call()?;
+        crate::graph::capture::sync_call()?;
         // SAFETY: `src_host` holds `byte_count` bytes by cuMemcpyHtoA's contract.
         with_context(|d, _| unsafe { host_to_array(d, dst_array, dst_offset, src_host, byte_count) })
     }
@@ -550,7 +551,7 @@ exports! {
     ) {
         with_context(|d, _| {
             d.check_stream(h_stream)?;
-            let capture = super::graph::capture::copy_to_array(d, h_stream, dst_array, dst_offset, src_host, byte_count);
+            let capture = crate::graph::capture::copy_to_array(d, h_stream, dst_array, dst_offset, src_host, byte_count);
             if let Some(r) = capture {
                 return r;
             }
@@ -560,7 +561,7 @@ exports! {
     }
 
     fn cuMemcpyAtoH_v2(dst_host: *mut c_void, src_array: CUarray, src_offset: usize, byte_count: usize) {
-        super::graph::capture::sync_call()?;
+        crate::graph::capture::sync_call()?;
         // SAFETY: `dst_host` holds `byte_count` bytes by cuMemcpyAtoH's contract.
         with_context(|d, _| unsafe { array_to_host(d, dst_host, src_array, src_offset, byte_count) })
     }
@@ -574,7 +575,7 @@ exports! {
     ) {
         with_context(|d, _| {
             d.check_stream(h_stream)?;
-            let capture = super::graph::capture::copy_from_array(d, h_stream, dst_host, src_array, src_offset, byte_count);
+            let capture = crate::graph::capture::copy_from_array(d, h_stream, dst_host, src_array, src_offset, byte_count);
             if let Some(r) = capture {
                 return r;
             }
@@ -584,7 +585,7 @@ exports! {
     }
 
     fn cuMemcpyAtoD_v2(dst_device: CUdeviceptr, src_array: CUarray, src_offset: usize, byte_count: usize) {
-        super::graph::capture::sync_call()?;
+        crate::graph::capture::sync_call()?;
         with_context(|d, _| {
             // Whole elements, as `cuda.h` requires.
             let a = array(src_array)?;
@@ -597,7 +598,7 @@ exports! {
     }
 
     fn cuMemcpyDtoA_v2(dst_array: CUarray, dst_offset: usize, src_device: CUdeviceptr, byte_count: usize) {
-        super::graph::capture::sync_call()?;
+        crate::graph::capture::sync_call()?;
         with_context(|d, _| {
             // Whole elements, as `cuda.h` requires.
             let a = array(dst_array)?;
@@ -616,7 +617,7 @@ exports! {
         src_offset: usize,
         byte_count: usize,
     ) {
-        super::graph::capture::sync_call()?;
+        crate::graph::capture::sync_call()?;
         with_context(|d, _| {
             // Formats may differ; element sizes may not, and the count is whole elements.
             let (a, b) = (array(dst_array)?, array(src_array)?);
@@ -640,10 +641,8 @@ aliases! {
     cuMemcpyAtoA_v2_ptds = cuMemcpyAtoA_v2(dst_array: CUarray, dst_offset: usize, src_array: CUarray, src_offset: usize, byte_count: usize);
 }
 
-/// The `cuGetProcAddress` entries of arrays, textures and surfaces.
+/// The `cuGetProcAddress` entries of this module.
 pub fn entries() -> Vec<ProcEntry> {
-    use super::surface::*;
-    use super::texture::*;
     procs! {
         "cuArrayCreate": 3020 => cuArrayCreate_v2;
         "cuArray3DCreate": 3020 => cuArray3DCreate_v2;
@@ -660,46 +659,5 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuMemcpyAtoD": 3020 => cuMemcpyAtoD_v2, @ptds 7000 => cuMemcpyAtoD_v2_ptds;
         "cuMemcpyDtoA": 3020 => cuMemcpyDtoA_v2, @ptds 7000 => cuMemcpyDtoA_v2_ptds;
         "cuMemcpyAtoA": 3020 => cuMemcpyAtoA_v2, @ptds 7000 => cuMemcpyAtoA_v2_ptds;
-        "cuTexObjectCreate": 5000 => cuTexObjectCreate;
-        "cuTexObjectDestroy": 5000 => cuTexObjectDestroy;
-        "cuTexObjectGetResourceDesc": 5000 => cuTexObjectGetResourceDesc;
-        "cuTexObjectGetTextureDesc": 5000 => cuTexObjectGetTextureDesc;
-        "cuTexObjectGetResourceViewDesc": 5000 => cuTexObjectGetResourceViewDesc;
-        "cuSurfObjectCreate": 5000 => cuSurfObjectCreate;
-        "cuSurfObjectDestroy": 5000 => cuSurfObjectDestroy;
-        "cuSurfObjectGetResourceDesc": 5000 => cuSurfObjectGetResourceDesc;
-        "cuModuleGetTexRef": 2000 => cuModuleGetTexRef;
-        "cuTexRefCreate": 2000 => cuTexRefCreate;
-        "cuTexRefDestroy": 2000 => cuTexRefDestroy;
-        "cuTexRefSetArray": 2000 => cuTexRefSetArray;
-        "cuTexRefSetMipmappedArray": 5000 => cuTexRefSetMipmappedArray;
-        "cuTexRefSetAddress": 3020 => cuTexRefSetAddress_v2;
-        "cuTexRefSetAddress2D": 4010 => cuTexRefSetAddress2D_v3;
-        "cuTexRefSetFormat": 2000 => cuTexRefSetFormat;
-        "cuTexRefSetAddressMode": 2000 => cuTexRefSetAddressMode;
-        "cuTexRefSetFilterMode": 2000 => cuTexRefSetFilterMode;
-        "cuTexRefSetMipmapFilterMode": 5000 => cuTexRefSetMipmapFilterMode;
-        "cuTexRefSetMipmapLevelBias": 5000 => cuTexRefSetMipmapLevelBias;
-        "cuTexRefSetMipmapLevelClamp": 5000 => cuTexRefSetMipmapLevelClamp;
-        "cuTexRefSetMaxAnisotropy": 5000 => cuTexRefSetMaxAnisotropy;
-        "cuTexRefSetBorderColor": 8000 => cuTexRefSetBorderColor;
-        "cuTexRefSetFlags": 2000 => cuTexRefSetFlags;
-        "cuTexRefGetAddress": 3020 => cuTexRefGetAddress_v2;
-        "cuTexRefGetArray": 2000 => cuTexRefGetArray;
-        "cuTexRefGetMipmappedArray": 5000 => cuTexRefGetMipmappedArray;
-        "cuTexRefGetAddressMode": 2000 => cuTexRefGetAddressMode;
-        "cuTexRefGetFilterMode": 2000 => cuTexRefGetFilterMode;
-        "cuTexRefGetMipmapFilterMode": 5000 => cuTexRefGetMipmapFilterMode;
-        "cuTexRefGetFormat": 2000 => cuTexRefGetFormat;
-        "cuTexRefGetMipmapLevelBias": 5000 => cuTexRefGetMipmapLevelBias;
-        "cuTexRefGetMipmapLevelClamp": 5000 => cuTexRefGetMipmapLevelClamp;
-        "cuTexRefGetMaxAnisotropy": 5000 => cuTexRefGetMaxAnisotropy;
-        "cuTexRefGetBorderColor": 8000 => cuTexRefGetBorderColor;
-        "cuTexRefGetFlags": 2000 => cuTexRefGetFlags;
-        "cuParamSetTexRef": 2000 => cuParamSetTexRef;
-        "cuModuleGetSurfRef": 3000 => cuModuleGetSurfRef;
-        "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
-        "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
-        "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
     }
 }

@@ -1,12 +1,13 @@
 //! Contexts: created ones, the device's primary context, and each thread's
 //! context stack.
 
-use super::device::check_device;
 use crate::cu::*;
+use crate::driver::check_device;
 use crate::driver::{
     self, as_handle, stack_forget, stack_pop, stack_push, stack_set_top, stack_top, with_context,
     with_driver,
 };
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_optional, write_out};
 use std::ffi::{c_int, c_uint};
 
@@ -218,13 +219,13 @@ exports! {
     /// Work runs synchronously, so there is never anything to wait for;
     /// a faulted context reports its sticky error.
     fn cuCtxSynchronize() {
-        with_context(|_, ctx| super::graph::capture::ctx_sync(ctx))
+        with_context(|_, ctx| crate::graph::capture::ctx_sync(ctx))
     }
 
     fn cuCtxSynchronize_v2(ctx: CUcontext) {
         with_driver(|d| {
             let ctx = if ctx.is_null() { d.current_context()? } else { d.usable_context(ctx as usize)? };
-            super::graph::capture::ctx_sync(ctx)
+            crate::graph::capture::ctx_sync(ctx)
         })
     }
 
@@ -363,4 +364,31 @@ aliases! {
     cuDevicePrimaryCtxRelease = cuDevicePrimaryCtxRelease_v2(dev: CUdevice);
     cuDevicePrimaryCtxReset = cuDevicePrimaryCtxReset_v2(dev: CUdevice);
     cuDevicePrimaryCtxSetFlags = cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint);
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuDevicePrimaryCtxRetain": 7000 => cuDevicePrimaryCtxRetain;
+        "cuDevicePrimaryCtxRelease": 7000 => cuDevicePrimaryCtxRelease, 11000 => cuDevicePrimaryCtxRelease_v2;
+        "cuDevicePrimaryCtxSetFlags": 7000 => cuDevicePrimaryCtxSetFlags, 11000 => cuDevicePrimaryCtxSetFlags_v2;
+        "cuDevicePrimaryCtxGetState": 7000 => cuDevicePrimaryCtxGetState;
+        "cuDevicePrimaryCtxReset": 7000 => cuDevicePrimaryCtxReset, 11000 => cuDevicePrimaryCtxReset_v2;
+        "cuCtxCreate": 2000 => cuCtxCreate, 3020 => cuCtxCreate_v2, 11040 => cuCtxCreate_v3, 12050 => cuCtxCreate_v4;
+        "cuCtxDestroy": 2000 => cuCtxDestroy, 4000 => cuCtxDestroy_v2;
+        "cuCtxPushCurrent": 2000 => cuCtxPushCurrent, 4000 => cuCtxPushCurrent_v2;
+        "cuCtxPopCurrent": 2000 => cuCtxPopCurrent, 4000 => cuCtxPopCurrent_v2;
+        "cuCtxSetCurrent": 4000 => cuCtxSetCurrent;
+        "cuCtxGetCurrent": 4000 => cuCtxGetCurrent;
+        "cuCtxGetDevice": 2000 => cuCtxGetDevice, 13000 => cuCtxGetDevice_v2;
+        "cuCtxGetFlags": 7000 => cuCtxGetFlags;
+        "cuCtxGetId": 12000 => cuCtxGetId;
+        "cuCtxSynchronize": 2000 => cuCtxSynchronize, 13000 => cuCtxSynchronize_v2;
+        "cuCtxGetApiVersion": 3020 => cuCtxGetApiVersion;
+        "cuCtxSetLimit": 3010 => cuCtxSetLimit;
+        "cuCtxGetLimit": 3010 => cuCtxGetLimit;
+        "cuCtxGetCacheConfig": 3020 => cuCtxGetCacheConfig;
+        "cuCtxSetCacheConfig": 3020 => cuCtxSetCacheConfig;
+        "cuCtxGetStreamPriorityRange": 5050 => cuCtxGetStreamPriorityRange;
+    }
 }

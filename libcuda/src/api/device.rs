@@ -1,11 +1,12 @@
 //! Initialization, version, error strings and device queries.
 
 use crate::cu::*;
-use crate::driver::{self, with_driver};
+use crate::driver::{self, check_device, with_driver};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use crate::error_table;
 use prlx_emu::DeviceAttribute;
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_uint};
 
 /// The driver version reported: CUDA 13.0, so both CUDA 12 and 13 runtimes
 /// accept the driver.
@@ -42,14 +43,6 @@ pub fn device_uuid(dev: CUdevice) -> [u8; 16] {
 
 /// The highest `CUdevice_attribute` the CUDA 12.9/13 headers define.
 const LAST_DEVICE_ATTRIBUTE: c_int = 143;
-
-pub fn check_device(dev: CUdevice) -> Result<(), CUresult> {
-    if (0..driver::device_count()).contains(&dev) {
-        Ok(())
-    } else {
-        Err(CUDA_ERROR_INVALID_DEVICE)
-    }
-}
 
 /// A device attribute: the emulator's table, with the values the driver
 /// layer itself determines overriding it.
@@ -92,8 +85,8 @@ pub fn device_attribute(d: &driver::Driver, attrib: c_int) -> Result<c_int, CUre
         // Pools export as POSIX file descriptors (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR).
         MEMPOOL_SUPPORTED_HANDLE_TYPES => 1,
         // Texture and surface limits: api/texture.rs.
-        a if super::texture::device_attribute(a).is_some() => {
-            super::texture::device_attribute(a).unwrap_or(0)
+        a if crate::tex_format::device_attribute(a).is_some() => {
+            crate::tex_format::device_attribute(a).unwrap_or(0)
         }
         a => d.device.config().attribute(DeviceAttribute(a)).unwrap_or(0),
     })
@@ -132,12 +125,6 @@ exports! {
                 Err(CUDA_ERROR_INVALID_VALUE)
             }
         }
-    }
-
-    /// The private tables the CUDA runtime needs (see [`super::export_table`]).
-    fn cuGetExportTable(pp_export_table: *mut *const c_void, p_export_table_id: *const c_void) {
-        // SAFETY: forwarded contract.
-        unsafe { super::export_table::get_export_table(pp_export_table, p_export_table_id) }
     }
 
     fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) {
@@ -281,4 +268,24 @@ exports! {
 
 aliases! {
     cuDeviceGetUuid_v2 = cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice);
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuGetErrorString": 6000 => cuGetErrorString;
+        "cuGetErrorName": 6000 => cuGetErrorName;
+        "cuInit": 2000 => cuInit;
+        "cuDriverGetVersion": 2020 => cuDriverGetVersion;
+        "cuDeviceGet": 2000 => cuDeviceGet;
+        "cuDeviceGetCount": 2000 => cuDeviceGetCount;
+        "cuDeviceGetName": 2000 => cuDeviceGetName;
+        "cuDeviceGetUuid": 9020 => cuDeviceGetUuid, 11040 => cuDeviceGetUuid_v2;
+        "cuDeviceTotalMem": 2000 => cuDeviceTotalMem, 3020 => cuDeviceTotalMem_v2;
+        "cuDeviceGetAttribute": 2000 => cuDeviceGetAttribute;
+        "cuDeviceGetPCIBusId": 4010 => cuDeviceGetPCIBusId;
+        "cuDeviceGetByPCIBusId": 4010 => cuDeviceGetByPCIBusId;
+        "cuDeviceGetProperties": 2000 => cuDeviceGetProperties;
+        "cuDeviceComputeCapability": 2000 => cuDeviceComputeCapability;
+    }
 }

@@ -24,7 +24,7 @@ use super::device::{DRIVER_VERSION, device_attribute};
 use super::module::load_image;
 use crate::cu::*;
 use crate::driver::{self, LocalStorage, as_handle, with_context, with_driver};
-use crate::entry::{guard, non_null, write_out};
+use crate::entry::{ProcEntry, exports, guard, non_null, procs, write_out};
 use crate::image;
 use crate::integrity;
 use crate::jit::JitLogs;
@@ -207,6 +207,22 @@ pub fn format_uuid(id: &Uuid) -> String {
         hex[8..10].concat(),
         hex[10..16].concat()
     )
+}
+
+exports! {
+    /// The private tables the CUDA runtime needs.
+    fn cuGetExportTable(pp_export_table: *mut *const c_void, p_export_table_id: *const c_void) {
+        // SAFETY: `cuGetExportTable`'s contract (a writable out-pointer, an
+        // id pointing to a `CUuuid`) is `get_export_table`'s.
+        unsafe { get_export_table(pp_export_table, p_export_table_id) }
+    }
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuGetExportTable": 3000 => cuGetExportTable;
+    }
 }
 
 /// # Safety

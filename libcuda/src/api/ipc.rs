@@ -17,188 +17,16 @@
 //! whenever the importer asks; it is usable with `cuStreamWaitEvent`,
 //! `cuEventQuery` and `cuEventSynchronize` as the driver API specifies.
 
-use super::proc_address::{ProcEntry, procs};
-use super::vmm::{fd_size, map_shared, memfd};
 use crate::cu::*;
 use crate::driver::{Driver, Event, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
-use std::collections::BTreeMap;
+pub use crate::state::ipc::IpcHandle;
+use crate::state::ipc::*;
+use crate::state::vmm::{map_shared, memfd};
 use std::ffi::{c_uint, c_void};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// `CUipcMemHandle` and `CUipcEventHandle`: 64 opaque bytes, passed by value.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct IpcHandle {
-    pub reserved: [u8; 64],
-}
-
-const MEM_MAGIC: &[u8; 8] = b"PRLXIPCM";
-const EVENT_MAGIC: &[u8; 8] = b"PRLXIPCE";
-const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: c_uint = 1;
-const CU_EVENT_DISABLE_TIMING: u32 = 0x2;
-const CU_EVENT_INTERPROCESS: u32 = 0x4;
-const PAGE: u64 = 4096;
-
-/// What a handle carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Fields {
-    pid: u32,
-    fd: i32,
-    size: u64,
-    /// Unique per exporting process.
-    id: u64,
-    device: i32,
-}
-
-fn encode(magic: &[u8; 8], f: Fields) -> IpcHandle {
-    let mut b = [0u8; 64];
-    b[..8].copy_from_slice(magic);
-    b[8..12].copy_from_slice(&f.pid.to_le_bytes());
-    b[12..16].copy_from_slice(&f.fd.to_le_bytes());
-    b[16..24].copy_from_slice(&f.size.to_le_bytes());
-    b[24..32].copy_from_slice(&f.id.to_le_bytes());
-    b[32..36].copy_from_slice(&f.device.to_le_bytes());
-    IpcHandle { reserved: b }
-}
-
-fn decode(magic: &[u8; 8], h: &IpcHandle) -> Result<Fields, CUresult> {
-    let b = &h.reserved;
-    if &b[..8] != magic {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
-    let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-    Ok(Fields {
-        pid: u32_at(8),
-        fd: u32_at(12) as i32,
-        size: u64_at(16),
-        id: u64_at(24),
-        device: u32_at(32) as i32,
-    })
-}
-
-/// An allocation of this process exported to others.
-#[derive(Debug)]
-struct Export {
-    memfd: OwnedFd,
-    /// The shared mapping that backs the allocation now.
-    map: u64,
-    map_len: u64,
-    id: u64,
-}
-
-/// Another process's allocation mapped here.
-#[derive(Debug)]
-struct Opened {
-    ctx: usize,
-    pid: u32,
-    id: u64,
-    refs: u32,
-    map_len: u64,
-}
-
-/// An event of this process exported to others.
-#[derive(Debug)]
-struct EventExport {
-    memfd: OwnedFd,
-    id: u64,
-}
-
-/// Handles exported from and opened in this process.
-#[derive(Debug, Default)]
-pub struct Ipc {
-    exports: BTreeMap<u64, Export>,
-    opened: BTreeMap<u64, Opened>,
-    events: BTreeMap<usize, EventExport>,
-    next_id: u64,
-}
-
-impl Ipc {
-    /// (base, opening context) of every opened allocation.
-    pub fn opened_bases(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
-        self.opened.iter().map(|(base, o)| (*base, o.ctx))
-    }
-
-    /// Whether `base` starts another process's allocation mapped here.
-    pub fn is_opened(&self, base: u64) -> bool {
-        self.opened.contains_key(&base)
-    }
-}
-
-/// Where imported mappings are asked to go (clear of the emulator's device
-/// addresses and of reservations).
-static NEXT_IMPORT_HINT: AtomicU64 = AtomicU64::new(0x0000_6800_0000_0000);
-
-fn pid() -> u32 {
-    std::process::id()
-}
-
-/// Called after the allocation at `base` was freed: its shared backing goes
-/// (an exported allocation), or the mapping of another process's memory (a
-/// pool pointer imported with `cuMemPoolImportPointer`, which `cuMemFree`
-/// releases).
-pub fn on_free(d: &mut Driver, base: u64) {
-    if let Some(e) = d.ipc.exports.remove(&base) {
-        // SAFETY: our shared mapping; the emulator no longer refers to it.
-        unsafe { libc::munmap(e.map as *mut c_void, e.map_len as usize) };
-    }
-    if let Some(o) = d.ipc.opened.remove(&base) {
-        // SAFETY: our mapping of the exporter's memfd, already unregistered.
-        unsafe { libc::munmap(base as *mut c_void, o.map_len as usize) };
-    }
-}
-
-/// Closes what context `ctx` opened (it is being destroyed).
-pub fn release_context(d: &mut Driver, ctx: usize) {
-    let mine: Vec<u64> = d
-        .ipc
-        .opened
-        .iter()
-        .filter(|(_, o)| o.ctx == ctx)
-        .map(|(b, _)| *b)
-        .collect();
-    for base in mine {
-        close(d, base);
-    }
-}
-
-fn close(d: &mut Driver, base: u64) {
-    if let Some(o) = d.ipc.opened.remove(&base) {
-        let _ = d.device.mem_free(base);
-        // SAFETY: our mapping of the exporter's memfd; nothing refers to it.
-        unsafe { libc::munmap(base as *mut c_void, o.map_len as usize) };
-    }
-}
-
-/// The name of export `id`'s memfd (`kind`: "mem" or "event").
-fn memfd_name(kind: &str, id: u64) -> String {
-    format!("prlx-ipc-{kind}-{id}")
-}
-
-/// Opens the exporter's descriptor through `/proc`, checking it is one of
-/// ours (a prlx memfd) and at least `min_len` bytes long.
-fn open_remote(f: &Fields, kind: &str, min_len: u64) -> Result<OwnedFd, CUresult> {
-    let path = format!("/proc/{}/fd/{}", f.pid, f.fd);
-    let link = std::fs::read_link(&path).map_err(|_| CUDA_ERROR_INVALID_HANDLE)?;
-    // The descriptor must still be the export the handle names (the number
-    // may have been reused since): the memfd's name carries its id.
-    let name = format!("/memfd:{} ", memfd_name(kind, f.id));
-    if !link.to_string_lossy().starts_with(&name) {
-        return Err(CUDA_ERROR_INVALID_HANDLE);
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|_| CUDA_ERROR_INVALID_HANDLE)?;
-    let fd = OwnedFd::from(file);
-    if fd_size(fd.as_raw_fd()).is_none_or(|n| n < min_len) {
-        return Err(CUDA_ERROR_INVALID_HANDLE);
-    }
-    Ok(fd)
-}
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
 
 /// The handle of device allocation `dptr`, exporting it on first use.
 pub fn export_memory(d: &mut Driver, dptr: u64) -> Result<IpcHandle, CUresult> {
@@ -390,7 +218,7 @@ exports! {
             let o = d.ipc.opened.get_mut(&dptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
             o.refs -= 1;
             if o.refs == 0 {
-                close(d, dptr);
+                d.ipc.close(&mut d.device, dptr);
             }
             Ok(())
         })
@@ -425,25 +253,5 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuIpcCloseMemHandle": 4010 => cuIpcCloseMemHandle;
         "cuIpcGetEventHandle": 4010 => cuIpcGetEventHandle;
         "cuIpcOpenEventHandle": 4010 => cuIpcOpenEventHandle;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn handles_round_trip_and_reject_the_other_kind() {
-        let f = Fields {
-            pid: 77,
-            fd: 5,
-            size: 1000,
-            id: 3,
-            device: 1,
-        };
-        let h = encode(MEM_MAGIC, f);
-        assert_eq!(decode(MEM_MAGIC, &h), Ok(f));
-        assert_eq!(decode(EVENT_MAGIC, &h), Err(CUDA_ERROR_INVALID_VALUE));
-        assert_eq!(std::mem::size_of::<IpcHandle>(), 64);
     }
 }

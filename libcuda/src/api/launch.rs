@@ -9,6 +9,7 @@ use crate::api::occupancy;
 use crate::clock;
 use crate::cu::*;
 use crate::driver::{Driver, as_handle, with_context, with_driver, with_driver_shared};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use crate::params;
 use prlx_emu::{FunctionId, LaunchConfig, LaunchError, LaunchStats};
@@ -170,7 +171,7 @@ unsafe fn prepare(
     // SAFETY: forwarded contract.
     let buffer = unsafe { params::pack(info, kernel_params, extra) }?;
     // On a capturing stream the launch becomes a graph node.
-    if let Some(r) = super::graph::capture::kernel(
+    if let Some(r) = crate::graph::capture::kernel(
         d,
         l.stream,
         f,
@@ -518,4 +519,19 @@ aliases! {
         kernel_params: *mut *mut c_void,
         extra: *mut *mut c_void,
     );
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuFuncGetAttribute": 2020 => cuFuncGetAttribute;
+        "cuFuncSetAttribute": 9000 => cuFuncSetAttribute;
+        "cuFuncSetCacheConfig": 3000 => cuFuncSetCacheConfig;
+        "cuFuncGetModule": 11000 => cuFuncGetModule;
+        "cuFuncGetName": 12030 => cuFuncGetName;
+        "cuFuncGetParamInfo": 12040 => cuFuncGetParamInfo;
+        "cuLaunchKernel": 4000 => cuLaunchKernel, @ptds 7000 => cuLaunchKernel_ptsz;
+        "cuLaunchCooperativeKernel": 9000 => cuLaunchCooperativeKernel, @ptds 9000 => cuLaunchCooperativeKernel_ptsz;
+        "cuLaunchKernelEx": 11060 => cuLaunchKernelEx, @ptds 11060 => cuLaunchKernelEx_ptsz;
+    }
 }

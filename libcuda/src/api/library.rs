@@ -22,6 +22,7 @@ use super::launch::{function_attribute, set_function_attribute};
 use super::module::{function_handle, get_global, load_image};
 use crate::cu::*;
 use crate::driver::{Library, as_handle, with_driver};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{c_str, exports, non_null, write_optional, write_out};
 use crate::image;
 use crate::jit::JitLogs;
@@ -293,7 +294,7 @@ exports! {
     fn cuKernelGetAttribute(pi: *mut c_int, attrib: c_int, kernel: *mut c_void, dev: CUdevice) {
         with_driver(|d| {
             non_null(pi)?;
-            super::device::check_device(dev)?;
+            crate::driver::check_device(dev)?;
             let v = function_attribute(d, kernel, attrib)?;
             unsafe { write_out(pi, v) }
         })
@@ -301,7 +302,7 @@ exports! {
 
     fn cuKernelSetAttribute(attrib: c_int, value: c_int, kernel: *mut c_void, dev: CUdevice) {
         with_driver(|d| {
-            super::device::check_device(dev)?;
+            crate::driver::check_device(dev)?;
             set_function_attribute(d, kernel, attrib, value)?;
             // The kernel's attributes are its functions' too.
             let f = kernel_function(d, kernel)?;
@@ -311,7 +312,7 @@ exports! {
 
     fn cuKernelSetCacheConfig(kernel: *mut c_void, config: c_uint, dev: CUdevice) {
         with_driver(|d| {
-            super::device::check_device(dev)?;
+            crate::driver::check_device(dev)?;
             if config > 3 {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
@@ -337,5 +338,25 @@ exports! {
             }
             Ok(())
         })
+    }
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuLibraryLoadData": 12000 => cuLibraryLoadData;
+        "cuLibraryLoadFromFile": 12000 => cuLibraryLoadFromFile;
+        "cuLibraryUnload": 12000 => cuLibraryUnload;
+        "cuLibraryGetModule": 12000 => cuLibraryGetModule;
+        "cuLibraryGetKernel": 12000 => cuLibraryGetKernel;
+        "cuLibraryGetGlobal": 12000 => cuLibraryGetGlobal;
+        "cuLibraryGetManaged": 12000 => cuLibraryGetManaged;
+        "cuKernelGetFunction": 12000 => cuKernelGetFunction;
+        "cuKernelGetLibrary": 12050 => cuKernelGetLibrary;
+        "cuKernelGetName": 12030 => cuKernelGetName;
+        "cuKernelGetAttribute": 12000 => cuKernelGetAttribute;
+        "cuKernelSetAttribute": 12000 => cuKernelSetAttribute;
+        "cuKernelSetCacheConfig": 12000 => cuKernelSetCacheConfig;
+        "cuKernelGetParamInfo": 12040 => cuKernelGetParamInfo;
     }
 }

@@ -11,8 +11,8 @@
 //! An iterator is the sequence number of the next message to read; dumping
 //! advances it past what was dumped.
 
-use super::proc_address::{ProcEntry, procs};
 use crate::cu::*;
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{guard, non_null, write_out};
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_uint, c_void};

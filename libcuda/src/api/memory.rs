@@ -14,12 +14,12 @@
 //! move or tune; they record, per page, what `cuMemRangeGetAttribute(s)`
 //! reports.
 
-use super::graph::capture;
 use crate::clock;
 use crate::cu::*;
-use crate::driver::{Driver, HostAllocation, PageAdvice, with_context};
+use crate::driver::{Driver, HostAllocation, PageAdvice, mem_error, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_optional, write_out};
-use prlx_emu::EmuError;
+use crate::graph::capture;
 use std::alloc::Layout;
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -59,22 +59,6 @@ static NEXT_HOST_HINT: AtomicU64 = AtomicU64::new(0x0000_4000_0000_0000);
 /// Unmapped gap between consecutive hints.
 const HINT_GAP: u64 = 1 << 20;
 
-fn mem_error(e: EmuError) -> CUresult {
-    match e {
-        EmuError::OutOfMemory { .. } => CUDA_ERROR_OUT_OF_MEMORY,
-        _ => CUDA_ERROR_INVALID_VALUE,
-    }
-}
-
-pub(crate) fn alloc(d: &mut Driver, ctx: usize, bytes: usize) -> Result<u64, CUresult> {
-    if bytes == 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    let dptr = d.device.mem_alloc(bytes as u64).map_err(mem_error)?;
-    d.allocations.insert(dptr, ctx);
-    Ok(dptr)
-}
-
 pub(crate) fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
     // Graph memory keeps its reservation; it only stops being allocated.
     if let Some(r) = capture::free_graph_memory(dptr) {
@@ -85,7 +69,7 @@ pub(crate) fn free(d: &mut Driver, dptr: u64) -> Result<(), CUresult> {
     }
     d.device.mem_free(dptr).map_err(mem_error)?;
     d.pools.forget(dptr);
-    super::ipc::on_free(d, dptr);
+    d.ipc.on_free(dptr);
     d.managed_advice.remove(&dptr);
     if let Some(len) = d.managed.remove(&dptr) {
         // SAFETY: mapped by `map_host` with this length; the emulator no
@@ -480,7 +464,7 @@ exports! {
         capture::unsafe_call()?;
         with_context(|d, ctx| {
             non_null(dptr)?;
-            let p = alloc(d, ctx, bytesize)?;
+            let p = d.alloc(ctx, bytesize)?;
             unsafe { write_out(dptr, p) }
         })
     }
@@ -489,7 +473,7 @@ exports! {
         capture::unsafe_call()?;
         with_context(|d, ctx| {
             non_null(dptr)?;
-            let p = alloc(d, ctx, bytesize as usize)?;
+            let p = d.alloc(ctx, bytesize as usize)?;
             match legacy_pointer(p) {
                 Ok(small) => unsafe { write_out(dptr, small) },
                 Err(e) => {
@@ -516,7 +500,7 @@ exports! {
             }
             let row = width_in_bytes.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
             let total = row.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
-            let p = alloc(d, ctx, total)?;
+            let p = d.alloc(ctx, total)?;
             unsafe {
                 write_out(dptr, p)?;
                 write_out(pitch, row)
@@ -994,4 +978,42 @@ aliases! {
     cuMemsetD8Async_ptsz = cuMemsetD8Async(dst: CUdeviceptr, uc: u8, n: usize, stream: CUstream);
     cuMemsetD16Async_ptsz = cuMemsetD16Async(dst: CUdeviceptr, us: u16, n: usize, stream: CUstream);
     cuMemsetD32Async_ptsz = cuMemsetD32Async(dst: CUdeviceptr, ui: c_uint, n: usize, stream: CUstream);
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuMemGetInfo": 2000 => cuMemGetInfo, 3020 => cuMemGetInfo_v2;
+        "cuMemAlloc": 2000 => cuMemAlloc, 3020 => cuMemAlloc_v2;
+        "cuMemAllocPitch": 3020 => cuMemAllocPitch_v2;
+        "cuMemFree": 2000 => cuMemFree, 3020 => cuMemFree_v2;
+        "cuMemGetAddressRange": 2000 => cuMemGetAddressRange, 3020 => cuMemGetAddressRange_v2;
+        "cuMemAllocHost": 2000 => cuMemAllocHost, 3020 => cuMemAllocHost_v2;
+        "cuMemFreeHost": 2000 => cuMemFreeHost;
+        "cuMemHostRegister": 4000 => cuMemHostRegister, 6050 => cuMemHostRegister_v2;
+        "cuMemHostUnregister": 4000 => cuMemHostUnregister;
+        "cuMemHostAlloc": 2020 => cuMemHostAlloc;
+        "cuMemHostGetFlags": 2030 => cuMemHostGetFlags;
+        "cuMemAllocManaged": 6000 => cuMemAllocManaged;
+        "cuMemHostGetDevicePointer": 2020 => cuMemHostGetDevicePointer, 3020 => cuMemHostGetDevicePointer_v2;
+        "cuMemPrefetchAsync": 8000 => cuMemPrefetchAsync, 12020 => cuMemPrefetchAsync_v2, @ptds 8000 => cuMemPrefetchAsync_ptsz, @ptds 12020 => cuMemPrefetchAsync_v2_ptsz;
+        "cuMemAdvise": 8000 => cuMemAdvise, 12020 => cuMemAdvise_v2;
+        "cuStreamAttachMemAsync": 6000 => cuStreamAttachMemAsync, @ptds 7000 => cuStreamAttachMemAsync_ptsz;
+        "cuMemRangeGetAttribute": 8000 => cuMemRangeGetAttribute;
+        "cuMemRangeGetAttributes": 8000 => cuMemRangeGetAttributes;
+        "cuMemcpy": 4000 => cuMemcpy, @ptds 7000 => cuMemcpy_ptds;
+        "cuMemcpyAsync": 4000 => cuMemcpyAsync, @ptds 7000 => cuMemcpyAsync_ptsz;
+        "cuMemcpyHtoD": 2000 => cuMemcpyHtoD, 3020 => cuMemcpyHtoD_v2, @ptds 7000 => cuMemcpyHtoD_v2_ptds;
+        "cuMemcpyDtoH": 2000 => cuMemcpyDtoH, 3020 => cuMemcpyDtoH_v2, @ptds 7000 => cuMemcpyDtoH_v2_ptds;
+        "cuMemcpyDtoD": 2000 => cuMemcpyDtoD, 3020 => cuMemcpyDtoD_v2, @ptds 7000 => cuMemcpyDtoD_v2_ptds;
+        "cuMemcpyHtoDAsync": 2000 => cuMemcpyHtoDAsync, 3020 => cuMemcpyHtoDAsync_v2, @ptds 7000 => cuMemcpyHtoDAsync_v2_ptsz;
+        "cuMemcpyDtoHAsync": 2000 => cuMemcpyDtoHAsync, 3020 => cuMemcpyDtoHAsync_v2, @ptds 7000 => cuMemcpyDtoHAsync_v2_ptsz;
+        "cuMemcpyDtoDAsync": 3000 => cuMemcpyDtoDAsync, 3020 => cuMemcpyDtoDAsync_v2, @ptds 7000 => cuMemcpyDtoDAsync_v2_ptsz;
+        "cuMemsetD8": 2000 => cuMemsetD8, 3020 => cuMemsetD8_v2, @ptds 7000 => cuMemsetD8_v2_ptds;
+        "cuMemsetD16": 2000 => cuMemsetD16, 3020 => cuMemsetD16_v2, @ptds 7000 => cuMemsetD16_v2_ptds;
+        "cuMemsetD32": 2000 => cuMemsetD32, 3020 => cuMemsetD32_v2, @ptds 7000 => cuMemsetD32_v2_ptds;
+        "cuMemsetD8Async": 3020 => cuMemsetD8Async, @ptds 7000 => cuMemsetD8Async_ptsz;
+        "cuMemsetD16Async": 3020 => cuMemsetD16Async, @ptds 7000 => cuMemsetD16Async_ptsz;
+        "cuMemsetD32Async": 3020 => cuMemsetD32Async, @ptds 7000 => cuMemsetD32Async_ptsz;
+    }
 }

@@ -3,11 +3,12 @@
 //! (`CU_MEMORYTYPE_ARRAY`) is its dense device allocation with the array's own pitch and rows
 //! (`array.rs`); its pitch and height fields are ignored, as `cuda.h` documents.
 
-use super::graph::capture;
 use crate::clock;
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null};
+use crate::graph::capture;
 use std::ffi::c_uint;
 
 /// One side of a 2D copy, resolved.
@@ -324,4 +325,21 @@ aliases! {
     cuMemsetD2D8Async_ptsz = cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, uc: u8, width: usize, height: usize, h_stream: CUstream);
     cuMemsetD2D16Async_ptsz = cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, us: u16, width: usize, height: usize, h_stream: CUstream);
     cuMemsetD2D32Async_ptsz = cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, ui: c_uint, width: usize, height: usize, h_stream: CUstream);
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuMemcpy2D": 3020 => cuMemcpy2D_v2, @ptds 7000 => cuMemcpy2D_v2_ptds;
+        "cuMemcpy2DUnaligned": 3020 => cuMemcpy2DUnaligned_v2, @ptds 7000 => cuMemcpy2DUnaligned_v2_ptds;
+        "cuMemcpy2DAsync": 3020 => cuMemcpy2DAsync_v2, @ptds 7000 => cuMemcpy2DAsync_v2_ptsz;
+        "cuMemcpy3D": 3020 => cuMemcpy3D_v2, @ptds 7000 => cuMemcpy3D_v2_ptds;
+        "cuMemcpy3DAsync": 3020 => cuMemcpy3DAsync_v2, @ptds 7000 => cuMemcpy3DAsync_v2_ptsz;
+        "cuMemsetD2D8": 3020 => cuMemsetD2D8_v2, @ptds 7000 => cuMemsetD2D8_v2_ptds;
+        "cuMemsetD2D16": 3020 => cuMemsetD2D16_v2, @ptds 7000 => cuMemsetD2D16_v2_ptds;
+        "cuMemsetD2D32": 3020 => cuMemsetD2D32_v2, @ptds 7000 => cuMemsetD2D32_v2_ptds;
+        "cuMemsetD2D8Async": 3020 => cuMemsetD2D8Async, @ptds 7000 => cuMemsetD2D8Async_ptsz;
+        "cuMemsetD2D16Async": 3020 => cuMemsetD2D16Async, @ptds 7000 => cuMemsetD2D16Async_ptsz;
+        "cuMemsetD2D32Async": 3020 => cuMemsetD2D32Async, @ptds 7000 => cuMemsetD2D32Async_ptsz;
+    }
 }

@@ -2,6 +2,7 @@
 
 use crate::cu::*;
 use crate::driver::{Driver, Function, LinkState, Module, as_handle, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, c_str, exports, non_null, write_optional, write_out};
 use crate::image::{self, Image};
 use crate::jit::JitLogs;
@@ -464,4 +465,23 @@ aliases! {
         options: *mut c_uint,
         option_values: *mut *mut c_void,
     );
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuModuleLoad": 2000 => cuModuleLoad;
+        "cuModuleLoadData": 2000 => cuModuleLoadData;
+        "cuModuleLoadDataEx": 2010 => cuModuleLoadDataEx;
+        "cuModuleLoadFatBinary": 2000 => cuModuleLoadFatBinary;
+        "cuModuleUnload": 2000 => cuModuleUnload;
+        "cuModuleGetFunction": 2000 => cuModuleGetFunction;
+        "cuModuleGetGlobal": 2000 => cuModuleGetGlobal, 3020 => cuModuleGetGlobal_v2;
+        "cuModuleGetLoadingMode": 11070 => cuModuleGetLoadingMode;
+        "cuLinkCreate": 5050 => cuLinkCreate, 6050 => cuLinkCreate_v2;
+        "cuLinkAddData": 5050 => cuLinkAddData, 6050 => cuLinkAddData_v2;
+        "cuLinkAddFile": 5050 => cuLinkAddFile, 6050 => cuLinkAddFile_v2;
+        "cuLinkComplete": 5050 => cuLinkComplete;
+        "cuLinkDestroy": 5050 => cuLinkDestroy;
+    }
 }

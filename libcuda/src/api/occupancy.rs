@@ -8,6 +8,7 @@
 
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null, write_out};
 use std::ffi::{c_int, c_uint};
 
@@ -197,6 +198,17 @@ unsafe fn potential_block_size(
     unsafe {
         write_out(block_size, size as c_int)?;
         write_out(min_grid_size, (blocks * sms) as c_int)
+    }
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor": 6050 => cuOccupancyMaxActiveBlocksPerMultiprocessor;
+        "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": 7000 => cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+        "cuOccupancyMaxPotentialBlockSize": 6050 => cuOccupancyMaxPotentialBlockSize;
+        "cuOccupancyMaxPotentialBlockSizeWithFlags": 7000 => cuOccupancyMaxPotentialBlockSizeWithFlags;
+        "cuOccupancyAvailableDynamicSMemPerBlock": 10020 => cuOccupancyAvailableDynamicSMemPerBlock;
     }
 }
 

@@ -15,11 +15,11 @@
 //! and virtual-memory mappings their `cuMemSetAccess` descriptors, as the
 //! driver API specifies.
 
-use super::device::check_device;
-use super::proc_address::{ProcEntry, procs};
 use crate::clock;
 use crate::cu::*;
+use crate::driver::check_device;
 use crate::driver::{self, Driver, with_context, with_driver};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use prlx_emu::memory::map::Detached;
 use std::ffi::c_int;
@@ -225,7 +225,7 @@ exports! {
         src_context: CUcontext,
         byte_count: usize,
     ) {
-        super::graph::capture::sync_call()?;
+        crate::graph::capture::sync_call()?;
         with_context(|d, _| copy_peer(d, dst_device, dst_context, src_device, src_context, byte_count))
     }
 
@@ -241,7 +241,7 @@ exports! {
         with_context(|d, _| {
             d.check_stream(stream)?;
             // In capture: a device-to-device copy node (one address space).
-            let capture = super::graph::capture::copy_1d(d, stream, dst_device, false, src_device, false, byte_count);
+            let capture = crate::graph::capture::copy_1d(d, stream, dst_device, false, src_device, false, byte_count);
             if let Some(r) = capture {
                 return r;
             }

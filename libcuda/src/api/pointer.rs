@@ -4,6 +4,7 @@
 
 use crate::cu::*;
 use crate::driver::{Driver, with_context};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null};
 use std::ffi::{c_uint, c_void};
 
@@ -204,6 +205,14 @@ exports! {
             }
             Ok(())
         })
+    }
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuPointerGetAttribute": 4000 => cuPointerGetAttribute;
+        "cuPointerGetAttributes": 7000 => cuPointerGetAttributes;
     }
 }
 

@@ -17,22 +17,22 @@
 //! which process and pool it is, and a pointer's export data is the
 //! allocation's IPC handle (see [`super::ipc`]) naming its pool.
 
-use super::device::check_device;
 use super::ipc::IpcHandle;
-use super::memory::{alloc, free};
-use super::proc_address::{ProcEntry, procs};
-use super::vmm::{
+use super::memory::free;
+use crate::cu::*;
+use crate::driver::check_device;
+use crate::driver::{Driver, with_context, with_driver};
+use crate::entry::{ProcEntry, procs};
+use crate::entry::{aliases, exports, non_null, write_out};
+use crate::state::pool::Pool;
+use crate::state::vmm::{
     CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READ,
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_NONE,
     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_LOCATION_TYPE_DEVICE, GRANULARITY,
     MemAccessDesc, MemLocation,
 };
-use crate::cu::*;
-use crate::driver::{Driver, with_context, with_driver};
-use crate::entry::{aliases, exports, non_null, write_out};
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: c_int = 1;
 const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: c_int = 2;
@@ -56,138 +56,7 @@ pub struct MemPoolProps {
     pub reserved: [u8; 54],
 }
 
-/// One memory pool (`CUmemoryPool`).
-#[derive(Debug)]
-struct Pool {
-    device: CUdevice,
-    default: bool,
-    /// Destroyed while allocations were outstanding: it goes with the last.
-    destroyed: bool,
-    /// 0: no limit.
-    max_size: u64,
-    reuse: [i32; 3],
-    release_threshold: u64,
-    used: u64,
-    used_high: u64,
-    reserved: u64,
-    reserved_high: u64,
-    /// Other devices granted access (bit = ordinal).
-    access: u64,
-    /// `CUmemPoolProps::handleTypes`: POSIX file descriptors make it
-    /// exportable.
-    handle_types: c_int,
-    /// The page `cuMemPoolExportToShareableHandle` hands out descriptors of.
-    share: Option<OwnedFd>,
-    /// Imported from another process: (its pid, its pool handle).
-    imported: Option<(u32, u64)>,
-}
-
-impl Pool {
-    fn new(device: CUdevice, default: bool, max_size: u64) -> Pool {
-        Pool {
-            device,
-            default,
-            destroyed: false,
-            max_size,
-            reuse: [1, 1, 1],
-            release_threshold: 0,
-            used: 0,
-            used_high: 0,
-            reserved: 0,
-            reserved_high: 0,
-            access: 0,
-            handle_types: CU_MEM_HANDLE_TYPE_NONE,
-            share: None,
-            imported: None,
-        }
-    }
-
-    /// Shrinks the reserved bytes to `keep`, but not below what is in use.
-    fn shrink_to(&mut self, keep: u64) {
-        let floor = self.used.next_multiple_of(GRANULARITY);
-        self.reserved = self.reserved.min(keep.max(floor)).max(floor);
-    }
-}
-
-/// Every pool, each device's default and current pool, and which pool each
-/// live pool allocation came from.
-#[derive(Debug, Default)]
-pub struct Pools {
-    pools: BTreeMap<usize, Pool>,
-    defaults: BTreeMap<CUdevice, usize>,
-    current: BTreeMap<CUdevice, usize>,
-    /// Allocation base -> (pool, bytes counted).
-    allocations: BTreeMap<u64, (usize, u64)>,
-    next: usize,
-}
-
-// SAFETY: nothing inside points anywhere; handles are numbers.
-unsafe impl Send for Pools {}
-
-/// Where pool handles start: non-null, recognisable values.
-const POOL_HANDLE_BASE: usize = 0x9000_0000;
-
-impl Pools {
-    /// The pool `base` was allocated from, if any.
-    pub fn pool_of(&self, base: u64) -> Option<usize> {
-        self.allocations.get(&base).map(|(p, _)| *p)
-    }
-
-    /// Whether kernels of device `dev` may access `pool`'s allocations.
-    pub fn grants(&self, pool: usize, dev: CUdevice) -> bool {
-        self.pools
-            .get(&pool)
-            .is_some_and(|p| p.device == dev || p.access & (1u64 << dev) != 0)
-    }
-
-    /// Called when the allocation at `base` is freed, whichever way.
-    pub fn forget(&mut self, base: u64) {
-        let Some((handle, bytes)) = self.allocations.remove(&base) else {
-            return;
-        };
-        if let Some(p) = self.pools.get_mut(&handle) {
-            p.used -= bytes;
-            let threshold = p.release_threshold;
-            p.shrink_to(threshold);
-            if p.destroyed && p.used == 0 {
-                self.pools.remove(&handle);
-            }
-        }
-    }
-
-    fn insert(&mut self, pool: Pool) -> usize {
-        self.next += 1;
-        let handle = POOL_HANDLE_BASE + self.next * 0x10;
-        self.pools.insert(handle, pool);
-        handle
-    }
-
-    fn default_pool(&mut self, dev: CUdevice) -> usize {
-        if let Some(&p) = self.defaults.get(&dev) {
-            return p;
-        }
-        let p = self.insert(Pool::new(dev, true, 0));
-        self.defaults.insert(dev, p);
-        p
-    }
-
-    fn current_pool(&mut self, dev: CUdevice) -> usize {
-        match self.current.get(&dev) {
-            Some(&p) => p,
-            None => self.default_pool(dev),
-        }
-    }
-
-    fn live(&mut self, pool: CUmemoryPool) -> Result<&mut Pool, CUresult> {
-        self.pools
-            .get_mut(&(pool as usize))
-            .filter(|p| !p.destroyed)
-            .ok_or(CUDA_ERROR_INVALID_VALUE)
-    }
-}
-
-/// `CUmemoryPool`.
-pub type CUmemoryPool = *mut c_void;
+pub use crate::state::pool::CUmemoryPool;
 
 /// Allocates `bytes` from `pool` in context `ctx`.
 /// `cuMemAllocAsync` (`pool` `None`: the current pool of the context's
@@ -206,7 +75,7 @@ unsafe fn alloc_async(
 ) -> Result<(), CUresult> {
     non_null(dptr)?;
     d.check_stream(stream)?;
-    let p = match super::graph::capture::mem_alloc(d, ctx, stream, bytes) {
+    let p = match crate::graph::capture::mem_alloc(d, ctx, stream, bytes) {
         Some(r) => r?,
         None => {
             let pool = pool.unwrap_or_else(|| d.pools.current_pool(d.device_of(ctx)));
@@ -230,7 +99,7 @@ fn alloc_from(d: &mut Driver, ctx: usize, pool: usize, bytes: usize) -> Result<u
     if p.max_size != 0 && p.used + counted > p.max_size {
         return Err(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    let dptr = alloc(d, ctx, bytes)?;
+    let dptr = d.alloc(ctx, bytes)?;
     let p = d.pools.live(pool as CUmemoryPool)?;
     p.used += counted;
     p.used_high = p.used_high.max(p.used);
@@ -284,7 +153,7 @@ fn export_pool(d: &mut Driver, pool: CUmemoryPool) -> Result<c_int, CUresult> {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     if p.share.is_none() {
-        let fd = super::vmm::memfd("prlx-ipc-pool", 4096)?;
+        let fd = crate::state::vmm::memfd("prlx-ipc-pool", 4096)?;
         let mut page = [0u8; 24];
         page[..8].copy_from_slice(POOL_MAGIC);
         page[8..12].copy_from_slice(&std::process::id().to_le_bytes());
@@ -422,7 +291,7 @@ exports! {
     fn cuMemFreeAsync(dptr: CUdeviceptr, stream: CUstream) {
         with_context(|d, _| {
             d.check_stream(stream)?;
-            if let Some(r) = super::graph::capture::mem_free(d, stream, dptr) {
+            if let Some(r) = crate::graph::capture::mem_free(d, stream, dptr) {
                 return r;
             }
             free(d, dptr)
@@ -654,6 +523,8 @@ aliases! {
 /// The `cuGetProcAddress` entries of this module.
 pub fn entries() -> Vec<ProcEntry> {
     procs! {
+        "cuMemAllocAsync": 11020 => cuMemAllocAsync, @ptds 11020 => cuMemAllocAsync_ptsz;
+        "cuMemFreeAsync": 11020 => cuMemFreeAsync, @ptds 11020 => cuMemFreeAsync_ptsz;
         "cuMemAllocFromPoolAsync": 11020 => cuMemAllocFromPoolAsync, @ptds 11020 => cuMemAllocFromPoolAsync_ptsz;
         "cuDeviceGetDefaultMemPool": 11020 => cuDeviceGetDefaultMemPool;
         "cuDeviceGetMemPool": 11020 => cuDeviceGetMemPool;
@@ -683,21 +554,5 @@ mod tests {
     fn pool_props_layout_matches_cuda_h() {
         assert_eq!(std::mem::size_of::<MemPoolProps>(), 88);
         assert_eq!(std::mem::offset_of!(MemPoolProps, max_size), 24);
-    }
-
-    #[test]
-    fn reserved_bytes_follow_use_threshold_and_trim() {
-        let mut p = Pool::new(0, false, 0);
-        p.used = 3 << 20;
-        p.reserved = 4 << 20;
-        p.used = 0;
-        p.shrink_to(0);
-        assert_eq!(p.reserved, 0);
-        p.used = 1 << 20;
-        p.reserved = 8 << 20;
-        p.shrink_to(u64::MAX);
-        assert_eq!(p.reserved, 8 << 20);
-        p.shrink_to(0);
-        assert_eq!(p.reserved, 2 << 20, "never below what is in use");
     }
 }

@@ -8,9 +8,9 @@
 //! them it returned `cudaErrorCallRequiresNewerDriver`, which stopped two of
 //! NVIDIA's runtime samples.
 
-use super::proc_address::{ProcEntry, procs};
 use crate::driver::with_context;
 use crate::entry::exports;
+use crate::entry::{ProcEntry, procs};
 
 exports! {
     fn cuProfilerStart() {

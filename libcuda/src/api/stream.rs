@@ -1,13 +1,14 @@
 //! Streams and events. All work completes before the call that issues it
 //! returns, so streams are always idle and events record the emulated clock
 //! (see [`crate::clock`]) at the moment they are recorded. A capturing
-//! stream (see [`super::graph::capture`]) records work into a graph
+//! stream (see [`crate::graph::capture`]) records work into a graph
 //! instead; events recorded and waited on there join streams.
 
-use super::graph::capture;
 use crate::cu::*;
 use crate::driver::{Event, Stream, as_handle, with_context, with_driver};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
+use crate::graph::capture;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// `CUhostFn`.
@@ -272,4 +273,30 @@ aliases! {
     cuStreamAddCallback_ptsz = cuStreamAddCallback(h_stream: CUstream, callback: StreamCallback, user_data: *mut c_void, flags: c_uint);
     cuEventRecord_ptsz = cuEventRecord(h_event: CUevent, h_stream: CUstream);
     cuEventRecordWithFlags_ptsz = cuEventRecordWithFlags(h_event: CUevent, h_stream: CUstream, flags: c_uint);
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuStreamCreate": 2000 => cuStreamCreate;
+        "cuStreamCreateWithPriority": 5050 => cuStreamCreateWithPriority;
+        "cuStreamGetPriority": 5050 => cuStreamGetPriority, @ptds 7000 => cuStreamGetPriority_ptsz;
+        "cuStreamGetFlags": 5050 => cuStreamGetFlags, @ptds 7000 => cuStreamGetFlags_ptsz;
+        "cuStreamGetCtx": 9020 => cuStreamGetCtx, 12050 => cuStreamGetCtx_v2,
+                @ptds 9020 => cuStreamGetCtx_ptsz, @ptds 12050 => cuStreamGetCtx_v2_ptsz;
+        "cuStreamWaitEvent": 3020 => cuStreamWaitEvent, @ptds 7000 => cuStreamWaitEvent_ptsz;
+        "cuStreamQuery": 2000 => cuStreamQuery, @ptds 7000 => cuStreamQuery_ptsz;
+        "cuStreamIsCapturing": 10000 => cuStreamIsCapturing, @ptds 10000 => cuStreamIsCapturing_ptsz;
+        "cuStreamSynchronize": 2000 => cuStreamSynchronize, @ptds 7000 => cuStreamSynchronize_ptsz;
+        "cuStreamDestroy": 2000 => cuStreamDestroy, 4000 => cuStreamDestroy_v2;
+        "cuLaunchHostFunc": 10000 => cuLaunchHostFunc, @ptds 10000 => cuLaunchHostFunc_ptsz;
+        "cuStreamAddCallback": 5000 => cuStreamAddCallback, @ptds 7000 => cuStreamAddCallback_ptsz;
+        "cuEventCreate": 2000 => cuEventCreate;
+        "cuEventRecord": 2000 => cuEventRecord, @ptds 7000 => cuEventRecord_ptsz;
+        "cuEventRecordWithFlags": 11010 => cuEventRecordWithFlags, @ptds 11010 => cuEventRecordWithFlags_ptsz;
+        "cuEventQuery": 2000 => cuEventQuery;
+        "cuEventSynchronize": 2000 => cuEventSynchronize;
+        "cuEventDestroy": 2000 => cuEventDestroy, 4000 => cuEventDestroy_v2;
+        "cuEventElapsedTime": 2000 => cuEventElapsedTime, 12080 => cuEventElapsedTime_v2;
+    }
 }

@@ -14,6 +14,7 @@ use super::array::{CUDA_ARRAY3D_SURFACE_LDST, array};
 use super::texture::{CU_RESOURCE_TYPE_ARRAY, CUDA_RESOURCE_DESC, RefTable};
 use crate::cu::*;
 use crate::driver::with_context;
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null, write_out};
 
 pub type CUsurfObject = u64;
@@ -132,5 +133,17 @@ exports! {
             let a = r.array.ok_or(CUDA_ERROR_INVALID_VALUE)?;
             unsafe { write_out(ph_array, a as super::array::CUarray) }
         })
+    }
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuSurfObjectCreate": 5000 => cuSurfObjectCreate;
+        "cuSurfObjectDestroy": 5000 => cuSurfObjectDestroy;
+        "cuSurfObjectGetResourceDesc": 5000 => cuSurfObjectGetResourceDesc;
+        "cuModuleGetSurfRef": 3000 => cuModuleGetSurfRef;
+        "cuSurfRefSetArray": 3000 => cuSurfRefSetArray;
+        "cuSurfRefGetArray": 3000 => cuSurfRefGetArray;
     }
 }

@@ -25,7 +25,9 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use super::array::{CUDA_ARRAY_DESCRIPTOR, CUarray, CUmipmappedArray, array, arrays};
 use crate::cu::*;
 use crate::driver::{Driver, with_context, with_driver};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null, write_out};
+pub use crate::tex_format::{TEXTURE_PITCH_ALIGNMENT, channel_format, device_attribute, limit};
 use prlx_emu::texture::{
     AddressMode, ChannelFormat, FilterMode, Level, Resource, Sampler, Shape, TextureObject,
 };
@@ -42,56 +44,6 @@ pub const CU_TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
 pub const CU_TRSF_SRGB: u32 = 0x10;
 pub const CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION: u32 = 0x20;
 pub const CU_TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
-
-/// `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` of the devices emulated.
-pub const TEXTURE_PITCH_ALIGNMENT: usize = 32;
-
-/// The texture and surface limits of the emulated device (an sm_80 part's
-/// values), by `CUdevice_attribute`: `cuDeviceGetAttribute` reports them
-/// and `cuArray3DCreate` enforces them.
-pub fn device_attribute(attrib: i32) -> Option<i32> {
-    Some(match attrib {
-        21 => 131072,     // MAXIMUM_TEXTURE1D_WIDTH
-        22 => 131072,     // MAXIMUM_TEXTURE2D_WIDTH
-        23 => 65536,      // MAXIMUM_TEXTURE2D_HEIGHT
-        24..=26 => 16384, // MAXIMUM_TEXTURE3D_{WIDTH,HEIGHT,DEPTH}
-        27 | 28 => 32768, // MAXIMUM_TEXTURE2D_LAYERED_{WIDTH,HEIGHT}
-        29 => 2048,       // MAXIMUM_TEXTURE2D_LAYERED_LAYERS
-        30 => 512,        // SURFACE_ALIGNMENT
-        42 => 32768,      // MAXIMUM_TEXTURE1D_LAYERED_WIDTH
-        43 => 2048,       // MAXIMUM_TEXTURE1D_LAYERED_LAYERS
-        44 => 1,          // CAN_TEX2D_GATHER
-        45 | 46 => 32768, // MAXIMUM_TEXTURE2D_GATHER_{WIDTH,HEIGHT}
-        47 | 48 => 8192,  // MAXIMUM_TEXTURE3D_{WIDTH,HEIGHT}_ALTERNATE
-        49 => 32768,      // MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
-        51 => TEXTURE_PITCH_ALIGNMENT as i32,
-        52 => 32768,      // MAXIMUM_TEXTURECUBEMAP_WIDTH
-        53 => 32768,      // MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
-        54 => 2046,       // MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
-        55 => 32768,      // MAXIMUM_SURFACE1D_WIDTH
-        56 => 131072,     // MAXIMUM_SURFACE2D_WIDTH
-        57 => 65536,      // MAXIMUM_SURFACE2D_HEIGHT
-        58..=60 => 16384, // MAXIMUM_SURFACE3D_{WIDTH,HEIGHT,DEPTH}
-        61 => 32768,      // MAXIMUM_SURFACE1D_LAYERED_WIDTH
-        62 => 2048,       // MAXIMUM_SURFACE1D_LAYERED_LAYERS
-        63 | 64 => 32768, // MAXIMUM_SURFACE2D_LAYERED_{WIDTH,HEIGHT}
-        65 => 2048,       // MAXIMUM_SURFACE2D_LAYERED_LAYERS
-        66 | 67 => 32768, // MAXIMUM_SURFACECUBEMAP{,_LAYERED}_WIDTH
-        68 => 2046,       // MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
-        69 => 1 << 28,    // MAXIMUM_TEXTURE1D_LINEAR_WIDTH
-        70 => 131072,     // MAXIMUM_TEXTURE2D_LINEAR_WIDTH
-        71 => 65000,      // MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
-        72 => 2097120,    // MAXIMUM_TEXTURE2D_LINEAR_PITCH
-        73 | 74 => 32768, // MAXIMUM_TEXTURE2D_MIPMAPPED_{WIDTH,HEIGHT}
-        77 => 32768,      // MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
-        _ => return None,
-    })
-}
-
-/// A limit of [`device_attribute`] as a size.
-pub fn limit(attrib: i32) -> usize {
-    device_attribute(attrib).unwrap_or(0) as usize
-}
 
 /// `CUDA_RESOURCE_DESC`: `resType`, then a 128-byte union (read by the
 /// accessors below), then `flags`.
@@ -176,35 +128,6 @@ fn records() -> MutexGuard<'static, HashMap<u64, Record>> {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A `CUarray_format` with a channel count: the element type, and whether
-/// reads always return normalized floats, which the
-/// `UNORM`/`SNORM_INT{8,16}X{1,2,4}` formats (channel count included) do.
-/// `None` for formats the emulator does not sample (block-compressed,
-/// YUV, packed 10-bit) and channel counts other than 1, 2, 4 or the
-/// format's own.
-pub fn channel_format(code: u32, channels: u32) -> Option<(ChannelFormat, bool)> {
-    if let Some(f) = ChannelFormat::from_cu(code) {
-        return matches!(channels, 1 | 2 | 4).then_some((f, false));
-    }
-    use ChannelFormat::*;
-    let (f, n) = match code {
-        0xc0 => (U8, 1),
-        0xc1 => (U8, 2),
-        0xc2 => (U8, 4),
-        0xc3 => (U16, 1),
-        0xc4 => (U16, 2),
-        0xc5 => (U16, 4),
-        0xc6 => (S8, 1),
-        0xc7 => (S8, 2),
-        0xc8 => (S8, 4),
-        0xc9 => (S16, 1),
-        0xca => (S16, 2),
-        0xcb => (S16, 4),
-        _ => return None,
-    };
-    (channels == n).then_some((f, true))
 }
 
 /// Whether the resource's format reads as normalized floats whatever the
@@ -386,7 +309,7 @@ exports! {
         dev: CUdevice,
     ) {
         with_driver(|_| {
-            super::device::check_device(dev)?;
+            crate::driver::check_device(dev)?;
             if channel_format(format, num_channels).is_none() {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
@@ -462,6 +385,47 @@ exports! {
             let v = r.view.ok_or(CUDA_ERROR_INVALID_VALUE)?;
             unsafe { write_out(p_res_view_desc, v) }
         })
+    }
+}
+
+/// The `cuGetProcAddress` entries of this module.
+pub fn entries() -> Vec<ProcEntry> {
+    procs! {
+        "cuTexObjectCreate": 5000 => cuTexObjectCreate;
+        "cuTexObjectDestroy": 5000 => cuTexObjectDestroy;
+        "cuTexObjectGetResourceDesc": 5000 => cuTexObjectGetResourceDesc;
+        "cuTexObjectGetTextureDesc": 5000 => cuTexObjectGetTextureDesc;
+        "cuTexObjectGetResourceViewDesc": 5000 => cuTexObjectGetResourceViewDesc;
+        "cuModuleGetTexRef": 2000 => cuModuleGetTexRef;
+        "cuTexRefCreate": 2000 => cuTexRefCreate;
+        "cuTexRefDestroy": 2000 => cuTexRefDestroy;
+        "cuTexRefSetArray": 2000 => cuTexRefSetArray;
+        "cuTexRefSetMipmappedArray": 5000 => cuTexRefSetMipmappedArray;
+        "cuTexRefSetAddress": 3020 => cuTexRefSetAddress_v2;
+        "cuTexRefSetAddress2D": 4010 => cuTexRefSetAddress2D_v3;
+        "cuTexRefSetFormat": 2000 => cuTexRefSetFormat;
+        "cuTexRefSetAddressMode": 2000 => cuTexRefSetAddressMode;
+        "cuTexRefSetFilterMode": 2000 => cuTexRefSetFilterMode;
+        "cuTexRefSetMipmapFilterMode": 5000 => cuTexRefSetMipmapFilterMode;
+        "cuTexRefSetMipmapLevelBias": 5000 => cuTexRefSetMipmapLevelBias;
+        "cuTexRefSetMipmapLevelClamp": 5000 => cuTexRefSetMipmapLevelClamp;
+        "cuTexRefSetMaxAnisotropy": 5000 => cuTexRefSetMaxAnisotropy;
+        "cuTexRefSetBorderColor": 8000 => cuTexRefSetBorderColor;
+        "cuTexRefSetFlags": 2000 => cuTexRefSetFlags;
+        "cuTexRefGetAddress": 3020 => cuTexRefGetAddress_v2;
+        "cuTexRefGetArray": 2000 => cuTexRefGetArray;
+        "cuTexRefGetMipmappedArray": 5000 => cuTexRefGetMipmappedArray;
+        "cuTexRefGetAddressMode": 2000 => cuTexRefGetAddressMode;
+        "cuTexRefGetFilterMode": 2000 => cuTexRefGetFilterMode;
+        "cuTexRefGetMipmapFilterMode": 5000 => cuTexRefGetMipmapFilterMode;
+        "cuTexRefGetFormat": 2000 => cuTexRefGetFormat;
+        "cuTexRefGetMipmapLevelBias": 5000 => cuTexRefGetMipmapLevelBias;
+        "cuTexRefGetMipmapLevelClamp": 5000 => cuTexRefGetMipmapLevelClamp;
+        "cuTexRefGetMaxAnisotropy": 5000 => cuTexRefGetMaxAnisotropy;
+        "cuTexRefGetBorderColor": 8000 => cuTexRefGetBorderColor;
+        "cuTexRefGetFlags": 2000 => cuTexRefGetFlags;
+        "cuParamSetTexRef": 2000 => cuParamSetTexRef;
+        "cuDeviceGetTexture1DLinearMaxWidth": 11010 => cuDeviceGetTexture1DLinearMaxWidth;
     }
 }
 

@@ -16,10 +16,11 @@
 //! `tests/exports.rs` recomputes that set from both headers and fails when a
 //! name is neither here nor implemented. Implementing a function: delete its
 //! symbol here (a duplicate `#[no_mangle]` fails to link, so nothing is
-//! exported twice) and add it to `proc_address::table`.
+//! exported twice) and add it to the `entries()` of the module that implements
+//! it.
 
-use super::proc_address::ProcEntry;
 use crate::cu::*;
+use crate::entry::ProcEntry;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The body of every refused entry point: one line on stderr the first time
@@ -37,7 +38,7 @@ pub fn refuse(name: &str, logged: &AtomicBool) -> CUresult {
 }
 
 /// `"name": version => symbol, @ptds version => symbol_ptsz, ...;` (the
-/// syntax of `proc_address::table`) defines one exported function per symbol
+/// syntax of [`crate::entry::procs`]) defines one exported function per symbol
 /// and [`entries`], their `cuGetProcAddress` entries.
 macro_rules! unsupported {
     ($( $name:literal : $( $(@$pt:ident)? $ver:literal => $f:ident ),+ ; )*) => {

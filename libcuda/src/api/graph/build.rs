@@ -5,13 +5,14 @@
 //! as the driver does: kernel arguments are packed then (the caller's
 //! `kernelParams` may go away), and a child graph is cloned into its node.
 
-use super::abi::*;
-use super::model::{Copy3D, KernelOp, MemsetOp, Op, State, with_state};
-use super::{check_edge_data, read_nodes, write_list, write_list_with_edge_data};
-use crate::api::proc_address::{ProcEntry, procs};
 use crate::cu::*;
 use crate::driver::{Driver, with_driver};
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{c_str, exports, non_null, write_out};
+use crate::graph::abi::*;
+use crate::graph::model::{KernelOp, Op, State, with_state};
+pub use crate::graph::ops::{alloc_op, copy_op, memset_op};
+use crate::graph::{check_edge_data, read_nodes, write_list, write_list_with_edge_data};
 use crate::params;
 use std::ffi::{c_char, c_uint, c_void};
 
@@ -143,42 +144,6 @@ unsafe fn write_kernel_params(out: *mut KernelNodeParamsV2, k: &KernelOp, v2: bo
             (*out).ctx = std::ptr::null_mut();
         }
     }
-}
-
-/// A copy as a node. Memory types must be known; the copy itself is
-/// checked when it runs, as `cuMemcpy3DAsync` checks it.
-///
-/// # Safety
-/// `p` must be NULL or a valid `CUDA_MEMCPY3D`.
-pub(crate) unsafe fn copy_op(p: *const CUDA_MEMCPY3D) -> Result<Copy3D, CUresult> {
-    non_null(p)?;
-    // SAFETY: non-null, the caller's struct; copied bitwise.
-    let c = Copy3D(unsafe { std::ptr::read_unaligned(p) });
-    let known = |t: u32| (CU_MEMORYTYPE_HOST..=CU_MEMORYTYPE_UNIFIED).contains(&t);
-    if !known(c.0.src_memory_type) || !known(c.0.dst_memory_type) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    Ok(c)
-}
-
-/// A memset as a node: element size 1, 2 or 4, aligned destination, a
-/// pitch that holds a row when there are several.
-pub(crate) fn memset_op(p: &MemsetNodeParams) -> Result<MemsetOp, CUresult> {
-    let elem = p.element_size as usize;
-    if !matches!(elem, 1 | 2 | 4) || p.dst % elem as u64 != 0 || p.dst == 0 {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    if p.height > 1 && p.pitch < p.width * elem {
-        return Err(CUDA_ERROR_INVALID_VALUE);
-    }
-    Ok(MemsetOp {
-        dst: p.dst,
-        pitch: p.pitch,
-        value: p.value,
-        element_size: p.element_size,
-        width: p.width,
-        height: p.height,
-    })
 }
 
 fn host_op(f: HostFn, data: *mut c_void) -> Result<Op, CUresult> {
@@ -603,13 +568,13 @@ exports! {
     /// Graph memory is not pooled apart from ordinary allocations: nothing
     /// to trim.
     fn cuDeviceGraphMemTrim(device: CUdevice) {
-        crate::driver::with_driver(|_| crate::api::device::check_device(device))
+        crate::driver::with_driver(|_| crate::driver::check_device(device))
     }
 
     /// Used (allocated by a graph launch and not freed) and reserved (all
     /// graph allocations) bytes, and their high-water marks.
     fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: c_uint, value: *mut u64) {
-        crate::driver::with_driver(|_| crate::api::device::check_device(device))?;
+        crate::driver::with_driver(|_| crate::driver::check_device(device))?;
         non_null(value)?;
         let v = with_state(|s| s.graph_memory_attribute(attr))?;
         // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
@@ -618,7 +583,7 @@ exports! {
 
     /// Only the high-water marks may be set, and only to zero (a reset).
     fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: c_uint, value: *const u64) {
-        crate::driver::with_driver(|_| crate::api::device::check_device(device))?;
+        crate::driver::with_driver(|_| crate::driver::check_device(device))?;
         non_null(value)?;
         // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
         if unsafe { value.read_unaligned() } != 0 {
@@ -683,7 +648,7 @@ exports! {
         })?;
         // SAFETY: written just above; a kernel node's body is v2 parameters.
         unsafe {
-            if (*params).type_ == super::abi::NODE_KERNEL {
+            if (*params).type_ == crate::graph::abi::NODE_KERNEL {
                 report_kernel_function((*params).params.as_mut_ptr() as *mut KernelNodeParamsV2);
             }
         }
@@ -1058,24 +1023,6 @@ crate::entry::aliases! {
 /// `CU_MEM_ALLOCATION_TYPE_PINNED` and `CU_MEM_LOCATION_TYPE_DEVICE`.
 const ALLOCATION_TYPE_PINNED: u32 = 1;
 const LOCATION_TYPE_DEVICE: u32 = 1;
-
-/// An allocation node's memory: reserved now, at the address the node
-/// reports, owned by the current context; allocated when the node runs.
-pub(crate) fn alloc_op(d: &mut Driver, ctx: usize, bytes: usize) -> Result<Op, CUresult> {
-    let dptr = crate::api::memory::alloc(d, ctx, bytes)?;
-    with_state(|s| {
-        s.graph_memory.insert(
-            dptr,
-            super::model::GraphMemory {
-                bytes,
-                live: false,
-                exec: None,
-            },
-        );
-        s.note_graph_memory();
-    });
-    Ok(Op::MemAlloc { dptr, bytes })
-}
 
 /// The op of a `CUDA_MEM_ALLOC_NODE_PARAMS`: pinned device memory of a
 /// device that exists, more than zero bytes.

@@ -9,19 +9,19 @@
 //! graph launched into a capturing stream becomes a child graph node of the
 //! capture instead.
 
-use super::abi::*;
 use super::build::{IntoResult, copy_op, kernel_from_params, memset_op, op_from_node_params};
-use super::capture;
-use super::model::{Exec, ExecGraph, ExecNode, ExecOp, KernelOp, Op, with_state};
 use crate::api::launch::cuLaunchKernelEx;
 use crate::api::memory2d::{
     cuMemcpy3DAsync_v2, cuMemsetD2D8Async, cuMemsetD2D16Async, cuMemsetD2D32Async,
 };
-use crate::api::proc_address::{ProcEntry, procs};
 use crate::api::stream::{cuEventRecord, cuLaunchHostFunc};
 use crate::cu::*;
 use crate::driver::with_driver;
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null, write_optional, write_out};
+use crate::graph::abi::*;
+use crate::graph::capture;
+use crate::graph::model::{Exec, ExecGraph, ExecNode, ExecOp, KernelOp, Op, with_state};
 use std::ffi::{c_char, c_uint, c_void};
 use std::sync::Arc;
 

@@ -5,12 +5,12 @@
 //! it is destroyed. Destructors run on the thread that lets go of the last
 //! reference, with no lock held.
 
-use super::abi::{CUgraph, HostFn};
-use super::model::with_state;
-use crate::api::proc_address::{ProcEntry, procs};
 use crate::cu::*;
 use crate::driver::with_driver;
+use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null, write_out};
+use crate::graph::abi::{CUgraph, HostFn};
+use crate::graph::model::with_state;
 use std::ffi::{c_uint, c_void};
 
 /// `CU_USER_OBJECT_NO_DESTRUCTOR_SYNC`, the one (required) creation flag.
@@ -43,7 +43,7 @@ exports! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let o = with_state(|s| {
-            s.user_objects.insert(super::model::UserObject {
+            s.user_objects.insert(crate::graph::model::UserObject {
                 ptr: ptr as usize,
                 destroy: destroy as usize,
                 refs,
