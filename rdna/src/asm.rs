@@ -20,6 +20,10 @@ use std::process::Command;
 
 use crate::code_object::{CodeObject, Kernel, KernelDescriptor};
 use crate::elf::Elf;
+/// The element types of header arguments (shared with `prlxctl`'s `.kern`
+/// files).
+pub use prlx_values::ElemType;
+use prlx_values::{Number, SplitMix, parse_number};
 
 pub const SCRATCH_PER_LANE: u32 = 1024;
 /// The assembler used; override with `PRLX_LLVM_MC`.
@@ -43,106 +47,6 @@ impl fmt::Display for AsmError {
 }
 
 impl std::error::Error for AsmError {}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ElemType {
-    U8,
-    U16,
-    U32,
-    U64,
-    I8,
-    I16,
-    I32,
-    I64,
-    F16,
-    BF16,
-    F32,
-    F64,
-}
-
-impl ElemType {
-    pub fn parse(s: &str) -> Option<ElemType> {
-        Some(match s {
-            "u8" => ElemType::U8,
-            "u16" => ElemType::U16,
-            "u32" => ElemType::U32,
-            "u64" => ElemType::U64,
-            "i8" => ElemType::I8,
-            "i16" => ElemType::I16,
-            "i32" => ElemType::I32,
-            "i64" => ElemType::I64,
-            "f16" => ElemType::F16,
-            "bf16" => ElemType::BF16,
-            "f32" => ElemType::F32,
-            "f64" => ElemType::F64,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            ElemType::U8 => "u8",
-            ElemType::U16 => "u16",
-            ElemType::U32 => "u32",
-            ElemType::U64 => "u64",
-            ElemType::I8 => "i8",
-            ElemType::I16 => "i16",
-            ElemType::I32 => "i32",
-            ElemType::I64 => "i64",
-            ElemType::F16 => "f16",
-            ElemType::BF16 => "bf16",
-            ElemType::F32 => "f32",
-            ElemType::F64 => "f64",
-        }
-    }
-    pub fn size(self) -> usize {
-        match self {
-            ElemType::U8 | ElemType::I8 => 1,
-            ElemType::U16 | ElemType::I16 | ElemType::F16 | ElemType::BF16 => 2,
-            ElemType::U32 | ElemType::I32 | ElemType::F32 => 4,
-            ElemType::U64 | ElemType::I64 | ElemType::F64 => 8,
-        }
-    }
-    pub fn is_float(self) -> bool {
-        matches!(
-            self,
-            ElemType::F16 | ElemType::BF16 | ElemType::F32 | ElemType::F64
-        )
-    }
-
-    /// Little-endian bytes of `v` as this type (floats rounded to nearest,
-    /// integers wrapped to the width).
-    pub fn encode(self, v: f64, int: Option<i128>) -> Vec<u8> {
-        let i = int.unwrap_or(v as i128);
-        match self {
-            ElemType::U8 | ElemType::I8 => vec![i as u8],
-            ElemType::U16 | ElemType::I16 => (i as u16).to_le_bytes().to_vec(),
-            ElemType::U32 | ElemType::I32 => (i as u32).to_le_bytes().to_vec(),
-            ElemType::U64 | ElemType::I64 => (i as u64).to_le_bytes().to_vec(),
-            ElemType::F16 => half::f16::from_f64(v).to_le_bytes().to_vec(),
-            ElemType::BF16 => half::bf16::from_f64(v).to_le_bytes().to_vec(),
-            ElemType::F32 => (v as f32).to_le_bytes().to_vec(),
-            ElemType::F64 => v.to_le_bytes().to_vec(),
-        }
-    }
-
-    /// The value of one element, for printing.
-    pub fn decode(self, b: &[u8]) -> String {
-        match self {
-            ElemType::U8 => b[0].to_string(),
-            ElemType::I8 => (b[0] as i8).to_string(),
-            ElemType::U16 => u16::from_le_bytes([b[0], b[1]]).to_string(),
-            ElemType::I16 => i16::from_le_bytes([b[0], b[1]]).to_string(),
-            ElemType::U32 => u32::from_le_bytes(b[..4].try_into().unwrap()).to_string(),
-            ElemType::I32 => i32::from_le_bytes(b[..4].try_into().unwrap()).to_string(),
-            ElemType::U64 => u64::from_le_bytes(b[..8].try_into().unwrap()).to_string(),
-            ElemType::I64 => i64::from_le_bytes(b[..8].try_into().unwrap()).to_string(),
-            ElemType::F16 => format!("{}", half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
-            ElemType::BF16 => format!("{}", half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
-            ElemType::F32 => format!("{}", f32::from_le_bytes(b[..4].try_into().unwrap())),
-            ElemType::F64 => format!("{}", f64::from_le_bytes(b[..8].try_into().unwrap())),
-        }
-    }
-}
 
 /// One header argument.
 #[derive(Debug, Clone, PartialEq)]
@@ -281,32 +185,6 @@ pub struct AsmProgram {
     pub source: Vec<String>,
 }
 
-/// A number of the header: decimal, 0x hex, 0b binary, or a float.
-fn parse_number(s: &str) -> Option<(f64, Option<i128>)> {
-    let t = s.trim();
-    let (neg, body) = match t.strip_prefix('-') {
-        Some(r) => (true, r.trim()),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let int = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        i128::from_str_radix(h, 16).ok()
-    } else if let Some(b) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-        i128::from_str_radix(b, 2).ok()
-    } else {
-        body.parse::<i128>().ok()
-    };
-    if let Some(i) = int {
-        let i = if neg { -i } else { i };
-        return Some((i as f64, Some(i)));
-    }
-    let f: f64 = match body {
-        "inf" => f64::INFINITY,
-        "nan" => f64::NAN,
-        _ => body.parse().ok()?,
-    };
-    Some((if neg { -f } else { f }, None))
-}
-
 /// Splits on commas outside parentheses and quotes.
 fn split_top(s: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -331,17 +209,6 @@ fn split_top(s: &str) -> Vec<String> {
     out
 }
 
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 fn dims3(v: &str) -> Option<[u32; 3]> {
     let v = v.trim().trim_start_matches('(').trim_end_matches(')');
     let parts: Vec<&str> = v
@@ -354,8 +221,8 @@ fn dims3(v: &str) -> Option<[u32; 3]> {
     }
     let mut d = [1u32; 3];
     for (k, p) in parts.iter().enumerate() {
-        let (_, i) = parse_number(p)?;
-        d[k] = u32::try_from(i?).ok().filter(|&x| x > 0)?;
+        let i = parse_number(p)?.as_int()?;
+        d[k] = u32::try_from(i).ok().filter(|&x| x > 0)?;
     }
     Some(d)
 }
@@ -601,45 +468,48 @@ fn init_data(
         let [v] = a.as_slice() else {
             return Err("repeat(value) takes one value".into());
         };
-        let (f, i) = num(v)?;
+        let v = num(v)?;
         for _ in 0..n {
-            out.extend(ty.encode(f, i));
+            out.extend(ty.encode_wrapping(v));
         }
     } else if let Some(a) = call("arange") {
-        let vals: Vec<(f64, Option<i128>)> = a.iter().map(|s| num(s)).collect::<Result<_, _>>()?;
+        let vals: Vec<Number> = a.iter().map(|s| num(s)).collect::<Result<_, _>>()?;
         let (start, end, step) = match vals.as_slice() {
-            [e] => ((0.0, Some(0)), *e, (1.0, Some(1))),
-            [s, e] => (*s, *e, (1.0, Some(1))),
+            [e] => (Number::Int(0), *e, Number::Int(1)),
+            [s, e] => (*s, *e, Number::Int(1)),
             [s, e, st] => (*s, *e, *st),
             _ => return Err("arange(n) or arange(start, end[, step])".into()),
         };
-        if step.0 == 0.0 {
+        if step.as_f64() == 0.0 {
             return Err("arange: step must not be zero".into());
         }
-        let count = ((end.0 - start.0) / step.0).ceil().max(0.0) as usize;
+        let count = ((end.as_f64() - start.as_f64()) / step.as_f64())
+            .ceil()
+            .max(0.0) as usize;
         if count != n {
             return Err(format!("arange gives {count} values for {n} elements"));
         }
         for k in 0..n {
-            match (start.1, step.1) {
-                (Some(s), Some(st)) if !ty.is_float() => {
-                    out.extend(ty.encode(0.0, Some(s + st * k as i128)))
+            let v = match (start, step) {
+                (Number::Int(s), Number::Int(st)) if !ty.is_float() => {
+                    Number::Int(s + st * k as i128)
                 }
-                _ => out.extend(ty.encode(start.0 + step.0 * k as f64, None)),
-            }
+                _ => Number::Float(start.as_f64() + step.as_f64() * k as f64),
+            };
+            out.extend(ty.encode_wrapping(v));
         }
     } else if let Some(a) = call("rand") {
         if !a.is_empty() {
             return Err("rand() takes no arguments".into());
         }
-        let mut r = SplitMix(0x5eed ^ seed.wrapping_mul(0x1000_0001));
+        let mut r = SplitMix::new(0x5eed ^ seed.wrapping_mul(0x1000_0001));
         for _ in 0..n {
-            let x = r.next();
-            if ty.is_float() {
-                out.extend(ty.encode((x >> 11) as f64 / (1u64 << 53) as f64, None));
+            let v = if ty.is_float() {
+                Number::Float(r.unit())
             } else {
-                out.extend(ty.encode(0.0, Some((x % 100) as i128)));
-            }
+                Number::Int((r.next_u64() % 100) as i128)
+            };
+            out.extend(ty.encode_wrapping(v));
         }
     } else if let Some(a) = call("file") {
         let [path, dtype] = a.as_slice() else {
@@ -660,9 +530,8 @@ fn init_data(
         }
         for k in 0..n {
             let b = &bytes[k * dt.size()..(k + 1) * dt.size()];
-            let s = dt.decode(b);
-            let (f, i) = parse_number(&s).unwrap_or((f64::NAN, None));
-            out.extend(ty.encode(f, if ty.is_float() { None } else { i }));
+            let v = parse_number(&dt.decode(b)).unwrap_or(Number::Float(f64::NAN));
+            out.extend(ty.encode_wrapping(v));
         }
     } else {
         let vals = split_top(init);
@@ -670,11 +539,11 @@ fn init_data(
             return Err(format!("{} initial values for {n} elements", vals.len()));
         }
         for v in vals {
-            let (f, i) = num(&v)?;
-            if !ty.is_float() && i.is_none() {
+            let x = num(&v)?;
+            if !ty.is_float() && x.as_int().is_none() {
                 return Err(format!("`{v}` is not an integer ({} argument)", ty.name()));
             }
-            out.extend(ty.encode(f, i));
+            out.extend(ty.encode_wrapping(x));
         }
     }
     Ok(out)

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::values::{ElemType, Number, SplitMix};
+use super::values::{ElemType, Number, SplitMix, parse_number};
 
 /// A parse or validation error, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,34 +412,6 @@ fn parse_numbers(s: &str) -> Result<Vec<Number>, String> {
     s.split(',')
         .map(|p| parse_number(p.trim()).ok_or_else(|| format!("`{}` is not a number", p.trim())))
         .collect()
-}
-
-/// Decimal, `0x` hex, `0b` binary, floats, `inf`, `nan`; optional sign.
-pub fn parse_number(s: &str) -> Option<Number> {
-    let (neg, body) = match s.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let int = |v: i128| Number::Int(if neg { -v } else { v });
-    let lower = body.to_ascii_lowercase();
-    if let Some(hex) = lower.strip_prefix("0x") {
-        return i128::from_str_radix(hex, 16).ok().map(int);
-    }
-    if let Some(bin) = lower.strip_prefix("0b") {
-        return i128::from_str_radix(bin, 2).ok().map(int);
-    }
-    if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
-        return body.parse::<i128>().ok().map(int);
-    }
-    let f = match lower.as_str() {
-        "inf" | "infinity" => f64::INFINITY,
-        "nan" => f64::NAN,
-        _ if body.starts_with(|c: char| c.is_ascii_digit() || c == '.') => {
-            body.parse::<f64>().ok()?
-        }
-        _ => return None,
-    };
-    Some(Number::Float(if neg { -f } else { f }))
 }
 
 /// The names of the PTX's `.entry` functions, for a header without `kernel =`.
