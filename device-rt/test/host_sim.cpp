@@ -187,7 +187,9 @@ static void test_snapshot() {
 
 static void test_not_capturing_and_bounds() {
   Image im = make_image(1, 4, 0, 0, 1);
+  EXPECT_EQ(__prlx_record_enabled(), 1);
   __prlx_desc.trace = 0;
+  EXPECT_EQ(__prlx_record_enabled(), 0);
   sim::block = 0, sim::warps_per_block = 1, sim::warp_in_block = 0;
   warp_call(0x1u, [](unsigned) { __prlx_record_branch(1, 1); });
   EXPECT_EQ(u32_at(im.bytes, im.warps_off()), 0);

@@ -1,5 +1,7 @@
 #include "Instrumenter.h"
 
+#include "IdleCopy.h"
+
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -129,8 +131,27 @@ bool Instrumenter::run() {
     }
   }
   // Only now touch the IR: every id above came from the compiler's IR.
+  // Idle copies first, so that the probes go into the original blocks only.
+  std::vector<IdleCopy> Copies;
+  if (Opts.IdleCopies) {
+    SmallPtrSet<Function *, 16> Seen;
+    for (const PendingSite &S : Pending) {
+      Function *F = S.At->getFunction();
+      if (!Seen.insert(F).second)
+        continue;
+      if (const char *Why = idleCopyObstacle(*F)) {
+        if (Opts.Verbose)
+          errs() << "[prlx] " << F->getName() << ": no idle copy (" << Why
+                 << ")\n";
+        continue;
+      }
+      Copies.push_back(addIdleCopy(*F, Callbacks.enabled()));
+    }
+  }
   for (const PendingSite &S : Pending)
     insert(S);
+  for (const IdleCopy &C : Copies)
+    finishIdleCopy(C);
   return !Pending.empty();
 }
 

@@ -55,6 +55,7 @@ struct InstrumentOptions {
   bool Snapshots = false;
   bool Verbose = false;
   bool AsmSites = true;
+  bool IdleCopies = true; // an uninstrumented copy per function (IdleCopy.h)
 };
 
 class Instrumenter {

@@ -23,6 +23,14 @@ cl::opt<bool> Snapshots(
     cl::desc("Record per-lane operands of the compare deciding each branch"),
     cl::init(false));
 
+cl::opt<bool> IdleCopyOpt(
+    "prlx-idle-copy",
+    cl::desc("Give each instrumented function an uninstrumented copy of its "
+             "body, run when the module is not being captured (one load and "
+             "one branch per call instead of a branch per site visit; the "
+             "function's code is about twice the size)"),
+    cl::init(true));
+
 cl::opt<std::string> SitesJsonPath(
     "prlx-sites-json",
     cl::desc("Site table file to merge into (default: $PRLX_SITES, else "

@@ -12,6 +12,7 @@ extern llvm::cl::opt<std::string> FilterOpt;
 extern llvm::cl::opt<bool> InstrumentGlobalStores;
 extern llvm::cl::opt<bool> InstrumentFuncEntryExit;
 extern llvm::cl::opt<bool> Snapshots;
+extern llvm::cl::opt<bool> IdleCopyOpt;
 extern llvm::cl::opt<std::string> SitesJsonPath;
 extern llvm::cl::opt<std::string> TargetOverride;
 extern llvm::cl::opt<unsigned> SiteIdMask;

@@ -47,6 +47,7 @@ struct PrlxInstrumentPass : PassInfoMixin<PrlxInstrumentPass> {
     Opts.Snapshots = Snapshots;
     Opts.Verbose = Verbose;
     Opts.AsmSites = AsmSites;
+    Opts.IdleCopies = IdleCopyOpt;
 
     SiteTable Table(SiteIdMask);
     Instrumenter Pass(M, Target, FunctionFilter::fromEnvironmentAndOptions(),

@@ -17,4 +17,12 @@ FunctionCallee RuntimeCallbacks::get(const char *Name, unsigned NumI32Args) {
   return Callee;
 }
 
+FunctionCallee RuntimeCallbacks::enabled() {
+  LLVMContext &Ctx = M.getContext();
+  FunctionType *Ty = FunctionType::get(Type::getInt32Ty(Ctx), {}, false);
+  // A plain load of the descriptor: not convergent, so the optimiser may
+  // merge it with the runtime's own loads once inlined.
+  return M.getOrInsertFunction(callback::Enabled, Ty);
+}
+
 } // namespace prlx

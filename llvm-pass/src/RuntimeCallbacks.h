@@ -20,6 +20,8 @@ inline constexpr const char *GlobalStore = "__prlx_record_global_store";
 inline constexpr const char *Func = "__prlx_record_func";
 // (site, lhs, rhs, predicate): per-lane compare operands, snapshot ring.
 inline constexpr const char *Snapshot = "__prlx_record_snapshot";
+// () -> i32: 1 while the module is being captured, else 0 (IdleCopy.cpp).
+inline constexpr const char *Enabled = "__prlx_record_enabled";
 } // namespace callback
 
 // Declares each callback on first use, reusing any declaration or definition
@@ -37,6 +39,7 @@ public:
   llvm::FunctionCallee globalStore() { return get(callback::GlobalStore, 2); }
   llvm::FunctionCallee func() { return get(callback::Func, 2); }
   llvm::FunctionCallee snapshot() { return get(callback::Snapshot, 4); }
+  llvm::FunctionCallee enabled();
 
 private:
   llvm::FunctionCallee get(const char *Name, unsigned NumI32Args);

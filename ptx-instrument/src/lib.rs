@@ -24,13 +24,16 @@
 //! operands and writes only the trace buffers, so the instrumented module
 //! computes exactly what the original computes.
 
+pub mod idle_copy;
 pub mod rewrite;
 pub mod runtime;
 pub mod sites;
 mod switch_tree;
 pub mod value;
 
-pub use rewrite::{Options, Runtime, instrument_link_input, instrument_parsed};
+pub use rewrite::{
+    Layout, Options, Runtime, instrument_link_input, instrument_parsed, instrument_parsed_with,
+};
 pub use sites::{Location, Site, SiteKind, SiteTable};
 
 /// A module rewritten to record events.
@@ -57,6 +60,16 @@ pub enum Error {
 
 /// Parses `text` (diagnostics name it `name`) and instruments it.
 pub fn instrument(text: &str, name: &str, options: &Options) -> Result<Instrumented, Error> {
+    instrument_with(text, name, options, Layout::default())
+}
+
+/// [`instrument`] with another [`Layout`] (for measuring it).
+pub fn instrument_with(
+    text: &str,
+    name: &str,
+    options: &Options,
+    layout: Layout,
+) -> Result<Instrumented, Error> {
     let module = prlx_ptx::parse(text, name)?;
-    instrument_parsed(&module, text, options)
+    instrument_parsed_with(&module, text, options, layout)
 }

@@ -29,6 +29,23 @@ pub struct Options {
     pub global_stores: bool,
 }
 
+/// How instrumented functions are laid out (not what they record); the
+/// default is what the shim loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Keep each instrumented function's body as compiled too, and run it
+    /// when the module is not being captured ([`crate::idle_copy`]): an
+    /// idle call costs a fixed test instead of a branch per site visit, for
+    /// twice the code. Off: one body, whose probes branch past themselves.
+    pub idle_copy: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout { idle_copy: true }
+    }
+}
+
 /// `TraceEvent` flag (reserved half-word) of an Atomic event whose value is
 /// what the atomic returned, not its operand
 /// ([`prlx_trace::layout::event_flags::RETURNED`]).
@@ -43,8 +60,18 @@ pub fn instrument_parsed(
     text: &str,
     options: &Options,
 ) -> Result<Instrumented, Error> {
+    instrument_parsed_with(module, text, options, Layout::default())
+}
+
+/// [`instrument_parsed`] with another [`Layout`] (for measuring it).
+pub fn instrument_parsed_with(
+    module: &Module,
+    text: &str,
+    options: &Options,
+    layout: Layout,
+) -> Result<Instrumented, Error> {
     let mut sites = SiteTable::default();
-    let (ptx, kernels) = instrument_into(module, text, options, &mut sites, Runtime::Own)?;
+    let (ptx, kernels) = instrument_into(module, text, options, layout, &mut sites, Runtime::Own)?;
     Ok(Instrumented {
         ptx,
         sites,
@@ -74,13 +101,14 @@ pub fn instrument_link_input(
     sites: &mut SiteTable,
     runtime: Runtime,
 ) -> Result<(String, Vec<String>), Error> {
-    instrument_into(module, text, options, sites, runtime)
+    instrument_into(module, text, options, Layout::default(), sites, runtime)
 }
 
 fn instrument_into(
     module: &Module,
     text: &str,
     options: &Options,
+    layout: Layout,
     table: &mut SiteTable,
     runtime: Runtime,
 ) -> Result<(String, Vec<String>), Error> {
@@ -142,7 +170,8 @@ fn instrument_into(
         if skipped(&function.name) {
             continue;
         }
-        FunctionRewrite::new(function, &files, &lines, options).run(table, &mut edits);
+        FunctionRewrite::new(function, &files, &lines, options)
+            .run(text, layout, table, &mut edits);
     }
     Ok((edits.apply(text), kernels))
 }
@@ -501,25 +530,20 @@ impl<'a> FunctionRewrite<'a> {
             .map(|s| self.lines.offset(s.span()))
     }
 
-    fn run(&self, table: &mut SiteTable, edits: &mut Edits) {
+    fn run(&self, text: &str, layout: Layout, table: &mut SiteTable, edits: &mut Edits) {
         // The warp slot, computed once at the start of the body (before its
         // first label: once per call), if any probe is placed.
-        let start = self
-            .function
-            .body
-            .as_deref()
-            .unwrap_or(&[])
-            .iter()
-            .find(|s| {
-                !matches!(
-                    s,
-                    Statement::Reg(_) | Statement::Var(_) | Statement::Pragma(_)
-                )
-            })
-            .map(|s| self.lines.offset(s.span()));
-        let Some(start) = start else {
+        let body = self.function.body.as_deref().unwrap_or(&[]);
+        let first = body.iter().position(|s| {
+            !matches!(
+                s,
+                Statement::Reg(_) | Statement::Var(_) | Statement::Pragma(_)
+            )
+        });
+        let Some(first) = first else {
             return;
         };
+        let start = self.lines.offset(body[first].span());
         let setup = edits.edits.len();
         let claim =
             (self.function.kind == FunctionKind::Entry).then_some(self.function.name.as_str());
@@ -527,6 +551,17 @@ impl<'a> FunctionRewrite<'a> {
         self.place_probes(table, edits);
         if edits.edits.len() == setup + 1 {
             edits.edits.pop();
+            return;
+        }
+        if !layout.idle_copy {
+            return;
+        }
+        // Before the set-up (insertions at one offset keep their order).
+        // A function that cannot have one keeps the probes' own idle
+        // branches: it records the same, only idles at more cost.
+        if let Ok(copy) = crate::idle_copy::idle_copy(text, start, &body[first..], setup) {
+            edits.edits.insert(setup, (start, start, copy.test));
+            edits.insert(copy.end, copy.body);
         }
     }
 

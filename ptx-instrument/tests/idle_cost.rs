@@ -1,11 +1,12 @@
 //! A module instrumented at load that is not being captured (its
-//! `__prlx_desc` all zero) costs one uniform branch per site visit, beyond
-//! a fixed set-up per function (issue 21, item 4): measured by the
-//! emulator's warp-instruction counts as the *marginal* cost of more loop
-//! iterations, so the set-up cancels out.
+//! `__prlx_desc` all zero) runs each function's uninstrumented copy after a
+//! fixed test at its start (issue 21, item 4): measured by the emulator's
+//! warp-instruction counts, the idle cost of a launch is that test, the
+//! same however many sites the loop visits. Without the copy
+//! (`Layout { idle_copy: false }`) a site visit costs one uniform branch.
 
 use prlx_emu::{Device, DeviceConfig, LaunchConfig};
-use prlx_ptx_instrument::{Options, instrument};
+use prlx_ptx_instrument::{Layout, Options, instrument, instrument_with};
 
 /// A branch-heavy loop: a data-dependent branch (odd/even, divergent
 /// within the warp) and the loop's back edge, `n` iterations.
@@ -68,9 +69,41 @@ fn run(ptx: &str, n: u32) -> (u64, Vec<u8>) {
     (stats.warp_instructions, stored)
 }
 
+/// Warp instructions of the idle test at a function's start
+/// (`idle_copy.rs`: two loads, two compares, the branch).
+const IDLE_TEST: u64 = 5;
+
 #[test]
-fn idle_sites_cost_one_uniform_branch_per_visit() {
+fn idle_launch_costs_a_fixed_test_whatever_the_sites_visited() {
     let instrumented = instrument(LOOP_PTX, "idle.ptx", &Options::default()).unwrap();
+    let sites = instrumented.sites.len() as u64;
+    assert!(sites >= 2, "{sites} sites");
+    let mut plain_counts = Vec::new();
+    for n in [0, 100, 300] {
+        let (plain, plain_out) = run(LOOP_PTX, n);
+        let (idle, idle_out) = run(&instrumented.ptx, n);
+        assert_eq!(
+            plain_out, idle_out,
+            "the idle module computes the same ({n} iterations)"
+        );
+        // One warp: the test, then the original code.
+        assert_eq!(
+            idle,
+            plain + IDLE_TEST,
+            "{n} iterations: plain {plain}, idle {idle} warp instructions"
+        );
+        plain_counts.push(plain);
+    }
+    assert!(
+        plain_counts[2] > plain_counts[1] + 200,
+        "{plain_counts:?}: the loop ran"
+    );
+}
+
+#[test]
+fn without_the_copy_idle_sites_cost_one_uniform_branch_per_visit() {
+    let layout = Layout { idle_copy: false };
+    let instrumented = instrument_with(LOOP_PTX, "idle.ptx", &Options::default(), layout).unwrap();
     // Both branches are sites (the conditional one and the back edge).
     let sites = instrumented.sites.len() as u64;
     assert!(sites >= 2, "{sites} sites");
