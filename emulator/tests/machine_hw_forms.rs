@@ -196,3 +196,41 @@ fn vector_and_predicate_reg_parameters_and_vector_moves() {
     // 0x11 is odd; after the rotation the low byte is 0x44, even.
     assert_eq!(download_u32(&dev, buf, 4), [0x4433_2211, 7, 0x3322_1144, 9]);
 }
+
+/// A whole vector register packed into, or unpacked from, one scalar by
+/// `mov` (`mov.b64 %rd, %v2u32;`, `mov.b32 %v2b16, %r;`), the same as the
+/// `{…}` list of its components: element `.x` is the low part.
+#[test]
+fn mov_packs_and_unpacks_whole_vector_registers() {
+    let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 buf)
+{
+    .reg .b64 %rd<3>;
+    .reg .b32 %r<4>;
+    .reg .v2 .u32 pair;
+    .reg .v2 .b16 halves;
+    ld.param.u64 %rd1, [buf];
+    mov.u32 pair.x, 0x89abcdef;
+    mov.u32 pair.y, 0x01234567;
+    mov.b64 %rd2, pair;
+    st.global.u64 [%rd1], %rd2;
+    mov.b32 %r1, 0xbeef1234;
+    mov.b32 halves, %r1;
+    cvt.u32.u16 %r2, halves.x;
+    cvt.u32.u16 %r3, halves.y;
+    st.global.v2.u32 [%rd1+8], {%r2, %r3};
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[0; 4]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    assert_eq!(
+        download_u32(&dev, buf, 4),
+        [0x89ab_cdef, 0x0123_4567, 0x1234, 0xbeef]
+    );
+}

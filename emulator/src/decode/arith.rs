@@ -256,8 +256,15 @@ fn decode_mov(
             b: PredSrc::Const(false),
         });
     }
-    // Pack / unpack.
-    if let Operand::Vector(items) = &o[1] {
+    // Pack / unpack, between a scalar and a `{…}` list or a whole vector
+    // register (`mov.b64 %rd1, %v2;` with `%v2` a `.v2 .u32`).
+    let whole_src = vector_components(fc, &o[1]).map(Operand::Vector);
+    let whole_dst = vector_components(fc, &o[0]).map(Operand::Vector);
+    let (o0, o1) = (
+        whole_dst.as_ref().unwrap_or(&o[0]),
+        whole_src.as_ref().unwrap_or(&o[1]),
+    );
+    if let Operand::Vector(items) = o1 {
         let n = items.len();
         if !(2..=4).contains(&n) || ty.bits() % n as u32 != 0 {
             return Err(unsupported(inst));
@@ -269,23 +276,23 @@ fn decode_mov(
             s[i] = src(m, fc, it, pty)?;
         }
         return Ok(Op::Pack {
-            d: dst(fc, &o[0])?,
+            d: dst(fc, o0)?,
             s,
             n: n as u8,
             width,
         });
     }
-    if let Operand::Vector(items) = &o[0] {
+    if let Operand::Vector(items) = o0 {
         let n = items.len();
         if !(2..=4).contains(&n) || ty.bits() % n as u32 != 0 {
             return Err(unsupported(inst));
         }
-        let d = vector_rows(fc, &o[0], n as u8, dst)?;
+        let d = vector_rows(fc, o0, n as u8, dst)?;
         return Ok(Op::Unpack {
             d,
             n: n as u8,
             width: (ty.bits() / n as u32) as u8,
-            a: src(m, fc, &o[1], ty)?,
+            a: src(m, fc, o1, ty)?,
         });
     }
     let d = dst(fc, &o[0])?;
