@@ -177,7 +177,11 @@ impl Entry<'_> {
 /// before the start of the output, or output beyond `limit`.
 pub fn lz4_block_decompress(src: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     use lz4_flex::block::DecompressError as E;
-    let mut out = vec![0u8; limit];
+    // A block never expands more than 255-fold (a length byte of 255 adds
+    // 255 bytes of match), so a corrupt header declaring a gigabyte for a
+    // few stored bytes gets a buffer the size the block can fill.
+    let cap = limit.min(src.len().saturating_mul(255).saturating_add(16));
+    let mut out = vec![0u8; cap];
     match lz4_flex::block::decompress_into(src, &mut out) {
         Ok(len) => {
             out.truncate(len);
@@ -409,6 +413,11 @@ mod tests {
         assert_eq!(lz4_block_decompress(&block, text.len()).unwrap(), text);
         let e = lz4_block_decompress(&block, text.len() - 1).unwrap_err();
         assert!(e.contains("exceeds"), "{e}");
+        // The most compressible input: the bound on the buffer still holds it.
+        let zeros = vec![0u8; 1 << 20];
+        let block = lz4_flex::block::compress(&zeros);
+        assert!(block.len() * 250 < zeros.len(), "{} bytes", block.len());
+        assert_eq!(lz4_block_decompress(&block, 1 << 30).unwrap(), zeros);
     }
 
     /// An LZ4 fatbinary entry of `stored` bytes declaring `uncompressed`.
