@@ -59,8 +59,8 @@ fn clang_bundles_plain_and_compressed_yield_the_code_object() {
         );
         let len = bundle.len();
         bundle.extend([0u8; 64]);
-        // SAFETY: `bundle` holds the whole image (and padding after it).
         assert_eq!(
+            // SAFETY: `bundle` holds the whole image (and padding after it).
             unsafe { image_len(bundle.as_ptr()) }.unwrap(),
             len,
             "{name}: length"

@@ -185,10 +185,12 @@ mod tests {
     #[test]
     fn null_out_pointers_are_invalid_values() {
         assert_eq!(
+            // SAFETY: NULL is allowed: `write_out` refuses it without writing.
             unsafe { write_out(std::ptr::null_mut::<i32>(), 1) },
             Err(CUDA_ERROR_INVALID_VALUE)
         );
         let mut x = 0;
+        // SAFETY: `x` is a live local `i32`.
         unsafe { write_out(&mut x, 5) }.unwrap();
         assert_eq!(x, 5);
     }

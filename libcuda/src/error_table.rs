@@ -551,6 +551,7 @@ mod tests {
     #[test]
     fn lookups_match_the_header() {
         let name_of = |c| {
+            // SAFETY: `name` returns pointers into the static, NUL-terminated name table.
             unsafe { CStr::from_ptr(name(c).unwrap()) }
                 .to_str()
                 .unwrap()
@@ -563,6 +564,7 @@ mod tests {
         assert_eq!(name_str(400), "CUDA_ERROR_INVALID_HANDLE");
         assert!(name(12345).is_none());
         assert!(description(12345).is_none());
+        // SAFETY: `description` returns a pointer into the static, NUL-terminated description table.
         let d = unsafe { CStr::from_ptr(description(700).unwrap()) };
         assert!(d.to_str().unwrap().contains("invalid memory address"));
     }

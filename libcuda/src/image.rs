@@ -420,6 +420,7 @@ mod tests {
             (1, 0, 80, b".version 8.0\0\0\0", 0),
         ]);
         assert_eq!(
+            // SAFETY: `f` is a live, complete fatbinary (header and entries), which is all `read` reads.
             unsafe { read(f.as_ptr(), 80) },
             Image::Ptx(".version 8.0".into())
         );
@@ -585,10 +586,13 @@ mod tests {
         let mut elf = [0u8; 64];
         elf[..5].copy_from_slice(b"\x7fELF\x02");
         assert!(matches!(
+            // SAFETY: `elf` is a live 64-byte buffer starting with an ELF header, longer than the header
+            // `read` inspects.
             unsafe { read(elf.as_ptr(), 80) },
             Image::Unsupported(_)
         ));
         assert_eq!(
+            // SAFETY: a static NUL-terminated PTX string.
             unsafe { read(c".version 7.5".as_ptr().cast(), 80) },
             Image::Ptx(".version 7.5".into())
         );

@@ -112,6 +112,8 @@ mod tests {
         let mut buf = [0xffu8; 8];
         let mut options = [CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
         let mut values = [buf.as_mut_ptr() as *mut c_void, 8usize as *mut c_void];
+        // SAFETY: `options` and `values` hold 2 entries each; the log buffer is `buf`, 8 writable bytes, as
+        // the size option says.
         unsafe {
             let logs = JitLogs::parse(2, options.as_mut_ptr(), values.as_mut_ptr()).unwrap();
             logs.report("k.ptx:3:1: bad", "");
@@ -124,10 +126,13 @@ mod tests {
     fn unknown_options_and_null_arrays_are_rejected() {
         let mut options = [999u32];
         let mut values = [std::ptr::null_mut::<c_void>()];
+        // SAFETY: `options` and `values` hold 1 entry each.
         let r = unsafe { JitLogs::parse(1, options.as_mut_ptr(), values.as_mut_ptr()) };
         assert_eq!(r.err(), Some(CUDA_ERROR_INVALID_VALUE));
+        // SAFETY: NULL arrays with a count of 1: `parse` refuses them without reading.
         let r = unsafe { JitLogs::parse(1, std::ptr::null(), std::ptr::null_mut()) };
         assert_eq!(r.err(), Some(CUDA_ERROR_INVALID_VALUE));
+        // SAFETY: a count of 0: `parse` reads nothing.
         assert!(unsafe { JitLogs::parse(0, std::ptr::null(), std::ptr::null_mut()) }.is_ok());
     }
 }

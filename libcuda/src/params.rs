@@ -50,6 +50,8 @@ pub unsafe fn pack(
             if !buffer.is_empty() {
                 // SAFETY: the caller's buffer holds `size` ≥ param_bytes bytes.
                 let n = buffer.len();
+                // SAFETY: `ptr` is non-null (checked above) and the caller's buffer holds `size` ≥ `n`
+                // bytes, as CU_LAUNCH_PARAM_BUFFER_SIZE said.
                 buffer.copy_from_slice(unsafe { std::slice::from_raw_parts(ptr, n) });
             }
             Ok(buffer)
@@ -80,6 +82,8 @@ unsafe fn read_extra(extra: *mut *mut c_void) -> Result<(*const u8, usize), CUre
                 if p.is_null() {
                     return Err(CUDA_ERROR_INVALID_VALUE);
                 }
+                // SAFETY: `p` is non-null (checked above) and, by `pack`'s contract, the value after
+                // CU_LAUNCH_PARAM_BUFFER_SIZE points to a `size_t`.
                 size = Some(unsafe { p.read_unaligned() });
             }
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
@@ -123,6 +127,8 @@ mod tests {
             &mut n as *mut u32 as *mut c_void,
             &mut x as *mut f64 as *mut c_void,
         ];
+        // SAFETY: `args` holds one pointer per parameter of `info()`, each to a live local of the
+        // parameter's size.
         let buf = unsafe { pack(&info(), args.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
         assert_eq!(buf.len(), 24);
         assert_eq!(&buf[0..8], &p.to_le_bytes());
@@ -142,10 +148,14 @@ mod tests {
             &mut size as *mut usize as *mut c_void,
             CU_LAUNCH_PARAM_END as *mut c_void,
         ];
+        // SAFETY: `extra` is a CU_LAUNCH_PARAM_END-terminated list whose buffer (`packed`) and size
+        // (`size`) are live locals.
         let buf = unsafe { pack(&info(), std::ptr::null_mut(), extra.as_mut_ptr()) }.unwrap();
         assert_eq!(buf, packed);
         // Shrink the size the array points at.
+        // SAFETY: `extra[3]` points to the live local `size`.
         unsafe { *(extra[3] as *mut usize) = 8 };
+        // SAFETY: `extra` is a CU_LAUNCH_PARAM_END-terminated list whose buffer and size are live locals.
         let r = unsafe { pack(&info(), std::ptr::null_mut(), extra.as_mut_ptr()) };
         assert_eq!(
             r.err(),
@@ -156,9 +166,12 @@ mod tests {
 
     #[test]
     fn missing_arguments_are_invalid_values() {
+        // SAFETY: both NULL: `pack` refuses them without reading.
         let r = unsafe { pack(&info(), std::ptr::null_mut(), std::ptr::null_mut()) };
         assert_eq!(r.err(), Some(CUDA_ERROR_INVALID_VALUE));
         let mut args = [std::ptr::null_mut::<c_void>(); 3];
+        // SAFETY: `args` holds 3 pointers (all NULL), one per parameter of `info()`; `pack` refuses the
+        // NULL ones without reading through them.
         let r = unsafe { pack(&info(), args.as_mut_ptr(), std::ptr::null_mut()) };
         assert_eq!(r.err(), Some(CUDA_ERROR_INVALID_VALUE));
     }

@@ -73,6 +73,7 @@ fn ok(r: CUresult) {
 
 /// A context current on this thread and the `add_k` kernel.
 fn setup() -> CUfunction {
+    // SAFETY: out-pointers to live locals and `image`, a NUL-terminated PTX string that outlives the load.
     unsafe {
         ok(cuInit(0));
         let mut ctx: CUcontext = null_mut();
@@ -87,6 +88,7 @@ fn setup() -> CUfunction {
 }
 
 fn alloc_zeroed() -> CUdeviceptr {
+    // SAFETY: `d` is a live local; the memset covers the `N` words just allocated.
     unsafe {
         let mut d: CUdeviceptr = 0;
         ok(cuMemAlloc_v2(&mut d, N * 4));
@@ -97,6 +99,7 @@ fn alloc_zeroed() -> CUdeviceptr {
 
 fn read(d: CUdeviceptr) -> Vec<u32> {
     let mut out = vec![0u32; N];
+    // SAFETY: `out` holds `N` u32s, the `N * 4` bytes copied.
     unsafe { ok(cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), d, N * 4)) };
     out
 }
@@ -164,6 +167,7 @@ impl KernelArgs {
 
 unsafe fn empty(g: CUgraph, deps: &[CUgraphNode]) -> CUgraphNode {
     let mut n: CUgraphNode = null_mut();
+    // SAFETY: `n` is a live local and `deps` a slice of `deps.len()` node handles.
     unsafe { ok(cuGraphAddEmptyNode(&mut n, g, deps.as_ptr(), deps.len())) };
     n
 }
@@ -172,6 +176,8 @@ unsafe fn empty(g: CUgraph, deps: &[CUgraphNode]) -> CUgraphNode {
 fn graphs_are_built_queried_cloned_and_printed() {
     let _serial = serial();
     setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut g: CUgraph = null_mut();
         assert_eq!(
@@ -310,6 +316,8 @@ fn graphs_are_built_queried_cloned_and_printed() {
 fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
     let _serial = serial();
     let f = setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let d = alloc_zeroed();
         let mut g: CUgraph = null_mut();
@@ -521,6 +529,8 @@ fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
 fn generic_node_parameters_and_child_graphs() {
     let _serial = serial();
     let f = setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let d = alloc_zeroed();
         let mut child: CUgraph = null_mut();
@@ -634,6 +644,8 @@ fn generic_node_parameters_and_child_graphs() {
 fn capture_info_dependency_updates_and_capture_into_a_graph() {
     let _serial = serial();
     let f = setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let d = alloc_zeroed();
         let mut s: CUstream = null_mut();
@@ -787,6 +799,8 @@ fn capture_info_dependency_updates_and_capture_into_a_graph() {
 fn capture_modes_govern_unsafe_calls_from_other_threads() {
     let _serial = serial();
     setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut ctx: CUcontext = null_mut();
         ok(cuCtxGetCurrent(&mut ctx));
@@ -871,6 +885,8 @@ fn capture_modes_govern_unsafe_calls_from_other_threads() {
 fn array_and_peer_copies_are_captured() {
     let _serial = serial();
     setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let desc = CUDA_ARRAY_DESCRIPTOR {
             width: N,
@@ -953,6 +969,8 @@ fn user_objects_live_while_a_graph_or_executable_graph_holds_them() {
         // SAFETY: one of the statics above.
         DESTROYED.fetch_add(unsafe { *(p as *const u32) }, Ordering::SeqCst);
     }
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut object: *mut c_void = null_mut();
         assert_eq!(
@@ -1025,6 +1043,8 @@ fn user_objects_live_while_a_graph_or_executable_graph_holds_them() {
 fn a_graph_with_allocations_has_one_executable_graph_at_a_time() {
     let _serial = serial();
     setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut g: CUgraph = null_mut();
         ok(cuGraphCreate(&mut g, 0));
@@ -1078,6 +1098,8 @@ fn the_c_program_runs_under_every_header_variant() {
 fn destroying_the_origin_stream_ends_its_capture() {
     let _serial = serial();
     let f = setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let d = alloc_zeroed();
         let (mut s, mut side): (CUstream, CUstream) = (null_mut(), null_mut());
@@ -1104,6 +1126,8 @@ fn destroying_the_origin_stream_ends_its_capture() {
 fn executable_child_graphs_take_new_parameters_of_the_same_shape() {
     let _serial = serial();
     let f = setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let d = alloc_zeroed();
         let make_child = |v: u32, extra: bool| {

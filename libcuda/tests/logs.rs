@@ -19,6 +19,8 @@ unsafe extern "C" fn collect(data: *mut c_void, level: c_uint, message: *mut c_c
 
 #[test]
 fn refusals_reach_callbacks_and_dumps() {
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut start: c_uint = 0;
         assert_eq!(cuLogsCurrent(&mut start, 0), CUDA_SUCCESS);

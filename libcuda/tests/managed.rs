@@ -22,6 +22,7 @@ const ATTACH_HOST: c_uint = 2;
 const DEVICEMAP: c_uint = 2;
 
 fn context() {
+    // SAFETY: `ctx` is a live local.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut ctx: CUcontext = null_mut();
@@ -31,12 +32,14 @@ fn context() {
 
 fn attr_u32(attribute: c_uint, ptr: u64) -> Result<u32, CUresult> {
     let mut v = 0u32;
+    // SAFETY: `v` is a live u32, the size of the attributes this helper asks for.
     let r = unsafe { cuPointerGetAttribute((&mut v as *mut u32).cast(), attribute, ptr) };
     if r == CUDA_SUCCESS { Ok(v) } else { Err(r) }
 }
 
 fn attr_u64(attribute: c_uint, ptr: u64) -> Result<u64, CUresult> {
     let mut v = 0u64;
+    // SAFETY: `v` is a live u64, the size of the attributes this helper asks for.
     let r = unsafe { cuPointerGetAttribute((&mut v as *mut u64).cast(), attribute, ptr) };
     if r == CUDA_SUCCESS { Ok(v) } else { Err(r) }
 }
@@ -44,6 +47,9 @@ fn attr_u64(attribute: c_uint, ptr: u64) -> Result<u64, CUresult> {
 #[test]
 fn managed_memory_is_one_pointer_for_host_and_device() {
     context();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned. Managed and mapped
+    // host memory is read through the pointers the driver returned, within the sizes allocated.
     unsafe {
         let n = 1000usize;
         let mut m: CUdeviceptr = 0;
@@ -156,6 +162,9 @@ fn managed_memory_is_one_pointer_for_host_and_device() {
 #[test]
 fn managed_allocation_errors() {
     context();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned. Managed and mapped
+    // host memory is read through the pointers the driver returned, within the sizes allocated.
     unsafe {
         let mut m: CUdeviceptr = 0;
         assert_eq!(
@@ -181,6 +190,9 @@ fn managed_allocation_errors() {
 #[test]
 fn mapped_host_memory_has_a_device_pointer() {
     context();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned. Managed and mapped
+    // host memory is read through the pointers the driver returned, within the sizes allocated.
     unsafe {
         let n = 4096usize;
         let mut p: *mut c_void = null_mut();
@@ -239,6 +251,9 @@ fn managed_module_variables_live_at_their_host_address() {
 .global .attribute(.managed) .align 4 .u32 flag = 7;
 .global .align 4 .u32 plain;
 ";
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned. Managed and mapped
+    // host memory is read through the pointers the driver returned, within the sizes allocated.
     unsafe {
         use cuda::api::library::*;
         let mut lib: *mut c_void = null_mut();
@@ -269,6 +284,9 @@ fn managed_module_variables_live_at_their_host_address() {
 
 #[test]
 fn destroying_a_context_frees_its_managed_memory() {
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned. Managed and mapped
+    // host memory is read through the pointers the driver returned, within the sizes allocated.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut ctx: CUcontext = null_mut();
@@ -292,6 +310,7 @@ fn destroying_a_context_frees_its_managed_memory() {
 fn range_int(attribute: i32, ptr: u64, count: usize) -> Result<i32, CUresult> {
     let mut v = 0i32;
     let r =
+        // SAFETY: `v` is a live i32 and the data size passed is 4.
         unsafe { cuMemRangeGetAttribute((&mut v as *mut i32).cast(), 4, attribute, ptr, count) };
     if r == CUDA_SUCCESS { Ok(v) } else { Err(r) }
 }
@@ -299,6 +318,9 @@ fn range_int(attribute: i32, ptr: u64, count: usize) -> Result<i32, CUresult> {
 #[test]
 fn range_attributes_report_advice_and_prefetches_per_page() {
     context();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned. Managed and mapped
+    // host memory is read through the pointers the driver returned, within the sizes allocated.
     unsafe {
         let mut m: CUdeviceptr = 0;
         let page = 4096usize;

@@ -44,6 +44,7 @@ fn pci(dev: CUdevice) -> String {
 fn primary(dev: CUdevice) -> CUcontext {
     let mut ctx: CUcontext = null_mut();
     assert_eq!(
+        // SAFETY: `ctx` is a live local.
         unsafe { cuDevicePrimaryCtxRetain(&mut ctx, dev) },
         CUDA_SUCCESS
     );
@@ -51,12 +52,14 @@ fn primary(dev: CUdevice) -> CUcontext {
 }
 
 fn set_current(ctx: CUcontext) {
+    // SAFETY: `ctx` is a handle passed by value; the call takes no pointers.
     assert_eq!(unsafe { cuCtxSetCurrent(ctx) }, CUDA_SUCCESS);
 }
 
 fn ordinal_of(p: u64) -> u32 {
     let mut v = 99u32;
     assert_eq!(
+        // SAFETY: `v` is a live u32, the size of CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL.
         unsafe { cuPointerGetAttribute((&mut v as *mut u32).cast(), DEVICE_ORDINAL, p) },
         CUDA_SUCCESS
     );
@@ -68,6 +71,8 @@ fn two_devices_peer_access_copies_and_faults() {
     // SAFETY: set before any thread of this test process reads the
     // environment through the driver (cuInit reads it once).
     unsafe { std::env::set_var("PRLX_EMU_DEVICES", "2") };
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut count = 0;

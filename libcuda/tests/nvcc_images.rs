@@ -68,6 +68,8 @@ fn check(code: CUresult) {
 /// Loads `image`, runs `twice` over 100 ints and checks the result.
 unsafe fn load_and_run(image: &[u8], via_fatbin_call: bool) {
     let mut module: CUmodule = std::ptr::null_mut();
+    // SAFETY: `module` is a live local and `image` a complete PTX/fatbinary image the caller owns for the
+    // call.
     let code = unsafe {
         if via_fatbin_call {
             cuModuleLoadFatBinary(&mut module, image.as_ptr().cast())
@@ -77,10 +79,13 @@ unsafe fn load_and_run(image: &[u8], via_fatbin_call: bool) {
     };
     check(code);
     let mut f: CUfunction = std::ptr::null_mut();
+    // SAFETY: `f` is a live local, `module` loaded above, the name a C string literal.
     check(unsafe { cuModuleGetFunction(&mut f, module, c"twice".as_ptr()) });
     let host: Vec<i32> = (0..100).collect();
     let mut dptr: CUdeviceptr = 0;
+    // SAFETY: `dptr` is a live local.
     check(unsafe { cuMemAlloc_v2(&mut dptr, 400) });
+    // SAFETY: `host` holds 100 i32s, the 400 bytes copied.
     check(unsafe { cuMemcpyHtoD_v2(dptr, host.as_ptr().cast(), 400) });
     let mut n = 100i32;
     let mut args = [
@@ -88,12 +93,17 @@ unsafe fn load_and_run(image: &[u8], via_fatbin_call: bool) {
         &mut n as *mut i32 as *mut c_void,
     ];
     let (stream, extra) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: `args` points to `dptr` and `n`, live locals matching `twice`'s (pointer, int) parameters;
+    // the launch is synchronous.
     check(unsafe { cuLaunchKernel(f, 4, 1, 1, 32, 1, 1, 0, stream, args.as_mut_ptr(), extra) });
     let mut out = vec![0i32; 100];
+    // SAFETY: `out` holds 100 i32s, the 400 bytes copied.
     check(unsafe { cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), dptr, 400) });
     let want: Vec<i32> = host.iter().map(|x| 2 * x + 1).collect();
     assert_eq!(out, want);
+    // SAFETY: `dptr` was allocated above and is freed once.
     check(unsafe { cuMemFree_v2(dptr) });
+    // SAFETY: `module` was loaded above and is unloaded once.
     check(unsafe { cuModuleUnload(module) });
 }
 
@@ -164,6 +174,8 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
         &tmp.path().join("s.cubin"),
     );
 
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         check(cuInit(0));
         let mut ctx: CUcontext = std::ptr::null_mut();
@@ -201,16 +213,19 @@ fn nvcc_ptx_and_fatbinaries_load_and_run() {
 unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hidden: &CStr) {
     use cuda::api::library::*;
     let mut module: CUmodule = std::ptr::null_mut();
+    // SAFETY: `module` is a live local and `sass_only` a complete fatbinary.
     check(unsafe { cuModuleLoadFatBinary(&mut module, sass_only.as_ptr().cast()) });
     let mut f: CUfunction = std::ptr::null_mut();
     for name in [c"twice", c"twice", hidden] {
         assert_eq!(
+            // SAFETY: `f` is a live local, `module` loaded above, `name` a C string.
             unsafe { cuModuleGetFunction(&mut f, module, name.as_ptr()) },
             CUDA_ERROR_NO_BINARY_FOR_GPU,
             "{name:?}"
         );
     }
     assert_eq!(
+        // SAFETY: `f` is a live local, `module` loaded above, the name a C string literal.
         unsafe { cuModuleGetFunction(&mut f, module, c"thrice".as_ptr()) },
         CUDA_ERROR_NOT_FOUND
     );
@@ -225,12 +240,16 @@ unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hi
     check(unsafe { cuMemcpyDtoH_v2(words.as_mut_ptr().cast(), dptr, 16) });
     assert_eq!(words, [5, 6, 7, 8]);
     assert_eq!(
+        // SAFETY: out-pointers to live locals, a loaded module, a C string literal.
         unsafe { cuModuleGetGlobal_v2(&mut dptr, &mut size, module, c"no_such_table".as_ptr()) },
         CUDA_ERROR_NOT_FOUND
     );
+    // SAFETY: `module` was loaded above and is unloaded once.
     check(unsafe { cuModuleUnload(module) });
 
     let mut library: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `library` is a live local and `sass_only` a complete fatbinary; the option arrays are NULL
+    // with counts of 0.
     check(unsafe {
         cuLibraryLoadData(
             &mut library,
@@ -245,14 +264,17 @@ unsafe fn sass_only_fatbin_refuses_its_kernels_not_the_load(sass_only: &[u8], hi
     });
     let mut kernel: *mut c_void = std::ptr::null_mut();
     assert_eq!(
+        // SAFETY: `kernel` is a live local, `library` loaded above, the name a C string literal.
         unsafe { cuLibraryGetKernel(&mut kernel, library, c"twice".as_ptr()) },
         CUDA_ERROR_NO_BINARY_FOR_GPU
     );
     assert!(kernel.is_null());
     assert_eq!(
+        // SAFETY: `kernel` is a live local, `library` loaded above, the name a C string literal.
         unsafe { cuLibraryGetKernel(&mut kernel, library, c"thrice".as_ptr()) },
         CUDA_ERROR_NOT_FOUND
     );
+    // SAFETY: `library` was loaded above and is unloaded once.
     check(unsafe { cuLibraryUnload(library) });
 }
 
@@ -299,6 +321,8 @@ unsafe fn mangled_fatbins_fail_cleanly(image: &[u8]) {
             // Room after the image so no announced entry reads past memory.
             bad.resize(bad.len() + (1 << 16), 0);
             let mut module: CUmodule = std::ptr::null_mut();
+            // SAFETY: `module` is a live local; `bad` has 64 KiB of zeros after the image, so no entry the
+            // corrupted header announces is read past its end.
             let code = unsafe { cuModuleLoadData(&mut module, bad.as_ptr().cast()) };
             assert!(
                 [
@@ -312,6 +336,7 @@ unsafe fn mangled_fatbins_fail_cleanly(image: &[u8]) {
                 cuda::error_table::name_str(code)
             );
             if code == CUDA_SUCCESS {
+                // SAFETY: `module` was just loaded and is unloaded once.
                 check(unsafe { cuModuleUnload(module) });
             }
         }
@@ -325,6 +350,8 @@ fn export_tables_serve_the_runtime_and_refuse_unknown_ids() {
         0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d,
         0xf9,
     ];
+    // SAFETY: `table` is a live local and the ids are 16-byte arrays; the table the driver returns is read
+    // only within the size its slot 0 reports.
     unsafe {
         check(cuGetExportTable(
             &mut table,

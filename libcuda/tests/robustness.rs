@@ -30,6 +30,8 @@ fn assert_clean_failure(code: CUresult, what: &str) {
 
 #[test]
 fn null_pointers_and_bogus_handles_fail_cleanly() {
+    // SAFETY: the calls below pass NULL on purpose (the driver must refuse it), out-pointers to live
+    // locals, and bogus handles, which are only compared, never dereferenced, by the driver.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut ctx: CUcontext = null_mut();
@@ -225,6 +227,8 @@ fn garbage_and_mangled_images_never_panic() {
         setp.ge.u32 %p1, %r2, %r1;\n@%p1 bra DONE;\ncvta.to.global.u64 %rd2, %rd1;\n\
         mul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd2, %rd2, %rd3;\nst.global.u32 [%rd2], %r2;\n\
         DONE:\nret;\n}\n";
+    // SAFETY: out-pointers to live locals; each mutated image is a NUL-terminated copy of `PTX` that
+    // outlives its load.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut ctx: CUcontext = null_mut();

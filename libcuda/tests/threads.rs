@@ -37,6 +37,8 @@ fn check(code: CUresult) {
 
 /// One thread's work: its own context, module and buffer, `rounds` times.
 fn worker(seed: u32, rounds: u32, fault: bool) {
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut current: CUcontext = 1 as CUcontext;
         check(cuCtxGetCurrent(&mut current));
@@ -105,6 +107,7 @@ fn worker(seed: u32, rounds: u32, fault: bool) {
 
 #[test]
 fn threads_use_their_own_contexts_concurrently() {
+    // SAFETY: no arguments but flags.
     check(unsafe { cuInit(0) });
     let handles: Vec<_> = (0..8u32)
         .map(|i| std::thread::spawn(move || worker(1000 * i, 20, i == 3)))

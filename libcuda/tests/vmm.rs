@@ -17,6 +17,7 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 
 fn context() {
+    // SAFETY: `ctx` is a live local.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
         let mut ctx: CUcontext = null_mut();
@@ -53,6 +54,7 @@ fn read_write_on_device0() -> MemAccessDesc {
 fn reserve(size: usize) -> u64 {
     let mut va = 0u64;
     assert_eq!(
+        // SAFETY: `va` is a live local.
         unsafe { cuMemAddressReserve(&mut va, size, 0, 0, 0) },
         CUDA_SUCCESS
     );
@@ -62,6 +64,7 @@ fn reserve(size: usize) -> u64 {
 
 fn map_accessible(va: u64, size: usize, handle: u64) {
     let desc = read_write_on_device0();
+    // SAFETY: `desc` is one live CUmemAccessDesc, the count passed.
     unsafe {
         assert_eq!(cuMemMap(va, size, 0, handle, 0), CUDA_SUCCESS);
         assert_eq!(cuMemSetAccess(va, size, &desc, 1), CUDA_SUCCESS);
@@ -70,17 +73,20 @@ fn map_accessible(va: u64, size: usize, handle: u64) {
 
 fn read_words(p: u64, n: usize) -> Result<Vec<u32>, CUresult> {
     let mut out = vec![0u32; n];
+    // SAFETY: `out` holds `n` u32s, the `n * 4` bytes copied.
     let r = unsafe { cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), p, n * 4) };
     if r == CUDA_SUCCESS { Ok(out) } else { Err(r) }
 }
 
 fn write_words(p: u64, words: &[u32]) -> CUresult {
+    // SAFETY: `words` holds the `words.len() * 4` bytes copied.
     unsafe { cuMemcpyHtoD_v2(p, words.as_ptr().cast(), words.len() * 4) }
 }
 
 fn granularity() -> usize {
     let p = prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     let (mut min, mut rec) = (0usize, 0usize);
+    // SAFETY: out-pointers to live locals and `p`, a live CUmemAllocationProp.
     unsafe {
         assert_eq!(cuMemGetAllocationGranularity(&mut min, &p, 0), CUDA_SUCCESS);
         assert_eq!(cuMemGetAllocationGranularity(&mut rec, &p, 1), CUDA_SUCCESS);
@@ -99,6 +105,8 @@ fn two_mappings_of_one_allocation_alias_and_kernels_run_on_them() {
     let k = memory_kernels::load();
     let g = granularity();
     let size = 2 * g;
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let p = prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
         let mut handle = 0u64;
@@ -245,6 +253,8 @@ fn two_mappings_of_one_allocation_alias_and_kernels_run_on_them() {
 fn adjacent_mappings_form_one_range_for_copies() {
     context();
     let g = granularity();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let p = prop(0);
         let (mut a, mut b) = (0u64, 0u64);
@@ -278,6 +288,8 @@ fn kernels_fault_precisely_past_a_mapping() {
     context();
     let k = memory_kernels::load();
     let g = granularity();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let p = prop(0);
         let mut h = 0u64;
@@ -296,6 +308,7 @@ fn kernels_fault_precisely_past_a_mapping() {
 fn pool_u64(pool: CUmemoryPool, attr: i32) -> u64 {
     let mut v = 0u64;
     assert_eq!(
+        // SAFETY: `v` is a live u64, the size of the pool attributes this helper asks for.
         unsafe { cuMemPoolGetAttribute(pool, attr, (&mut v as *mut u64).cast()) },
         CUDA_SUCCESS
     );
@@ -311,6 +324,8 @@ const USED_MEM_HIGH: i32 = 8;
 fn memory_pools_account_allocate_and_trim() {
     context();
     let k = memory_kernels::load();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let mut default: CUmemoryPool = null_mut();
         let mut current: CUmemoryPool = null_mut();
@@ -438,6 +453,8 @@ fn memory_pools_account_allocate_and_trim() {
 #[test]
 fn cuda13_location_pool_calls_name_device_pools() {
     context();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         let dev0 = MemLocation {
             type_: CU_MEM_LOCATION_TYPE_DEVICE,
@@ -478,6 +495,7 @@ fn device_reports_virtual_memory_pools_and_ipc() {
     context();
     let attribute = |a: i32| {
         let mut v = -1;
+        // SAFETY: `v` is a live i32.
         assert_eq!(unsafe { cuDeviceGetAttribute(&mut v, a, 0) }, CUDA_SUCCESS);
         v
     };

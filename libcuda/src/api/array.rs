@@ -428,6 +428,8 @@ exports! {
                 num_channels: desc.num_channels,
                 flags: 0,
             }, false)?;
+            // SAFETY: `cuArrayCreate_v2`'s caller passes `p_handle` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUarray`.
             unsafe { write_out(p_handle, h as CUarray) }
         })
     }
@@ -439,6 +441,8 @@ exports! {
             // SAFETY: non-null, the caller's descriptor.
             let desc = unsafe { *p_desc };
             let h = create(d, ctx, desc, false)?;
+            // SAFETY: `cuArray3DCreate_v2`'s caller passes `p_handle` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUarray`.
             unsafe { write_out(p_handle, h as CUarray) }
         })
     }
@@ -450,6 +454,8 @@ exports! {
     fn cuArrayGetDescriptor_v2(p_desc: *mut CUDA_ARRAY_DESCRIPTOR, h_array: CUarray) {
         with_context(|_, _| {
             let a = array(h_array)?;
+            // SAFETY: `cuArrayGetDescriptor_v2`'s caller passes `p_desc` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `CUDA_ARRAY_DESCRIPTOR`.
             unsafe { write_out(p_desc, descriptor_2d(&a)) }
         })
     }
@@ -457,6 +463,8 @@ exports! {
     fn cuArray3DGetDescriptor_v2(p_desc: *mut CUDA_ARRAY3D_DESCRIPTOR, h_array: CUarray) {
         with_context(|_, _| {
             let a = array(h_array)?;
+            // SAFETY: `cuArray3DGetDescriptor_v2`'s caller passes `p_desc` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUDA_ARRAY3D_DESCRIPTOR`.
             unsafe { write_out(p_desc, a.desc) }
         })
     }
@@ -503,6 +511,8 @@ exports! {
             let mut t = arrays();
             let h = t.handle();
             t.mipmapped.insert(h, MipmappedArray { ctx, desc, levels });
+            // SAFETY: `cuMipmappedArrayCreate`'s caller passes `p_handle` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUmipmappedArray`.
             unsafe { write_out(p_handle, h as CUmipmappedArray) }
         })
     }
@@ -516,6 +526,8 @@ exports! {
                 .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
             let h = *m.levels.get(level as usize).ok_or(CUDA_ERROR_INVALID_VALUE)?;
             drop(t);
+            // SAFETY: `cuMipmappedArrayGetLevel`'s caller passes `p_level_array` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUarray`.
             unsafe { write_out(p_level_array, h as CUarray) }
         })
     }

@@ -29,6 +29,8 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
         check_flags(flags)?;
         let ctx = d.new_context_on(dev, flags, false);
         stack_push(ctx);
+        // SAFETY: `pctx` is NULL or valid by `create`'s `# Safety` contract (writable for a `CUcontext`);
+        // `write_out` refuses NULL.
         unsafe { write_out(pctx, as_handle(ctx)) }
     })
 }
@@ -157,6 +159,8 @@ exports! {
     fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) {
         with_driver(|_| {
             let top = stack_pop().ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
+            // SAFETY: `cuCtxPopCurrent_v2`'s caller passes `pctx` as cuda.h specifies: NULL (skipped by
+            // `write_optional`) or valid for writing a `CUcontext`.
             unsafe { write_optional(pctx, as_handle(top)) };
             Ok(())
         })
@@ -179,6 +183,8 @@ exports! {
     fn cuCtxGetCurrent(pctx: *mut CUcontext) {
         with_driver(|_| {
             let top = stack_top().map_or(std::ptr::null_mut(), as_handle);
+            // SAFETY: `cuCtxGetCurrent`'s caller passes `pctx` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUcontext`.
             unsafe { write_out(pctx, top) }
         })
     }
@@ -186,6 +192,8 @@ exports! {
     fn cuCtxGetDevice(device: *mut CUdevice) {
         with_context(|d, ctx| {
             let dev = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.device);
+            // SAFETY: `cuCtxGetDevice`'s caller passes `device` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdevice`.
             unsafe { write_out(device, dev) }
         })
     }
@@ -196,6 +204,8 @@ exports! {
             non_null(device)?;
             let ctx = if ctx.is_null() { d.current_context()? } else { d.usable_context(ctx as usize)? };
             let dev = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.device);
+            // SAFETY: `cuCtxGetDevice_v2`'s caller passes `device` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdevice`.
             unsafe { write_out(device, dev) }
         })
     }
@@ -203,6 +213,8 @@ exports! {
     fn cuCtxGetFlags(flags: *mut c_uint) {
         with_context(|d, ctx| {
             let f = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.flags);
+            // SAFETY: `cuCtxGetFlags`'s caller passes `flags` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_uint`.
             unsafe { write_out(flags, f) }
         })
     }
@@ -212,6 +224,8 @@ exports! {
             non_null(ctx_id)?;
             let ctx = if ctx.is_null() { d.current_context()? } else { d.usable_context(ctx as usize)? };
             let id = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.id);
+            // SAFETY: `cuCtxGetId`'s caller passes `ctx_id` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `u64`.
             unsafe { write_out(ctx_id, id) }
         })
     }
@@ -235,6 +249,8 @@ exports! {
             if ctx.is_null() { d.current_context()?; } else if !d.contexts.contains(ctx) {
                 return Err(CUDA_ERROR_INVALID_CONTEXT);
             }
+            // SAFETY: `cuCtxGetApiVersion`'s caller passes `version` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_uint`.
             unsafe { write_out(version, CONTEXT_API_VERSION) }
         })
     }
@@ -253,6 +269,8 @@ exports! {
             non_null(pvalue)?;
             let c = d.contexts.get(as_handle(ctx)).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
             let v = *c.limits.get(limit as usize).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuCtxGetLimit`'s caller passes `pvalue` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `usize`.
             unsafe { write_out(pvalue, v) }
         })
     }
@@ -260,6 +278,8 @@ exports! {
     fn cuCtxGetCacheConfig(pconfig: *mut c_uint) {
         with_context(|d, ctx| {
             let v = d.contexts.get(as_handle(ctx)).map_or(0, |c| c.cache_config);
+            // SAFETY: `cuCtxGetCacheConfig`'s caller passes `pconfig` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_uint`.
             unsafe { write_out(pconfig, v) }
         })
     }
@@ -279,6 +299,8 @@ exports! {
     /// Stream priorities are not modelled: the range is [0, 0].
     fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) {
         with_context(|_, _| {
+            // SAFETY: `cuCtxGetStreamPriorityRange`'s caller passes `least` and `greatest` as cuda.h
+            // specifies: each NULL (skipped by `write_optional`) or writable for its type.
             unsafe {
                 write_optional(least, 0);
                 write_optional(greatest, 0);
@@ -298,6 +320,8 @@ exports! {
                 c.active = true;
                 c.flags = flags;
             }
+            // SAFETY: `cuDevicePrimaryCtxRetain`'s caller passes `pctx` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `CUcontext`.
             unsafe { write_out(pctx, as_handle(p)) }
         })
     }
@@ -336,6 +360,8 @@ exports! {
             check_device(dev)?;
             let p = d.primaries[dev as usize];
             let is_active = p.refs > 0;
+            // SAFETY: `cuDevicePrimaryCtxGetState`'s caller passes `flags` (a `c_uint`) and `active` (a
+            // `c_int`) as cuda.h specifies, both checked non-null above.
             unsafe {
                 write_out(flags, p.flags)?;
                 write_out(active, is_active as c_int)

@@ -102,14 +102,20 @@ exports! {
     }
 
     fn cuDriverGetVersion(version: *mut c_int) {
+        // SAFETY: `cuDriverGetVersion`'s caller passes `version` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `c_int`.
         unsafe { write_out(version, DRIVER_VERSION) }
     }
 
     fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) {
         non_null(p_str)?;
         match error_table::name(error) {
+            // SAFETY: `cuGetErrorName`'s caller passes `p_str` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `*const c_char`.
             Some(s) => unsafe { write_out(p_str, s) },
             None => {
+                // SAFETY: `cuGetErrorName`'s caller passes `p_str` as cuda.h specifies: NULL (refused by
+                // `write_out`) or valid for writing a `*const c_char`.
                 unsafe { write_out(p_str, std::ptr::null()) }?;
                 Err(CUDA_ERROR_INVALID_VALUE)
             }
@@ -119,8 +125,12 @@ exports! {
     fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) {
         non_null(p_str)?;
         match error_table::description(error) {
+            // SAFETY: `cuGetErrorString`'s caller passes `p_str` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `*const c_char`.
             Some(s) => unsafe { write_out(p_str, s) },
             None => {
+                // SAFETY: `cuGetErrorString`'s caller passes `p_str` as cuda.h specifies: NULL (refused by
+                // `write_out`) or valid for writing a `*const c_char`.
                 unsafe { write_out(p_str, std::ptr::null()) }?;
                 Err(CUDA_ERROR_INVALID_VALUE)
             }
@@ -131,11 +141,15 @@ exports! {
         with_driver(|_| {
             non_null(device)?;
             check_device(ordinal)?;
+            // SAFETY: `cuDeviceGet`'s caller passes `device` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdevice`.
             unsafe { write_out(device, ordinal) }
         })
     }
 
     fn cuDeviceGetCount(count: *mut c_int) {
+        // SAFETY: `cuDeviceGetCount`'s caller passes `count` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `c_int`.
         with_driver(|_| unsafe { write_out(count, driver::device_count()) })
     }
 
@@ -187,6 +201,8 @@ exports! {
             let Some(ordinal) = found else {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             };
+            // SAFETY: `cuDeviceGetByPCIBusId`'s caller passes `dev` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdevice`.
             unsafe { write_out(dev, ordinal) }
         })
     }
@@ -195,6 +211,8 @@ exports! {
         with_driver(|_| {
             non_null(uuid)?;
             check_device(dev)?;
+            // SAFETY: `cuDeviceGetUuid`'s caller passes `uuid` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUuuid`.
             unsafe { write_out(uuid, CUuuid { bytes: device_uuid(dev) }) }
         })
     }
@@ -203,6 +221,8 @@ exports! {
         with_driver(|d| {
             non_null(bytes)?;
             check_device(dev)?;
+            // SAFETY: `cuDeviceTotalMem_v2`'s caller passes `bytes` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `usize`.
             unsafe { write_out(bytes, d.device.config().global_mem_bytes as usize) }
         })
     }
@@ -213,6 +233,8 @@ exports! {
             non_null(bytes)?;
             check_device(dev)?;
             let total = d.device.config().global_mem_bytes.min(u32::MAX as u64) as c_uint;
+            // SAFETY: `cuDeviceTotalMem`'s caller passes `bytes` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_uint`.
             unsafe { write_out(bytes, total) }
         })
     }
@@ -227,6 +249,8 @@ exports! {
                 PCI_BUS_ID | MULTI_GPU_BOARD_GROUP_ID => dev,
                 _ => device_attribute(d, attrib)?,
             };
+            // SAFETY: `cuDeviceGetAttribute`'s caller passes `pi` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(pi, v) }
         })
     }
@@ -237,6 +261,8 @@ exports! {
             non_null(minor)?;
             check_device(dev)?;
             let (ma, mi) = d.device.config().compute_capability;
+            // SAFETY: `cuDeviceComputeCapability`'s caller passes `major` and `minor` as cuda.h specifies:
+            // each valid for writing a `c_int` (both checked non-null above).
             unsafe {
                 write_out(major, ma as c_int)?;
                 write_out(minor, mi as c_int)
@@ -261,6 +287,8 @@ exports! {
                 clock_rate: a(13),
                 texture_align: a(14),
             };
+            // SAFETY: `cuDeviceGetProperties`'s caller passes `prop` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdevprop`.
             unsafe { write_out(prop, p) }
         })
     }

@@ -238,6 +238,8 @@ pub unsafe fn get_export_table(
     match table(&id) {
         Some(t) => {
             trace(format_args!("cuGetExportTable({})", format_uuid(&id)));
+            // SAFETY: `pp_export_table` is NULL or valid by `get_export_table`'s `# Safety` contract
+            // (writable for a `*const c_void`); `write_out` refuses NULL.
             unsafe { write_out(pp_export_table, t) }
         }
         None => {
@@ -245,6 +247,8 @@ pub unsafe fn get_export_table(
                 "cuGetExportTable({}): unknown table, not supported",
                 format_uuid(&id)
             ));
+            // SAFETY: `pp_export_table` is NULL or valid by `get_export_table`'s `# Safety` contract
+            // (writable for a `*const c_void`); `write_out` refuses NULL.
             unsafe { write_out(pp_export_table, std::ptr::null()) }?;
             Err(CUDA_ERROR_NOT_SUPPORTED)
         }
@@ -260,6 +264,8 @@ fn load_fatbinary(module: *mut CUmodule, image_ptr: *const c_void) -> Result<(),
         // SAFETY: the runtime passes the wrapper or fatbinary nvcc embedded.
         let img = unsafe { image::read(image_ptr.cast(), d.sm()) };
         let m = load_image(d, ctx, img, "fatbinary.ptx", &JitLogs::default())?;
+        // SAFETY: `module` is NULL or valid by `load_fatbinary`'s `# Safety` contract (writable for a
+        // `CUmodule`); `write_out` refuses NULL.
         unsafe { write_out(module, m) }
     })
 }
@@ -441,6 +447,8 @@ unsafe extern "C" fn local_storage_get(
                 .iter()
                 .find(|s| s.key == key as usize)
                 .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            // SAFETY: `value` is NULL or valid by `local_storage_get`'s `# Safety` contract (writable for a
+            // `*mut c_void`); `write_out` refuses NULL.
             unsafe { write_out(value, found.value as *mut c_void) }
         })
     });
@@ -493,6 +501,8 @@ unsafe extern "C" fn integrity_check(
             check_function: INTEGRITY_CHECK_TABLE.0[1] as usize,
             unix_seconds,
         };
+        // SAFETY: `result` is NULL or valid by `integrity_check`'s `# Safety` contract (writable for a
+        // `[u64; 2]`); `write_out` refuses NULL.
         unsafe { write_out(result, integrity::answer(&input, &devices)) }
     });
     trace(format_args!(
@@ -543,14 +553,18 @@ mod tests {
     #[test]
     fn known_tables_are_served_and_sized() {
         let t = table(&CUDART_INTERFACE).unwrap() as *const usize;
+        // SAFETY: `table` returned a pointer to a static export table, whose first word (its size) is
+        // readable.
         assert_eq!(unsafe { *t }, 13 * 8);
         assert!(table(&[0; 16]).is_none());
         let mut out = std::ptr::dangling::<c_void>();
         let id = [0xf8u8; 16];
+        // SAFETY: `out` is a live local and `id` 16 readable bytes, as `get_export_table` requires.
         let r = unsafe { get_export_table(&mut out, id.as_ptr().cast()) };
         assert_eq!(r, Err(CUDA_ERROR_NOT_SUPPORTED));
         assert!(out.is_null());
         assert_eq!(
+            // SAFETY: NULL `pp_export_table` is allowed (refused); `id` is 16 readable bytes.
             unsafe { get_export_table(std::ptr::null_mut(), id.as_ptr().cast()) },
             Err(CUDA_ERROR_INVALID_VALUE)
         );

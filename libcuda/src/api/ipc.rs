@@ -200,6 +200,8 @@ exports! {
         with_context(|d, _| {
             non_null(p_handle)?;
             let h = export_memory(d, dptr)?;
+            // SAFETY: `cuIpcGetMemHandle`'s caller passes `p_handle` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `IpcHandle`.
             unsafe { write_out(p_handle, h) }
         })
     }
@@ -208,6 +210,8 @@ exports! {
         with_context(|d, ctx| {
             non_null(pdptr)?;
             let p = open_memory(d, ctx, &handle, flags)?;
+            // SAFETY: `cuIpcOpenMemHandle`'s caller passes `pdptr` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdeviceptr`.
             unsafe { write_out(pdptr, p) }
         })
     }
@@ -228,6 +232,8 @@ exports! {
         with_context(|d, _| {
             non_null(p_handle)?;
             let h = export_event(d, event)?;
+            // SAFETY: `cuIpcGetEventHandle`'s caller passes `p_handle` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `IpcHandle`.
             unsafe { write_out(p_handle, h) }
         })
     }
@@ -236,6 +242,8 @@ exports! {
         with_context(|d, ctx| {
             non_null(ph_event)?;
             let e = open_event(d, ctx, &handle)?;
+            // SAFETY: `cuIpcOpenEventHandle`'s caller passes `ph_event` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `CUevent`.
             unsafe { write_out(ph_event, e) }
         })
     }

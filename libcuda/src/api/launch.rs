@@ -366,6 +366,8 @@ exports! {
         with_context(|d, _| {
             non_null(pi)?;
             let v = function_attribute(d, hfunc, attrib)?;
+            // SAFETY: `cuFuncGetAttribute`'s caller passes `pi` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(pi, v) }
         })
     }
@@ -391,6 +393,8 @@ exports! {
         with_context(|d, _| {
             non_null(hmod)?;
             let m = d.function(hfunc)?.module;
+            // SAFETY: `cuFuncGetModule`'s caller passes `hmod` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUmodule`.
             unsafe { write_out(hmod, as_handle(m)) }
         })
     }
@@ -400,6 +404,8 @@ exports! {
             non_null(name)?;
             // The CString lives as long as the function handle.
             let p = d.function(hfunc)?.name.as_ptr();
+            // SAFETY: `cuFuncGetName`'s caller passes `name` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `*const c_char`.
             unsafe { write_out(name, p) }
         })
     }
@@ -409,6 +415,8 @@ exports! {
             let emu = d.function(func)?.emu;
             let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
             let p = info.params.get(param_index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuFuncGetParamInfo`'s caller passes `param_offset` and `param_size` as cuda.h
+            // specifies: NULL (skipped by `write_optional`) or writable for a `usize`.
             unsafe {
                 crate::entry::write_optional(param_offset, p.offset as usize);
                 crate::entry::write_optional(param_size, p.size as usize);
@@ -437,6 +445,8 @@ exports! {
             stream: h_stream,
             cooperative: false,
         };
+        // SAFETY: `kernel_params` holds one pointer per kernel parameter (or `extra` a CU_LAUNCH_PARAM_*
+        // list), as cuda.h requires of this launch, which is `launch`'s contract.
         unsafe { launch(f, l, kernel_params, extra) }
     }
 
@@ -463,6 +473,8 @@ exports! {
             stream: h_stream,
             cooperative: true,
         };
+        // SAFETY: `kernel_params` holds one pointer per kernel parameter, as cuda.h requires of a
+        // cooperative launch, which is `launch`'s contract.
         unsafe { launch(f, l, kernel_params, std::ptr::null_mut()) }
     }
 
@@ -475,6 +487,8 @@ exports! {
         non_null(config)?;
         // SAFETY: non-null, the caller's CUlaunchConfig.
         let c = unsafe { &*config };
+        // SAFETY: `c` is the caller's CUlaunchConfig, whose `attrs` holds `num_attrs` entries (or is NULL
+        // when 0) as cuda.h specifies.
         let cooperative = unsafe { check_launch_attributes(c.attrs, c.num_attrs) }?;
         let l = Launch {
             grid: c.grid_dim,
@@ -483,6 +497,8 @@ exports! {
             stream: c.h_stream,
             cooperative,
         };
+        // SAFETY: `kernel_params` holds one pointer per kernel parameter (or `extra` a CU_LAUNCH_PARAM_*
+        // list), as cuda.h requires of this launch, which is `launch`'s contract.
         unsafe { launch(f, l, kernel_params, extra) }
     }
 }

@@ -66,6 +66,8 @@ unsafe fn load_library(
         let lib = d.libraries.insert(Library {
             module: module as usize,
         });
+        // SAFETY: `library` is NULL or valid by `load_library`'s `# Safety` contract (writable for a `*mut
+        // c_void`); `write_out` refuses NULL.
         unsafe { write_out(library, lib) }
     })
 }
@@ -174,6 +176,8 @@ exports! {
         check_library_options(library_options, num_library_options)?;
         // SAFETY: the arrays hold `num_jit_options` entries by the API contract.
         let logs = unsafe { JitLogs::parse(num_jit_options, jit_options, jit_option_values) }?;
+        // SAFETY: `library` is the caller's out-pointer and `code` its NUL-terminated PTX or image (checked
+        // non-null above), as cuda.h specifies for `cuLibraryLoadData`.
         unsafe { load_library(library, code.cast(), "library.ptx", logs) }
     }
 
@@ -187,6 +191,8 @@ exports! {
         library_option_values: *mut *mut c_void,
         num_library_options: c_uint,
     ) {
+        // SAFETY: `cuLibraryLoadFromFile`'s caller passes `file_name` as cuda.h specifies: NULL (refused by
+        // `c_str`) or a NUL-terminated string.
         let path = unsafe { c_str(file_name) }?;
         let _ = library_option_values;
         check_library_options(library_options, num_library_options)?;
@@ -214,6 +220,8 @@ exports! {
             non_null(p_mod)?;
             d.current_context()?;
             let module = library_module(d, library)?;
+            // SAFETY: `cuLibraryGetModule`'s caller passes `p_mod` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUmodule`.
             unsafe { write_out(p_mod, module) }
         })
     }
@@ -221,9 +229,13 @@ exports! {
     fn cuLibraryGetKernel(p_kernel: *mut *mut c_void, library: *mut c_void, name: *const c_char) {
         with_driver(|d| {
             non_null(p_kernel)?;
+            // SAFETY: `cuLibraryGetKernel`'s caller passes `name` as cuda.h specifies: NULL (refused by
+            // `c_str`) or a NUL-terminated string.
             let name = unsafe { c_str(name) }?;
             let module = library_module(d, library)?;
             let k = kernel_handle(d, module, name)?;
+            // SAFETY: `cuLibraryGetKernel`'s caller passes `p_kernel` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `*mut c_void`.
             unsafe { write_out(p_kernel, k) }
         })
     }
@@ -231,9 +243,13 @@ exports! {
     fn cuLibraryGetGlobal(dptr: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char) {
         with_driver(|d| {
             d.current_context()?;
+            // SAFETY: `cuLibraryGetGlobal`'s caller passes `name` as cuda.h specifies: NULL (refused by
+            // `c_str`) or a NUL-terminated string.
             let name = unsafe { c_str(name) }?;
             let module = library_module(d, library)?;
             let (addr, size) = get_global(d, module, name)?;
+            // SAFETY: `cuLibraryGetGlobal`'s caller passes `dptr` and `bytes` as cuda.h specifies: NULL
+            // (skipped by `write_optional`) or writable for their types.
             unsafe {
                 write_optional(dptr, addr);
                 write_optional(bytes, size as usize);
@@ -246,12 +262,16 @@ exports! {
     /// address, so the pointer is valid on the host and in kernels.
     fn cuLibraryGetManaged(dptr: *mut CUdeviceptr, bytes: *mut usize, library: *mut c_void, name: *const c_char) {
         with_driver(|d| {
+            // SAFETY: `cuLibraryGetManaged`'s caller passes `name` as cuda.h specifies: NULL (refused by
+            // `c_str`) or a NUL-terminated string.
             let name = unsafe { c_str(name) }?;
             let module = library_module(d, library)?;
             let (addr, size) = get_global(d, module, name)?;
             if !d.device.mem_is_host_backed(addr) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
+            // SAFETY: `cuLibraryGetManaged`'s caller passes `dptr` and `bytes` as cuda.h specifies: NULL
+            // (skipped by `write_optional`) or writable for their types.
             unsafe {
                 write_optional(dptr, addr);
                 write_optional(bytes, size as usize);
@@ -265,6 +285,8 @@ exports! {
             non_null(p_func)?;
             d.current_context()?;
             let f = kernel_function(d, kernel)?;
+            // SAFETY: `cuKernelGetFunction`'s caller passes `p_func` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUfunction`.
             unsafe { write_out(p_func, f) }
         })
     }
@@ -279,6 +301,8 @@ exports! {
                 .first()
                 .copied()
                 .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+            // SAFETY: `cuKernelGetLibrary`'s caller passes `p_lib` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `*mut c_void`.
             unsafe { write_out(p_lib, lib) }
         })
     }
@@ -287,6 +311,8 @@ exports! {
         with_driver(|d| {
             non_null(name)?;
             let p = d.function(kernel)?.name.as_ptr();
+            // SAFETY: `cuKernelGetName`'s caller passes `name` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `*const c_char`.
             unsafe { write_out(name, p) }
         })
     }
@@ -296,6 +322,8 @@ exports! {
             non_null(pi)?;
             crate::driver::check_device(dev)?;
             let v = function_attribute(d, kernel, attrib)?;
+            // SAFETY: `cuKernelGetAttribute`'s caller passes `pi` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(pi, v) }
         })
     }
@@ -332,6 +360,8 @@ exports! {
             let emu = d.function(kernel)?.emu;
             let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
             let p = info.params.get(param_index).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuKernelGetParamInfo`'s caller passes `param_offset` and `param_size` as cuda.h
+            // specifies: NULL (skipped by `write_optional`) or writable for a `usize`.
             unsafe {
                 write_optional(param_offset, p.offset as usize);
                 write_optional(param_size, p.size as usize);

@@ -425,6 +425,8 @@ fn host_alloc(
             mapped: true,
         },
     );
+    // SAFETY: `pp` is NULL or valid by `host_alloc`'s `# Safety` contract (writable for a `*mut c_void`);
+    // `write_out` refuses NULL.
     unsafe { write_out(pp, p as *mut c_void) }
 }
 
@@ -439,6 +441,8 @@ exports! {
             non_null(free)?;
             non_null(total)?;
             let (f, t) = d.device.mem_info();
+            // SAFETY: `cuMemGetInfo_v2`'s caller passes `free` and `total` as cuda.h specifies: each valid
+            // for writing a `usize` (both checked non-null above).
             unsafe {
                 write_out(free, f as usize)?;
                 write_out(total, t as usize)
@@ -453,6 +457,8 @@ exports! {
             non_null(total)?;
             let (f, t) = d.device.mem_info();
             let clamp = |v: u64| v.min(u64::from(u32::MAX)) as c_uint;
+            // SAFETY: `cuMemGetInfo`'s caller passes `free` and `total` as cuda.h specifies: each valid for
+            // writing a `c_uint` (both checked non-null above).
             unsafe {
                 write_out(free, clamp(f))?;
                 write_out(total, clamp(t))
@@ -465,6 +471,8 @@ exports! {
         with_context(|d, ctx| {
             non_null(dptr)?;
             let p = d.alloc(ctx, bytesize)?;
+            // SAFETY: `cuMemAlloc_v2`'s caller passes `dptr` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdeviceptr`.
             unsafe { write_out(dptr, p) }
         })
     }
@@ -475,6 +483,8 @@ exports! {
             non_null(dptr)?;
             let p = d.alloc(ctx, bytesize as usize)?;
             match legacy_pointer(p) {
+                // SAFETY: `cuMemAlloc`'s caller passes `dptr` as cuda.h specifies: NULL (refused by
+                // `write_out`) or valid for writing a `CUdeviceptr_v1`.
                 Ok(small) => unsafe { write_out(dptr, small) },
                 Err(e) => {
                     free(d, p)?;
@@ -501,6 +511,8 @@ exports! {
             let row = width_in_bytes.div_ceil(PITCH_ALIGN) * PITCH_ALIGN;
             let total = row.checked_mul(height).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?;
             let p = d.alloc(ctx, total)?;
+            // SAFETY: `cuMemAllocPitch_v2`'s caller passes `dptr` (a `CUdeviceptr`) and `pitch` (a `usize`)
+            // as cuda.h specifies, both checked non-null by `write_out`.
             unsafe {
                 write_out(dptr, p)?;
                 write_out(pitch, row)
@@ -530,6 +542,8 @@ exports! {
     fn cuMemGetAddressRange_v2(pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) {
         with_context(|d, _| {
             let (base, size) = d.device.mem_range(dptr).ok_or(CUDA_ERROR_NOT_FOUND)?;
+            // SAFETY: `cuMemGetAddressRange_v2`'s caller passes `pbase` and `psize` as cuda.h specifies:
+            // each NULL (skipped by `write_optional`) or writable for its type.
             unsafe {
                 write_optional(pbase, base);
                 write_optional(psize, size as usize);
@@ -541,6 +555,8 @@ exports! {
     fn cuMemGetAddressRange(pbase: *mut CUdeviceptr_v1, psize: *mut c_uint, dptr: CUdeviceptr_v1) {
         with_context(|d, _| {
             let (base, size) = d.device.mem_range(u64::from(dptr)).ok_or(CUDA_ERROR_NOT_FOUND)?;
+            // SAFETY: `cuMemGetAddressRange`'s caller passes `pbase` and `psize` as cuda.h specifies: each
+            // NULL (skipped by `write_optional`) or writable for its type.
             unsafe {
                 write_optional(pbase, legacy_pointer(base)?);
                 write_optional(psize, size as c_uint);
@@ -649,6 +665,8 @@ exports! {
         with_context(|d, ctx| {
             non_null(dptr)?;
             let p = alloc_managed(d, ctx, bytesize, flags)?;
+            // SAFETY: `cuMemAllocManaged`'s caller passes `dptr` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdeviceptr`.
             unsafe { write_out(dptr, p) }
         })
     }
@@ -657,6 +675,8 @@ exports! {
         with_context(|d, _| {
             non_null(pdptr)?;
             let dptr = host_device_pointer(d, p, flags)?;
+            // SAFETY: `cuMemHostGetDevicePointer_v2`'s caller passes `pdptr` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUdeviceptr`.
             unsafe { write_out(pdptr, dptr) }
         })
     }
@@ -665,6 +685,8 @@ exports! {
         with_context(|d, _| {
             non_null(pdptr)?;
             let dptr = legacy_pointer(host_device_pointer(d, p, flags)?)?;
+            // SAFETY: `cuMemHostGetDevicePointer`'s caller passes `pdptr` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUdeviceptr_v1`.
             unsafe { write_out(pdptr, dptr) }
         })
     }
@@ -786,6 +808,8 @@ exports! {
         with_context(|d, _| {
             non_null(flags)?;
             let a = d.host_allocations.get(&(p as usize)).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuMemHostGetFlags`'s caller passes `flags` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_uint`.
             unsafe { write_out(flags, a.flags) }
         })
     }

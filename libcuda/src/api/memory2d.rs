@@ -262,6 +262,8 @@ fn memset_2d(
 exports! {
     fn cuMemcpy2D_v2(p_copy: *const CUDA_MEMCPY2D) {
         capture::unsafe_call()?;
+        // SAFETY: `p_copy` is the caller's CUDA_MEMCPY2D (NULL refused by `copy_2d`), whose host pointers
+        // address the rows it describes, as cuda.h requires.
         unsafe { copy_2d(p_copy, std::ptr::null_mut()) }
     }
 
@@ -269,19 +271,27 @@ exports! {
     /// is `cuMemcpy2D`.
     fn cuMemcpy2DUnaligned_v2(p_copy: *const CUDA_MEMCPY2D) {
         capture::unsafe_call()?;
+        // SAFETY: `p_copy` is the caller's CUDA_MEMCPY2D (NULL refused by `copy_2d`), whose host pointers
+        // address the rows it describes, as cuda.h requires.
         unsafe { copy_2d(p_copy, std::ptr::null_mut()) }
     }
 
     fn cuMemcpy2DAsync_v2(p_copy: *const CUDA_MEMCPY2D, h_stream: CUstream) {
+        // SAFETY: `p_copy` is the caller's CUDA_MEMCPY2D (NULL refused by `copy_2d`), whose host pointers
+        // address the rows it describes, as cuda.h requires.
         unsafe { copy_2d(p_copy, h_stream) }
     }
 
     fn cuMemcpy3D_v2(p_copy: *const CUDA_MEMCPY3D) {
         capture::unsafe_call()?;
+        // SAFETY: `p_copy` is the caller's CUDA_MEMCPY3D (NULL refused by `copy_3d`), whose host pointers
+        // address the box it describes, as cuda.h requires.
         unsafe { copy_3d(p_copy, std::ptr::null_mut()) }
     }
 
     fn cuMemcpy3DAsync_v2(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream) {
+        // SAFETY: `p_copy` is the caller's CUDA_MEMCPY3D (NULL refused by `copy_3d`), whose host pointers
+        // address the box it describes, as cuda.h requires.
         unsafe { copy_3d(p_copy, h_stream) }
     }
 

@@ -107,6 +107,8 @@ fn load_data(module: *mut CUmodule, image: *const c_void, logs: JitLogs) -> Resu
         // SAFETY: the driver API requires `image` to be a valid image.
         let img = unsafe { image::read(image.cast(), d.sm()) };
         let m = load_image(d, ctx, img, IN_MEMORY_SOURCE, &logs)?;
+        // SAFETY: `module` is NULL or valid by `load_data`'s `# Safety` contract (writable for a
+        // `CUmodule`); `write_out` refuses NULL.
         unsafe { write_out(module, m) }
     })
 }
@@ -240,6 +242,8 @@ exports! {
                 .file_name()
                 .map_or(path.to_string(), |f| f.to_string_lossy().into_owned());
             let m = load_image(d, ctx, img, &source, &JitLogs::default())?;
+            // SAFETY: `cuModuleLoad`'s caller passes `module` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUmodule`.
             unsafe { write_out(module, m) }
         })
     }
@@ -281,6 +285,8 @@ exports! {
             // SAFETY: a C string from the caller.
             let name = unsafe { c_str(name) }?;
             let f = function_handle(d, hmod, name)?;
+            // SAFETY: `cuModuleGetFunction`'s caller passes `hfunc` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUfunction`.
             unsafe { write_out(hfunc, f) }
         })
     }
@@ -295,6 +301,8 @@ exports! {
             // SAFETY: a C string from the caller.
             let name = unsafe { c_str(name) }?;
             let (addr, size) = get_global(d, hmod, name)?;
+            // SAFETY: `cuModuleGetGlobal_v2`'s caller passes `dptr` and `bytes` as cuda.h specifies: each
+            // NULL (skipped by `write_optional`) or writable for its type.
             unsafe {
                 write_optional(dptr, addr);
                 write_optional(bytes, size as usize);
@@ -316,6 +324,8 @@ exports! {
             let name = unsafe { c_str(name) }?;
             let (addr, size) = get_global(d, hmod, name)?;
             let addr = CUdeviceptr_v1::try_from(addr).map_err(|_| CUDA_ERROR_NOT_SUPPORTED)?;
+            // SAFETY: `cuModuleGetGlobal`'s caller passes `dptr` and `bytes` as cuda.h specifies: each NULL
+            // (skipped by `write_optional`) or writable for its type.
             unsafe {
                 write_optional(dptr, addr);
                 write_optional(bytes, size as c_uint);
@@ -330,6 +340,8 @@ exports! {
     /// it looks kernels up at their first launch, so the kernels of
     /// machine-code-only libraries are refused only if they are used.
     fn cuModuleGetLoadingMode(mode: *mut c_int) {
+        // SAFETY: `cuModuleGetLoadingMode`'s caller passes `mode` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `c_int`.
         crate::driver::with_driver(|_| unsafe { write_out(mode, loading_mode()) })
     }
 
@@ -349,6 +361,8 @@ exports! {
                 inputs: Vec::new(),
                 image: None,
             });
+            // SAFETY: `cuLinkCreate_v2`'s caller passes `state_out` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUlinkState`.
             unsafe { write_out(state_out, state) }
         })
     }
@@ -369,6 +383,8 @@ exports! {
         }
         // SAFETY: the arrays hold `num_options` entries by the API contract.
         let logs = unsafe { JitLogs::parse(num_options, options, option_values) }?;
+        // SAFETY: `cuLinkAddData_v2`'s caller passes `name` as cuda.h specifies: NULL (refused by `c_str`)
+        // or a NUL-terminated string.
         let name = if name.is_null() { "input.ptx" } else { unsafe { c_str(name) }? };
         // SAFETY: `data` holds `size` bytes.
         let bytes = unsafe { std::slice::from_raw_parts(data as *const u8, size) };
@@ -385,6 +401,8 @@ exports! {
     ) {
         // SAFETY: the arrays hold `num_options` entries by the API contract.
         let logs = unsafe { JitLogs::parse(num_options, options, option_values) }?;
+        // SAFETY: `cuLinkAddFile_v2`'s caller passes `path` as cuda.h specifies: NULL (refused by `c_str`)
+        // or a NUL-terminated string.
         let path = unsafe { c_str(path) }?;
         let bytes = std::fs::read(path).map_err(|_| CUDA_ERROR_FILE_NOT_FOUND)?;
         let name = std::path::Path::new(path)
@@ -417,6 +435,8 @@ exports! {
                 }
                 Err(e) => {
                     let msg = e.to_string();
+                    // SAFETY: `logs` holds the log buffers (and sizes) the application gave `cuLinkCreate`,
+                    // valid until `cuLinkDestroy`, as cuda.h requires.
                     unsafe { logs.report(&msg, "") };
                     eprintln!("prlx libcuda: CUDA_ERROR_INVALID_PTX: {msg}");
                     return Err(CUDA_ERROR_INVALID_PTX);
@@ -426,6 +446,8 @@ exports! {
             image.push(0);
             let ls = link_state(d, state)?;
             let image = ls.image.insert(image);
+            // SAFETY: `cuLinkComplete`'s caller passes `cubin_out` and `size_out` as cuda.h specifies;
+            // `write_out` refuses NULL. The image lives in the link state until `cuLinkDestroy`.
             unsafe {
                 write_out(cubin_out, image.as_mut_ptr() as *mut c_void)?;
                 write_out(size_out, image.len())

@@ -67,6 +67,8 @@ exports! {
         block_size: c_int,
         dynamic_smem_size: usize,
     ) {
+        // SAFETY: `num_blocks` is the caller's out-parameter, NULL or writable for a `c_int` as cuda.h
+        // specifies, which is `active_blocks`' contract.
         unsafe { active_blocks(num_blocks, func, block_size, dynamic_smem_size, 0) }
     }
 
@@ -77,6 +79,8 @@ exports! {
         dynamic_smem_size: usize,
         flags: c_uint,
     ) {
+        // SAFETY: `num_blocks` is the caller's out-parameter, NULL or writable for a `c_int` as cuda.h
+        // specifies, which is `active_blocks`' contract.
         unsafe { active_blocks(num_blocks, func, block_size, dynamic_smem_size, flags) }
     }
 
@@ -88,6 +92,9 @@ exports! {
         dynamic_smem_size: usize,
         block_size_limit: c_int,
     ) {
+        // SAFETY: `min_grid_size` and `block_size` are the caller's out-parameters (NULL or writable
+        // `c_int`s) and `block_size_to_dynamic_smem` NULL or a callback of the documented
+        // signature, as cuda.h specifies; that is `potential_block_size`'s contract.
         unsafe {
             potential_block_size(min_grid_size, block_size, func, block_size_to_dynamic_smem, dynamic_smem_size, block_size_limit)
         }
@@ -105,6 +112,9 @@ exports! {
         if flags > 1 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
+        // SAFETY: `min_grid_size` and `block_size` are the caller's out-parameters (NULL or writable
+        // `c_int`s) and `block_size_to_dynamic_smem` NULL or a callback of the documented
+        // signature, as cuda.h specifies; that is `potential_block_size`'s contract.
         unsafe {
             potential_block_size(min_grid_size, block_size, func, block_size_to_dynamic_smem, dynamic_smem_size, block_size_limit)
         }
@@ -126,6 +136,8 @@ exports! {
             let available = per_block
                 .saturating_sub(RESERVED_SHARED_PER_BLOCK + k.static_shared)
                 .min(k.max_dynamic_shared);
+            // SAFETY: `cuOccupancyAvailableDynamicSMemPerBlock`'s caller passes `dynamic_smem_size` as
+            // cuda.h specifies: NULL (refused by `write_out`) or valid for writing a `usize`.
             unsafe { write_out(dynamic_smem_size, available as usize) }
         })
     }
@@ -147,6 +159,8 @@ unsafe fn active_blocks(
         }
         let k = usage(d, func)?;
         let n = blocks_per_sm(k, block_size as u32, dynamic_smem_size as u64);
+        // SAFETY: `num_blocks` is NULL or valid by `active_blocks`'s `# Safety` contract (writable for a
+        // `c_int`); `write_out` refuses NULL.
         unsafe { write_out(num_blocks, n as c_int) }
     })
 }
@@ -195,6 +209,8 @@ unsafe fn potential_block_size(
     }
     let (threads, size) = best;
     let blocks = threads.checked_div(size).unwrap_or(0);
+    // SAFETY: `block_size` and `min_grid_size` are NULL (refused by `write_out`) or writable `c_int`s by
+    // this function's `# Safety` contract.
     unsafe {
         write_out(block_size, size as c_int)?;
         write_out(min_grid_size, (blocks * sms) as c_int)

@@ -148,12 +148,16 @@ exports! {
         // SAFETY: `p_copy` is NULL (checked inside) or a CUDA_MEMCPY3D_PEER,
         // and `copy` is a valid CUDA_MEMCPY3D for cuMemcpy3D.
         let copy = unsafe { peer_copy_3d(p_copy) }?;
+        // SAFETY: `copy` is a live, fully initialised CUDA_MEMCPY3D made from the caller's peer descriptor,
+        // whose host pointers the caller vouched for.
         result(unsafe { super::memory2d::cuMemcpy3D_v2(&copy) })
     }
 
     fn cuMemcpy3DPeerAsync(p_copy: *const CUDA_MEMCPY3D, h_stream: CUstream) {
         // SAFETY: as in cuMemcpy3DPeer.
         let copy = unsafe { peer_copy_3d(p_copy) }?;
+        // SAFETY: `copy` is a live, fully initialised CUDA_MEMCPY3D made from the caller's peer descriptor,
+        // whose host pointers the caller vouched for.
         result(unsafe { super::memory2d::cuMemcpy3DAsync_v2(&copy, h_stream) })
     }
 
@@ -163,6 +167,8 @@ exports! {
             non_null(can_access_peer)?;
             check_device(dev)?;
             check_device(peer_dev)?;
+            // SAFETY: `cuDeviceCanAccessPeer`'s caller passes `can_access_peer` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(can_access_peer, c_int::from(dev != peer_dev)) }
         })
     }
@@ -186,6 +192,8 @@ exports! {
                 CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED => 0,
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             };
+            // SAFETY: `cuDeviceGetP2PAttribute`'s caller passes `value` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(value, v) }
         })
     }

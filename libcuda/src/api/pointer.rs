@@ -161,6 +161,8 @@ exports! {
             let region = region_of(d, current, ptr).ok_or(CUDA_ERROR_INVALID_VALUE)?;
             let bytes = attribute(region, attr, ptr)?;
             let bytes = with_ordinal(d, region, attr, bytes).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `data` is non-null (checked above) and, as cuda.h requires, large enough for the
+            // attribute `attr` names, which is what `bytes` holds.
             unsafe { write_bytes(data, &bytes) };
             Ok(())
         })
@@ -201,6 +203,8 @@ exports! {
                     continue;
                 }
                 let bytes = value.unwrap_or_else(|| vec![0; default_size(attr)]);
+                // SAFETY: `out` is non-null (checked above) and, as cuda.h requires, large enough for the
+                // attribute it was paired with, which is what `bytes` holds.
                 unsafe { write_bytes(out, &bytes) };
             }
             Ok(())

@@ -245,6 +245,8 @@ exports! {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let fd = export_pool(d, pool)?;
+            // SAFETY: `cuMemPoolExportToShareableHandle`'s caller passes `handle_out` as cuda.h specifies:
+            // NULL (refused by `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(handle_out as *mut c_int, fd) }
         })
     }
@@ -258,6 +260,8 @@ exports! {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let p = import_pool(d, handle as usize as c_int)?;
+            // SAFETY: `cuMemPoolImportFromShareableHandle`'s caller passes `pool_out` as cuda.h specifies:
+            // NULL (refused by `write_out`) or valid for writing a `CUmemoryPool`.
             unsafe { write_out(pool_out, p as CUmemoryPool) }
         })
     }
@@ -266,6 +270,8 @@ exports! {
         with_context(|d, _| {
             non_null(share_data_out)?;
             let h = export_pointer(d, ptr)?;
+            // SAFETY: `cuMemPoolExportPointer`'s caller passes `share_data_out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `IpcHandle`.
             unsafe { write_out(share_data_out, h) }
         })
     }
@@ -277,13 +283,16 @@ exports! {
             // SAFETY: non-null, the caller's 64 bytes.
             let data = unsafe { *share_data };
             let p = import_pointer(d, ctx, pool, &data)?;
+            // SAFETY: `cuMemPoolImportPointer`'s caller passes `ptr_out` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `CUdeviceptr`.
             unsafe { write_out(ptr_out, p) }
         })
     }
 
     /// From the current pool of the context's device.
     fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, stream: CUstream) {
-        // SAFETY: the caller's pointer, valid as cuda.h documents for this call.
+        // SAFETY: `dptr` is NULL or valid for writing a `CUdeviceptr`, as cuda.h specifies for
+        // `cuMemAllocAsync`, which is `alloc_async`'s contract.
         with_context(|d, ctx| unsafe { alloc_async(d, ctx, dptr, bytesize, None, stream) })
     }
 
@@ -299,7 +308,8 @@ exports! {
     }
 
     fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, stream: CUstream) {
-        // SAFETY: the caller's pointer, valid as cuda.h documents for this call.
+        // SAFETY: `dptr` is NULL or valid for writing a `CUdeviceptr`, as cuda.h specifies for
+        // `cuMemAllocFromPoolAsync`, which is `alloc_async`'s contract.
         with_context(|d, ctx| unsafe { alloc_async(d, ctx, dptr, bytesize, Some(pool as usize), stream) })
     }
 
@@ -308,6 +318,8 @@ exports! {
             non_null(pool_out)?;
             check_device(dev)?;
             let p = d.pools.default_pool(dev);
+            // SAFETY: `cuDeviceGetDefaultMemPool`'s caller passes `pool_out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUmemoryPool`.
             unsafe { write_out(pool_out, p as CUmemoryPool) }
         })
     }
@@ -317,6 +329,8 @@ exports! {
             non_null(pool)?;
             check_device(dev)?;
             let p = d.pools.current_pool(dev);
+            // SAFETY: `cuDeviceGetMemPool`'s caller passes `pool` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUmemoryPool`.
             unsafe { write_out(pool, p as CUmemoryPool) }
         })
     }
@@ -339,6 +353,8 @@ exports! {
             non_null(pool_out)?;
             let dev = device_location(location, type_)?;
             let p = d.pools.default_pool(dev);
+            // SAFETY: `cuMemGetDefaultMemPool`'s caller passes `pool_out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUmemoryPool`.
             unsafe { write_out(pool_out, p as CUmemoryPool) }
         })
     }
@@ -349,6 +365,8 @@ exports! {
             non_null(pool)?;
             let dev = device_location(location, type_)?;
             let p = d.pools.current_pool(dev);
+            // SAFETY: `cuMemGetMemPool`'s caller passes `pool` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUmemoryPool`.
             unsafe { write_out(pool, p as CUmemoryPool) }
         })
     }
@@ -375,6 +393,8 @@ exports! {
             let mut created = Pool::new(props.location.id, false, props.max_size as u64);
             created.handle_types = props.handle_types;
             let p = d.pools.insert(created);
+            // SAFETY: `cuMemPoolCreate`'s caller passes `pool` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUmemoryPool`.
             unsafe { write_out(pool, p as CUmemoryPool) }
         })
     }
@@ -409,13 +429,19 @@ exports! {
                 CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
                 | CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
                 | CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES => {
+                    // SAFETY: `value` is non-null (checked above) and points to an `int` for the reuse
+                    // attributes, as cuda.h specifies.
                     p.reuse[(attr - 1) as usize] = unsafe { *(value as *const c_int) };
                 }
                 CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => {
+                    // SAFETY: `value` is non-null (checked above) and points to a `cuuint64_t` for the
+                    // release threshold, as cuda.h specifies.
                     p.release_threshold = unsafe { *(value as *const u64) };
                 }
                 // The high-water marks may only be reset (to 0).
                 CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | CU_MEMPOOL_ATTR_USED_MEM_HIGH => {
+                    // SAFETY: `value` is non-null (checked above) and points to a `cuuint64_t` for the
+                    // high-water marks, as cuda.h specifies.
                     if unsafe { *(value as *const u64) } != 0 {
                         return Err(CUDA_ERROR_INVALID_VALUE);
                     }
@@ -440,6 +466,8 @@ exports! {
                 | CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
                 | CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES => {
                     let v = p.reuse[(attr - 1) as usize];
+                    // SAFETY: `cuMemPoolGetAttribute`'s caller passes `value` as cuda.h specifies: NULL
+                    // (refused by `write_out`) or valid for writing a `c_int`.
                     return unsafe { write_out(value as *mut c_int, v) };
                 }
                 CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => p.release_threshold,
@@ -449,6 +477,8 @@ exports! {
                 CU_MEMPOOL_ATTR_USED_MEM_HIGH => p.used_high,
                 _ => return Err(CUDA_ERROR_INVALID_VALUE),
             };
+            // SAFETY: `cuMemPoolGetAttribute`'s caller passes `value` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `u64`.
             unsafe { write_out(value as *mut u64, wide) }
         })
     }
@@ -509,6 +539,8 @@ exports! {
             d.pools.live(mem_pool)?;
             let granted = d.pools.grants(mem_pool as usize, location.id);
             let v = if granted { CU_MEM_ACCESS_FLAGS_PROT_READWRITE } else { CU_MEM_ACCESS_FLAGS_PROT_NONE };
+            // SAFETY: `cuMemPoolGetAccess`'s caller passes `flags` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(flags, v) }
         })
     }

@@ -110,11 +110,15 @@ unsafe fn get_proc_address(
     status: *mut c_int,
 ) -> Result<(), CUresult> {
     non_null(pfn)?;
+    // SAFETY: `symbol` is NULL or valid by `get_proc_address`'s `# Safety` contract (a NUL-terminated
+    // string); `c_str` refuses NULL.
     let name = unsafe { c_str(symbol) }?;
     if flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     match lookup(name, cuda_version, flags) {
+        // SAFETY: `status` and `pfn` are NULL or writable by this function's `# Safety` contract;
+        // `write_optional` skips a NULL `status`, `write_out` refuses a NULL `pfn`.
         Ok(entry) => unsafe {
             write_optional(status, CU_GET_PROC_ADDRESS_SUCCESS);
             write_out(pfn, entry.address as *mut c_void)
@@ -129,6 +133,8 @@ unsafe fn get_proc_address(
                 LookupError::SymbolNotFound => CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
                 LookupError::VersionNotSufficient => CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
             };
+            // SAFETY: `status` and `pfn` are NULL or writable by this function's `# Safety` contract;
+            // `write_optional` skips a NULL `status`, `write_out` refuses a NULL `pfn`.
             unsafe {
                 write_optional(status, code);
                 write_out(pfn, std::ptr::null_mut())?;
@@ -141,6 +147,8 @@ unsafe fn get_proc_address(
 exports! {
     /// CUDA 11.3's form, without the status out-parameter.
     fn cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: u64) {
+        // SAFETY: `symbol` (NUL-terminated) and `pfn` (writable) are the caller's, as cuda.h specifies;
+        // NULL for `status` is allowed.
         unsafe { get_proc_address(symbol, pfn, cuda_version, flags, std::ptr::null_mut()) }
     }
 
@@ -151,6 +159,8 @@ exports! {
         flags: u64,
         symbol_status: *mut c_int,
     ) {
+        // SAFETY: `symbol` (NUL-terminated), `pfn` and `symbol_status` (NULL or writable) are the caller's,
+        // as cuda.h specifies, which is `get_proc_address`'s contract.
         unsafe { get_proc_address(symbol, pfn, cuda_version, flags, symbol_status) }
     }
 }
@@ -273,10 +283,12 @@ mod tests {
         let mut pfn = std::ptr::dangling_mut::<c_void>();
         let mut status = -1;
         let r =
+            // SAFETY: a static C string and two live locals.
             unsafe { cuGetProcAddress_v2(c"cuNoSuch".as_ptr(), &mut pfn, 12090, 0, &mut status) };
         assert_eq!(r, CUDA_ERROR_NOT_FOUND);
         assert!(pfn.is_null());
         assert_eq!(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+        // SAFETY: a static C string and two live locals.
         let r = unsafe { cuGetProcAddress_v2(c"cuInit".as_ptr(), &mut pfn, 12090, 0, &mut status) };
         assert_eq!(r, CUDA_SUCCESS);
         assert_eq!(pfn as usize, cuInit as *const () as usize);

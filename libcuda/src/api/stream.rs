@@ -28,6 +28,8 @@ fn create_stream(ph_stream: *mut CUstream, flags: c_uint, priority: c_int) -> Re
             // Priorities are clamped to the supported range [0, 0].
             priority: priority.clamp(0, 0),
         });
+        // SAFETY: `ph_stream` is NULL or valid by `create_stream`'s `# Safety` contract (writable for a
+        // `CUstream`); `write_out` refuses NULL.
         unsafe { write_out(ph_stream, s) }
     })
 }
@@ -74,6 +76,8 @@ exports! {
             non_null(capture_status)?;
             d.check_stream(h_stream)?;
             let status = capture::is_capturing(d, h_stream)?;
+            // SAFETY: `cuStreamIsCapturing`'s caller passes `capture_status` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(capture_status, status as c_int) }
         })
     }
@@ -98,6 +102,8 @@ exports! {
             non_null(priority)?;
             d.check_stream(h_stream)?;
             let p = d.streams.get(h_stream).map_or(0, |s| s.priority);
+            // SAFETY: `cuStreamGetPriority`'s caller passes `priority` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(priority, p) }
         })
     }
@@ -107,6 +113,8 @@ exports! {
             non_null(flags)?;
             d.check_stream(h_stream)?;
             let f = d.streams.get(h_stream).map_or(0, |s| s.flags);
+            // SAFETY: `cuStreamGetFlags`'s caller passes `flags` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `c_uint`.
             unsafe { write_out(flags, f) }
         })
     }
@@ -120,6 +128,8 @@ exports! {
             } else {
                 d.streams.get(h_stream).map_or(current, |s| s.ctx)
             };
+            // SAFETY: `cuStreamGetCtx`'s caller passes `pctx` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUcontext`.
             unsafe { write_out(pctx, as_handle(ctx)) }
         })
     }
@@ -127,7 +137,11 @@ exports! {
     /// Green contexts do not exist here: `*p_green_ctx` is always NULL.
     fn cuStreamGetCtx_v2(h_stream: CUstream, pctx: *mut CUcontext, p_green_ctx: *mut *mut c_void) {
         non_null(p_green_ctx)?;
+        // SAFETY: `pctx` is the caller's out-parameter, valid as cuda.h specifies for `cuStreamGetCtx_v2`,
+        // which is `cuStreamGetCtx`'s contract.
         unsafe { cuStreamGetCtx(h_stream, pctx) }.into_result()?;
+        // SAFETY: `cuStreamGetCtx_v2`'s caller passes `p_green_ctx` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `*mut c_void`.
         unsafe { write_out(p_green_ctx, std::ptr::null_mut()) }
     }
 
@@ -142,6 +156,8 @@ exports! {
             return r;
         }
         // Called without the driver lock held: the function may call the driver.
+        // SAFETY: `f` is the CUhostFn the application passed with `user_data`, to be called with it exactly
+        // once; no driver lock is held, so it may call back into the driver.
         unsafe { f(user_data) };
         Ok(())
     }
@@ -158,6 +174,8 @@ exports! {
             // Not capturable: a callback's signature has no graph node.
             capture::refuse_in_capture(d, h_stream)
         })?;
+        // SAFETY: `callback` is the CUstreamCallback the application passed with `user_data` for this
+        // stream; called once, with no driver lock held.
         unsafe { callback(h_stream, CUDA_SUCCESS, user_data) };
         Ok(())
     }
@@ -173,6 +191,8 @@ exports! {
                 flags,
                 recorded_at: None,
             });
+            // SAFETY: `cuEventCreate`'s caller passes `ph_event` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUevent`.
             unsafe { write_out(ph_event, e) }
         })
     }
@@ -217,6 +237,8 @@ exports! {
                 return Err(CUDA_ERROR_INVALID_HANDLE);
             };
             let ms = (t1 as f64 - t0 as f64) / 1e6;
+            // SAFETY: `cuEventElapsedTime`'s caller passes `pms` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `f32`.
             unsafe { write_out(pms, ms as f32) }
         })
     }

@@ -46,6 +46,8 @@ exports! {
                 .surface_object_create(a.resource())
                 .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
             records().insert(handle, res);
+            // SAFETY: `cuSurfObjectCreate`'s caller passes `p_surf_object` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUsurfObject`.
             unsafe { write_out(p_surf_object, handle) }
         })
     }
@@ -63,6 +65,8 @@ exports! {
     fn cuSurfObjectGetResourceDesc(p_res_desc: *mut CUDA_RESOURCE_DESC, surf_object: CUsurfObject) {
         with_context(|_, _| {
             let r = records().get(&surf_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuSurfObjectGetResourceDesc`'s caller passes `p_res_desc` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUDA_RESOURCE_DESC`.
             unsafe { write_out(p_res_desc, r) }
         })
     }
@@ -98,6 +102,8 @@ exports! {
             let name = unsafe { crate::entry::c_str(name) }?;
             let (addr, _) = super::module::get_global(d, hmod, name)?;
             let h = surfrefs().for_variable(addr, || SurfRef { variable: addr, array: None, object: None });
+            // SAFETY: `cuModuleGetSurfRef`'s caller passes `p_surf_ref` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `CUsurfref`.
             unsafe { write_out(p_surf_ref, h as CUsurfref) }
         })
     }
@@ -131,6 +137,8 @@ exports! {
             let t = surfrefs();
             let r = t.refs.get(&(h_surf_ref as usize)).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
             let a = r.array.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuSurfRefGetArray`'s caller passes `ph_array` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `super::array::CUarray`.
             unsafe { write_out(ph_array, a as super::array::CUarray) }
         })
     }

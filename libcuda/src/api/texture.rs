@@ -313,6 +313,8 @@ exports! {
             if channel_format(format, num_channels).is_none() {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
+            // SAFETY: `cuDeviceGetTexture1DLinearMaxWidth`'s caller passes `max_width_in_elements` as
+            // cuda.h specifies: NULL (refused by `write_out`) or valid for writing a `usize`.
             unsafe { write_out(max_width_in_elements, limit(69)) }
         })
     }
@@ -350,6 +352,8 @@ exports! {
                 .texture_object_create(TextureObject { resource, sampler })
                 .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
             records().insert(handle, Record { resource: res, texture: tex, view });
+            // SAFETY: `cuTexObjectCreate`'s caller passes `p_tex_object` as cuda.h specifies: NULL (refused
+            // by `write_out`) or valid for writing a `CUtexObject`.
             unsafe { write_out(p_tex_object, handle) }
         })
     }
@@ -367,6 +371,8 @@ exports! {
     fn cuTexObjectGetResourceDesc(p_res_desc: *mut CUDA_RESOURCE_DESC, tex_object: CUtexObject) {
         with_context(|_, _| {
             let r = records().get(&tex_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuTexObjectGetResourceDesc`'s caller passes `p_res_desc` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUDA_RESOURCE_DESC`.
             unsafe { write_out(p_res_desc, r.resource) }
         })
     }
@@ -374,6 +380,8 @@ exports! {
     fn cuTexObjectGetTextureDesc(p_tex_desc: *mut CUDA_TEXTURE_DESC, tex_object: CUtexObject) {
         with_context(|_, _| {
             let r = records().get(&tex_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuTexObjectGetTextureDesc`'s caller passes `p_tex_desc` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUDA_TEXTURE_DESC`.
             unsafe { write_out(p_tex_desc, r.texture) }
         })
     }
@@ -383,6 +391,9 @@ exports! {
         with_context(|_, _| {
             let r = records().get(&tex_object).copied().ok_or(CUDA_ERROR_INVALID_VALUE)?;
             let v = r.view.ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            // SAFETY: `cuTexObjectGetResourceViewDesc`'s caller passes `p_res_view_desc` as cuda.h
+            // specifies: NULL (refused by `write_out`) or valid for writing a
+            // `CUDA_RESOURCE_VIEW_DESC`.
             unsafe { write_out(p_res_view_desc, v) }
         })
     }
@@ -664,6 +675,8 @@ exports! {
             let name = unsafe { crate::entry::c_str(name) }?;
             let (addr, _) = super::module::get_global(d, hmod, name)?;
             let h = texrefs().for_variable(addr, || new_texref(Some(addr)));
+            // SAFETY: `cuModuleGetTexRef`'s caller passes `p_tex_ref` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUtexref`.
             unsafe { write_out(p_tex_ref, h as CUtexref) }
         })
     }
@@ -673,6 +686,8 @@ exports! {
         with_context(|_, _| {
             non_null(p_tex_ref)?;
             let h = texrefs().insert(new_texref(None));
+            // SAFETY: `cuTexRefCreate`'s caller passes `p_tex_ref` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUtexref`.
             unsafe { write_out(p_tex_ref, h as CUtexref) }
         })
     }
@@ -729,6 +744,8 @@ exports! {
             };
             Ok(())
         })?;
+        // SAFETY: `cuTexRefSetAddress_v2`'s caller passes `byte_offset` as cuda.h specifies: NULL (skipped
+        // by `write_optional`) or valid for writing a `usize`.
         unsafe { crate::entry::write_optional(byte_offset, 0) };
         Ok(())
     }
@@ -832,6 +849,8 @@ exports! {
             Binding::Linear { ptr, .. } | Binding::Pitch2D { ptr, .. } => Ok(ptr),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
+        // SAFETY: `cuTexRefGetAddress_v2`'s caller passes `pdptr` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `CUdeviceptr`.
         unsafe { write_out(pdptr, ptr) }
     }
 
@@ -840,6 +859,8 @@ exports! {
             Binding::Array(a) => Ok(a),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
+        // SAFETY: `cuTexRefGetArray`'s caller passes `ph_array` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `CUarray`.
         unsafe { write_out(ph_array, a as CUarray) }
     }
 
@@ -848,6 +869,8 @@ exports! {
             Binding::Mipmapped(m) => Ok(m),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
+        // SAFETY: `cuTexRefGetMipmappedArray`'s caller passes `ph_mipmapped_array` as cuda.h specifies:
+        // NULL (refused by `write_out`) or valid for writing a `CUmipmappedArray`.
         unsafe { write_out(ph_mipmapped_array, m as CUmipmappedArray) }
     }
 
@@ -856,21 +879,29 @@ exports! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let am = read_texref(h_tex_ref, |r| Ok(r.texture.address_mode[dim as usize]))?;
+        // SAFETY: `cuTexRefGetAddressMode`'s caller passes `pam` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `u32`.
         unsafe { write_out(pam, am) }
     }
 
     fn cuTexRefGetFilterMode(pfm: *mut u32, h_tex_ref: CUtexref) {
         let fm = read_texref(h_tex_ref, |r| Ok(r.texture.filter_mode))?;
+        // SAFETY: `cuTexRefGetFilterMode`'s caller passes `pfm` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `u32`.
         unsafe { write_out(pfm, fm) }
     }
 
     fn cuTexRefGetMipmapFilterMode(pfm: *mut u32, h_tex_ref: CUtexref) {
         let fm = read_texref(h_tex_ref, |r| Ok(r.texture.mipmap_filter_mode))?;
+        // SAFETY: `cuTexRefGetMipmapFilterMode`'s caller passes `pfm` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `u32`.
         unsafe { write_out(pfm, fm) }
     }
 
     fn cuTexRefGetFormat(p_format: *mut u32, p_num_channels: *mut i32, h_tex_ref: CUtexref) {
         let (f, c) = read_texref(h_tex_ref, |r| Ok((r.format, r.channels)))?;
+        // SAFETY: `cuTexRefGetFormat`'s caller passes `p_format` and `p_num_channels` as cuda.h specifies:
+        // NULL (skipped by `write_optional`) or writable for their types.
         unsafe {
             crate::entry::write_optional(p_format, f);
             crate::entry::write_optional(p_num_channels, c as i32);
@@ -880,6 +911,8 @@ exports! {
 
     fn cuTexRefGetMipmapLevelBias(pbias: *mut f32, h_tex_ref: CUtexref) {
         let b = read_texref(h_tex_ref, |r| Ok(r.texture.mipmap_level_bias))?;
+        // SAFETY: `cuTexRefGetMipmapLevelBias`'s caller passes `pbias` as cuda.h specifies: NULL (refused
+        // by `write_out`) or valid for writing a `f32`.
         unsafe { write_out(pbias, b) }
     }
 
@@ -889,6 +922,8 @@ exports! {
         let (lo, hi) = read_texref(h_tex_ref, |r| {
             Ok((r.texture.min_mipmap_level_clamp, r.texture.max_mipmap_level_clamp))
         })?;
+        // SAFETY: `cuTexRefGetMipmapLevelClamp`'s caller passes `pmin` and `pmax` as cuda.h specifies: each
+        // valid for writing a `f32` (both checked non-null above).
         unsafe {
             write_out(pmin, lo)?;
             write_out(pmax, hi)
@@ -897,16 +932,22 @@ exports! {
 
     fn cuTexRefGetMaxAnisotropy(p_max_aniso: *mut i32, h_tex_ref: CUtexref) {
         let a = read_texref(h_tex_ref, |r| Ok(r.texture.max_anisotropy))?;
+        // SAFETY: `cuTexRefGetMaxAnisotropy`'s caller passes `p_max_aniso` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `i32`.
         unsafe { write_out(p_max_aniso, a as i32) }
     }
 
     fn cuTexRefGetBorderColor(p_border_color: *mut f32, h_tex_ref: CUtexref) {
         let b = read_texref(h_tex_ref, |r| Ok(r.texture.border_color))?;
+        // SAFETY: `cuTexRefGetBorderColor`'s caller passes `p_border_color` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `[f32; 4]`.
         unsafe { write_out(p_border_color as *mut [f32; 4], b) }
     }
 
     fn cuTexRefGetFlags(p_flags: *mut u32, h_tex_ref: CUtexref) {
         let f = read_texref(h_tex_ref, |r| Ok(r.texture.flags))?;
+        // SAFETY: `cuTexRefGetFlags`'s caller passes `p_flags` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `u32`.
         unsafe { write_out(p_flags, f) }
     }
 

@@ -333,6 +333,8 @@ exports! {
             if !matches!(option, CU_MEM_ALLOC_GRANULARITY_MINIMUM | CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
+            // SAFETY: `cuMemGetAllocationGranularity`'s caller passes `granularity` as cuda.h specifies:
+            // NULL (refused by `write_out`) or valid for writing a `usize`.
             unsafe { write_out(granularity, GRANULARITY as usize) }
         })
     }
@@ -349,6 +351,8 @@ exports! {
             }
             let fd = memfd(&memfd_name(prop.location), size as u64)?;
             let h = new_physical(d, fd, size as u64, prop);
+            // SAFETY: `cuMemCreate`'s caller passes `handle` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `u64`.
             unsafe { write_out(handle, h) }
         })
     }
@@ -371,6 +375,8 @@ exports! {
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             let base = reserve(d, size, alignment, addr)?;
+            // SAFETY: `cuMemAddressReserve`'s caller passes `ptr` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `CUdeviceptr`.
             unsafe { write_out(ptr, base) }
         })
     }
@@ -431,6 +437,8 @@ exports! {
                 _ => true,
             };
             let v = if granted { CU_MEM_ACCESS_FLAGS_PROT_READWRITE } else { CU_MEM_ACCESS_FLAGS_PROT_NONE };
+            // SAFETY: `cuMemGetAccess`'s caller passes `flags` as cuda.h specifies: NULL (refused by
+            // `write_out`) or valid for writing a `u64`.
             unsafe { write_out(flags, v as u64) }
         })
     }
@@ -439,6 +447,8 @@ exports! {
         with_driver(|d| {
             non_null(prop)?;
             let p = physical(d, handle)?.prop;
+            // SAFETY: `cuMemGetAllocationPropertiesFromHandle`'s caller passes `prop` as cuda.h specifies:
+            // NULL (refused by `write_out`) or valid for writing a `MemAllocationProp`.
             unsafe { write_out(prop, p) }
         })
     }
@@ -453,6 +463,8 @@ exports! {
             }
             let p = d.vmm.physical.get_mut(&m.handle).ok_or(CUDA_ERROR_INVALID_VALUE)?;
             p.handle_refs += 1;
+            // SAFETY: `cuMemRetainAllocationHandle`'s caller passes `handle` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `u64`.
             unsafe { write_out(handle, m.handle) }
         })
     }
@@ -481,6 +493,8 @@ exports! {
             if fd < 0 {
                 return Err(CUDA_ERROR_OUT_OF_MEMORY);
             }
+            // SAFETY: `cuMemExportToShareableHandle`'s caller passes `shareable_handle` as cuda.h
+            // specifies: NULL (refused by `write_out`) or valid for writing a `c_int`.
             unsafe { write_out(shareable_handle as *mut c_int, fd) }
         })
     }
@@ -516,6 +530,8 @@ exports! {
                 reserved: [0; 4],
             };
             let h = new_physical(d, owned, size, prop);
+            // SAFETY: `cuMemImportFromShareableHandle`'s caller passes `handle` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `u64`.
             unsafe { write_out(handle, h) }
         })
     }

@@ -372,6 +372,8 @@ pub unsafe fn copy_3d(
 ) -> Option<Result<(), CUresult>> {
     // SAFETY: forwarded contract.
     intercept(d, stream, |_| {
+        // SAFETY: `p` is NULL or a CUDA_MEMCPY3D by this function's `# Safety` contract, which is
+        // `copy_op`'s.
         unsafe { super::ops::copy_op(p) }.map(Op::Memcpy)
     })
 }

@@ -401,6 +401,8 @@ pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
         // argument; called once, after its last reference went.
         let destroy: unsafe extern "C" fn(*mut std::ffi::c_void) =
             unsafe { std::mem::transmute(destroy) };
+        // SAFETY: `destroy` is the application's CUhostFn for this user object and `ptr` the argument it
+        // registered with it; called once, after the last reference went, with no lock held.
         unsafe { destroy(ptr as *mut std::ffi::c_void) };
     }
     r

@@ -56,6 +56,7 @@ pub struct Kernels {
 }
 
 pub fn load() -> Kernels {
+    // SAFETY: out-pointers to live locals; `PTX` is a NUL-terminated string literal.
     unsafe {
         let mut module: CUmodule = null_mut();
         assert_eq!(
@@ -81,6 +82,8 @@ pub fn add_one(k: &Kernels, p: u64, n: u32) -> CUresult {
     let (mut p, mut n) = (p, n);
     let mut args: [*mut c_void; 2] = [(&mut p as *mut u64).cast(), (&mut n as *mut u32).cast()];
     let blocks = n.div_ceil(128);
+    // SAFETY: `args` holds one pointer per kernel parameter (`p`: u64, `n`: u32), live locals that outlive
+    // the synchronous launch.
     unsafe {
         cuLaunchKernel(
             k.add_one,
@@ -102,6 +105,8 @@ pub fn add_one(k: &Kernels, p: u64, n: u32) -> CUresult {
 pub fn copy_word(k: &Kernels, src: u64, dst: u64) -> CUresult {
     let (mut src, mut dst) = (src, dst);
     let mut args: [*mut c_void; 2] = [(&mut src as *mut u64).cast(), (&mut dst as *mut u64).cast()];
+    // SAFETY: `args` holds one pointer per kernel parameter (`src`, `dst`: u64), live locals that outlive
+    // the synchronous launch.
     unsafe {
         cuLaunchKernel(
             k.copy_word,

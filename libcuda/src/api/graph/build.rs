@@ -377,7 +377,8 @@ exports! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let g = with_state(|s| s.new_graph());
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphCreate`'s caller passes `ph_graph` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `CUgraph`.
         unsafe { write_out(ph_graph, g as CUgraph) }
     }
 
@@ -397,7 +398,8 @@ exports! {
     fn cuGraphClone(ph_clone: *mut CUgraph, original: CUgraph) {
         non_null(ph_clone)?;
         let g = with_state(|s| s.clone_graph(raw(original)))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphClone`'s caller passes `ph_clone` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `CUgraph`.
         unsafe { write_out(ph_clone, g as CUgraph) }
     }
 
@@ -411,7 +413,8 @@ exports! {
                 .filter(|n| s.nodes.contains(*n as *mut c_void))
                 .ok_or(CUDA_ERROR_INVALID_VALUE)
         })?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphNodeFindInClone`'s caller passes `ph_node` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `CUgraphNode`.
         unsafe { write_out(ph_node, n as CUgraphNode) }
     }
 
@@ -422,8 +425,12 @@ exports! {
         n: usize,
         params: *const KernelNodeParamsV1,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_KERNEL_NODE_PARAMS (v1
+        // layout, a prefix of v2), whose `kernelParams`/`extra` describe the kernel's
+        // arguments as cuda.h specifies for `cuGraphAddKernelNode`.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params as *const KernelNodeParamsV2, false) })?;
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when `n` is 0)
+        // come from this entry point's caller, as cuda.h specifies, which is `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::Kernel(op)) }
     }
 
@@ -434,8 +441,12 @@ exports! {
         n: usize,
         params: *const KernelNodeParamsV2,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_KERNEL_NODE_PARAMS_v2,
+        // whose `kernelParams`/`extra` describe the kernel's arguments as cuda.h specifies
+        // for `cuGraphAddKernelNode_v2`.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params, true) })?;
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when `n` is 0)
+        // come from this entry point's caller, as cuda.h specifies, which is `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::Kernel(op)) }
     }
 
@@ -448,8 +459,11 @@ exports! {
         _ctx: CUcontext,
     ) {
         with_driver(|d| d.current_context())?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `copy` is NULL (refused by `copy_op`) or the caller's CUDA_MEMCPY3D, as cuda.h
+        // specifies for `cuGraphAddMemcpyNode`.
         let op = unsafe { copy_op(copy) }?;
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when `n` is 0)
+        // come from this entry point's caller, as cuda.h specifies, which is `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::Memcpy(op)) }
     }
 
@@ -463,8 +477,11 @@ exports! {
     ) {
         with_driver(|d| d.current_context())?;
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's
+        // CUDA_MEMSET_NODE_PARAMS, as cuda.h specifies for `cuGraphAddMemsetNode`.
         let op = memset_op(unsafe { &*params })?;
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when `n` is 0)
+        // come from this entry point's caller, as cuda.h specifies, which is `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::Memset(op)) }
     }
 
@@ -476,9 +493,12 @@ exports! {
         params: *const HostNodeParams,
     ) {
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's `HostNodeParams`,
+        // as cuda.h specifies for `cuGraphAddHostNode`.
         let p = unsafe { &*params };
         let op = host_op(p.f, p.user_data)?;
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when `n` is 0)
+        // come from this entry point's caller, as cuda.h specifies, which is `add`'s contract.
         unsafe { add(ph, graph, deps, n, op) }
     }
 
@@ -492,7 +512,8 @@ exports! {
         child: CUgraph,
     ) {
         non_null(ph)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `deps` holds `n` node handles (or is unused when `n` is 0), as cuda.h specifies
+        // for `cuGraphAddChildGraphNode`.
         let deps = unsafe { read_nodes(deps, n) }?;
         let node = with_state(|s| {
             s.graph(raw(graph))?;
@@ -500,24 +521,31 @@ exports! {
             let copy = match op { Op::Child(c) => c, _ => unreachable!("child_op makes child ops") };
             s.add_node(raw(graph), &deps, op).inspect_err(|_| s.destroy_graph(copy))
         })?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphAddChildGraphNode`'s caller passes `ph` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `CUgraphNode`.
         unsafe { write_out(ph, node as CUgraphNode) }
     }
 
     fn cuGraphAddEmptyNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when
+        // `n` is 0) come from `cuGraphAddEmptyNode`'s caller as cuda.h specifies, which is
+        // `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::Empty) }
     }
 
     fn cuGraphAddEventRecordNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
         let e = with_driver(|d| check_event(d, event))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when
+        // `n` is 0) come from `cuGraphAddEventRecordNode`'s caller as cuda.h specifies,
+        // which is `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::EventRecord(e)) }
     }
 
     fn cuGraphAddEventWaitNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
         let e = with_driver(|d| check_event(d, event))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when
+        // `n` is 0) come from `cuGraphAddEventWaitNode`'s caller as cuda.h specifies, which
+        // is `add`'s contract.
         unsafe { add(ph, graph, deps, n, Op::EventWait(e)) }
     }
 
@@ -530,17 +558,24 @@ exports! {
     ) {
         non_null(ph)?;
         with_state(|s| s.graph(raw(graph)).map(|_| ()))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_MEM_ALLOC_NODE_PARAMS,
+        // as cuda.h specifies for `cuGraphAddMemAllocNode`.
         let op = unsafe { alloc_from_params(params) }?;
         let Op::MemAlloc { dptr, .. } = op else { unreachable!("alloc_from_params makes allocations") };
+        // SAFETY: `ph` and `deps` (`n` handles) are the caller's, valid as cuda.h specifies, which is
+        // `add`'s contract.
         unsafe { add(ph, graph, deps, n, op) }?;
+        // SAFETY: `params` is non-null (`alloc_from_params` refused NULL) and the caller's writable
+        // CUDA_MEM_ALLOC_NODE_PARAMS: cuda.h has the driver write `dptr` back into it.
         unsafe { (*params).dptr = dptr };
         Ok(())
     }
 
     fn cuGraphAddMemFreeNode(ph: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dptr: CUdeviceptr) {
         let op = free_op(dptr)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `ph` (a writable `CUgraphNode`) and `deps` (`n` readable handles, or NULL when
+        // `n` is 0) come from `cuGraphAddMemFreeNode`'s caller as cuda.h specifies, which
+        // is `add`'s contract.
         unsafe { add(ph, graph, deps, n, op) }
     }
 
@@ -548,7 +583,9 @@ exports! {
         non_null(out)?;
         match node_op(node)? {
             Op::MemAlloc { dptr, bytes } => {
-                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+                // SAFETY: `out` is non-null (checked above) and the caller's writable
+                // CUDA_MEM_ALLOC_NODE_PARAMS, as cuda.h specifies for
+                // `cuGraphMemAllocNodeGetParams`.
                 unsafe { write_alloc_params(out, dptr, bytes) };
                 Ok(())
             }
@@ -559,7 +596,8 @@ exports! {
     fn cuGraphMemFreeNodeGetParams(node: CUgraphNode, out: *mut CUdeviceptr) {
         non_null(out)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphMemFreeNodeGetParams`'s caller passes `out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUdeviceptr`.
             Op::MemFree(p) => unsafe { write_out(out, p) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -577,7 +615,8 @@ exports! {
         crate::driver::with_driver(|_| crate::driver::check_device(device))?;
         non_null(value)?;
         let v = with_state(|s| s.graph_memory_attribute(attr))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuDeviceGetGraphMemAttribute`'s caller passes `value` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `u64`.
         unsafe { write_out(value, v) }
     }
 
@@ -585,7 +624,8 @@ exports! {
     fn cuDeviceSetGraphMemAttribute(device: CUdevice, attr: c_uint, value: *const u64) {
         crate::driver::with_driver(|_| crate::driver::check_device(device))?;
         non_null(value)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `value` is non-null (checked above) and points to the caller's `u64`, as cuda.h
+        // specifies for `cuDeviceSetGraphMemAttribute`.
         if unsafe { value.read_unaligned() } != 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -599,7 +639,9 @@ exports! {
         n: usize,
         params: *mut GraphNodeParams,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: the pointers `cuGraphAddNode`'s caller passed, valid as cuda.h specifies;
+        // `cuGraphAddNode_v2` takes them with the same contract (its edge data, where it
+        // has one, is NULL: none).
         unsafe { cuGraphAddNode_v2(ph, graph, deps, std::ptr::null(), n, params) }.into_result()
     }
 
@@ -611,10 +653,15 @@ exports! {
         n: usize,
         params: *mut GraphNodeParams,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `edge_data` is NULL or holds `n` CUgraphEdgeData entries, as cuda.h specifies for
+        // `cuGraphAddNode_v2`.
         unsafe { check_edge_data(edge_data, n) }?;
+        // SAFETY: `params` is the caller's CUgraphNodeParams (NULL refused inside), whose `type` names the
+        // union member `op_from_node_params` reads.
         let op = unsafe { op_from_node_params(params) }?;
         let child = match &op { Op::Child(c) => Some(*c), _ => None };
+        // SAFETY: `ph` and `deps` (`n` handles) are the caller's, valid as cuda.h specifies, which is
+        // `add`'s contract.
         let r = unsafe { add(ph, graph, deps, n, op) };
         match (r, child) {
             (Err(e), Some(c)) => {
@@ -623,7 +670,9 @@ exports! {
             }
             (Ok(()), Some(c)) => {
                 // The node's own graph, for queries.
-                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+                // SAFETY: `params` is the caller's writable CUgraphNodeParams (read above, so non-null)
+                // of type child graph (`op` was `Op::Child`), whose union holds a
+                // CUDA_CHILD_GRAPH_NODE_PARAMS; cuda.h has the driver write the node's graph there.
                 unsafe { (*((*params).params.as_mut_ptr() as *mut ChildGraphNodeParams)).graph = c as CUgraph };
                 Ok(())
             }
@@ -632,7 +681,8 @@ exports! {
     }
 
     fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut GraphNodeParams) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is the caller's CUgraphNodeParams (NULL refused inside), whose `type`
+        // names the union member `op_from_node_params` reads.
         let op = unsafe { op_from_node_params(params) }?;
         set_op(node, op)
     }
@@ -642,7 +692,8 @@ exports! {
         non_null(params)?;
         with_state(|s| {
             let op = &s.node(raw(node))?.op;
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `params` is non-null (checked above) and the caller's writable
+            // CUgraphNodeParams, as cuda.h specifies for `cuGraphNodeGetParams`.
             unsafe { write_node_params(params, op, &[]) };
             Ok::<(), CUresult>(())
         })?;
@@ -661,13 +712,15 @@ exports! {
             Op::Kernel(k) => get_attribute(k, attr),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphKernelNodeGetAttribute`'s caller passes `value` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `[u8; 64]`.
         unsafe { write_out(value, v) }
     }
 
     fn cuGraphKernelNodeSetAttribute(node: CUgraphNode, attr: c_uint, value: *const [u8; 64]) {
         non_null(value)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `value` is non-null (checked above) and points to the caller's `[u8; 64]`, as
+        // cuda.h specifies for `cuGraphKernelNodeSetAttribute`.
         let v = unsafe { value.read_unaligned() };
         with_state(|s| match &mut s.node_mut(raw(node))?.op {
             Op::Kernel(k) => set_attribute(k, attr, v),
@@ -696,21 +749,24 @@ exports! {
     fn cuGraphNodeGetType(node: CUgraphNode, ty: *mut c_uint) {
         non_null(ty)?;
         let t = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.op.node_type()))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphNodeGetType`'s caller passes `ty` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `c_uint`.
         unsafe { write_out(ty, t) }
     }
 
     fn cuGraphNodeGetContainingGraph(node: CUgraphNode, ph_graph: *mut CUgraph) {
         non_null(ph_graph)?;
         let g = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.graph))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphNodeGetContainingGraph`'s caller passes `ph_graph` as cuda.h specifies:
+        // NULL (refused by `write_out`) or valid for writing a `CUgraph`.
         unsafe { write_out(ph_graph, g as CUgraph) }
     }
 
     fn cuGraphNodeGetLocalId(node: CUgraphNode, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| Ok::<_, CUresult>(s.node(raw(node))?.local_id))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphNodeGetLocalId`'s caller passes `id` as cuda.h specifies: NULL (refused
+        // by `write_out`) or valid for writing a `c_uint`.
         unsafe { write_out(id, v) }
     }
 
@@ -718,14 +774,16 @@ exports! {
     fn cuGraphNodeGetToolsId(node: CUgraphNode, id: *mut u64) {
         non_null(id)?;
         with_state(|s| s.node(raw(node)).map(|_| ()))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphNodeGetToolsId`'s caller passes `id` as cuda.h specifies: NULL (refused
+        // by `write_out`) or valid for writing a `u64`.
         unsafe { write_out(id, node as u64) }
     }
 
     fn cuGraphGetId(graph: CUgraph, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.id))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphGetId`'s caller passes `id` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `c_uint`.
         unsafe { write_out(id, v) }
     }
 
@@ -742,11 +800,14 @@ exports! {
 
     fn cuGraphKernelNodeGetParams(node: CUgraphNode, out: *mut KernelNodeParamsV1) {
         non_null(out)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `out` is non-null (checked above) and writable for the kernel-node parameter
+        // layout `cuGraphKernelNodeGetParams` takes, as cuda.h specifies.
         with_kernel(node, |k| unsafe { write_kernel_params(out as *mut KernelNodeParamsV2, k, false) })?;
         // As NVIDIA's driver, a library kernel's node names the context's function.
         // SAFETY: written just above.
         if let Some((f, _, _)) = crate::api::library::node_function_of_kernel(unsafe { (*out).func }) {
+            // SAFETY: `out` is non-null (checked above) and was just written as a v1 kernel-node struct, so
+            // its `func` field is in bounds.
             unsafe { (*out).func = f };
         }
         Ok(())
@@ -754,7 +815,8 @@ exports! {
 
     fn cuGraphKernelNodeGetParams_v2(node: CUgraphNode, out: *mut KernelNodeParamsV2) {
         non_null(out)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `out` is non-null (checked above) and writable for the kernel-node parameter
+        // layout `cuGraphKernelNodeGetParams_v2` takes, as cuda.h specifies.
         with_kernel(node, |k| unsafe { write_kernel_params(out, k, true) })?;
         // SAFETY: written just above.
         unsafe { report_kernel_function(out) };
@@ -762,13 +824,17 @@ exports! {
     }
 
     fn cuGraphKernelNodeSetParams(node: CUgraphNode, params: *const KernelNodeParamsV1) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_KERNEL_NODE_PARAMS (v1
+        // layout, a prefix of v2), whose `kernelParams`/`extra` describe the kernel's
+        // arguments as cuda.h specifies for `cuGraphKernelNodeSetParams`.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params as *const KernelNodeParamsV2, false) })?;
         set_kernel(node, op)
     }
 
     fn cuGraphKernelNodeSetParams_v2(node: CUgraphNode, params: *const KernelNodeParamsV2) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_KERNEL_NODE_PARAMS_v2,
+        // whose `kernelParams`/`extra` describe the kernel's arguments as cuda.h specifies
+        // for `cuGraphKernelNodeSetParams_v2`.
         let op = with_driver(|d| unsafe { kernel_from_params(d, params, true) })?;
         set_kernel(node, op)
     }
@@ -776,14 +842,16 @@ exports! {
     fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, out: *mut CUDA_MEMCPY3D) {
         non_null(out)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphMemcpyNodeGetParams`'s caller passes `out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `CUDA_MEMCPY3D`.
             Op::Memcpy(c) => unsafe { write_out(out, c.0) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
     }
 
     fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const CUDA_MEMCPY3D) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused by `copy_op`) or the caller's CUDA_MEMCPY3D, as cuda.h
+        // specifies for `cuGraphMemcpyNodeSetParams`.
         let op = unsafe { copy_op(params) }?;
         set_op(node, Op::Memcpy(op))
     }
@@ -791,7 +859,8 @@ exports! {
     fn cuGraphMemsetNodeGetParams(node: CUgraphNode, out: *mut MemsetNodeParams) {
         non_null(out)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphMemsetNodeGetParams`'s caller passes `out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `MemsetNodeParams`.
             Op::Memset(m) => unsafe {
                 write_out(out, MemsetNodeParams {
                     dst: m.dst,
@@ -808,7 +877,8 @@ exports! {
 
     fn cuGraphMemsetNodeSetParams(node: CUgraphNode, params: *const MemsetNodeParams) {
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's
+        // CUDA_MEMSET_NODE_PARAMS, as cuda.h specifies for `cuGraphMemsetNodeSetParams`.
         let op = memset_op(unsafe { &*params })?;
         set_op(node, Op::Memset(op))
     }
@@ -816,7 +886,8 @@ exports! {
     fn cuGraphHostNodeGetParams(node: CUgraphNode, out: *mut HostNodeParams) {
         non_null(out)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphHostNodeGetParams`'s caller passes `out` as cuda.h specifies: NULL
+            // (refused by `write_out`) or valid for writing a `HostNodeParams`.
             Op::Host { f, data } => unsafe {
                 write_out(out, HostNodeParams {
                     // SAFETY: `f` was a non-null CUhostFn when stored.
@@ -830,7 +901,8 @@ exports! {
 
     fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const HostNodeParams) {
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's `HostNodeParams`,
+        // as cuda.h specifies for `cuGraphHostNodeSetParams`.
         let p = unsafe { &*params };
         set_op(node, host_op(p.f, p.user_data)?)
     }
@@ -838,7 +910,8 @@ exports! {
     fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, ph_graph: *mut CUgraph) {
         non_null(ph_graph)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphChildGraphNodeGetGraph`'s caller passes `ph_graph` as cuda.h
+            // specifies: NULL (refused by `write_out`) or valid for writing a `CUgraph`.
             Op::Child(c) => unsafe { write_out(ph_graph, c as CUgraph) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -847,7 +920,8 @@ exports! {
     fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, out: *mut CUevent) {
         non_null(out)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphEventRecordNodeGetEvent`'s caller passes `out` as cuda.h specifies:
+            // NULL (refused by `write_out`) or valid for writing a `CUevent`.
             Op::EventRecord(e) => unsafe { write_out(out, e as CUevent) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -861,7 +935,8 @@ exports! {
     fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, out: *mut CUevent) {
         non_null(out)?;
         match node_op(node)? {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `cuGraphEventWaitNodeGetEvent`'s caller passes `out` as cuda.h specifies:
+            // NULL (refused by `write_out`) or valid for writing a `CUevent`.
             Op::EventWait(e) => unsafe { write_out(out, e as CUevent) },
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         }
@@ -874,7 +949,8 @@ exports! {
 
     fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) {
         let all = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.nodes.clone()))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is the caller's size_t (NULL refused inside) and `nodes` NULL or room for
+        // `*count` node handles, as cuda.h specifies for `cuGraphGetNodes`.
         unsafe { write_list(nodes, count, &all) }
     }
 
@@ -883,12 +959,15 @@ exports! {
             let g = s.graph(raw(graph))?;
             Ok::<_, CUresult>(g.nodes.iter().copied().filter(|n| !g.edges.iter().any(|e| e.1 == *n)).collect::<Vec<_>>())
         })?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is the caller's size_t (NULL refused inside) and `nodes` NULL or room for
+        // `*count` node handles, as cuda.h specifies for `cuGraphGetRootNodes`.
         unsafe { write_list(nodes, count, &roots) }
     }
 
     fn cuGraphGetEdges(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, count: *mut usize) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: the pointers `cuGraphGetEdges`'s caller passed, valid as cuda.h specifies;
+        // `cuGraphGetEdges_v2` takes them with the same contract (its edge data, where it
+        // has one, is NULL: none).
         unsafe { cuGraphGetEdges_v2(graph, from, to, std::ptr::null_mut(), count) }.into_result()
     }
 
@@ -905,8 +984,11 @@ exports! {
         }
         let edges = with_state(|s| Ok::<_, CUresult>(s.graph(raw(graph))?.edges.clone()))?;
         let (a, b): (Vec<usize>, Vec<usize>) = edges.into_iter().unzip();
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is non-null (checked above) and points to the caller's `usize`, as cuda.h
+        // specifies for `cuGraphGetEdges_v2`.
         let capacity = unsafe { count.read_unaligned() };
+        // SAFETY: `count` was read above (non-null, `write_list` checks it again); `from` and `to` are NULL
+        // or hold `*count` handles each, as `cuGraphGetEdges` specifies.
         unsafe {
             write_list(from, count, &a)?;
             if !to.is_null() {
@@ -919,33 +1001,41 @@ exports! {
 
     fn cuGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, count: *mut usize) {
         let v = with_state(|s| s.dependencies(raw(node)))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is the caller's size_t (NULL refused inside) and `deps` NULL or room for
+        // `*count` node handles, as cuda.h specifies for `cuGraphNodeGetDependencies`.
         unsafe { write_list(deps, count, &v) }
     }
 
     fn cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
         non_null(count)?;
         let v = with_state(|s| s.dependencies(raw(node)))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is the caller's size_t (NULL refused inside), `deps` NULL or room for
+        // `*count` node handles and `edge_data` NULL or room for `*count` edge-data
+        // entries, as cuda.h specifies for `cuGraphNodeGetDependencies_v2`.
         unsafe { write_list_with_edge_data(deps, edge_data, count, &v) }
     }
 
     fn cuGraphNodeGetDependentNodes(node: CUgraphNode, out: *mut CUgraphNode, count: *mut usize) {
         let v = with_state(|s| s.dependents(raw(node)))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is the caller's size_t (NULL refused inside) and `out` NULL or room for
+        // `*count` node handles, as cuda.h specifies for `cuGraphNodeGetDependentNodes`.
         unsafe { write_list(out, count, &v) }
     }
 
     fn cuGraphNodeGetDependentNodes_v2(node: CUgraphNode, out: *mut CUgraphNode, edge_data: *mut EdgeData, count: *mut usize) {
         non_null(count)?;
         let v = with_state(|s| s.dependents(raw(node)))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `count` is the caller's size_t (NULL refused inside), `out` NULL or room for
+        // `*count` node handles and `edge_data` NULL or room for `*count` edge-data
+        // entries, as cuda.h specifies for `cuGraphNodeGetDependentNodes_v2`.
         unsafe { write_list_with_edge_data(out, edge_data, count, &v) }
     }
 
     /// Every edge must join two distinct nodes of `graph` and be new.
     fn cuGraphAddDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, n: usize) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: the pointers `cuGraphAddDependencies`'s caller passed, valid as cuda.h specifies;
+        // `cuGraphAddDependencies_v2` takes them with the same contract (its edge data,
+        // where it has one, is NULL: none).
         unsafe { cuGraphAddDependencies_v2(graph, from, to, std::ptr::null(), n) }.into_result()
     }
 
@@ -956,9 +1046,12 @@ exports! {
         edge_data: *const EdgeData,
         n: usize,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `edge_data` is NULL or holds `n` CUgraphEdgeData entries, as cuda.h specifies for
+        // `cuGraphAddDependencies_v2`.
         unsafe { check_edge_data(edge_data, n) }?;
         with_state(|s| {
+            // SAFETY: `from` and `to` each hold `n` node handles (cuda.h's contract for this call), which
+            // is `edge_list`'s.
             let edges = unsafe { edge_list(s, graph, from, to, n) }?;
             let g = s.graph_mut(raw(graph))?;
             for (i, e) in edges.iter().enumerate() {
@@ -973,7 +1066,9 @@ exports! {
 
     /// Every edge must exist.
     fn cuGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, n: usize) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: the pointers `cuGraphRemoveDependencies`'s caller passed, valid as cuda.h
+        // specifies; `cuGraphRemoveDependencies_v2` takes them with the same contract (its
+        // edge data, where it has one, is NULL: none).
         unsafe { cuGraphRemoveDependencies_v2(graph, from, to, std::ptr::null(), n) }.into_result()
     }
 
@@ -984,9 +1079,12 @@ exports! {
         edge_data: *const EdgeData,
         n: usize,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `edge_data` is NULL or holds `n` CUgraphEdgeData entries, as cuda.h specifies for
+        // `cuGraphRemoveDependencies_v2`.
         unsafe { check_edge_data(edge_data, n) }?;
         with_state(|s| {
+            // SAFETY: `from` and `to` each hold `n` node handles (cuda.h's contract for this call), which
+            // is `edge_list`'s.
             let edges = unsafe { edge_list(s, graph, from, to, n) }?;
             let g = s.graph_mut(raw(graph))?;
             if !edges.iter().all(|e| g.edges.contains(e)) {
@@ -999,7 +1097,8 @@ exports! {
 
     /// Writes the graph (and its child graphs) as Graphviz DOT to `path`.
     fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, _flags: c_uint) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphDebugDotPrint`'s caller passes `path` as cuda.h specifies: NULL (refused
+        // by `c_str`) or a NUL-terminated string.
         let path = unsafe { c_str(path) }?;
         let mut text = String::from("digraph prlx_graph {\ncompound=true;\n");
         with_state(|s| dot(s, raw(graph), "graph", &mut text))?;

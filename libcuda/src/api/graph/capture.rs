@@ -32,8 +32,11 @@ exports! {
         n: usize,
         mode: c_uint,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `edge_data` is NULL or holds `n` CUgraphEdgeData entries, as cuda.h specifies for
+        // `cuStreamBeginCaptureToGraph`.
         unsafe { check_edge_data(edge_data, n) }?;
+        // SAFETY: `deps` holds `n` node handles (or is unused when `n` is 0), as cuda.h specifies for this
+        // call.
         let deps = unsafe { read_nodes(deps, n) }?;
         begin(stream, mode, Some((graph as usize, deps)))
     }
@@ -41,10 +44,13 @@ exports! {
     fn cuStreamEndCapture(stream: CUstream, ph_graph: *mut CUgraph) {
         non_null(ph_graph)?;
         match end(stream) {
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `ph_graph` is non-null (checked above) and, as cuda.h specifies for
+            // `cuStreamEndCapture`, valid for writing a `CUgraph`.
             Ok(g) => unsafe { write_out(ph_graph, g as CUgraph) },
             Err(code) => {
                 if matches!(code, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED | CUDA_ERROR_STREAM_CAPTURE_UNJOINED) {
+                    // SAFETY: `cuStreamEndCapture`'s caller passes `ph_graph` as cuda.h specifies: NULL
+                    // (refused by `write_out`) or valid for writing a `CUgraph`.
                     unsafe { write_out(ph_graph, std::ptr::null_mut()) }?;
                 }
                 Err(code)
@@ -53,7 +59,8 @@ exports! {
     }
 
     fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut c_uint, id: *mut u64) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `status`, `id` and the other out-parameters are NULL or writable, as cuda.h
+        // specifies for `cuStreamGetCaptureInfo`, which is `capture_info`'s contract.
         unsafe {
             capture_info(stream, status, id, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
         }
@@ -67,7 +74,8 @@ exports! {
         deps: *mut *const CUgraphNode,
         count: *mut usize,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `status`, `id` and the other out-parameters are NULL or writable, as cuda.h
+        // specifies for `cuStreamGetCaptureInfo_v2`, which is `capture_info`'s contract.
         unsafe { capture_info(stream, status, id, graph, deps, std::ptr::null_mut(), count) }
     }
 
@@ -80,12 +88,14 @@ exports! {
         edges: *mut *const EdgeData,
         count: *mut usize,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `status`, `id` and the other out-parameters are NULL or writable, as cuda.h
+        // specifies for `cuStreamGetCaptureInfo_v3`, which is `capture_info`'s contract.
         unsafe { capture_info(stream, status, id, graph, deps, edges, count) }
     }
 
     fn cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *const CUgraphNode, n: usize, flags: c_uint) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `deps` holds `n` node handles, as cuda.h specifies for
+        // `cuStreamUpdateCaptureDependencies`, which is `update_dependencies`' contract.
         unsafe { update_dependencies(stream, deps, n, flags) }
     }
 
@@ -96,21 +106,26 @@ exports! {
         n: usize,
         flags: c_uint,
     ) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `edge_data` is NULL or holds `n` CUgraphEdgeData entries, as cuda.h specifies for
+        // `cuStreamUpdateCaptureDependencies_v2`.
         unsafe { check_edge_data(edge_data, n) }?;
+        // SAFETY: `deps` holds `n` node handles, as cuda.h specifies, which is `update_dependencies`'
+        // contract.
         unsafe { update_dependencies(stream, deps, n, flags) }
     }
 
     fn cuThreadExchangeStreamCaptureMode(mode: *mut c_uint) {
         with_driver(|_| Ok(()))?;
         non_null(mode)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `mode` is non-null (checked above) and points to the caller's `c_uint`, as cuda.h
+        // specifies for `cuThreadExchangeStreamCaptureMode`.
         let new = unsafe { mode.read_unaligned() };
         if new > CAPTURE_MODE_RELAXED {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let old = exchange_thread_mode(new);
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuThreadExchangeStreamCaptureMode`'s caller passes `mode` as cuda.h specifies:
+        // NULL (refused by `write_out`) or valid for writing a `c_uint`.
         unsafe { write_out(mode, old) }
     }
 }

@@ -381,19 +381,26 @@ exports! {
         non_null(ph_exec)?;
         match instantiate(graph, 0) {
             Ok(e) => {
-                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+                // SAFETY: `cuGraphInstantiate`'s caller passes `ph_error_node` as cuda.h specifies:
+                // NULL (skipped by `write_optional`) or valid for writing a `CUgraphNode`.
                 unsafe { write_optional(ph_error_node, std::ptr::null_mut()) };
+                // SAFETY: `log` is NULL or a buffer of `log_size` bytes, as cuda.h specifies for
+                // `cuGraphInstantiate`, which is `write_log`'s contract.
                 unsafe { write_log(log, log_size, "") };
+                // SAFETY: `cuGraphInstantiate`'s caller passes `ph_exec` as cuda.h specifies: NULL (refused
+                // by `write_out`) or valid for writing a `CUgraphExec`.
                 unsafe { write_out(ph_exec, e as CUgraphExec) }
             }
             Err((code, node)) => {
-                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+                // SAFETY: `cuGraphInstantiate`'s caller passes `ph_error_node` as cuda.h specifies:
+                // NULL (skipped by `write_optional`) or valid for writing a `CUgraphNode`.
                 unsafe { write_optional(ph_error_node, node.unwrap_or(0) as CUgraphNode) };
                 let message = match node {
                     Some(n) => format!("graph instantiation failed: node {n:#x} is on a dependency cycle"),
                     None => format!("graph instantiation failed: {}", crate::error_table::name_str(code)),
                 };
-                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+                // SAFETY: `log` is NULL or a buffer of `log_size` bytes, as cuda.h specifies for
+                // `cuGraphInstantiate`, which is `write_log`'s contract.
                 unsafe { write_log(log, log_size, &message) };
                 Err(code)
             }
@@ -407,14 +414,16 @@ exports! {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         let e = instantiate(graph, flags).map_err(|(code, _)| code)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphInstantiateWithFlags`'s caller passes `ph_exec` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `CUgraphExec`.
         unsafe { write_out(ph_exec, e as CUgraphExec) }
     }
 
     fn cuGraphInstantiateWithParams(ph_exec: *mut CUgraphExec, graph: CUgraph, params: *mut GraphInstantiateParams) {
         non_null(ph_exec)?;
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's
+        // `GraphInstantiateParams`, as cuda.h specifies for `cuGraphInstantiateWithParams`.
         let p = unsafe { &mut *params };
         if p.flags & INSTANTIATE_FLAG_UPLOAD != 0 {
             with_driver(|d| d.check_stream(p.upload_stream))?;
@@ -423,7 +432,9 @@ exports! {
             Ok(e) => {
                 p.result_out = INSTANTIATE_SUCCESS;
                 p.err_node_out = std::ptr::null_mut();
-                // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+                // SAFETY: `cuGraphInstantiateWithParams`'s caller passes `ph_exec` as cuda.h
+                // specifies: NULL (refused by `write_out`) or valid for writing a
+                // `CUgraphExec`.
                 unsafe { write_out(ph_exec, e as CUgraphExec) }
             }
             Err((code, node)) => {
@@ -450,14 +461,16 @@ exports! {
     fn cuGraphExecGetFlags(exec: CUgraphExec, flags: *mut u64) {
         non_null(flags)?;
         let f = with_state(|s| s.execs.get(exec).map(|e| e.flags).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphExecGetFlags`'s caller passes `flags` as cuda.h specifies: NULL (refused
+        // by `write_out`) or valid for writing a `u64`.
         unsafe { write_out(flags, f) }
     }
 
     fn cuGraphExecGetId(exec: CUgraphExec, id: *mut c_uint) {
         non_null(id)?;
         let v = with_state(|s| s.execs.get(exec).map(|e| e.id).ok_or(CUDA_ERROR_INVALID_HANDLE))?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphExecGetId`'s caller passes `id` as cuda.h specifies: NULL (refused by
+        // `write_out`) or valid for writing a `c_uint`.
         unsafe { write_out(id, v) }
     }
 
@@ -509,31 +522,39 @@ exports! {
     }
 
     fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParamsV1) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_KERNEL_NODE_PARAMS (v1
+        // layout, a prefix of v2), whose `kernelParams`/`extra` describe the kernel's
+        // arguments as cuda.h specifies for `cuGraphExecKernelNodeSetParams`.
         unsafe { exec_kernel_set(exec, node, params as *const KernelNodeParamsV2, false) }
     }
 
     fn cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParamsV2) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is NULL (refused inside) or the caller's CUDA_KERNEL_NODE_PARAMS_v2,
+        // whose `kernelParams`/`extra` describe the kernel's arguments as cuda.h specifies
+        // for `cuGraphExecKernelNodeSetParams_v2`.
         unsafe { exec_kernel_set(exec, node, params, true) }
     }
 
     fn cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, copy: *const CUDA_MEMCPY3D, _ctx: CUcontext) {
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `copy` is NULL (refused by `copy_op`) or the caller's CUDA_MEMCPY3D, as cuda.h
+        // specifies for `cuGraphExecMemcpyNodeSetParams`.
         let op = unsafe { copy_op(copy) }?;
         set_exec_op(exec, node, Op::Memcpy(op))
     }
 
     fn cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const MemsetNodeParams, _ctx: CUcontext) {
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's
+        // CUDA_MEMSET_NODE_PARAMS, as cuda.h specifies for
+        // `cuGraphExecMemsetNodeSetParams`.
         let op = memset_op(unsafe { &*params })?;
         set_exec_op(exec, node, Op::Memset(op))
     }
 
     fn cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const HostNodeParams) {
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's `HostNodeParams`,
+        // as cuda.h specifies for `cuGraphExecHostNodeSetParams`.
         let p = unsafe { &*params };
         let f = p.f.ok_or(CUDA_ERROR_INVALID_VALUE)?;
         set_exec_op(exec, node, Op::Host { f: f as usize, data: p.user_data as usize })
@@ -549,17 +570,23 @@ exports! {
     /// Any node type's new parameters, as `cuGraphAddNode` takes them.
     fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut GraphNodeParams) {
         non_null(params)?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `params` is non-null (checked above) and points to the caller's
+        // `GraphNodeParams`, as cuda.h specifies for `cuGraphExecNodeSetParams`.
         let p = unsafe { &*params };
         if matches!(p.type_, NODE_MEM_ALLOC | NODE_MEM_FREE) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         if p.type_ == NODE_GRAPH {
             // The child's parameters are taken, not a copy of the graph made.
-            // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+            // SAFETY: `p.type_` is NODE_GRAPH, so the caller's union holds a
+            // CUDA_CHILD_GRAPH_NODE_PARAMS (cuda.h's layout for that type).
             let child = unsafe { (*(p.params.as_ptr() as *const ChildGraphNodeParams)).graph };
+            // SAFETY: `exec`, `node` and `child` are handles passed by value; the call has no pointer
+            // arguments to honour.
             return unsafe { cuGraphExecChildGraphNodeSetParams(exec, node, child) }.into_result();
         }
+        // SAFETY: `params` is the caller's CUgraphNodeParams (checked non-null above), whose `type` names
+        // the union member `op_from_node_params` reads.
         let op = unsafe { op_from_node_params(params) }?;
         set_exec_op(exec, node, op)
     }
@@ -591,7 +618,8 @@ exports! {
             ExecOp::Kernel(_) | ExecOp::Memcpy(_) | ExecOp::Memset(_) => Ok(n.enabled),
             _ => Err(CUDA_ERROR_INVALID_VALUE),
         })?;
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphNodeGetEnabled`'s caller passes `enabled` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `c_uint`.
         unsafe { write_out(enabled, c_uint::from(v)) }
     }
 
@@ -601,8 +629,12 @@ exports! {
             error_node: std::ptr::null_mut(),
             error_from_node: std::ptr::null_mut(),
         };
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: the pointers `cuGraphExecUpdate`'s caller passed, valid as cuda.h specifies;
+        // `cuGraphExecUpdate_v2` takes them with the same contract (its edge data, where it
+        // has one, is NULL: none).
         let r = unsafe { cuGraphExecUpdate_v2(exec, graph, &mut info) };
+        // SAFETY: `error_node` and `result` are the caller's optional out-parameters: NULL (skipped by
+        // `write_optional`) or writable, as cuda.h specifies for `cuGraphExecUpdate`.
         unsafe {
             write_optional(error_node, info.error_node);
             write_optional(result, info.result);
@@ -624,7 +656,8 @@ exports! {
                 error_from_node: f.from as CUgraphNode,
             }),
         };
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuGraphExecUpdate_v2`'s caller passes `info` as cuda.h specifies: NULL (refused
+        // by `write_out`) or valid for writing a `ExecUpdateResultInfo`.
         unsafe { write_out(info, out) }?;
         code.into_result()
     }

@@ -49,7 +49,8 @@ exports! {
                 refs,
             })
         });
-        // SAFETY: the caller's pointers, valid as cuda.h documents for this call.
+        // SAFETY: `cuUserObjectCreate`'s caller passes `object_out` as cuda.h specifies: NULL
+        // (refused by `write_out`) or valid for writing a `*mut c_void`.
         unsafe { write_out(object_out, o) }
     }
 
