@@ -20,6 +20,7 @@ use prlx_trace::{
 use std::ffi::c_void;
 use std::io::Write as _;
 
+mod device_pool;
 mod staging;
 
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`.
@@ -263,7 +264,7 @@ type FnMemsetD2D32Async = unsafe extern "C" fn(u64, usize, u32, usize, usize, CU
 
 /// Driver entry points only captures use, looked up beside the shared
 /// table (`crate::driver`) and only for the real driver's table: HIP's
-/// (`crate::hip::as_cuda`) has none of them, and captures fall back.
+/// (`hip_driver::as_cuda`) has none of them, and captures fall back.
 struct Extra {
     memset_d2d32_async: Option<FnMemsetD2D32Async>,
 }
@@ -602,7 +603,7 @@ pub struct Armed<'a> {
     addresses: [u64; 3],
     /// Held for their drops: the descriptor cleared, then the buffers freed.
     _guard: DescriptorGuard<'a>,
-    _lease: crate::device_pool::Lease,
+    _lease: device_pool::Lease,
 }
 
 /// Allocates and initialises the trace image for one launch of `kernel`
@@ -618,7 +619,7 @@ pub fn arm<'a>(
 ) -> Result<Armed<'a>, String> {
     let on = OnStream { cuda, stream };
     let sizes = sizes(geometry, config)?;
-    let lease = crate::device_pool::take(cuda, sizes.total())?;
+    let lease = device_pool::take(cuda, sizes.total())?;
     let (header, addresses, guard) =
         prepare(on, config, descriptor, kernel, geometry, &sizes, lease.ptr)?;
     Ok(Armed {

@@ -122,7 +122,7 @@ unsafe extern "C" fn prlx_dlsym_pick(
     }
     let picked = std::panic::catch_unwind(|| {
         let (cell, wrapper) = crate::hooks::export_wrapper(symbol)?;
-        if in_the_shim(caller) || !crate::state::active() {
+        if in_the_shim(caller) || !crate::process::active() {
             return None;
         }
         // SAFETY: `real` is glibc's dlsym; the handle and name are the caller's.

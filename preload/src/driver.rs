@@ -116,10 +116,10 @@ driver_table!(Cuda, c"libcuda.so.1", {
 });
 
 driver_table!(Hip, c"libamdhip64.so", {
-    hipModuleLaunchKernel: FnHipModuleLaunchKernel = c"hipModuleLaunchKernel",
-    hipLaunchKernel: FnHipLaunchKernel = c"hipLaunchKernel",
-    hipModuleLoadData: FnHipModuleLoadData = c"hipModuleLoadData",
-    hipModuleGetFunction: FnHipModuleGetFunction = c"hipModuleGetFunction",
+    hipModuleLaunchKernel: hip_fns::FnModuleLaunchKernel = c"hipModuleLaunchKernel",
+    hipLaunchKernel: hip_fns::FnLaunchKernel = c"hipLaunchKernel",
+    hipModuleLoadData: hip_fns::FnModuleLoadData = c"hipModuleLoadData",
+    hipModuleGetFunction: hip_fns::FnModuleGetFunction = c"hipModuleGetFunction",
 });
 
 pub fn cuda() -> &'static Cuda {

@@ -74,7 +74,7 @@ pub unsafe fn after_get(table: *mut *const c_void, id: *const c_void) {
         LogLevel::Debug,
         &format!("cuGetExportTable({}) = {found:p}", format_uuid(&uuid)),
     );
-    if uuid != CUDART_INTERFACE || found.is_null() || !crate::state::active() {
+    if uuid != CUDART_INTERFACE || found.is_null() || !crate::process::active() {
         return;
     }
     patch_in_place(found as usize);
@@ -239,7 +239,7 @@ unsafe fn load_through_slot(
     let load_ex = crate::driver::cuda().cuModuleLoadDataEx;
     let forward = std::cell::Cell::new(Some(original));
     let run_original = || forward.take().map_or(CUDA_ERROR_UNKNOWN, |f| f());
-    let (result, plan) = if crate::state::active() {
+    let (result, plan) = if crate::process::active() {
         // SAFETY: the runtime's image; the loads forward its arguments or the rewritten image.
         unsafe {
             crate::module_load::load(image, run_original, |rewritten| match load_ex {
@@ -254,7 +254,7 @@ unsafe fn load_through_slot(
         LogLevel::Debug,
         &format!("runtime interface slot {slot}: module from {image:p}: CUresult {result}"),
     );
-    crate::hooks::after_module_load(result, module, None, plan);
+    crate::state::module_loaded(result, module, None, plan);
     result
 }
 

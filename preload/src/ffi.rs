@@ -1,6 +1,7 @@
 //! The slice of `cuda.h` (and `hip_runtime_api.h`) the shim touches: the
 //! signatures it wraps or calls, over the types `prlx-cuda-abi` shares with
-//! the emulator's libcuda; HIP's own.
+//! the emulator's libcuda; HIP's from `prlx-hip-abi`, which the emulated
+//! HIP runtime shares.
 #![allow(non_camel_case_types, clippy::upper_case_acronyms)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -107,48 +108,45 @@ pub type FnGraphGetNodes =
     unsafe extern "C" fn(*mut c_void, *mut *mut c_void, *mut usize) -> CUresult;
 pub type FnGraphNodeGetType = unsafe extern "C" fn(*mut c_void, *mut c_int) -> CUresult;
 pub type FnGraphKernelNodeGetParams =
-    unsafe extern "C" fn(*mut c_void, *mut crate::graphs::KernelNodeParams) -> CUresult;
+    unsafe extern "C" fn(*mut c_void, *mut KernelNodeParams) -> CUresult;
 pub type FnGraphChildGraphNodeGetGraph =
     unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> CUresult;
 
-// HIP (libamdhip64): hipError_t is a C enum; hipSuccess = 0.
-pub type hipError_t = c_int;
-pub type hipModule_t = *mut c_void;
-pub type hipFunction_t = *mut c_void;
-pub type hipStream_t = *mut c_void;
-pub const HIP_SUCCESS: hipError_t = 0;
-/// `hipErrorNotInitialized`.
-pub const HIP_ERROR_NOT_INITIALIZED: hipError_t = 3;
+pub type CUcontext = *mut c_void;
 
+/// `CUDA_KERNEL_NODE_PARAMS_v2` (v1 is its prefix, up to `extra`).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct dim3 {
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
+#[derive(Clone, Copy, Debug)]
+pub struct KernelNodeParams {
+    pub func: CUfunction,
+    pub grid: [c_uint; 3],
+    pub block: [c_uint; 3],
+    pub shared_bytes: c_uint,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    pub kern: CUkernel,
+    pub ctx: CUcontext,
 }
 
-pub type FnHipModuleLaunchKernel = unsafe extern "C" fn(
-    hipFunction_t,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    c_uint,
-    hipStream_t,
-    *mut *mut c_void,
-    *mut *mut c_void,
-) -> hipError_t;
-pub type FnHipLaunchKernel = unsafe extern "C" fn(
-    *const c_void,
-    dim3,
-    dim3,
-    *mut *mut c_void,
-    usize,
-    hipStream_t,
-) -> hipError_t;
-pub type FnHipModuleLoadData = unsafe extern "C" fn(*mut hipModule_t, *const c_void) -> hipError_t;
-pub type FnHipModuleGetFunction =
-    unsafe extern "C" fn(*mut hipFunction_t, hipModule_t, *const c_char) -> hipError_t;
+impl Default for KernelNodeParams {
+    fn default() -> KernelNodeParams {
+        KernelNodeParams {
+            func: std::ptr::null_mut(),
+            grid: [0; 3],
+            block: [0; 3],
+            shared_bytes: 0,
+            kernel_params: std::ptr::null_mut(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        }
+    }
+}
+
+// HIP (libamdhip64): the ABI `prlx-hip-abi` shares with the emulated HIP
+// runtime; hipError_t is a C enum, hipSuccess = 0.
+pub use prlx_hip_abi::fns as hip_fns;
+pub use prlx_hip_abi::{
+    dim3, hipError_t, hipErrorNotInitialized as HIP_ERROR_NOT_INITIALIZED, hipFunction_t,
+    hipModule_t, hipStream_t, hipSuccess as HIP_SUCCESS,
+};

@@ -12,12 +12,16 @@
 //! of the same name in `cuda.h` (or `hip_runtime_api.h`).
 #![allow(clippy::missing_safety_doc)]
 
+use crate::backend::Backend;
 use crate::capture::Geometry;
 use crate::driver;
 use crate::ffi::*;
+use crate::guard::guarded;
+use crate::launch::{self, LaunchCall};
 use crate::module_load;
+use crate::process::active;
 use crate::registry::CodeHandle;
-use crate::state::{self, LaunchCall};
+use crate::state;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -62,14 +66,6 @@ macro_rules! real_fn {
     };
 }
 
-/// `PRLX_LOG=debug`: what the driver's entry points were asked and gave,
-/// which is how a runtime's roads to the driver are traced.
-fn debug(message: impl FnOnce() -> String) {
-    if state::active() && crate::log::enabled(crate::config::LogLevel::Debug) {
-        crate::log::log(crate::config::LogLevel::Debug, &message());
-    }
-}
-
 /// Reads a C string argument without trusting it to be non-null.
 unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
     // SAFETY: non-null C strings from the caller are NUL-terminated per the API.
@@ -105,7 +101,7 @@ fn launch(
     (params, extra): (*mut *mut c_void, *mut *mut c_void),
     forward: impl FnOnce() -> CUresult,
 ) -> CUresult {
-    debug(|| format!("launch of {function:p}"));
+    state::debug(|| format!("launch of {function:p}"));
     let call = LaunchCall {
         function,
         geometry,
@@ -113,9 +109,9 @@ fn launch(
         stream,
         params,
         extra,
-        hip: false,
+        backend: Backend::Cuda,
     };
-    state::on_launch(call, forward)
+    launch::on_launch(call, forward)
 }
 
 /// `cuLaunchKernel` and its per-thread-default-stream twin: one signature,
@@ -227,24 +223,6 @@ launch_kernel_ex_export!(cuLaunchKernelEx_ptsz, LaunchKernelExPtsz, true);
 
 // ---- modules and libraries ---------------------------------------------
 
-pub(crate) fn after_module_load(
-    result: CUresult,
-    module: *mut CUmodule,
-    image: Option<&[u8]>,
-    plan: Option<module_load::Plan>,
-) {
-    if result == CUDA_SUCCESS && !module.is_null() {
-        // SAFETY: the driver wrote the new handle.
-        let handle = unsafe { *module } as usize;
-        debug(|| format!("module {handle:#x} loaded"));
-        state::guarded(
-            "module load",
-            || (),
-            || state::on_code_loaded_with(CodeHandle::Module(handle), image, plan),
-        );
-    }
-}
-
 /// A module image as bytes: PTX text up to its NUL, else a bounded prefix
 /// (enough to identify it; cubins and fatbins are not parsed here).
 unsafe fn image_bytes<'a>(image: *const c_void) -> Option<&'a [u8]> {
@@ -263,7 +241,7 @@ pub unsafe extern "C" fn cuModuleLoad(module: *mut CUmodule, fname: *const c_cha
         return CUDA_ERROR_NOT_INITIALIZED;
     };
     // The file's image, to instrument before the driver sees it.
-    let image = if state::active() {
+    let image = if active() {
         // SAFETY: the caller's path string.
         unsafe { c_str(fname) }.and_then(|p| std::fs::read(p.to_string_lossy().as_ref()).ok())
     } else {
@@ -287,7 +265,7 @@ pub unsafe extern "C" fn cuModuleLoad(module: *mut CUmodule, fname: *const c_cha
         // SAFETY: forwarding unchanged.
         _ => (unsafe { real(module, fname) }, None),
     };
-    after_module_load(result, module, image.as_deref(), plan);
+    state::module_loaded(result, module, image.as_deref(), plan);
     result
 }
 
@@ -305,7 +283,7 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut CUmodule, image: *const c
         )
     };
     // SAFETY: the driver accepted the image.
-    after_module_load(result, module, unsafe { image_bytes(image) }, plan);
+    state::module_loaded(result, module, unsafe { image_bytes(image) }, plan);
     result
 }
 
@@ -329,7 +307,7 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
         )
     };
     // SAFETY: the driver accepted the image.
-    after_module_load(result, module, unsafe { image_bytes(image) }, plan);
+    state::module_loaded(result, module, unsafe { image_bytes(image) }, plan);
     result
 }
 
@@ -354,26 +332,8 @@ pub unsafe extern "C" fn cuModuleLoadFatBinary(
             },
         )
     };
-    after_module_load(result, module, None, plan);
+    state::module_loaded(result, module, None, plan);
     result
-}
-
-/// After a successful lookup of a function (or kernel) by name: remember
-/// which code it belongs to and what it is called.
-///
-/// # Safety
-/// `out` and `name` are the caller's arguments to a lookup the driver just
-/// answered with success: `out` holds the new handle, `name` is a C string.
-unsafe fn after_lookup(what: &str, out: *mut *mut c_void, name: *const c_char, code: CodeHandle) {
-    if out.is_null() {
-        return;
-    }
-    // SAFETY: per the contract above.
-    if let Some(name) = unsafe { c_str(name) } {
-        let handle = unsafe { *out };
-        debug(|| format!("{what}({code:?}, {name:?}) = {handle:p}"));
-        state::guarded(what, || (), || state::on_function(handle, name, code));
-    }
 }
 
 /// A lookup by name in loaded code (`cuModuleGetFunction`,
@@ -394,7 +354,7 @@ macro_rules! lookup_export {
             if result == CUDA_SUCCESS {
                 let handle = CodeHandle::$code(code as usize);
                 // SAFETY: the driver answered the lookup.
-                unsafe { after_lookup(stringify!($name), out, name, handle) };
+                unsafe { state::after_lookup(stringify!($name), out, name, handle) };
             }
             result
         }
@@ -417,7 +377,7 @@ pub unsafe extern "C" fn cuModuleUnload(module: CUmodule) -> CUresult {
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(module) };
     if result == CUDA_SUCCESS {
-        state::guarded(
+        guarded(
             "cuModuleUnload",
             || (),
             || state::on_code_unloaded(CodeHandle::Module(module as usize)),
@@ -463,33 +423,8 @@ pub unsafe extern "C" fn cuLibraryLoadData(
         .then(|| unsafe { image_bytes(code) })
         .flatten();
     // SAFETY: the caller's out-parameter, written on success.
-    unsafe { after_library_load("cuLibraryLoadData", result, library, image, plan) };
+    unsafe { state::library_loaded("cuLibraryLoadData", result, library, image, plan) };
     result
-}
-
-/// After a library load (`cuLibraryLoadData`, `cuLibraryLoadFromFile`):
-/// the new library's image and plan go to `state`.
-///
-/// # Safety
-/// `library` is the caller's out-parameter, written by the driver when
-/// `result` is success.
-pub(crate) unsafe fn after_library_load(
-    what: &str,
-    result: CUresult,
-    library: *mut CUlibrary,
-    image: Option<&[u8]>,
-    plan: Option<module_load::Plan>,
-) {
-    if result == CUDA_SUCCESS && !library.is_null() {
-        // SAFETY: per the contract.
-        let handle = unsafe { *library } as usize;
-        debug(|| format!("{what}: library {handle:#x} loaded"));
-        state::guarded(
-            what,
-            || (),
-            || state::on_code_loaded_with(CodeHandle::Library(handle), image, plan),
-        );
-    }
 }
 
 lookup_export!(
@@ -514,12 +449,12 @@ pub unsafe extern "C" fn cuLibraryGetModule(module: *mut CUmodule, library: CUli
     if result == CUDA_SUCCESS && !module.is_null() {
         // SAFETY: the driver wrote the handle.
         let handle = unsafe { *module } as usize;
-        debug(|| format!("cuLibraryGetModule({library:p}) = {handle:#x}"));
+        state::debug(|| format!("cuLibraryGetModule({library:p}) = {handle:#x}"));
         let (alias, code) = (
             CodeHandle::Module(handle),
             CodeHandle::Library(library as usize),
         );
-        state::guarded(
+        guarded(
             "cuLibraryGetModule",
             || (),
             || state::on_code_alias(alias, code),
@@ -541,8 +476,8 @@ pub unsafe extern "C" fn cuKernelGetFunction(
     if result == CUDA_SUCCESS && !function.is_null() {
         // SAFETY: the driver wrote the handle.
         let handle = unsafe { *function };
-        debug(|| format!("cuKernelGetFunction({kernel:p}) = {handle:p}"));
-        state::guarded(
+        state::debug(|| format!("cuKernelGetFunction({kernel:p}) = {handle:p}"));
+        guarded(
             "cuKernelGetFunction",
             || (),
             || state::on_alias(handle, kernel),
@@ -613,9 +548,8 @@ pub(crate) fn export_wrapper(symbol: &[u8]) -> Option<(&'static AtomicPtr<c_void
     };
     match found {
         Some((slot, wrapper)) => Some((&PROC_ADDRESSES[slot as usize], wrapper)),
-        None => {
-            crate::graphs::export_wrapper(symbol).or_else(|| crate::link::export_wrapper(symbol))
-        }
+        None => crate::graph_hooks::export_wrapper(symbol)
+            .or_else(|| crate::link::export_wrapper(symbol)),
     }
 }
 
@@ -658,12 +592,12 @@ fn substitute(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int,
     }
     // SAFETY: the driver wrote the out-pointer.
     let found = unsafe { *pfn };
-    if found.is_null() || !state::active() {
+    if found.is_null() || !active() {
         return;
     }
     let picked = match wrapper_for(name.to_bytes(), cuda_version, flags) {
         Some((slot, wrapper)) => Some((&PROC_ADDRESSES[slot as usize], wrapper)),
-        None => crate::graphs::proc_wrapper(name.to_bytes(), cuda_version, flags)
+        None => crate::graph_hooks::proc_wrapper(name.to_bytes(), cuda_version, flags)
             .or_else(|| crate::link::proc_wrapper(name.to_bytes(), cuda_version)),
     };
     if let Some((cell, wrapper)) = picked {
@@ -689,13 +623,13 @@ pub unsafe extern "C" fn cuGetProcAddress(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(symbol, pfn, cuda_version, flags) };
-    state::guarded(
+    guarded(
         "cuGetProcAddress",
         || (),
         || log_lookup(symbol, pfn, cuda_version, flags, result),
     );
     if result == CUDA_SUCCESS {
-        state::guarded(
+        guarded(
             "cuGetProcAddress",
             || (),
             || substitute(symbol, pfn, cuda_version, flags),
@@ -717,13 +651,13 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     };
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(symbol, pfn, cuda_version, flags, status) };
-    state::guarded(
+    guarded(
         "cuGetProcAddress_v2",
         || (),
         || log_lookup(symbol, pfn, cuda_version, flags, result),
     );
     if result == CUDA_SUCCESS {
-        state::guarded(
+        guarded(
             "cuGetProcAddress_v2",
             || (),
             || substitute(symbol, pfn, cuda_version, flags),
@@ -745,7 +679,7 @@ pub unsafe extern "C" fn cuGetExportTable(
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(table, id) };
     if result == CUDA_SUCCESS {
-        state::guarded(
+        guarded(
             "cuGetExportTable",
             || (),
             // SAFETY: the driver answered with success.
@@ -753,116 +687,6 @@ pub unsafe extern "C" fn cuGetExportTable(
         );
     }
     result
-}
-
-// ---- HIP --------------------------------------------------------------------
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLoadData(
-    module: *mut hipModule_t,
-    image: *const c_void,
-) -> hipError_t {
-    let Some(real) = driver::hip().hipModuleLoadData else {
-        return HIP_ERROR_NOT_INITIALIZED;
-    };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(module, image) };
-    if result == HIP_SUCCESS && !module.is_null() {
-        // SAFETY: the runtime wrote the handle.
-        crate::hip::on_module_loaded(unsafe { *module });
-    }
-    result
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleGetFunction(
-    function: *mut hipFunction_t,
-    module: hipModule_t,
-    name: *const c_char,
-) -> hipError_t {
-    let Some(real) = driver::hip().hipModuleGetFunction else {
-        return HIP_ERROR_NOT_INITIALIZED;
-    };
-    // SAFETY: forwarding unchanged.
-    let result = unsafe { real(function, module, name) };
-    if result == HIP_SUCCESS {
-        // SAFETY: the runtime answered the lookup.
-        unsafe {
-            after_lookup(
-                "hipModuleGetFunction",
-                function,
-                name,
-                CodeHandle::Module(module as usize),
-            )
-        };
-    }
-    result
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLaunchKernel(
-    f: hipFunction_t,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shared: c_uint,
-    stream: hipStream_t,
-    params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> hipError_t {
-    let Some(real) = driver::hip().hipModuleLaunchKernel else {
-        return HIP_ERROR_NOT_INITIALIZED;
-    };
-    // SAFETY: forwarding unchanged.
-    let forward =
-        || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) } as CUresult;
-    let call = LaunchCall {
-        function: f,
-        geometry: Geometry {
-            grid: [gx, gy, gz],
-            block: [bx, by, bz],
-        },
-        shared_bytes: shared,
-        stream,
-        params,
-        extra,
-        hip: true,
-    };
-    state::on_launch(call, forward) as hipError_t
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipLaunchKernel(
-    function_address: *const c_void,
-    grid: dim3,
-    block: dim3,
-    args: *mut *mut c_void,
-    shared: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    let Some(real) = driver::hip().hipLaunchKernel else {
-        return HIP_ERROR_NOT_INITIALIZED;
-    };
-    crate::hip::before_launch(function_address);
-    // SAFETY: forwarding unchanged.
-    let forward =
-        || unsafe { real(function_address, grid, block, args, shared, stream) } as CUresult;
-    let call = LaunchCall {
-        function: function_address as *mut c_void,
-        geometry: Geometry {
-            grid: [grid.x, grid.y, grid.z],
-            block: [block.x, block.y, block.z],
-        },
-        shared_bytes: shared as u32,
-        stream,
-        params: args,
-        extra: std::ptr::null_mut(),
-        hip: true,
-    };
-    state::on_launch(call, forward) as hipError_t
 }
 
 #[cfg(test)]

@@ -21,8 +21,11 @@
 
 use crate::config::LogLevel;
 use crate::ffi::*;
+use crate::guard::guarded;
 use crate::log;
-use crate::module_load::{self, CaptureMode};
+use crate::module_load;
+use crate::process::active;
+use crate::registry::CaptureMode;
 use crate::registry::ParamSlot;
 use crate::state;
 use prlx_ptx_instrument::{Runtime, SiteTable};
@@ -56,43 +59,18 @@ struct Link {
     params: HashMap<String, Vec<ParamSlot>>,
 }
 
-/// A linked image handed to the application.
-struct Linked {
-    state: usize,
-    image: usize,
-    site_table: String,
-    params: HashMap<String, Vec<ParamSlot>>,
-}
+/// Links being built, by link state.
+static LINKS: LazyLock<Mutex<HashMap<usize, Link>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
-#[derive(Default)]
-struct Links {
-    building: HashMap<usize, Link>,
-    linked: Vec<Linked>,
-}
-
-static LINKS: LazyLock<Mutex<Links>> = LazyLock::new(|| Mutex::new(Links::default()));
-
-fn links() -> MutexGuard<'static, Links> {
+fn links() -> MutexGuard<'static, HashMap<usize, Link>> {
     LINKS.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The plan for an image `cuLinkComplete` produced from rewritten inputs:
-/// already instrumented, captured as `ptx` with the link's site table.
-pub(crate) fn linked_plan(image: *const c_void) -> Option<module_load::Plan> {
-    let links = links();
-    let linked = links.linked.iter().find(|l| l.image == image as usize)?;
-    Some(module_load::Plan::instrumented_elsewhere(
-        CaptureMode::Ptx,
-        linked.site_table.clone(),
-        linked.params.clone(),
-    ))
 }
 
 /// What to hand the linker for one input: the rewritten PTX (NUL-terminated,
 /// a `CU_JIT_INPUT_PTX` input whatever the original's type) and which
 /// runtime it carries, or None to pass the input through.
 fn rewrite_input(state: usize, input_type: c_uint, data: &[u8]) -> Option<(Vec<u8>, Runtime)> {
-    if !rewritable(input_type) || !state::active() {
+    if !rewritable(input_type) || !active() {
         return None;
     }
     let policy = module_load::policy();
@@ -110,7 +88,7 @@ fn rewrite_input(state: usize, input_type: c_uint, data: &[u8]) -> Option<(Vec<u
     };
     let module = prlx_ptx::parse(text, "<link input>").ok()?;
     let mut links = links();
-    let link = links.building.entry(state).or_default();
+    let link = links.entry(state).or_default();
     link.params
         .extend(crate::registry::ptx_module_param_layouts(&module));
     let defines_descriptor = module.items.iter().any(|i| {
@@ -152,7 +130,7 @@ fn rewrite_input(state: usize, input_type: c_uint, data: &[u8]) -> Option<(Vec<u
 /// After the linker took (or refused) a rewritten input.
 fn input_added(state: usize, runtime: Runtime, accepted: bool) {
     let mut links = links();
-    let link = links.building.entry(state).or_default();
+    let link = links.entry(state).or_default();
     if accepted {
         link.instrumented += 1;
         link.runtime_defined |= runtime == Runtime::LinkDefine;
@@ -169,7 +147,7 @@ fn add_input(
     mut add: impl FnMut(c_uint, *mut c_void, usize) -> CUresult,
     original: impl FnOnce() -> CUresult,
 ) -> CUresult {
-    let rewritten = state::guarded(
+    let rewritten = guarded(
         "cuLinkAddData",
         || None,
         || rewrite_input(state as usize, input_type, data),
@@ -284,7 +262,7 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
             num_lib,
         )
     };
-    let image = (state::active() && !file_name.is_null())
+    let image = (active() && !file_name.is_null())
         .then(|| {
             // SAFETY: the caller's path, a C string.
             let path = unsafe { CStr::from_ptr(file_name) };
@@ -314,15 +292,7 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
     };
     let image = &bytes[..bytes.len() - 1];
     // SAFETY: the caller's out-parameter, written on success.
-    unsafe {
-        crate::hooks::after_library_load(
-            "cuLibraryLoadFromFile",
-            result,
-            library,
-            Some(image),
-            plan,
-        )
-    };
+    unsafe { state::library_loaded("cuLibraryLoadFromFile", result, library, Some(image), plan) };
     result
 }
 
@@ -355,7 +325,7 @@ macro_rules! link_add_data {
             let add = |kind: c_uint, d: *mut c_void, n: usize| unsafe {
                 add_data(state, kind, d, n, name, num_options, options, values)
             };
-            if data.is_null() || size == 0 || !state::active() {
+            if data.is_null() || size == 0 || !active() {
                 return add(input_type, data, size);
             }
             // SAFETY: `data` holds `size` bytes (the API's contract).
@@ -386,7 +356,7 @@ macro_rules! link_add_file {
             // SAFETY: forwarding the caller's arguments unchanged.
             let original =
                 || unsafe { add_file(state, input_type, path, num_options, options, values) };
-            if !rewritable(input_type) || path.is_null() || !state::active() {
+            if !rewritable(input_type) || path.is_null() || !active() {
                 return original();
             }
             let Some(add_data) = add_data else {
@@ -452,12 +422,12 @@ pub unsafe extern "C" fn cuLinkComplete(
     if result == CUDA_SUCCESS && !cubin_out.is_null() && !size_out.is_null() {
         // SAFETY: the driver wrote both out-parameters.
         let image = unsafe { *cubin_out } as usize;
-        state::guarded(
+        guarded(
             "cuLinkComplete",
             || (),
             || {
-                let mut links = links();
-                let Some(link) = links.building.get(&(state as usize)) else {
+                let links = links();
+                let Some(link) = links.get(&(state as usize)) else {
                     return;
                 };
                 if link.instrumented == 0 || link.pass_built {
@@ -470,14 +440,12 @@ pub unsafe extern "C" fn cuLinkComplete(
                         link.instrumented
                     ),
                 );
-                let linked = Linked {
-                    state: state as usize,
+                module_load::remember_linked(
+                    state as usize,
                     image,
-                    site_table: link.sites.to_json(),
-                    params: link.params.clone(),
-                };
-                links.linked.retain(|l| l.image != image);
-                links.linked.push(linked);
+                    link.sites.to_json(),
+                    link.params.clone(),
+                );
             },
         );
     }
@@ -493,9 +461,8 @@ pub unsafe extern "C" fn cuLinkDestroy(state: CUlinkState) -> CUresult {
     // SAFETY: forwarding unchanged.
     let result = unsafe { real(state) };
     if result == CUDA_SUCCESS {
-        let mut links = links();
-        links.building.remove(&(state as usize));
-        links.linked.retain(|l| l.state != state as usize);
+        links().remove(&(state as usize));
+        module_load::forget_linked(state as usize);
     }
     result
 }

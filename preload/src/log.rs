@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 pub fn enabled(level: LogLevel) -> bool {
-    level != LogLevel::Off && level <= crate::state::config().log
+    level != LogLevel::Off && level <= crate::process::config().log
 }
 
 pub fn log(level: LogLevel, message: &str) {

@@ -22,7 +22,7 @@
 use crate::config::LogLevel;
 use crate::ffi::{CUDA_SUCCESS, CUresult};
 use crate::log;
-use crate::registry::ParamSlot;
+use crate::registry::{CaptureMode, ParamSlot};
 use prlx_ptx_instrument::Options;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, c_char, c_void};
@@ -33,29 +33,6 @@ use prlx_fatbin as fatbin;
 
 #[path = "caller.rs"]
 pub mod caller;
-
-/// How a module's launches are captured (`session.json`'s `capture`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CaptureMode {
-    Pass,
-    Substitute,
-    Ptx,
-    Nvbit,
-    #[default]
-    Metadata,
-}
-
-impl CaptureMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CaptureMode::Pass => "pass",
-            CaptureMode::Substitute => "substitute",
-            CaptureMode::Ptx => "ptx",
-            CaptureMode::Nvbit => "nvbit",
-            CaptureMode::Metadata => "metadata",
-        }
-    }
-}
 
 /// `PRLX_CAPTURE`: `auto` tries every mode in order; a mode allows only itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,12 +229,62 @@ fn nvbit_plan() -> Plan {
     }
 }
 
+/// An image `cuLinkComplete` produced from inputs the shim rewrote (`link`).
+struct Linked {
+    /// The link state it came from: it dies with it.
+    state: usize,
+    image: usize,
+    site_table: String,
+    params: HashMap<String, Vec<ParamSlot>>,
+}
+
+static LINKED: Mutex<Vec<Linked>> = Mutex::new(Vec::new());
+
+fn linked() -> std::sync::MutexGuard<'static, Vec<Linked>> {
+    LINKED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Remembers the image a link of rewritten inputs produced: when the
+/// application loads it, it is captured as `ptx` with the link's site table.
+pub(crate) fn remember_linked(
+    state: usize,
+    image: usize,
+    site_table: String,
+    params: HashMap<String, Vec<ParamSlot>>,
+) {
+    let mut linked = linked();
+    linked.retain(|l| l.image != image);
+    linked.push(Linked {
+        state,
+        image,
+        site_table,
+        params,
+    });
+}
+
+/// Forgets the images of the link state `state` (`cuLinkDestroy`).
+pub(crate) fn forget_linked(state: usize) {
+    linked().retain(|l| l.state != state);
+}
+
+/// The plan for an image `cuLinkComplete` produced from rewritten inputs:
+/// already instrumented, captured as `ptx` with the link's site table.
+fn linked_plan(image: *const c_void) -> Option<Plan> {
+    let linked = linked();
+    let found = linked.iter().find(|l| l.image == image as usize)?;
+    Some(Plan::instrumented_elsewhere(
+        CaptureMode::Ptx,
+        found.site_table.clone(),
+        found.params.clone(),
+    ))
+}
+
 /// Decides how the image at `image` is captured and what the driver gets.
 ///
 /// # Safety
 /// As [`classify`].
 pub unsafe fn plan(image: *const c_void) -> Plan {
-    if let Some(linked) = crate::link::linked_plan(image) {
+    if let Some(linked) = linked_plan(image) {
         return linked;
     }
     let policy = policy();
@@ -729,11 +756,11 @@ pub unsafe fn load(
     mut original: impl FnMut() -> CUresult,
     mut replaced: impl FnMut(*const c_void) -> CUresult,
 ) -> (CUresult, Option<Plan>) {
-    if !crate::state::active() {
+    if !crate::process::active() {
         return (original(), None);
     }
     // SAFETY: per the contract; a panic inside only loses the plan.
-    let plan = crate::state::guarded("module load", || None, || Some(unsafe { plan(image) }));
+    let plan = crate::guard::guarded("module load", || None, || Some(unsafe { plan(image) }));
     let Some(mut plan) = plan else {
         return (original(), None);
     };

@@ -5,6 +5,29 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// How a module's launches are captured (`session.json`'s `capture`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CaptureMode {
+    Pass,
+    Substitute,
+    Ptx,
+    Nvbit,
+    #[default]
+    Metadata,
+}
+
+impl CaptureMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaptureMode::Pass => "pass",
+            CaptureMode::Substitute => "substitute",
+            CaptureMode::Ptx => "ptx",
+            CaptureMode::Nvbit => "nvbit",
+            CaptureMode::Metadata => "metadata",
+        }
+    }
+}
+
 /// Where a function's globals are looked up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CodeHandle {
@@ -29,7 +52,7 @@ pub struct CodeInfo {
     pub ptx_params: HashMap<String, Vec<ParamSlot>>,
     pub instrumented: Option<Arc<Instrumented>>,
     /// How its launches are captured (`module_load`), and why metadata only.
-    pub capture: crate::module_load::CaptureMode,
+    pub capture: CaptureMode,
     pub capture_reason: Option<String>,
     /// A short stable id for file names (FNV of the image's first bytes).
     pub image_id: u64,
@@ -46,7 +69,7 @@ pub struct CodeInfo {
 #[derive(Debug)]
 pub struct PendingDescriptor {
     /// The capture mode the load planned.
-    pub mode: crate::module_load::CaptureMode,
+    pub mode: CaptureMode,
     /// The site map of the instrumented image.
     pub site_table: Option<String>,
 }

@@ -51,7 +51,7 @@ use crate::stack::Resolver;
 use prlx_session::{LaunchRecord, Manifest};
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Launches queued for the writer at most; past it metadata-only launches
@@ -159,6 +159,36 @@ struct Batch {
     dropped_limit: u64,
     dropped_backlog: u64,
     flushes: Vec<SyncSender<()>>,
+}
+
+/// The process's writer, started with the first recorded launch (None when
+/// it could not start: then nothing is recorded, said once).
+pub fn global() -> Option<&'static Sink> {
+    static SINK: OnceLock<Option<Sink>> = OnceLock::new();
+    SINK.get_or_init(|| match Sink::start(crate::process::config()) {
+        Ok(sink) => {
+            // SAFETY: registering a plain extern "C" handler.
+            unsafe {
+                libc::atexit(at_exit);
+            }
+            Some(sink)
+        }
+        Err(e) => {
+            log::log(LogLevel::Error, &format!("not recording: {e}"));
+            None
+        }
+    })
+    .as_ref()
+}
+
+extern "C" fn at_exit() {
+    if let Some(sink) = global() {
+        if !crate::process::forked_child() && !sink.flush(Duration::from_secs(60)) {
+            eprintln!(
+                "[prlx] the trace writer did not finish within 60 s; the session may be incomplete"
+            );
+        }
+    }
 }
 
 pub struct Sink {
@@ -690,7 +720,7 @@ impl Writer {
             record.demangled = self
                 .demangled
                 .entry(record.kernel.clone())
-                .or_insert_with(|| crate::state::demangle(&record.kernel))
+                .or_insert_with(|| demangle(&record.kernel))
                 .clone();
         }
         record
@@ -768,9 +798,26 @@ impl Writer {
     }
 }
 
+/// A mangled C++ kernel name, demangled (None when it is not one).
+fn demangle(name: &str) -> Option<String> {
+    let symbol = cpp_demangle::Symbol::new(name).ok()?;
+    let text = symbol.demangle().ok()?;
+    (text != name).then_some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn demangles_cxx_kernel_names() {
+        assert_eq!(
+            demangle("_Z6reducePfi").as_deref(),
+            Some("reduce(float*, int)")
+        );
+        assert_eq!(demangle("saxpy"), None);
+    }
+
     use prlx_proto::frame::{FrameKind, read_frame, write_frame};
     use prlx_proto::{Request, Response};
     use std::os::unix::net::UnixListener;

@@ -2,7 +2,8 @@
 //! for instrumentation at load, bare or inside the `__fatBinC_Wrapper_t` nvcc
 //! registers them with; the site map keeps the `-lineinfo` source lines.
 
-use prlx::module_load::{CaptureMode, plan};
+use prlx::module_load::plan;
+use prlx::registry::CaptureMode;
 use prlx_e2e::{missing, repo_root, run_ok};
 use std::ffi::c_void;
 use std::process::Command;

@@ -2,7 +2,8 @@
 //! loaded instead of it — found by the image's content hash, else by the
 //! kernels it defines — and launches are then captured as `substitute`.
 
-use prlx::module_load::{CaptureMode, plan};
+use prlx::module_load::plan;
+use prlx::registry::CaptureMode;
 use std::ffi::{CString, c_void};
 
 const PLAIN: &str = ".version 7.5

@@ -84,7 +84,7 @@ pub fn take(cuda: &Cuda, bytes: u64) -> Result<Lease, String> {
             let mut ptr = 0u64;
             // SAFETY: an out-pointer to a local.
             let r = unsafe { alloc(&mut ptr, rounded as usize) };
-            crate::capture::counts::add(&crate::capture::counts::allocations, 1);
+            super::counts::add(&super::counts::allocations, 1);
             if r != CUDA_SUCCESS {
                 return Err(format!(
                     "cuMemAlloc of {rounded} bytes for the trace buffers failed with CUresult {r}"
@@ -130,10 +130,10 @@ fn give_back(context: usize, block: Block) {
 /// context's work); else `cuMemFree`. Rare: only when more captures ran at
 /// once than blocks are kept.
 fn free(cuda: &Cuda, block: Block) {
-    if crate::graphs::any_capture_in_progress() {
+    if crate::stream_capture::any_capture_in_progress() {
         return; // illegal now; the block is lost until exit (rare, bounded)
     }
-    crate::capture::counts::add(&crate::capture::counts::frees, 1);
+    super::counts::add(&super::counts::frees, 1);
     // SAFETY: the block came from cuMemAlloc and is no longer leased.
     unsafe {
         match (cuda.cuMemFreeAsync, cuda.cuMemFree_v2) {
