@@ -20,6 +20,9 @@
 //!   are remembered for `hipGetLastError`.
 //! - [`abi`] has HIP 5.2's types and values.
 
+// Every `unsafe` block says why it is sound (issue 24).
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod abi;
 // The C API's own names (hipMalloc, hipDeviceAttributeWarpSize, ...).
 #[allow(non_upper_case_globals, non_snake_case)]

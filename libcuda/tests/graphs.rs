@@ -312,14 +312,41 @@ fn graphs_are_built_queried_cloned_and_printed() {
     }
 }
 
-#[test]
-fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
-    let _serial = serial();
-    let f = setup();
-    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
-    // counts given, NUL-terminated strings and handles this driver returned.
+/// What `nodes_run_in_dependency_order_and_read_back_their_parameters`
+/// runs: memset(7) -> add 5 -> copy to host -> host node (`look`) -> event
+/// record, with the nodes, the event and what the memset and kernel were
+/// given.
+struct Pipeline {
+    g: CUgraph,
+    m: CUgraphNode,
+    k: CUgraphNode,
+    c: CUgraphNode,
+    h: CUgraphNode,
+    rec: CUgraphNode,
+    event: CUevent,
+    memset: MemsetNodeParams,
+    args: Box<KernelArgs>,
+}
+
+/// The last word of the host buffer, as the host node `look` saw it.
+static SEEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The host node of [`build_pipeline`]: records the last of the `N` words at `p`.
+unsafe extern "C" fn look(p: *mut c_void) {
+    // SAFETY: `p` is the test's host buffer of `N` u32s.
+    let v = unsafe { *(p as *const u32).add(N - 1) };
+    SEEN.store(v, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Builds the [`Pipeline`] graph over device buffer `d` (`N` words) and
+/// `host`, checking the calls that refuse bad parameters on the way.
+///
+/// # Safety
+/// `host` must hold `N` words and outlive every launch of the graph.
+unsafe fn build_pipeline(f: CUfunction, d: CUdeviceptr, host: &mut [u32]) -> Pipeline {
+    // SAFETY: every call below gets out-pointers to live locals, node
+    // parameters that are live locals, and `host` (`N` words).
     unsafe {
-        let d = alloc_zeroed();
         let mut g: CUgraph = null_mut();
         ok(cuGraphCreate(&mut g, 0));
         // memset(7) -> add 5 -> copy to host -> host node sees it.
@@ -353,7 +380,6 @@ fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
         let mut k: CUgraphNode = null_mut();
         ok(cuGraphAddKernelNode_v2(&mut k, g, &m, 1, &args.params(f)));
         args.v = 1000; // copied at creation: no effect
-        let mut host = vec![0u32; N];
         let mut copy: CUDA_MEMCPY3D = std::mem::zeroed();
         copy.src_memory_type = CU_MEMORYTYPE_DEVICE;
         copy.src_device = d;
@@ -364,12 +390,6 @@ fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
         copy.depth = 1;
         let mut c: CUgraphNode = null_mut();
         ok(cuGraphAddMemcpyNode(&mut c, g, &k, 1, &copy, null_mut()));
-        static SEEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        unsafe extern "C" fn look(p: *mut c_void) {
-            // SAFETY: the test's host buffer.
-            let v = unsafe { *(p as *const u32).add(N - 1) };
-            SEEN.store(v, std::sync::atomic::Ordering::SeqCst);
-        }
         let hp = HostNodeParams {
             f: Some(look),
             user_data: host.as_mut_ptr().cast(),
@@ -383,6 +403,40 @@ fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
         let mut got_event: CUevent = null_mut();
         ok(cuGraphEventRecordNodeGetEvent(rec, &mut got_event));
         assert_eq!(got_event, event);
+        Pipeline {
+            g,
+            m,
+            k,
+            c,
+            h,
+            rec,
+            event,
+            memset,
+            args,
+        }
+    }
+}
+
+#[test]
+fn nodes_run_in_dependency_order_and_read_back_their_parameters() {
+    let _serial = serial();
+    let f = setup();
+    // SAFETY: every call below gets out-pointers to live locals, host buffers at least as long as the byte
+    // counts given, NUL-terminated strings and handles this driver returned.
+    unsafe {
+        let d = alloc_zeroed();
+        let mut host = vec![0u32; N];
+        let Pipeline {
+            g,
+            m,
+            k,
+            c,
+            h,
+            rec,
+            event,
+            memset,
+            mut args,
+        } = build_pipeline(f, d, &mut host);
 
         // Parameters read back: the copied arguments, v2 and v1 layouts.
         let mut back: KernelNodeParamsV2 = std::mem::zeroed();

@@ -75,47 +75,7 @@ fn two_devices_peer_access_copies_and_faults() {
     // counts given, NUL-terminated strings and handles this driver returned.
     unsafe {
         assert_eq!(cuInit(0), CUDA_SUCCESS);
-        let mut count = 0;
-        assert_eq!(cuDeviceGetCount(&mut count), CUDA_SUCCESS);
-        assert_eq!(count, 2);
-        let mut dev: CUdevice = -1;
-        assert_eq!(cuDeviceGet(&mut dev, 1), CUDA_SUCCESS);
-        assert_eq!(dev, 1);
-        assert_eq!(cuDeviceGet(&mut dev, 2), CUDA_ERROR_INVALID_DEVICE);
-        assert_ne!(name(0), name(1));
-        assert_ne!(pci(0), pci(1));
-        let mut by_pci: CUdevice = -1;
-        let id1 = std::ffi::CString::new(pci(1)).unwrap();
-        assert_eq!(
-            cuDeviceGetByPCIBusId(&mut by_pci, id1.as_ptr()),
-            CUDA_SUCCESS
-        );
-        assert_eq!(by_pci, 1);
-        let (mut u0, mut u1) = (CUuuid { bytes: [0; 16] }, CUuuid { bytes: [0; 16] });
-        assert_eq!(cuDeviceGetUuid(&mut u0, 0), CUDA_SUCCESS);
-        assert_eq!(cuDeviceGetUuid(&mut u1, 1), CUDA_SUCCESS);
-        assert_ne!(u0.bytes, u1.bytes);
-
-        let mut can: c_int = -1;
-        assert_eq!(cuDeviceCanAccessPeer(&mut can, 0, 1), CUDA_SUCCESS);
-        assert_eq!(can, 1);
-        assert_eq!(cuDeviceCanAccessPeer(&mut can, 1, 1), CUDA_SUCCESS);
-        assert_eq!(can, 0);
-        assert_eq!(
-            cuDeviceCanAccessPeer(&mut can, 0, 2),
-            CUDA_ERROR_INVALID_DEVICE
-        );
-        let mut v: c_int = -1;
-        assert_eq!(cuDeviceGetP2PAttribute(&mut v, 2, 0, 1), CUDA_SUCCESS);
-        assert_eq!(v, 1);
-        assert_eq!(
-            cuDeviceGetP2PAttribute(&mut v, 2, 1, 1),
-            CUDA_ERROR_INVALID_DEVICE
-        );
-        assert_eq!(
-            cuDeviceGetP2PAttribute(&mut v, 99, 0, 1),
-            CUDA_ERROR_INVALID_VALUE
-        );
+        devices_are_distinct_and_peers();
 
         // Each device's primary context, on its device.
         let ctx0 = primary(0);
@@ -266,8 +226,90 @@ fn two_devices_peer_access_copies_and_faults() {
         );
         assert_eq!(first[0], 77);
 
-        // Virtual memory on device 1: reachable from the devices its access
-        // descriptors name, and only those (vectorAddMMAP's pattern).
+        virtual_memory_follows_its_access_descriptors(ctx0, ctx1, &k0, &k1, on0);
+
+        // Device 1 reaches device 0's memory only once it enabled access too:
+        // without it, the load faults at the instruction.
+        set_current(ctx1);
+        assert_eq!(
+            memory_kernels::copy_word(&k1, on0, on1),
+            CUDA_ERROR_ILLEGAL_ADDRESS
+        );
+
+        // Device 0 after disabling: faults as well.
+        set_current(ctx0);
+        assert_eq!(cuCtxDisablePeerAccess(ctx1), CUDA_SUCCESS);
+        assert_eq!(
+            memory_kernels::copy_word(&k0, on1, on0),
+            CUDA_ERROR_ILLEGAL_ADDRESS
+        );
+    }
+}
+
+/// Two devices with distinct ordinals, names, PCI ids and UUIDs, each able
+/// to access the other (`cuDeviceCanAccessPeer`, `cuDeviceGetP2PAttribute`).
+fn devices_are_distinct_and_peers() {
+    // SAFETY: every call below gets out-pointers to live locals and a
+    // NUL-terminated PCI id.
+    unsafe {
+        let mut count = 0;
+        assert_eq!(cuDeviceGetCount(&mut count), CUDA_SUCCESS);
+        assert_eq!(count, 2);
+        let mut dev: CUdevice = -1;
+        assert_eq!(cuDeviceGet(&mut dev, 1), CUDA_SUCCESS);
+        assert_eq!(dev, 1);
+        assert_eq!(cuDeviceGet(&mut dev, 2), CUDA_ERROR_INVALID_DEVICE);
+        assert_ne!(name(0), name(1));
+        assert_ne!(pci(0), pci(1));
+        let mut by_pci: CUdevice = -1;
+        let id1 = std::ffi::CString::new(pci(1)).unwrap();
+        assert_eq!(
+            cuDeviceGetByPCIBusId(&mut by_pci, id1.as_ptr()),
+            CUDA_SUCCESS
+        );
+        assert_eq!(by_pci, 1);
+        let (mut u0, mut u1) = (CUuuid { bytes: [0; 16] }, CUuuid { bytes: [0; 16] });
+        assert_eq!(cuDeviceGetUuid(&mut u0, 0), CUDA_SUCCESS);
+        assert_eq!(cuDeviceGetUuid(&mut u1, 1), CUDA_SUCCESS);
+        assert_ne!(u0.bytes, u1.bytes);
+
+        let mut can: c_int = -1;
+        assert_eq!(cuDeviceCanAccessPeer(&mut can, 0, 1), CUDA_SUCCESS);
+        assert_eq!(can, 1);
+        assert_eq!(cuDeviceCanAccessPeer(&mut can, 1, 1), CUDA_SUCCESS);
+        assert_eq!(can, 0);
+        assert_eq!(
+            cuDeviceCanAccessPeer(&mut can, 0, 2),
+            CUDA_ERROR_INVALID_DEVICE
+        );
+        let mut v: c_int = -1;
+        assert_eq!(cuDeviceGetP2PAttribute(&mut v, 2, 0, 1), CUDA_SUCCESS);
+        assert_eq!(v, 1);
+        assert_eq!(
+            cuDeviceGetP2PAttribute(&mut v, 2, 1, 1),
+            CUDA_ERROR_INVALID_DEVICE
+        );
+        assert_eq!(
+            cuDeviceGetP2PAttribute(&mut v, 99, 0, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+    }
+}
+
+/// Virtual memory on device 1: reachable from the devices its access
+/// descriptors name, and only those (vectorAddMMAP's pattern). Leaves
+/// `ctx0` current.
+fn virtual_memory_follows_its_access_descriptors(
+    ctx0: CUcontext,
+    ctx1: CUcontext,
+    k0: &memory_kernels::Kernels,
+    k1: &memory_kernels::Kernels,
+    on0: CUdeviceptr,
+) {
+    let mut first = [0u32; 2];
+    // SAFETY: every call below gets out-pointers to live locals, `first`
+    // (8 bytes) for 4-byte copies, and handles this driver returned.
+    unsafe {
         let g = 2usize << 20;
         let prop = MemAllocationProp {
             type_: CU_MEM_ALLOCATION_TYPE_PINNED,
@@ -305,31 +347,15 @@ fn two_devices_peer_access_copies_and_faults() {
             CUDA_ERROR_ILLEGAL_ADDRESS
         );
         set_current(ctx1);
-        assert_eq!(memory_kernels::copy_word(&k1, va, va + 4), CUDA_SUCCESS);
+        assert_eq!(memory_kernels::copy_word(k1, va, va + 4), CUDA_SUCCESS);
         set_current(ctx0);
         let both = [on_device(0), on_device(1)];
         assert_eq!(cuMemSetAccess(va, g, both.as_ptr(), 2), CUDA_SUCCESS);
-        assert_eq!(memory_kernels::copy_word(&k0, va + 4, on0), CUDA_SUCCESS);
+        assert_eq!(memory_kernels::copy_word(k0, va + 4, on0), CUDA_SUCCESS);
         assert_eq!(
             cuMemcpyDtoH_v2(first.as_mut_ptr().cast(), on0, 4),
             CUDA_SUCCESS
         );
         assert_eq!(first[0], 4242);
-
-        // Device 1 reaches device 0's memory only once it enabled access too:
-        // without it, the load faults at the instruction.
-        set_current(ctx1);
-        assert_eq!(
-            memory_kernels::copy_word(&k1, on0, on1),
-            CUDA_ERROR_ILLEGAL_ADDRESS
-        );
-
-        // Device 0 after disabling: faults as well.
-        set_current(ctx0);
-        assert_eq!(cuCtxDisablePeerAccess(ctx1), CUDA_SUCCESS);
-        assert_eq!(
-            memory_kernels::copy_word(&k0, on1, on0),
-            CUDA_ERROR_ILLEGAL_ADDRESS
-        );
     }
 }
