@@ -26,12 +26,17 @@ mod staging;
 /// `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` / `_MINOR`.
 const ATTR_CC_MAJOR: i32 = 75;
 const ATTR_CC_MINOR: i32 = 76;
-/// Device bytes one capture's buffers may take: the budget the events per
-/// warp are fitted to (a launch with more warps than the configured
-/// `PRLX_EVENTS_PER_WARP` fits gets fewer slots per warp, and its trace
-/// header says how many; warps that record more overflow, which the trace
-/// and the session diff report).
-pub const CAPTURE_BUDGET_BYTES: u64 = 2 << 30;
+/// Device bytes one capture's buffers may take where neither
+/// `PRLX_CAPTURE_BUDGET_MB` nor the driver (`cuMemGetInfo`) says: the budget
+/// the events per warp are fitted to (a launch with more warps than the
+/// configured `PRLX_EVENTS_PER_WARP` fits gets fewer slots per warp; its
+/// trace header and its `session.json` record say how many, and warps that
+/// record more overflow, which the session diff reports).
+pub const DEFAULT_CAPTURE_BUDGET_BYTES: u64 = 2 << 30;
+/// A budget chosen from the device is this share of its free memory …
+pub const FREE_MEMORY_DIVISOR: u64 = 4;
+/// … and at most this much.
+pub const MAX_DEVICE_BUDGET_BYTES: u64 = 8 << 30;
 /// The fewest event slots a warp is given; a grid too large for even these
 /// within the budget is not captured, and `capture_error` says why.
 pub const MIN_EVENTS_PER_WARP: u32 = 16;
@@ -136,6 +141,9 @@ pub struct CapturedTrace {
     pub copy_nanos: u64,
     /// Driver copy calls that took, for the benchmark.
     pub copy_calls: u32,
+    /// Set when the warps got fewer event slots than configured, to fit
+    /// the capture budget: what they got and what it cost.
+    pub truncation: Option<prlx_session::Truncation>,
 }
 
 /// The launch geometry the trace is laid out for.
@@ -160,8 +168,12 @@ impl Geometry {
 struct Sizes {
     slots: u32,
     /// Event slots per warp buffer: the configured number, or fewer to fit
-    /// [`CAPTURE_BUDGET_BYTES`].
+    /// the capture budget ([`budget`]).
     events_per_warp: u32,
+    /// The number configured (`PRLX_EVENTS_PER_WARP`), and the budget
+    /// they were fitted to.
+    requested_events_per_warp: u32,
+    budget: u64,
     warp_buffer: u64,
     trace: u64,
     history_ring: u64,
@@ -217,16 +229,55 @@ fn fitted_events_per_warp(slots: u64, config: &Config, budget: u64) -> Result<u3
     Ok(events as u32)
 }
 
-fn sizes(geometry: Geometry, config: &Config) -> Result<Sizes, String> {
+/// The device bytes one capture's buffers may take: `PRLX_CAPTURE_BUDGET_MB`
+/// when set; else a share of the device's free memory (at most
+/// [`MAX_DEVICE_BUDGET_BYTES`]), asked once per context, at its first
+/// capture, so that a kernel's launches keep their sizes (and their pooled
+/// buffers) from then on; else [`DEFAULT_CAPTURE_BUDGET_BYTES`].
+pub fn budget(cuda: &Cuda, config: &Config) -> u64 {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CHOSEN: Mutex<Option<HashMap<usize, u64>>> = Mutex::new(None);
+    if let Some(bytes) = config.capture_budget {
+        return bytes;
+    }
+    let context = device_pool::current_context(cuda);
+    let mut chosen = CHOSEN.lock().unwrap_or_else(|p| p.into_inner());
+    *chosen
+        .get_or_insert_with(HashMap::new)
+        .entry(context)
+        .or_insert_with(|| budget_from_free_memory(free_memory(cuda)))
+}
+
+/// The budget for a device with `free` bytes free (None: unknown).
+pub fn budget_from_free_memory(free: Option<u64>) -> u64 {
+    match free {
+        Some(free) => (free / FREE_MEMORY_DIVISOR).min(MAX_DEVICE_BUDGET_BYTES),
+        None => DEFAULT_CAPTURE_BUDGET_BYTES,
+    }
+}
+
+/// The current context's free device memory, per `cuMemGetInfo`.
+fn free_memory(cuda: &Cuda) -> Option<u64> {
+    let get_info = cuda.cuMemGetInfo_v2?;
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: out-pointers to locals.
+    let ok = unsafe { get_info(&mut free, &mut total) } == CUDA_SUCCESS;
+    (ok && total > 0).then_some(free as u64)
+}
+
+fn sizes(geometry: Geometry, config: &Config, budget: u64) -> Result<Sizes, String> {
     let slots = geometry.warp_slots();
     let slots32 = u32::try_from(slots).map_err(|_| format!("{slots} warp slots is too many"))?;
-    let events_per_warp = fitted_events_per_warp(slots, config, CAPTURE_BUDGET_BYTES)?;
+    let events_per_warp = fitted_events_per_warp(slots, config, budget)?;
     let warp_buffer = WARP_HEADER_SIZE as u64 + u64::from(events_per_warp) * 16;
     let history_ring = 16 + u64::from(config.history_depth) * 16;
     let snapshot_ring = 16 + u64::from(config.snapshot_depth) * SNAPSHOT_ENTRY_SIZE as u64;
     Ok(Sizes {
         slots: slots32,
         events_per_warp,
+        requested_events_per_warp: config.events_per_warp,
+        budget,
         warp_buffer,
         trace: HEADER_SIZE as u64 + slots * warp_buffer,
         history_ring,
@@ -618,7 +669,7 @@ pub fn arm<'a>(
     stream: CUstream,
 ) -> Result<Armed<'a>, String> {
     let on = OnStream { cuda, stream };
-    let sizes = sizes(geometry, config)?;
+    let sizes = sizes(geometry, config, budget(cuda, config))?;
     let lease = device_pool::take(cuda, sizes.total())?;
     let (header, addresses, guard) =
         prepare(on, config, descriptor, kernel, geometry, &sizes, lease.ptr)?;
@@ -753,11 +804,11 @@ fn prepare<'a>(
         crate::log::log(
             crate::config::LogLevel::Warn,
             &format!(
-                "{kernel}: {} warps get {} event slots each (PRLX_EVENTS_PER_WARP={}) to fit the {} MiB capture budget; warps that record more overflow",
+                "{kernel}: {} warps get {} event slots each (PRLX_EVENTS_PER_WARP={}) to fit the {} MiB capture budget (PRLX_CAPTURE_BUDGET_MB); warps that record more overflow",
                 sizes.slots,
                 sizes.events_per_warp,
                 config.events_per_warp,
-                CAPTURE_BUDGET_BYTES >> 20
+                sizes.budget >> 20
             ),
         );
     }
@@ -969,6 +1020,7 @@ fn collect(
         + sizes.snapshot;
     counts::add(&counts::recorded_bytes, recorded);
     counts::add(&counts::warp_headers, slots as u64);
+    let truncation = truncation(sizes, &warps);
     Ok(CapturedTrace {
         header,
         warps,
@@ -976,6 +1028,35 @@ fn collect(
         snapshot: snapshot_bytes,
         copy_nanos: started.elapsed().as_nanos() as u64,
         copy_calls,
+        truncation,
+    })
+}
+
+/// What fitting the buffers to the budget cost, when it reduced the event
+/// slots per warp below the configured number: the warps that recorded more than they
+/// were granted, and the events they lost.
+fn truncation(
+    sizes: &Sizes,
+    warps: &[(WarpBufferHeader, Vec<TraceEvent>)],
+) -> Option<prlx_session::Truncation> {
+    let requested = sizes.requested_events_per_warp;
+    if sizes.events_per_warp >= requested {
+        return None;
+    }
+    let granted = sizes.events_per_warp;
+    let (mut overflowed_warps, mut dropped_events) = (0u64, 0u64);
+    for (header, _) in warps {
+        if header.write_idx > granted {
+            overflowed_warps += 1;
+            dropped_events += u64::from(header.write_idx - granted);
+        }
+    }
+    Some(prlx_session::Truncation {
+        events_per_warp: granted,
+        requested_events_per_warp: requested,
+        budget_bytes: sizes.budget,
+        overflowed_warps,
+        dropped_events,
     })
 }
 
@@ -1077,30 +1158,90 @@ mod tests {
     fn a_sixteen_million_thread_grid_fits_the_budget_with_fewer_events() {
         let config = Config::from_lookup(|_| None);
         assert_eq!(config.events_per_warp, 4096);
+        let budget = DEFAULT_CAPTURE_BUDGET_BYTES;
         // 65536 blocks of 256 threads: 524288 warps.
         let big = Geometry {
             grid: [65536, 1, 1],
             block: [256, 1, 1],
         };
-        let s = sizes(big, &config).expect("captured with defaults");
+        let s = sizes(big, &config, budget).expect("captured with defaults");
         assert!(s.events_per_warp >= 64 && s.events_per_warp < 4096);
-        assert!(s.total() <= CAPTURE_BUDGET_BYTES);
+        assert_eq!(s.requested_events_per_warp, 4096);
+        assert!(s.total() <= budget);
         // One more event per warp would not have fitted.
         let warp = WARP_HEADER_SIZE as u64 + u64::from(s.events_per_warp + 1) * 16;
-        assert!(HEADER_SIZE as u64 + 524_288 * warp > CAPTURE_BUDGET_BYTES - 2 * SECTION_ALIGN);
+        assert!(HEADER_SIZE as u64 + 524_288 * warp > budget - 2 * SECTION_ALIGN);
+        // A larger device budget grants more slots to the same grid.
+        let s8 = sizes(big, &config, MAX_DEVICE_BUDGET_BYTES).unwrap();
+        assert!(
+            s8.events_per_warp > 3 * s.events_per_warp,
+            "{}",
+            s8.events_per_warp
+        );
         // A small grid keeps the configured size.
         let small = Geometry {
             grid: [32, 1, 1],
             block: [128, 1, 1],
         };
-        assert_eq!(sizes(small, &config).unwrap().events_per_warp, 4096);
+        assert_eq!(sizes(small, &config, budget).unwrap().events_per_warp, 4096);
         // Beyond even MIN_EVENTS_PER_WARP per warp: refused, with the reason.
         let huge = Geometry {
             grid: [1 << 22, 1, 1],
             block: [1024, 1, 1],
         };
-        let e = sizes(huge, &config).err().expect("too large");
+        let e = sizes(huge, &config, budget).err().expect("too large");
         assert!(e.contains("capture budget"), "{e}");
+    }
+
+    #[test]
+    fn the_device_budget_is_a_capped_share_of_free_memory() {
+        assert_eq!(budget_from_free_memory(None), DEFAULT_CAPTURE_BUDGET_BYTES);
+        assert_eq!(budget_from_free_memory(Some(4 << 30)), 1 << 30);
+        assert_eq!(
+            budget_from_free_memory(Some(140 << 30)),
+            MAX_DEVICE_BUDGET_BYTES
+        );
+        // PRLX_CAPTURE_BUDGET_MB wins without asking the driver (HIP's
+        // table has no cuMemGetInfo; the real one is not loaded here).
+        let config = Config::from_lookup(|k| (k == "PRLX_CAPTURE_BUDGET_MB").then(|| "3".into()));
+        assert_eq!(budget(crate::hip_driver::as_cuda(), &config), 3 << 20);
+    }
+
+    #[test]
+    fn truncation_counts_the_warps_past_their_slots() {
+        let config = Config::from_lookup(|_| None);
+        let geometry = Geometry {
+            grid: [4, 1, 1],
+            block: [64, 1, 1],
+        };
+        let fitted = sizes(geometry, &config, 64 << 10).unwrap();
+        assert!(fitted.events_per_warp < 4096);
+        let warp = |written: u32| {
+            let header = WarpBufferHeader {
+                write_idx: written,
+                ..WarpBufferHeader::default()
+            };
+            (header, Vec::new())
+        };
+        let granted = fitted.events_per_warp;
+        let warps = [
+            warp(0),
+            warp(granted),
+            warp(granted + 5),
+            warp(granted + 100),
+        ];
+        let t = truncation(&fitted, &warps).expect("fewer slots than configured");
+        assert_eq!(
+            (
+                t.events_per_warp,
+                t.requested_events_per_warp,
+                t.budget_bytes
+            ),
+            (granted, 4096, 64 << 10)
+        );
+        assert_eq!((t.overflowed_warps, t.dropped_events), (2, 105));
+        let roomy = sizes(geometry, &config, 1 << 30).unwrap();
+        assert_eq!(truncation(&roomy, &warps), None);
     }
 
     #[test]
@@ -1147,6 +1288,7 @@ mod tests {
             snapshot: Vec::new(),
             copy_nanos: 0,
             copy_calls: 0,
+            truncation: None,
         };
         let mut bytes = Vec::new();
         captured.encode(&mut bytes, 1).unwrap();

@@ -11,6 +11,7 @@
 //! | `PRLX_HISTORY_DEPTH` | history ring entries per warp (0 = off) | 0 |
 //! | `PRLX_SNAPSHOT_DEPTH` | snapshot ring entries per warp (0 = off) | 0 |
 //! | `PRLX_MAX_LAUNCHES` | stop recording after this many launches | unlimited |
+//! | `PRLX_CAPTURE_BUDGET_MB` | device memory one capture's trace buffers may take, in MiB; a launch with more warps than `PRLX_EVENTS_PER_WARP` slots each fit gets fewer slots per warp, and its `session.json` record says so (`truncation`) | a quarter of the device's free memory at the first capture, at most 8 GiB (2 GiB where the driver cannot say) |
 //! | `PRLX_BASELINE` | with a daemon: diff each launch against this session as it arrives | unset |
 //! | `PRLX_LOG` | `off`, `error`, `warn`, `info`, `debug` | `warn` |
 //! | `PRLX_CAPTURE_LIBS` | whose modules are instrumented: `app` (the application's own; vendor libraries' modules — cuBLAS/cuBLASLt, cuDNN, cuFFT, cuSPARSE, cuRAND, cuSOLVER, NCCL, libtorch_cuda, libc10_cuda …, listed in `module_load::caller::VENDOR_LIBRARIES` — are loaded as they are and their launches recorded as metadata), `all`, or a comma list of library file-name globs to instrument too (`libcublas*,libcudnn*`, may include `app`). The owner is the library holding the image, else the caller of the load | `app` |
@@ -51,10 +52,15 @@ pub struct Config {
     pub history_depth: u32,
     pub snapshot_depth: u32,
     pub max_launches: Option<u64>,
+    /// `PRLX_CAPTURE_BUDGET_MB`, in bytes; None: chosen from the device.
+    pub capture_budget: Option<u64>,
     pub log: LogLevel,
     /// Problems found while reading the environment, reported once.
     pub warnings: Vec<String>,
 }
+
+/// The largest `PRLX_CAPTURE_BUDGET_MB`: 1 TiB, beyond any device's memory.
+const MAX_CAPTURE_BUDGET_MB: u64 = 1 << 20;
 
 impl Config {
     pub fn from_env() -> Config {
@@ -91,6 +97,18 @@ impl Config {
                 Err(_) => {
                     warnings.push(format!(
                         "PRLX_MAX_LAUNCHES={text:?} is not a number; recording every launch"
+                    ));
+                    None
+                }
+            },
+        };
+        let capture_budget = match lookup("PRLX_CAPTURE_BUDGET_MB") {
+            None => None,
+            Some(text) => match text.trim().parse::<u64>() {
+                Ok(mb) if (1..=MAX_CAPTURE_BUDGET_MB).contains(&mb) => Some(mb << 20),
+                _ => {
+                    warnings.push(format!(
+                        "PRLX_CAPTURE_BUDGET_MB={text:?} is not a number of MiB in 1..={MAX_CAPTURE_BUDGET_MB}; choosing the budget from the device's free memory"
                     ));
                     None
                 }
@@ -163,6 +181,7 @@ impl Config {
             history_depth,
             snapshot_depth,
             max_launches,
+            capture_budget,
             log,
             warnings,
         }
@@ -255,6 +274,7 @@ mod tests {
         assert_eq!(c.sample_rate, 1);
         assert_eq!((c.history_depth, c.snapshot_depth), (0, 0));
         assert_eq!(c.max_launches, None);
+        assert_eq!(c.capture_budget, None);
         assert_eq!(c.log, LogLevel::Warn);
         assert!(c.warnings.is_empty());
         assert!(c.wants("anything"));
@@ -285,6 +305,19 @@ mod tests {
             c.warnings
         );
         assert!(c.wants("reduce_sum") && c.wants("saxpy") && !c.wants("saxpy2"));
+    }
+
+    #[test]
+    fn capture_budget_in_mib_or_from_the_device() {
+        let c = config(&[("PRLX_CAPTURE_BUDGET_MB", " 512 ")]);
+        assert_eq!(c.capture_budget, Some(512 << 20));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        for bad in ["0", "-1", "lots", "2000000"] {
+            let c = config(&[("PRLX_CAPTURE_BUDGET_MB", bad)]);
+            assert_eq!(c.capture_budget, None, "{bad}");
+            assert_eq!(c.warnings.len(), 1, "{bad}: {:?}", c.warnings);
+            assert!(c.warnings[0].starts_with("PRLX_CAPTURE_BUDGET_MB="));
+        }
     }
 
     #[test]

@@ -91,6 +91,7 @@ driver_table!(Cuda, c"libcuda.so.1", {
     cuLibraryGetGlobal: FnLibraryGetGlobal = c"cuLibraryGetGlobal",
     cuMemAlloc_v2: FnMemAlloc = c"cuMemAlloc_v2",
     cuMemFree_v2: FnMemFree = c"cuMemFree_v2",
+    cuMemGetInfo_v2: FnMemGetInfo = c"cuMemGetInfo_v2",
     cuMemsetD8_v2: FnMemsetD8 = c"cuMemsetD8_v2",
     cuMemcpyHtoD_v2: FnMemcpyHtoD = c"cuMemcpyHtoD_v2",
     cuMemcpyDtoH_v2: FnMemcpyDtoH = c"cuMemcpyDtoH_v2",

@@ -100,6 +100,7 @@ pub type FnFuncGetParamInfo =
 pub type FnFuncGetName = unsafe extern "C" fn(*mut *const c_char, CUfunction) -> CUresult;
 pub type FnDeviceGetAttribute = unsafe extern "C" fn(*mut c_int, c_int, c_int) -> CUresult;
 pub type FnCtxGetDevice = unsafe extern "C" fn(*mut c_int) -> CUresult;
+pub type FnMemGetInfo = unsafe extern "C" fn(*mut usize, *mut usize) -> CUresult;
 
 pub type FnCtxGetCurrent = unsafe extern "C" fn(*mut *mut c_void) -> CUresult;
 pub type FnStreamGetCtx = unsafe extern "C" fn(CUstream, *mut *mut c_void) -> CUresult;

@@ -197,6 +197,8 @@ fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
             None
         }
     };
+    // A trace whose warps got fewer slots than configured says so.
+    record.truncation = trace.as_ref().and_then(|t| t.truncation.clone());
     sink.submit(Launch {
         record,
         trace,
@@ -603,6 +605,7 @@ fn record_graph_nodes(
             graph_node: Some(index as u32),
             capture: Some(capture.as_str().to_owned()),
             capture_error: outcome.error,
+            truncation: outcome.trace.as_ref().and_then(|t| t.truncation.clone()),
             ..LaunchRecord::default()
         };
         sink.submit(Launch {

@@ -167,5 +167,6 @@ fn decode(bytes: Vec<u8>) -> Result<CapturedTrace, String> {
         snapshot: Vec::new(),
         copy_nanos: 0,
         copy_calls: 0,
+        truncation: None,
     })
 }

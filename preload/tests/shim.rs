@@ -200,3 +200,45 @@ fn filter_limit_and_disable() {
     assert!(!traces.path().join("off").exists());
     assert!(out.stderr.is_empty(), "disabled: silent");
 }
+
+/// A launch whose warps get fewer event slots than `PRLX_EVENTS_PER_WARP`
+/// asks, to fit `PRLX_CAPTURE_BUDGET_MB`, says so in `session.json`; one
+/// whose warps fit says nothing.
+#[test]
+fn a_launch_fitted_to_the_capture_budget_says_so_in_the_session() {
+    let Some(fx) = fixture() else { return };
+    let traces = tempfile::tempdir().unwrap();
+    let run = |name: &str, events_per_warp: &str| {
+        run_ok(&mut fx.app(
+            &["1"],
+            true,
+            &[
+                ("PRLX_TRACE_DIR", traces.path()),
+                ("PRLX_SESSION", Path::new(name)),
+                ("PRLX_EVENTS_PER_WARP", Path::new(events_per_warp)),
+                ("PRLX_CAPTURE_BUDGET_MB", Path::new("1")),
+            ],
+        ));
+        session(traces.path(), name)
+    };
+    // 8 warps × 65536 slots × 16 bytes (8 MiB) do not fit 1 MiB.
+    let manifest = run("fitted", "65536");
+    assert_eq!(manifest.launches.len(), 2, "{manifest:#?}");
+    for launch in &manifest.launches {
+        assert_eq!(launch.capture.as_deref(), Some("ptx"), "{launch:#?}");
+        assert!(launch.file.is_some(), "captured: {launch:#?}");
+        let t = launch.truncation.as_ref().expect("truncation recorded");
+        assert_eq!(t.requested_events_per_warp, 65536);
+        assert_eq!(t.budget_bytes, 1 << 20);
+        assert!(
+            t.events_per_warp > 4096 && 8 * (16 + 16 * u64::from(t.events_per_warp)) <= 1 << 20,
+            "{t:?}"
+        );
+        assert_eq!((t.overflowed_warps, t.dropped_events), (0, 0), "{t:?}");
+    }
+    let manifest = run("roomy", "4096");
+    assert!(
+        manifest.launches.iter().all(|l| l.truncation.is_none()),
+        "{manifest:#?}"
+    );
+}

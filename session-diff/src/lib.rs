@@ -10,7 +10,7 @@
 
 use prlx_differ::report::{DivergenceRecord, ValuesDiffer};
 use prlx_differ::{DiffOptions, DiffReport, OverflowSummary, WarpPairing, diff_files};
-use prlx_session::{LaunchRecord, Manifest, SessionError};
+use prlx_session::{LaunchRecord, Manifest, SessionError, Truncation};
 use prlx_trace::SiteMap;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -63,6 +63,10 @@ pub struct LaunchComparison {
     /// Totals and the setting to raise, when some warp overflowed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overflow: Option<OverflowSummary>,
+    /// Per run (A, B): the capture's event slots per warp were reduced to
+    /// fit the device budget (`session.json`'s `truncation`).
+    #[serde(skip_serializing_if = "no_truncation")]
+    pub truncation: [Option<Truncation>; 2],
     /// The first divergence of this launch in program order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_divergence: Option<DivergenceRecord>,
@@ -78,6 +82,10 @@ pub struct LaunchComparison {
     /// Where run A launched it from (innermost frame with a source line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launched_from: Option<String>,
+}
+
+fn no_truncation(t: &[Option<Truncation>; 2]) -> bool {
+    t.iter().all(Option::is_none)
 }
 
 /// A launch present in one session only.
@@ -130,6 +138,14 @@ pub struct SessionDiffReport {
     pub overflow_setting: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needed_events_per_warp: Option<u32>,
+    /// Launches captured (in either run) with fewer event slots per warp
+    /// than `PRLX_EVENTS_PER_WARP` asked, to fit the device budget; the
+    /// fewest slots granted, and the warps of those captures that recorded
+    /// past their slots (both runs together).
+    pub launches_truncated: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fewest_events_per_warp: Option<(u32, u32)>,
+    pub truncated_warps_overflowed: u64,
     pub only_in_a: Vec<UnmatchedLaunch>,
     pub only_in_b: Vec<UnmatchedLaunch>,
     pub dims_mismatches: Vec<DimsMismatch>,
@@ -242,6 +258,10 @@ pub fn diff_manifests(
         .iter()
         .filter_map(|l| l.overflow.as_ref())
         .collect();
+    let truncations: Vec<&Truncation> = launches
+        .iter()
+        .flat_map(|l| l.truncation.iter().flatten())
+        .collect();
     SessionDiffReport {
         status: if launches_diverged > 0 {
             "diverged"
@@ -262,6 +282,15 @@ pub fn diff_manifests(
         warps_overflowed: overflows.iter().map(|o| o.warps).sum(),
         overflow_setting: overflows.first().map(|o| o.setting),
         needed_events_per_warp: overflows.iter().map(|o| o.needed_events_per_warp).max(),
+        launches_truncated: launches
+            .iter()
+            .filter(|l| !no_truncation(&l.truncation))
+            .count(),
+        fewest_events_per_warp: truncations
+            .iter()
+            .map(|t| (t.events_per_warp, t.requested_events_per_warp))
+            .min(),
+        truncated_warps_overflowed: truncations.iter().map(|t| t.overflowed_warps).sum(),
         only_in_a,
         only_in_b,
         dims_mismatches,
@@ -365,6 +394,7 @@ fn compare_launch(
         warps_diverged: 0,
         warps_overflowed: 0,
         overflow: None,
+        truncation: [a.truncation.clone(), b.truncation.clone()],
         first_divergence: None,
         values_differ: None,
         error: None,
@@ -448,8 +478,29 @@ impl SessionDiffReport {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
-    /// The human report: a summary, the kernels ranked by first divergence,
-    /// unmatched launches and dimension mismatches.
+    /// The launches captured with fewer event slots per warp than asked,
+    /// to fit the device budget.
+    fn render_truncation(&self, out: &mut String) {
+        use std::fmt::Write;
+        let Some((fewest, requested)) = self.fewest_events_per_warp else {
+            return;
+        };
+        let _ = write!(
+            out,
+            "{} of {} launches were captured with fewer event slots per warp than PRLX_EVENTS_PER_WARP asked, to fit the device's capture budget (as few as {fewest} of {requested})",
+            self.launches_truncated, self.launches_compared
+        );
+        let _ = if self.truncated_warps_overflowed > 0 {
+            writeln!(
+                out,
+                "; {} of their warps recorded past their slots: raise PRLX_CAPTURE_BUDGET_MB (MiB per capture) to keep their events",
+                self.truncated_warps_overflowed
+            )
+        } else {
+            writeln!(out, "; no warp recorded past its slots")
+        };
+    }
+
     /// The launches whose recorded values differ where control flow
     /// matched: a count, and the first such launch's first site.
     fn render_values_differ(&self, out: &mut String) {
@@ -486,6 +537,8 @@ impl SessionDiffReport {
         );
     }
 
+    /// The human report: a summary, the kernels ranked by first divergence,
+    /// unmatched launches and dimension mismatches.
     pub fn render_text(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
@@ -513,6 +566,7 @@ impl SessionDiffReport {
                 );
             }
         }
+        self.render_truncation(&mut out);
         self.render_values_differ(&mut out);
         if !self.kernels.is_empty() {
             let _ = writeln!(out, "\nKernels, earliest divergence first:");
@@ -908,5 +962,65 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert_eq!(json["launches"][0]["status"], "unknown");
         assert_eq!(json["overflow_setting"], "PRLX_EVENTS_PER_WARP");
+        assert_eq!(report.launches_truncated, 0);
+        assert!(!text.contains("capture budget"), "{text}");
+        assert!(json["launches"][0].get("truncation").is_none());
+    }
+
+    #[test]
+    fn launches_fitted_to_the_capture_budget_are_shown() {
+        let root = tempfile::tempdir().unwrap();
+        let (a_dir, b_dir) = (root.path().join("a"), root.path().join("b"));
+        std::fs::create_dir_all(&a_dir).unwrap();
+        std::fs::create_dir_all(&b_dir).unwrap();
+        // Run A's first launch got 2 of 4096 slots per warp (its trace
+        // keeps 2 of each warp's 4 events); run B's kept them all.
+        let fitted = Truncation {
+            events_per_warp: 2,
+            requested_events_per_warp: 4096,
+            budget_bytes: 1 << 20,
+            overflowed_warps: 2,
+            dropped_events: 4,
+        };
+        let mut a0 = launch("k", 0, 0, Some(trace_with_slots(&a_dir, "k_0", false, 2)));
+        a0.truncation = Some(fitted.clone());
+        session(
+            root.path(),
+            "a",
+            vec![a0, launch("k", 1, 1, Some(trace(&a_dir, "k_1", false)))],
+        );
+        session(
+            root.path(),
+            "b",
+            vec![
+                launch("k", 0, 0, Some(trace(&b_dir, "k_0", false))),
+                launch("k", 1, 1, Some(trace(&b_dir, "k_1", false))),
+            ],
+        );
+        let report = diff_sessions(
+            &a_dir,
+            &b_dir,
+            &DiffOptions::default(),
+            &DiffProgress::default(),
+        )
+        .unwrap();
+        assert_eq!(report.status, "unknown", "A's lost events are unknown");
+        assert_eq!(report.launches_truncated, 1);
+        assert_eq!(report.fewest_events_per_warp, Some((2, 4096)));
+        assert_eq!(report.truncated_warps_overflowed, 2);
+        assert_eq!(report.launches[0].truncation, [Some(fitted), None]);
+        assert_eq!(report.launches[1].truncation, [None, None]);
+        let text = report.render_text();
+        assert!(
+            text.contains(
+                "1 of 2 launches were captured with fewer event slots per warp than PRLX_EVENTS_PER_WARP asked, to fit the device's capture budget (as few as 2 of 4096); 2 of their warps recorded past their slots: raise PRLX_CAPTURE_BUDGET_MB"
+            ),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["launches_truncated"], 1);
+        assert_eq!(json["launches"][0]["truncation"][0]["events_per_warp"], 2);
+        assert!(json["launches"][0]["truncation"][1].is_null());
+        assert!(json["launches"][1].get("truncation").is_none());
     }
 }

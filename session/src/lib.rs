@@ -107,6 +107,28 @@ pub struct LaunchRecord {
     /// (absent in sessions written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<String>,
+    /// Set when the launch's trace buffers had fewer event slots per warp
+    /// than `PRLX_EVENTS_PER_WARP` asked for, to fit the device-memory
+    /// budget of one capture: what was granted and what it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+}
+
+/// A capture whose event slots per warp were reduced to fit the device
+/// budget (`PRLX_CAPTURE_BUDGET_MB`, else a share of the device's free
+/// memory): warps that recorded more than granted lost their later events.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Truncation {
+    /// Event slots per warp the trace buffers had.
+    pub events_per_warp: u32,
+    /// Event slots per warp the configuration asked for (`PRLX_EVENTS_PER_WARP`).
+    pub requested_events_per_warp: u32,
+    /// The device bytes one capture's buffers were fitted to.
+    pub budget_bytes: u64,
+    /// Warps that recorded more events than granted (their later events
+    /// are lost), and how many events they lost together.
+    pub overflowed_warps: u64,
+    pub dropped_events: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,6 +313,17 @@ impl Manifest {
                     return Err(invalid(
                         format!("launches[{i}].{field}"),
                         format!("{dims:?} has a zero dimension"),
+                    ));
+                }
+            }
+            if let Some(t) = &launch.truncation {
+                if t.events_per_warp >= t.requested_events_per_warp {
+                    return Err(invalid(
+                        format!("launches[{i}].truncation"),
+                        format!(
+                            "{} events per warp granted is not fewer than the {} requested",
+                            t.events_per_warp, t.requested_events_per_warp
+                        ),
                     ));
                 }
             }
@@ -519,6 +552,16 @@ mod tests {
             args_hash: Some("0x1234".into()),
             ..launch("saxpy", 1)
         });
+        manifest.launches.push(LaunchRecord {
+            truncation: Some(Truncation {
+                events_per_warp: 1020,
+                requested_events_per_warp: 4096,
+                budget_bytes: 2 << 30,
+                overflowed_warps: 3,
+                dropped_events: 700,
+            }),
+            ..launch("saxpy", 2)
+        });
         manifest.store(dir.path()).unwrap();
         let loaded = Manifest::load(dir.path()).unwrap();
         assert_eq!(loaded, manifest);
@@ -585,6 +628,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.starts_with("m.json: launches[0].file: "), "{msg}");
+
+        let mut m = Manifest::new("s");
+        m.launches.push(LaunchRecord {
+            truncation: Some(Truncation {
+                events_per_warp: 4096,
+                requested_events_per_warp: 4096,
+                ..Truncation::default()
+            }),
+            ..launch("k", 0)
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        let msg = Manifest::from_json("m.json", &text)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            msg,
+            "m.json: launches[0].truncation: 4096 events per warp granted is not fewer than the 4096 requested"
+        );
 
         let msg = Manifest::from_json("m.json", r#"{"format":"x","session":"s","launches":[]}"#)
             .unwrap_err()

@@ -50,7 +50,8 @@ impl Drop for Lease {
     }
 }
 
-fn current_context(cuda: &Cuda) -> usize {
+/// The pools' key: the current context (0 where there is none).
+pub(super) fn current_context(cuda: &Cuda) -> usize {
     let mut context: *mut c_void = std::ptr::null_mut();
     match cuda.cuCtxGetCurrent {
         // SAFETY: an out-pointer to a local.
