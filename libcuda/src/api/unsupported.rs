@@ -38,7 +38,7 @@ pub fn refuse(name: &str, logged: &AtomicBool) -> CUresult {
 }
 
 /// `"name": version => symbol, @ptds version => symbol_ptsz, ...;` (the
-/// syntax of [`crate::entry::procs`]) defines one exported function per symbol
+/// syntax of `entry::procs!`) defines one exported function per symbol
 /// and [`entries`], their `cuGetProcAddress` entries.
 macro_rules! unsupported {
     ($( $name:literal : $( $(@$pt:ident)? $ver:literal => $f:ident ),+ ; )*) => {
