@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fits the emulator's models of the GPU's approximate instructions
-(rcp, rsqrt, sqrt, ex2, lg2 .approx.f32) to what an NVIDIA H200 returned, and
-writes them as emulator/src/semantics/approx_tables.rs.
+(rcp, rsqrt, sqrt, ex2, lg2, sin, cos .approx.f32) to what an NVIDIA H200
+returned, and writes them as emulator/src/semantics/approx_tables.rs.
 
 The hardware's function unit looks its argument's leading bits up in a table
 of polynomial coefficients and interpolates on the rest. The model has the
@@ -12,6 +12,8 @@ the least-squares fit to the hardware's results over that segment, taken
 from ../shared/hardware/approx-sweep/OP.i8.gz (README there: for input k,
 the hardware result minus the correctly rounded one, in ulps; results off by
 127 ulps or more are saturated there and left out of the fit).
+
+sin and cos share one table over a whole turn (fit_sincos below).
 
 Run from the repository root with numpy:  python3 emulator/tools/fit_approx.py
 """
@@ -106,6 +108,92 @@ def best_shift(model, hw):
     return best
 
 
+# sin and cos: the GPU multiplies x by 1/(2 pi) in f32 rounding toward zero
+# (ptxas emits FMUL.RZ by 0.15915494 before MUFU.SIN/COS), keeps the
+# fraction of a turn in fixed point with SINCOS_FRACTION_BITS bits
+# (truncated), and interpolates one table over the turn; cos reads it a
+# quarter turn on. Measured on the sweeps: truncating the turn to 2^-25
+# makes 72 % of sin results bit-exact against 54 % at f32 precision and
+# 7-17 % at 2^-22..2^-24; a quadratic per 1/256 of a turn is as good as
+# finer tables (2^-26..2^-28 and 512-1024 segments gain nothing), and one
+# table for both ops fits as well as one per op.
+SINCOS_SEGMENTS = 256
+SINCOS_FRACTION_BITS = 25
+INV_2PI_F32 = np.float32(0.15915494)
+# Segments held to sin's zeros and peaks at their start or end:
+# {segment: value}.
+Q = SINCOS_SEGMENTS // 4
+HELD_AT_START = {0: 0.0, Q: 1.0, 2 * Q: 0.0, 3 * Q: -1.0}
+HELD_AT_END = {Q - 1: 1.0, 2 * Q - 1: 0.0, 3 * Q - 1: -1.0, 4 * Q - 1: 0.0}
+
+
+def turns(x):
+    """The fraction of a turn the unit sees for f32 inputs x >= 0."""
+    p = x.astype(np.float64) * np.float64(INV_2PI_F32)
+    u = p.astype(np.float32)
+    u = np.where(u.astype(np.float64) > p, np.nextafter(u, np.float32(0)), u)
+    scale = float(1 << SINCOS_FRACTION_BITS)
+    return np.floor(u.astype(np.float64) * scale) % scale / scale
+
+
+def sincos_hardware(op):
+    with gzip.open(os.path.join(SWEEP, op + ".i8.gz")) as f:
+        delta = np.frombuffer(f.read(), dtype=np.int8).astype(np.int64)
+    x = K.astype(np.float32) * np.float32(1.0 / 2097152.0)
+    ref = (np.sin if op == "sin" else np.cos)(x.astype(np.float64)).astype(np.float32)
+    hw = from_ordered(ordered(ref.view(np.int32)) + delta)
+    return x, hw.astype(np.float64), np.abs(delta) < 127
+
+
+def fit_sincos():
+    """One quadratic per 1/SINCOS_SEGMENTS of a turn, fitted to the sin
+    sweep (turns w in [0, 0.64)) and the cos sweep (w + 1/4, in
+    [0.25, 0.89)) together. Segments past the data take the mirror image
+    of the ones before them, sin(2 pi w) = -sin(2 pi (1 - w)). The
+    segments that meet a zero or a peak of sin (w = 0, 1/4, 1/2, 3/4, 1)
+    are held to its value there: the H200 returns sin(0) = 0, cos(0) = 1
+    and is within a few 1e-9 of the exact value next to the zeros, where
+    the sweep saturates, so an unconstrained fit drifts by several 1e-7
+    where it has no data."""
+    ws, vs = [], []
+    for op, shift in (("sin", 0.0), ("cos", 0.25)):
+        x, hw, good = sincos_hardware(op)
+        ws.append((turns(x)[good] + shift) % 1.0)
+        vs.append(hw[good])
+    w, v = np.concatenate(ws), np.concatenate(vs)
+    seg = np.minimum((w * SINCOS_SEGMENTS).astype(np.int64), SINCOS_SEGMENTS - 1)
+    t = w * SINCOS_SEGMENTS - seg
+    table = [None] * SINCOS_SEGMENTS
+    for s in range(SINCOS_SEGMENTS):
+        m = seg == s
+        if m.sum() < 64:
+            continue
+        tm = t[m]
+        if s in HELD_AT_START:
+            # c0 is the value at the segment's start.
+            c0 = HELD_AT_START[s]
+            a = np.vstack([tm, tm**2]).T
+            (c1, c2), *_ = np.linalg.lstsq(a, v[m] - c0, rcond=None)
+            table[s] = np.array([c0, c1, c2])
+            continue
+        if s in HELD_AT_END:
+            # c0 + c1 + c2 is the value at the segment's end.
+            y = HELD_AT_END[s]
+            a = np.vstack([tm - 1, tm**2 - 1]).T
+            (c1, c2), *_ = np.linalg.lstsq(a, v[m] - y, rcond=None)
+            table[s] = np.array([y - c1 - c2, c1, c2])
+            continue
+        a = np.vstack([np.ones(m.sum()), tm, tm**2]).T
+        coef, *_ = np.linalg.lstsq(a, v[m], rcond=None)
+        coef[0] += best_shift(a @ coef, v[m])
+        table[s] = coef
+    for s in range(SINCOS_SEGMENTS):
+        if table[s] is None:
+            c0, c1, c2 = table[SINCOS_SEGMENTS - 1 - s]
+            table[s] = -np.array([c0 + c1 + c2, -c1 - 2 * c2, c2])
+    return table
+
+
 def main():
     if not os.path.isdir(SWEEP):
         sys.exit(f"{SWEEP} not found: the sweeps live in ../shared/hardware")
@@ -122,6 +210,14 @@ def main():
         for c in fit(op):
             lines.append("    [" + ", ".join(repr(float(v)) for v in c) + "],")
         lines.append("];")
+    lines.append("")
+    lines.append(f"pub const SINCOS_SEGMENTS: usize = {SINCOS_SEGMENTS};")
+    lines.append(f"pub const SINCOS_FRACTION_BITS: u32 = {SINCOS_FRACTION_BITS};")
+    lines.append("")
+    lines.append("pub static SINCOS: [[f64; 3]; SINCOS_SEGMENTS] = [")
+    for c in fit_sincos():
+        lines.append("    [" + ", ".join(repr(float(v)) for v in c) + "],")
+    lines.append("];")
     with open(OUT, "w") as f:
         f.write("\n".join(lines) + "\n")
     # Laid out as `cargo fmt --check` expects.
