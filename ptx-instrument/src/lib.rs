@@ -16,6 +16,9 @@
 //! table its grid claimed when several launches of the module record at
 //! once (CUDA graph nodes; [`runtime::LAUNCH_TABLE`]).
 //!
+//! Each instrumented function also keeps its body as compiled, run when
+//! the module is not being captured ([`idle_copy`]; [`Layout`]).
+//!
 //! The rewrite splices probes into the original text at the parsed spans
 //! rather than re-printing the tree, so everything it does not touch stays
 //! byte for byte as the compiler wrote it (and instrumenting is about as

@@ -7,9 +7,10 @@
 //! event slot with one atomic, sampling, overflow accounting, the history
 //! ring, and the per-lane snapshot ring. Each function tests its
 //! descriptor's `trace` once, into [`RECORDING_REGISTER`]; every probe
-//! branches past itself when that is false, so a module that is not being
-//! captured pays one uniform branch per site visit (and a few instructions
-//! per function call to find its descriptor).
+//! branches past itself when that is false. A module that is not being
+//! captured does not get that far: each function first runs the idle test
+//! of [`crate::idle_copy`] and, when `__prlx_desc` is all zero, its
+//! uninstrumented copy (5 warp instructions per call, whatever it visits).
 
 use std::fmt::Write as _;
 
@@ -38,8 +39,10 @@ pub const DESCRIPTOR_REGISTER: &str = "%prlx_dp";
 /// The predicate every instrumented function sets, at its start, to
 /// whether its descriptor records (its `trace` is non-zero). The
 /// descriptor does not change while a kernel runs, so a probe tests this
-/// register and branches past itself when it is false: a module that is
-/// not being captured pays one uniform branch per site visit.
+/// register and branches past itself when it is false (a grid that found
+/// no launch-table entry; a module not captured at all runs the idle copy,
+/// [`crate::idle_copy`], or without it pays one uniform branch per site
+/// visit).
 pub const RECORDING_REGISTER: &str = "%prlx_on";
 
 /// Several launches of one module recording at once (the kernel nodes of a

@@ -13,7 +13,11 @@
 //!
 //! A second table sets the no-recompile path beside the pass: the plain
 //! build instrumented at load by `prlx-ptx-instrument` (as the shim does),
-//! capturing the same way (docs/ptx-instrumentation.md).
+//! capturing the same way (docs/ptx-instrumentation.md). A third sets each
+//! path's idle and capturing cost beside the same build without the idle
+//! copy (the pass's `-prlx-idle-copy=false`, the rewriter's
+//! `Layout { idle_copy: false }`): instrumented functions whose probes
+//! branch past themselves, as before the copy (docs/instrumentation-overhead.md).
 
 use prlx_compile::CompileRequest;
 use prlx_emu::{Device, DeviceConfig, FunctionId, LaunchConfig, LaunchStats, ModuleId};
@@ -191,6 +195,10 @@ enum Build {
     Ptx,
     /// The same with snapshots.
     PtxSnapshots,
+    /// Instrumented, without the idle copy (`-prlx-idle-copy=false`).
+    InstrumentedNoCopy,
+    /// The plain build instrumented at load without the idle copy.
+    PtxNoCopy,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -209,10 +217,15 @@ enum Mode {
     PtxCapturing,
     /// The PTX-instrumented plain build with snapshots, events and rings.
     PtxFull,
+    /// `Idle`, `Capturing`, `PtxIdle`, `PtxCapturing` without the idle copy.
+    IdleNoCopy,
+    CapturingNoCopy,
+    PtxIdleNoCopy,
+    PtxCapturingNoCopy,
 }
 
 impl Mode {
-    const ALL: [Mode; 7] = [
+    const ALL: [Mode; 11] = [
         Mode::Plain,
         Mode::Idle,
         Mode::Capturing,
@@ -220,6 +233,10 @@ impl Mode {
         Mode::PtxIdle,
         Mode::PtxCapturing,
         Mode::PtxFull,
+        Mode::IdleNoCopy,
+        Mode::CapturingNoCopy,
+        Mode::PtxIdleNoCopy,
+        Mode::PtxCapturingNoCopy,
     ];
 
     fn build(self) -> Build {
@@ -229,7 +246,17 @@ impl Mode {
             Mode::Full => Build::Snapshots,
             Mode::PtxIdle | Mode::PtxCapturing => Build::Ptx,
             Mode::PtxFull => Build::PtxSnapshots,
+            Mode::IdleNoCopy | Mode::CapturingNoCopy => Build::InstrumentedNoCopy,
+            Mode::PtxIdleNoCopy | Mode::PtxCapturingNoCopy => Build::PtxNoCopy,
         }
+    }
+
+    /// Whether the descriptor stays zero (not capturing).
+    fn idle(self) -> bool {
+        matches!(
+            self,
+            Mode::Idle | Mode::PtxIdle | Mode::IdleNoCopy | Mode::PtxIdleNoCopy
+        )
     }
 
     /// Whether the rings (history, snapshots) are set up too.
@@ -258,6 +285,8 @@ fn run() -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut device = Device::new(DeviceConfig::default());
     let mut modules: BTreeMap<(&str, Build), ModuleId> = BTreeMap::new();
+    // PTX bytes of each module as loaded: what the idle copy costs in code.
+    let mut sizes: BTreeMap<(&str, Build), usize> = BTreeMap::new();
     let cases = cases();
     for case in &cases {
         for build_kind in [
@@ -266,6 +295,8 @@ fn run() -> Result<(), String> {
             Build::Snapshots,
             Build::Ptx,
             Build::PtxSnapshots,
+            Build::InstrumentedNoCopy,
+            Build::PtxNoCopy,
         ] {
             if modules.contains_key(&(case.file, build_kind)) {
                 continue;
@@ -273,17 +304,26 @@ fn run() -> Result<(), String> {
             let ptx = build(&corpus.join(case.file), scratch.path(), build_kind)?;
             let text = std::fs::read_to_string(&ptx).map_err(|e| e.to_string())?;
             let text = match build_kind {
-                Build::Ptx | Build::PtxSnapshots => {
+                Build::Ptx | Build::PtxSnapshots | Build::PtxNoCopy => {
                     let options = prlx_ptx_instrument::Options {
                         snapshots: build_kind == Build::PtxSnapshots,
                         ..Default::default()
                     };
-                    prlx_ptx_instrument::instrument(&text, &ptx.display().to_string(), &options)
-                        .map_err(|e| format!("{}: {e}", ptx.display()))?
-                        .ptx
+                    let layout = prlx_ptx_instrument::Layout {
+                        idle_copy: build_kind != Build::PtxNoCopy,
+                    };
+                    prlx_ptx_instrument::instrument_with(
+                        &text,
+                        &ptx.display().to_string(),
+                        &options,
+                        layout,
+                    )
+                    .map_err(|e| format!("{}: {e}", ptx.display()))?
+                    .ptx
                 }
                 _ => text,
             };
+            sizes.insert((case.file, build_kind), text.len());
             let module = device
                 .load_module(&text, &ptx.display().to_string())
                 .map_err(|e| e.to_string())?;
@@ -297,6 +337,7 @@ fn run() -> Result<(), String> {
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut ratios: Vec<[f64; 3]> = Vec::new();
     let mut ptx_rows = Vec::new();
+    let mut copy_rows = Vec::new();
     for case in &cases {
         let mut runs = BTreeMap::new();
         for mode in Mode::ALL {
@@ -304,14 +345,7 @@ fn run() -> Result<(), String> {
             runs.insert(mode, fastest_of(&mut device, module, case, mode)?);
         }
         let plain = &runs[&Mode::Plain];
-        for mode in [
-            Mode::Idle,
-            Mode::Capturing,
-            Mode::Full,
-            Mode::PtxIdle,
-            Mode::PtxCapturing,
-            Mode::PtxFull,
-        ] {
+        for mode in Mode::ALL {
             if runs[&mode].memory != plain.memory {
                 return Err(format!(
                     "{}: {mode:?} run computed different results",
@@ -346,6 +380,20 @@ fn run() -> Result<(), String> {
             runs[&Mode::Capturing].events,
             time,
         );
+        copy_rows.push((
+            case.kernel,
+            [
+                Mode::IdleNoCopy,
+                Mode::Idle,
+                Mode::PtxIdleNoCopy,
+                Mode::PtxIdle,
+                Mode::CapturingNoCopy,
+                Mode::Capturing,
+                Mode::PtxCapturingNoCopy,
+                Mode::PtxCapturing,
+            ]
+            .map(|m| (ratio(m, warp), ratio(m, thread))),
+        ));
         ptx_rows.push((
             case.kernel,
             [
@@ -373,6 +421,9 @@ fn run() -> Result<(), String> {
         geomean(2),
         ratios.len()
     );
+
+    print_copy_table(&copy_rows);
+    print_sizes(&sizes);
 
     // The no-recompile path beside the pass: warp-instruction slowdowns
     // over the plain build, and PTX's slowdown over the pass's.
@@ -411,6 +462,72 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
+/// Idle and capturing, each path without and with the idle copy: warp /
+/// thread instruction ratios over the plain build.
+fn print_copy_table(rows: &[(&str, [(f64, f64); 8])]) {
+    println!(
+        "\n| kernel | pass idle, no copy | pass idle, copy | ptx idle, no copy | ptx idle, copy | pass capturing, no copy | copy | ptx capturing, no copy | copy |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (kernel, r) in rows {
+        let mut line = format!("| {kernel} |");
+        for (i, (warp, thread)) in r.iter().enumerate() {
+            if i < 4 {
+                line += &format!(" {warp:.2} / {thread:.2} |");
+            } else {
+                line += &format!(" {warp:.2} |");
+            }
+        }
+        println!("{line}");
+    }
+    let mean =
+        |i: usize| (rows.iter().map(|(_, r)| r[i].0.ln()).sum::<f64>() / rows.len() as f64).exp();
+    let within = |i: usize| {
+        rows.iter()
+            .filter(|(_, r)| r[i].0 <= 1.1)
+            .map(|(k, _)| *k)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "\ngeometric means (warp instructions): idle pass {:.2} -> {:.2}, idle ptx {:.2} -> {:.2}; capturing pass {:.2} -> {:.2}, ptx {:.2} -> {:.2} (without -> with the idle copy)",
+        mean(0),
+        mean(1),
+        mean(2),
+        mean(3),
+        mean(4),
+        mean(5),
+        mean(6),
+        mean(7)
+    );
+    println!("idle <= 1.1x with the copy, pass-built: {}", within(1));
+    println!(
+        "idle <= 1.1x with the copy, PTX-instrumented: {}",
+        within(3)
+    );
+}
+
+/// PTX bytes per corpus file: plain, then each instrumented build without
+/// and with the idle copy.
+fn print_sizes(sizes: &BTreeMap<(&str, Build), usize>) {
+    println!(
+        "\n| file | plain PTX bytes | pass, no copy | pass, copy | ptx, no copy | ptx, copy |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    let files: std::collections::BTreeSet<&str> = sizes.keys().map(|(f, _)| *f).collect();
+    for file in files {
+        let size = |b: Build| sizes.get(&(file, b)).copied().unwrap_or(0);
+        println!(
+            "| {file} | {} | {} | {} | {} | {} |",
+            size(Build::Plain),
+            size(Build::InstrumentedNoCopy),
+            size(Build::Instrumented),
+            size(Build::PtxNoCopy),
+            size(Build::Ptx)
+        );
+    }
+}
+
 /// The fastest of a few runs: the counts are deterministic (checked), the
 /// time is not (this machine is shared).
 fn fastest_of(
@@ -439,8 +556,14 @@ fn build(source: &Path, scratch: &Path, kind: Build) -> Result<PathBuf, String> 
     let stem = source.file_stem().unwrap_or_default().to_string_lossy();
     let mut req = CompileRequest::new(source, scratch.join(format!("{stem}.{kind:?}.ptx")));
     // The PTX builds start from the plain build.
-    req.instrument = matches!(kind, Build::Instrumented | Build::Snapshots);
+    req.instrument = matches!(
+        kind,
+        Build::Instrumented | Build::Snapshots | Build::InstrumentedNoCopy
+    );
     req.snapshots = kind == Build::Snapshots;
+    if kind == Build::InstrumentedNoCopy {
+        req.clang_args = vec!["-mllvm".into(), "-prlx-idle-copy=false".into()];
+    }
     req.sites = Some(scratch.join("prlx-sites.json"));
     prlx_compile::compile(&req)
         .map(|out| out.ptx)
@@ -523,7 +646,7 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
             )));
         }
         let mut descriptor = [0u8; DESCRIPTOR_BYTES];
-        if mode != Mode::Idle && mode != Mode::PtxIdle {
+        if !mode.idle() {
             let bytes = HEADER_BYTES + warps * warp_bytes;
             let image = device.mem_alloc(bytes).map_err(|e| err(&e))?;
             device.mem_set(image, &[0], bytes).map_err(|e| err(&e))?;
