@@ -129,6 +129,11 @@ fn instrument_into(
             "the module already uses register names starting with %prlx_".into(),
         ));
     }
+    // The copy's renamed labels must be new names: a module that already
+    // has the suffix keeps one body per function.
+    let layout = Layout {
+        idle_copy: layout.idle_copy && !text.contains(crate::idle_copy::SUFFIX),
+    };
     let lines = LineIndex::new(text);
     let files: HashMap<u32, &str> = module
         .items
