@@ -7,7 +7,7 @@
 //! into this benchmark. Each emulated result is checked against the native
 //! one. Times are this thread's CPU time (the machine may be shared; wall
 //! time is printed too), best of `PRLX_BENCH_REPS` launches (default 3).
-//! `PRLX_BENCH_ONLY=matmul|reduce|branchy` runs one kernel (for profiling).
+//! `PRLX_BENCH_ONLY=matmul|reduce|branchy|scan` runs one kernel (for profiling).
 //! Then the same launches on 1, 2, 4 and 8 host threads (`PRLX_BENCH_THREADS`,
 //! comma-separated): best wall time, process CPU time, and the speed-up over
 //! one thread (each result checked against the one-thread result).
@@ -233,6 +233,20 @@ fn matmul_native(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
     c
 }
 
+/// The exclusive prefix sum of each `chunk`-element chunk of `x`, as
+/// `scan_exclusive` computes it (wrapping `u32` sums).
+fn scan_native(x: &[u32], chunk: usize) -> Vec<u32> {
+    let mut out = Vec::with_capacity(x.len());
+    for c in x.chunks(chunk) {
+        let mut run = 0u32;
+        for v in c {
+            out.push(run);
+            run = run.wrapping_add(*v);
+        }
+    }
+    out
+}
+
 /// The kernel's partial sums: thread t of block b sums a grid-stride slice,
 /// then each block adds its 256 slices.
 fn reduce_native(x: &[i32], blocks: usize, threads: usize) -> Vec<i32> {
@@ -353,6 +367,38 @@ fn measure(name: &str, reps: usize, threads: &[usize]) -> Measurement {
                 scaling: scaling(&mut bench, threads, &out),
             }
         }
+        "scan" => {
+            // 1 Mi u32: 1024 blocks of 256 threads, 4 elements each.
+            let len = 1usize << 20;
+            let x: Vec<u32> = (0..len).map(|_| (rng.next() % 1000) as u32).collect();
+            let mut bench = Bench {
+                kernel: "scan_exclusive",
+                launch: LaunchConfig {
+                    grid: [(len / 1024) as u32, 1, 1],
+                    block: [256, 1, 1],
+                    dynamic_shared_bytes: 0,
+                },
+                inputs: vec![bytes_of(&x, u32::to_le_bytes)],
+                outputs: vec![len * 4],
+                scalar: len as i32,
+                reps,
+                threads: 1,
+            };
+            let (stats, emulated, out) = bench.run();
+            let (native, want) = time_native(|| scan_native(black_box(&x), 1024));
+            assert_eq!(
+                out[0],
+                bytes_of(&want, u32::to_le_bytes),
+                "scan: emulated result differs from native"
+            );
+            Measurement {
+                name: "prefix scan 1Mi u32 (1024-chunks)",
+                stats,
+                emulated,
+                native,
+                scaling: scaling(&mut bench, threads, &out),
+            }
+        }
         _ => {
             // 64 Ki lanes of Collatz walks with per-step branches.
             let count = 1usize << 16;
@@ -408,7 +454,7 @@ fn main() {
         .filter_map(|t| t.trim().parse().ok())
         .filter(|t| *t > 0)
         .collect();
-    let results: Vec<Measurement> = ["matmul", "reduce", "branchy"]
+    let results: Vec<Measurement> = ["matmul", "reduce", "branchy", "scan"]
         .into_iter()
         .filter(|name| only.is_empty() || only == *name)
         .map(|name| measure(name, reps, &threads))

@@ -57,3 +57,27 @@ extern "C" __global__ void branchy(const uint *in, uint *out, int n) {
   }
   out[i] = acc + steps;
 }
+
+// Exclusive prefix sum of 1024-element chunks: 256 threads x 4 consecutive
+// elements, as NVIDIA's scan sample lays out its short scan. Each thread
+// scans its four, the 256 thread totals are scanned in shared memory
+// (Hillis-Steele, double-buffered), and each thread adds its offset.
+extern "C" __global__ void scan_exclusive(const uint *in, uint *out, int n) {
+  __shared__ uint s[2][256];
+  uint t = threadIdx.x, base = blockIdx.x * 1024 + t * 4;
+  uint v0 = in[base], v1 = in[base + 1], v2 = in[base + 2], v3 = in[base + 3];
+  uint i1 = v0 + v1, i2 = i1 + v2, total = i2 + v3;
+  int cur = 0;
+  s[0][t] = total;
+  __syncthreads();
+  for (uint off = 1; off < 256; off <<= 1) {
+    s[1 - cur][t] = s[cur][t] + (t >= off ? s[cur][t - off] : 0);
+    cur = 1 - cur;
+    __syncthreads();
+  }
+  uint before = s[cur][t] - total;
+  out[base] = before;
+  out[base + 1] = before + v0;
+  out[base + 2] = before + i1;
+  out[base + 3] = before + i2;
+}
