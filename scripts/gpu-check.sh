@@ -339,7 +339,7 @@ race() {
     local st=$? outputs="outputs differ"
     cmp -s "$w/a.out" "$w/b.out" && outputs="outputs identical (this schedule did not race)"
     if [ "$st" -le 1 ] && [ "$(modes "$w/a")" = "pass:1" ]; then
-        row race ok "$outputs; diff: $(head -1 "$w/diff.txt" | cut -c1-70)"
+        row race ok "$outputs; diff: $(grep -m1 'matched launches' "$w/diff.txt" | cut -c1-80)"
     else
         row race FAIL "$(modes "$w/a"); diff exit $st; see $w"
     fi
