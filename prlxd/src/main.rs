@@ -49,6 +49,7 @@ fn default_state_dir() -> PathBuf {
             .to_owned();
         return PathBuf::from(first);
     }
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() && unsafe { libc::geteuid() } == 0 {
         return PathBuf::from("/var/lib/prlx");
     }

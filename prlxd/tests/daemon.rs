@@ -376,6 +376,7 @@ fn another_uid_can_neither_list_nor_read_a_users_sessions() {
     if let Ok(socket) = std::env::var("PRLX_ISOLATION_CHILD") {
         return isolation_child(&socket);
     }
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: needs root to drop to a second uid (CI runs as root)");
         return;
@@ -563,6 +564,7 @@ fn sighup_reloads_the_config_and_retention_removes_the_oldest_sessions_first() {
     assert!(!daemon.session_dir(client.uid, &names[0]).exists());
     // A config with a typo is refused and the daemon keeps running.
     std::fs::write(&daemon.config, "retention_max_byte = 1\n").unwrap();
+    // SAFETY: kill only sends a signal; `pid` is our own child, still running.
     unsafe { libc::kill(pid, libc::SIGHUP) };
     std::thread::sleep(Duration::from_millis(200));
     assert!(matches!(

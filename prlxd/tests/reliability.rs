@@ -678,7 +678,9 @@ fn metadata_counts_against_the_quota() {
         panic!("about 20 MiB of launch records and commands were taken under a 2 MiB quota");
     };
     assert!(message.contains("quota"), "refused at {at}: {message}");
-    let on_disk = du(&daemon.state.join(unsafe { libc::geteuid() }.to_string()));
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let on_disk = du(&daemon.state.join(uid.to_string()));
     assert!(
         on_disk <= quota + (1 << 20),
         "{on_disk} bytes on disk for a uid with a {quota}-byte quota"
