@@ -234,3 +234,32 @@ fn mov_packs_and_unpacks_whole_vector_registers() {
         [0x89ab_cdef, 0x0123_4567, 0x1234, 0xbeef]
     );
 }
+
+/// `ld.const.b16 r, arr[i];`: an array element named without brackets is
+/// element `i` of the variable (here `.b16`, so byte offset `2 i`), as
+/// ptxas reads it and NVIDIA GPUs return.
+#[test]
+fn array_element_operand_loads_that_element() {
+    let ptx = r#"
+.version 6.5
+.target sm_70
+.address_size 64
+.const .align 8 .b16 table[4] = {7, 70, 700, 7000};
+.visible .entry k(.param .u64 buf)
+{
+    .reg .b16 %h<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [buf];
+    ld.const.b16 %h0, table[3];
+    ld.const.b16 %h1, table[1];
+    st.global.u16 [%rd1], %h0;
+    st.global.u16 [%rd1+2], %h1;
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[0]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    assert_eq!(download_u32(&dev, buf, 1), [7000 | (70 << 16)]);
+}

@@ -37,6 +37,9 @@ struct Parser<'a> {
     /// parameters). PTX spells such names like variables, so an identifier
     /// operand is a register exactly when one of these declares it.
     bare_regs: Vec<Vec<RegName>>,
+    /// The element size in bytes of each variable declared so far (the
+    /// latest declaration of a name last), for `ld.const.b16 r, arr[2];`.
+    var_elems: Vec<(String, u64)>,
 }
 
 impl<'a> Parser<'a> {
@@ -47,6 +50,7 @@ impl<'a> Parser<'a> {
             buffered: 0,
             file,
             bare_regs: Vec::new(),
+            var_elems: Vec::new(),
         }
     }
 
@@ -686,6 +690,10 @@ impl<'a> Parser<'a> {
             None
         };
         self.expect_semicolon()?;
+        if let Some(size) = ty.size_bytes() {
+            let elem = size as u64 * vector.unwrap_or(1) as u64;
+            self.var_elems.push((name.clone(), elem));
+        }
         Ok(VarDecl {
             linkage,
             space,
@@ -1045,6 +1053,10 @@ impl<'a> Parser<'a> {
             }
             TokenKind::Ident => {
                 self.next()?;
+                let next = self.peek()?;
+                if next.kind == TokenKind::LBracket && !next.spaced {
+                    return self.element_address(tok);
+                }
                 Ok(Operand::Symbol(tok.text.to_string()))
             }
             TokenKind::LBrace => {
@@ -1082,6 +1094,42 @@ impl<'a> Parser<'a> {
                 return Err(self.unexpected(tok, &format!("`,` or {}", close.describe())));
             }
         }
+    }
+
+    /// `arr[i]`, an array element named without an address's brackets
+    /// (`ld.const.b16 r, arr[2];`, which ptxas accepts): the address of
+    /// element `i` of the declared variable, `[arr+i*size]`.
+    fn element_address(&mut self, name: Token<'a>) -> PResult<Operand> {
+        self.expect(TokenKind::LBracket, "`[`")?;
+        let tok = self.expect(TokenKind::Integer, "an element index")?;
+        let index = self.integer_value(tok)?;
+        self.expect(TokenKind::RBracket, "`]` closing the element index")?;
+        let Some(elem) = self
+            .var_elems
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name.text)
+            .map(|(_, e)| *e)
+        else {
+            return Err(self.error(
+                name.span,
+                format!(
+                    "`{}[…]` names an element of an undeclared variable",
+                    name.text
+                ),
+            ));
+        };
+        let offset = index
+            .checked_mul(elem)
+            .and_then(|o| i64::try_from(o).ok())
+            .ok_or_else(|| {
+                self.error(tok.span, format!("element `{}` is out of range", tok.text))
+            })?;
+        Ok(Operand::Address(Address {
+            base: AddressBase::Symbol(name.text.to_string()),
+            offset,
+            trailing: Vec::new(),
+        }))
     }
 
     fn address(&mut self, depth: usize) -> PResult<Address> {

@@ -569,3 +569,40 @@ fn registers_without_percent() {
     let again = parse_ok(&m.to_string());
     assert!(same_module(&m, &again));
 }
+
+/// `arr[i]` without an address's brackets (`ld.const.b16 r, arr[2];`, which
+/// ptxas accepts) is the address of element `i`: `[arr + i * element size]`,
+/// the size from the variable's type and vector count.
+#[test]
+fn array_element_operand() {
+    let text = format!(
+        "{HEADER}.const .b16 halves[4] = {{1, 2, 3, 4}};\n.global .v2 .u32 pairs[3];\n\
+         .visible .entry k()\n{{\n.reg .b16 %h;\n.reg .u32 %r;\n\
+         ld.const.b16 %h, halves[3];\nld.global.u32 %r, pairs[2];\n}}\n"
+    );
+    let m = parse_ok(&text);
+    let body = m.function("k").unwrap().body.clone().unwrap();
+    let addrs: Vec<Operand> = body
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Instruction(i) => Some(i.operands[1].clone()),
+            _ => None,
+        })
+        .collect();
+    let at = |name: &str, offset: i64| {
+        Operand::Address(Address {
+            base: AddressBase::Symbol(name.to_string()),
+            offset,
+            trailing: Vec::new(),
+        })
+    };
+    assert_eq!(addrs, [at("halves", 6), at("pairs", 16)]);
+    let err = parse(
+        &format!(
+            "{HEADER}.visible .entry k()\n{{\n.reg .b16 %h;\nld.const.b16 %h, nowhere[1];\n}}\n"
+        ),
+        "t.ptx",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nowhere"), "{err}");
+}
