@@ -10,8 +10,9 @@
 #   PRLX_GPU_CHECK_EMULATOR=1  run against prlx's emulator (the checkout's
 #       target/release/libcuda.so, as libcuda.so.1) instead of a GPU
 #   PRLX_GPU_CHECK_OUT=DIR     outputs (default ./gpu-check-out/<UTC time>)
-#   PRLX_GPU_CHECK_BUDGET=S    stop starting corpus programs after S seconds
-#                              (default 200; 1800 on the emulator)
+#   PRLX_GPU_CHECK_BUDGET=S    stop starting corpus programs (run last) S
+#                              seconds after the start (default 250; 1800
+#                              on the emulator)
 #   PRLX_GPU_CHECK_BENCH="collatz:65536 saxpy:1024 ..."  benchmark cases
 #   PRLX_GPU_CHECK_TRAIN_SECONDS=S   each training-loop run (default 4)
 #   PRLX_GPU_PYTHON=python3    the Python with PyTorch (and Triton)
@@ -50,7 +51,7 @@ if [ "$emulator" = 1 ]; then
 elif command -v nvidia-smi >/dev/null; then
     device=$(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)
     device="${device:-nvidia-smi answered nothing}"
-    budget=${PRLX_GPU_CHECK_BUDGET:-200}
+    budget=${PRLX_GPU_CHECK_BUDGET:-250}
     bench_cases=${PRLX_GPU_CHECK_BENCH:-"collatz:65536 collatz:1048576 collatz:4194304 saxpy:1024 saxpy:1048576 saxpy:16777216"}
     bench_reps=10
 else
@@ -231,11 +232,13 @@ corpus() {
 
 # ---- PyTorch: cuBLAS and Triton, plainly and under the shim. A program
 # that fails plainly on this device is skipped, saying why.
-# py_row NAME TIMEOUT SCRIPT [ENV...]: runs SCRIPT plainly, then under the shim.
+# py_row NAME TIMEOUT SCRIPT [ENV...]: runs SCRIPT plainly (no prlx at all),
+# then under the shim with ENV.
 py_row() {
     local name=$1 t=$2 script=$3 w="$out/python"
     shift 3
-    if ! env "$@" timeout -k 5 "$t" "$py" "$script" >"$w/$name.plain.out" 2>&1; then
+    if ! PRLX_TRITON=off TRITON_CACHE_DIR="$w/$name-plain-cache" \
+        timeout -k 5 "$t" "$py" "$script" >"$w/$name.plain.out" 2>&1; then
         row "torch-$name" skipped "fails without the shim too on this device: $(last_error "$w/$name.plain.out")"
         return
     fi
@@ -433,11 +436,12 @@ PY
 demo_prlxd
 demo_traces
 demo_ptx_at_load
-corpus
 race
 sweep
 capture_bench
 torch_rows && train_loop
+# Last: the corpus stops starting programs at the deadline, which bounds the run.
+corpus
 
 {
     echo
