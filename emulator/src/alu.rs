@@ -252,6 +252,53 @@ pub fn shf(c: &AluCtx, a: u64, b: u64, n: u64) -> u64 {
         ((v << n) >> 32) as u32 as u64
     }
 }
+/// `vshl/vshr.{u32,s32}.{u32,s32}.u32{.sat}.{clamp,wrap}{.add,.min,.max}`,
+/// the video shifts on whole words. `aux`: bit 0 right shift, bit 1 clamp
+/// (else wrap), bit 2 signed source, bit 3 signed destination, bit 4
+/// `.sat`, bits 5-6 the secondary operation with `c` (0 none, 1 add, 2 min,
+/// 3 max), as the PTX ISA's pseudocode: the shift amount is clamped to 32
+/// or taken modulo 32, the source shifted in a wide intermediate
+/// (arithmetically if signed), saturated to the destination type with
+/// `.sat` or truncated to 32 bits, then combined with `c`.
+pub fn vshift(ctx: &AluCtx, a: u64, b: u64, c: u64) -> u64 {
+    let aux = ctx.aux;
+    let signed_d = aux & 8 != 0;
+    let ta: i128 = if aux & 4 != 0 {
+        a as u32 as i32 as i128
+    } else {
+        a as u32 as i128
+    };
+    let tb = if aux & 2 != 0 {
+        (b as u32).min(32)
+    } else {
+        b as u32 & 31
+    };
+    let wide = if aux & 1 != 0 { ta >> tb } else { ta << tb };
+    let tmp = if aux & 16 != 0 {
+        let (lo, hi) = if signed_d {
+            (i32::MIN as i128, i32::MAX as i128)
+        } else {
+            (0, u32::MAX as i128)
+        };
+        wide.clamp(lo, hi) as u32
+    } else {
+        wide as u32
+    };
+    let r = match (aux >> 5) & 3 {
+        0 => tmp,
+        1 => tmp.wrapping_add(c as u32),
+        op if signed_d => {
+            let (x, y) = (tmp as i32, c as i32);
+            (if op == 2 { x.min(y) } else { x.max(y) }) as u32
+        }
+        op => {
+            let y = c as u32;
+            if op == 2 { tmp.min(y) } else { tmp.max(y) }
+        }
+    };
+    r as u64
+}
+
 /// `lop3.b32`: any three-input boolean function, `aux` is the truth table.
 pub fn lop3(c: &AluCtx, a: u64, b: u64, d: u64) -> u64 {
     let lut = c.aux;

@@ -1480,7 +1480,7 @@ fn decode_op(
         "add" | "sub" if mods.list.contains(&".cc") => int::decode,
         "mad" if mods.list.contains(&".cc") => int::decode,
         "addc" | "subc" | "madc" | "mul24" | "mad24" | "dp4a" | "dp2a" | "bfe" | "bfi" | "prmt"
-        | "shf" | "lop3" | "sad" | "fns" => int::decode,
+        | "shf" | "lop3" | "sad" | "fns" | "vshl" | "vshr" => int::decode,
         "bmsk" | "szext" => bitfield::decode,
         // Arithmetic shared by integer and float types, and moves.
         "mov" | "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor"

@@ -263,3 +263,49 @@ fn array_element_operand_loads_that_element() {
     run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
     assert_eq!(download_u32(&dev, buf, 1), [7000 | (70 << 16)]);
 }
+
+/// The video shifts on whole words: `vshr.u32.u32.u32.clamp.add` shifts,
+/// clamping the amount at 32, then adds `c` (NVIDIA GPUs: 0x8e2da590 >> 16
+/// + 0x248a9f70 = 0x248b2d9d, and a shift by 32 leaves only `c`); `.wrap`
+/// takes the amount modulo 32, a signed source shifts arithmetically, and
+/// `.sat` clamps a left shift to the destination type (PTX ISA).
+#[test]
+fn video_shifts_clamp_wrap_and_add() {
+    let ptx = r#"
+.version 6.5
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 buf)
+{
+    .reg .u32 %r<10>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [buf];
+    mov.u32 %r1, 0x8e2da590;
+    mov.u32 %r2, 0x248a9f70;
+    vshr.u32.u32.u32.clamp.add %r3, %r1, 16, %r2;
+    vshr.u32.u32.u32.clamp.add %r4, %r1, 32, %r2;
+    vshr.u32.u32.u32.wrap %r5, %r1, 36;
+    vshr.s32.s32.u32.clamp %r6, %r1, 40;
+    vshl.u32.u32.u32.sat.clamp %r7, %r1, 4;
+    vshl.u32.u32.u32.wrap.max %r8, 3, 33, 5;
+    st.global.v4.u32 [%rd1], {%r3, %r4, %r5, %r6};
+    st.global.v2.u32 [%rd1+16], {%r7, %r8};
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let buf = upload_u32(&mut dev, &[0; 6]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(buf));
+    assert_eq!(
+        download_u32(&dev, buf, 6),
+        [
+            0x248b_2d9d,
+            0x248a_9f70,
+            0x08e2_da59,
+            0xffff_ffff,
+            0xffff_ffff,
+            6
+        ]
+    );
+}

@@ -1,5 +1,6 @@
 //! Integer-only instructions: the carry chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`), `mul24/mad24`,
-//! `dp4a/dp2a`, `bfe`, `bfi`, `prmt`, `shf`, `lop3`, `sad`, `fns` (`bmsk/szext` are in `bitfield`).
+//! `dp4a/dp2a`, `bfe`, `bfi`, `prmt`, `shf`, `lop3`, `sad`, `fns`, the video shifts `vshl/vshr`
+//! (`bmsk/szext` are in `bitfield`).
 
 use super::*;
 
@@ -203,6 +204,7 @@ pub(super) fn decode(
             ctx.aux = right | clamp;
             alu3(m, fc, o, alu::shf, ctx, [ty, ty, ScalarType::U32])
         }
+        "vshl" | "vshr" => decode_vshift(m, fc, inst, mods),
         "lop3" => {
             let ty = need_type(mods, inst)?;
             let o = operands(inst, 5)?;
@@ -228,4 +230,76 @@ pub(super) fn decode(
         "bmsk" | "szext" => bitfield::decode(m, fc, inst, mods),
         _ => Err(un()),
     }
+}
+
+/// `vshl/vshr` on whole 32-bit words ([`alu::vshift`]). Byte and half-word
+/// selectors and merges into a destination part (`.b0`, `.h1`, `d.h0`)
+/// are refused, and so is `.sat` with a secondary operation (the ISA's
+/// saturation of the combined result is not modelled).
+fn decode_vshift(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let mut types = [false; 3];
+    for t in types.iter_mut() {
+        *t = mods
+            .take_where(|x| x == ".u32" || x == ".s32")
+            .ok_or_else(un)?
+            == ".s32";
+    }
+    let [signed_d, signed_a, signed_b] = types;
+    if signed_b {
+        return Err(un());
+    }
+    let sat = mods.take(".sat");
+    let clamp = match mods.take_any(&[".clamp", ".wrap"]) {
+        Some(".clamp") => true,
+        Some(_) => false,
+        None => return Err(un()),
+    };
+    let op2 = match mods.take_any(&[".add", ".min", ".max"]) {
+        Some(".add") => 1,
+        Some(".min") => 2,
+        Some(".max") => 3,
+        _ => 0,
+    };
+    if sat && op2 != 0 {
+        return Err(un());
+    }
+    let o = &inst.operands;
+    let plain = |op: &Operand| {
+        matches!(op, Operand::Register(r) if r.component.is_none())
+            || matches!(op, Operand::Immediate(_))
+    };
+    let want = if op2 == 0 { 3 } else { 4 };
+    if o.len() != want || !o[1..].iter().all(plain) {
+        return Err(un());
+    }
+    let mut ctx = AluCtx::new(if signed_d {
+        ScalarType::S32
+    } else {
+        ScalarType::U32
+    });
+    ctx.aux = (inst.opcode == "vshr") as u32
+        | (clamp as u32) << 1
+        | (signed_a as u32) << 2
+        | (signed_d as u32) << 3
+        | (sat as u32) << 4
+        | op2 << 5;
+    let ty = ScalarType::B32;
+    Ok(Op::Alu3 {
+        f: alu::vshift,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], ty)?,
+        b: src(m, fc, &o[2], ty)?,
+        c: if op2 == 0 {
+            sreg::ZERO
+        } else {
+            src(m, fc, &o[3], ty)?
+        },
+    })
 }
