@@ -981,6 +981,16 @@ impl<'a> Parser<'a> {
                 if self.eat(TokenKind::Semicolon)? {
                     break;
                 }
+                let next = self.peek()?;
+                if matches!(next.kind, TokenKind::Plus | TokenKind::Minus)
+                    && matches!(operands.last(), Some(Operand::Register(_)))
+                {
+                    return Err(self.error(
+                        next.span,
+                        "a register plus or minus an immediate as a source operand \
+                         (`st.u64 [a], %rd1 + 1;`) is not supported",
+                    ));
+                }
                 self.expect(TokenKind::Comma, "`,` or `;` after an operand")?;
             }
         }

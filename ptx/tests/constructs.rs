@@ -606,3 +606,14 @@ fn array_element_operand() {
     .unwrap_err();
     assert!(err.to_string().contains("nowhere"), "{err}");
 }
+
+/// A register plus an immediate as a source operand (`st.u64 [a], %rd + 1;`,
+/// which ptxas accepts) cannot be represented: the error says so.
+#[test]
+fn register_plus_immediate_operand_is_refused_by_name() {
+    let text = format!(
+        "{HEADER}.visible .entry k()\n{{\n.local .b64 x;\n.reg .b64 %rd;\nst.local.u64 [x], %rd + 1;\n}}\n"
+    );
+    let err = parse(&text, "t.ptx").unwrap_err().to_string();
+    assert!(err.contains("register plus or minus an immediate"), "{err}");
+}
