@@ -281,9 +281,9 @@ mod tests {
 
     /// The PTX ISA's bounds for `sin/cos.approx.f32`: absolute error
     /// 2^-20.5 on [-2 pi, 2 pi] (checked on [-4, 4], where the H200's sweep
-    /// was measured: the model follows the hardware's truncations, which
-    /// near 2 pi add up to about 2^-20.4 on the model) and 2^-14.7 on
-    /// [-100 pi, 100 pi].
+    /// was measured: the model follows the hardware's truncations of the
+    /// argument, which next to 2 pi add up to 2^-20.3 on the model) and
+    /// 2^-14.7 on [-100 pi, 100 pi].
     #[test]
     fn sin_cos_within_absolute_bound() {
         let pi = std::f64::consts::PI;
