@@ -24,7 +24,8 @@ struct Cli {
     #[arg(long)]
     manifest_path: Option<PathBuf>,
     /// A crate that must have no module cycle (repeatable); it is checked
-    /// even when not listed among CRATES.
+    /// even when not listed among CRATES, and alone it does not narrow the
+    /// check to itself.
     #[arg(long, value_name = "CRATE")]
     acyclic: Vec<String>,
     /// Module path components that make one graph node: 1 groups by
@@ -69,8 +70,12 @@ fn granularity(cli: &Cli, package: &workspace::Package) -> Result<Granularity> {
 fn run(cli: &Cli) -> Result<bool> {
     let (root, packages) = workspace::load(cli.manifest_path.as_deref())?;
     let named: Vec<&String> = cli.crates.iter().chain(&cli.acyclic).collect();
-    for n in &named {
-        if !packages.iter().any(|p| p.is_named(n)) {
+    let expanded = cli
+        .expand
+        .iter()
+        .filter_map(|e| e.split_once(':').map(|(c, _)| c.to_string()));
+    for n in named.iter().map(|n| n.to_string()).chain(expanded) {
+        if !packages.iter().any(|p| p.is_named(&n)) {
             bail!("no workspace member is named `{n}` (by package or directory)");
         }
     }
@@ -78,7 +83,10 @@ fn run(cli: &Cli) -> Result<bool> {
     let mut failed = false;
     let mut results: Vec<PackageResult> = Vec::new();
     for p in &packages {
-        if !named.is_empty() && !named.iter().any(|n| p.is_named(n)) {
+        // Naming crates restricts the check to them (and the --acyclic ones);
+        // --acyclic alone checks every crate.
+        let selected = cli.crates.is_empty() || named.iter().any(|n| p.is_named(n));
+        if !selected {
             continue;
         }
         let r = check_package(p, &granularity(cli, p)?, cli.max_fn_lines)?;

@@ -272,6 +272,13 @@ fn the_binary_fails_on_a_cycle_only_for_crates_named_acyclic() {
     assert!(text.contains("a -> b  (1 ref, e.g. src/a.rs:1)"), "{text}");
     let (rc, text) = run(dir.path(), &["--acyclic", "cyclic"]);
     assert_eq!(rc, 1, "{text}");
+    // Named on its own, the crate is the only one checked.
+    let (rc, text) = run(dir.path(), &["cyclic"]);
+    assert_eq!(rc, 0, "{text}");
+    assert!(
+        text.contains("== summary: 1 crate(s), 1 cycle(s)"),
+        "{text}"
+    );
     let (rc, text) = run(dir.path(), &["--acyclic", "nosuch"]);
     assert_eq!(rc, 2, "{text}");
     assert!(
