@@ -16,9 +16,9 @@
 #   PRLX_GPU_CHECK_BENCH="collatz:65536 saxpy:1024 ..."  benchmark cases
 #   PRLX_GPU_CHECK_TRAIN_SECONDS=S   each training-loop run (default 4)
 #   PRLX_GPU_PYTHON=python3    the Python with PyTorch (and Triton)
-# Outputs: table.md, each row's logs, the demo's sessions as
-# demo-traces/ (the layout of the hardware data's demo-traces) and the
-# function-unit sweep as sweep/ (that of approx-sweep). Exit status 0 when
+# Outputs: table.md, each row's logs, and new hardware data in the layout of
+# /work/shared/hardware/: the demo's sessions (demo-traces/), the
+# control-flow shapes (shapes/) and the function-unit sweep (sweep/). Exit status 0 when
 # no row is FAIL or slow, 1 otherwise, 2 without a bundle.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -193,6 +193,37 @@ own_lines_out() {
 # The last line of FILE naming an error, else its last non-empty line.
 last_error() {
     { grep -E '^[A-Za-z_.]*(Error|Exception)|[Ee]rror: |FAIL' "$1" || grep -v '^[[:space:]]*$' "$1"; } | tail -1 | cut -c1-140
+}
+
+# ---- the control-flow shapes of the hardware data (shapes/): each kernel,
+# pass-built and plain (PTX at load), recorded as the H200's were:
+# shapes-pass/KERNEL/, shapes-plain/KERNEL/, KERNEL.out (its output buffer)
+shapes() {
+    local s="$bundle/shapes" w="$out/shapes" k build bad=""
+    [ -x "$s/bench" ] || { row shapes-traces skipped "no shapes in the bundle (no hardware data at prep)"; return; }
+    mkdir -p "$w"
+    cp "$s/shapes.cu" "$s/bench.c" "$w/"
+    local kernels
+    kernels=$(grep -o '\.entry [a-z_]*' "$s/shapes.plain.ptx" | cut -d' ' -f2)
+    for k in $kernels; do
+        for build in pass plain; do
+            BENCH_DUMP="$w/$k.$build.out" LD_PRELOAD="$shim" PRLX_TRACE_DIR="$w/shapes-$build" PRLX_SESSION="$k" \
+                PRLX_SNAPSHOT_DEPTH=4 run_t 60 "$s/bench" "$s/shapes.$build.ptx" "$k" 8192 1 >"$w/$k.$build.log" 2>&1 ||
+                bad="$bad $k.$build(exit)"
+            [ "$(modes "$w/shapes-$build/$k")" = "$([ $build = pass ] && echo pass || echo ptx):1" ] ||
+                bad="$bad $k.$build($(modes "$w/shapes-$build/$k"))"
+        done
+        if cmp -s "$w/$k.pass.out" "$w/$k.plain.out"; then
+            mv "$w/$k.pass.out" "$w/$k.out" && rm -f "$w/$k.plain.out"
+        else
+            bad="$bad $k(outputs differ)"
+        fi
+    done
+    if [ -z "$bad" ]; then
+        row shapes-traces ok "$(wc -w <<<"$kernels") kernels, pass-built and PTX at load, captured, same outputs; in $w"
+    else
+        row shapes-traces FAIL "${bad# }; see $w"
+    fi
 }
 
 # ---- the runtime-API corpus, plainly and under the shim: same exit status,
@@ -436,6 +467,7 @@ PY
 demo_prlxd
 demo_traces
 demo_ptx_at_load
+shapes
 race
 sweep
 capture_bench

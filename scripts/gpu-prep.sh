@@ -4,7 +4,7 @@
 # one directory to copy there (docs/gpu-check.md):
 #   scripts/gpu-prep.sh [OUT]          (default: gpu-bundle/ in the checkout)
 # It holds prlxctl, prlxd, libprlx.so; the demo (examples/app) and the race
-# (examples/race); the capture-cost benchmark (examples/capture-bench); the
+# (examples/race); the control-flow shapes of the hardware data; the capture-cost benchmark (examples/capture-bench); the
 # runtime-API corpus (tests/runtime-api, nvcc 13, sm_90 SASS + compute_90
 # PTX, against one shared libcudart.so.13); the function-unit sweep; the
 # Python checks and the prlx wheel; gpu-check.sh itself. Kept under 64 MiB.
@@ -61,6 +61,16 @@ if [ $have_clang = 1 ]; then
     plain_ptx examples/capture-bench/kernels.cu "$out/bench/bench-plain.ptx"
 else
     note "no clang-19: the capture benchmark has no plain PTX (its rows are skipped)"
+fi
+
+# The control-flow shapes of the hardware data (shapes/inputs: the program
+# and both builds as recorded on the H200, so sites keep their identities).
+hw=${PRLX_HARDWARE_DIR:-$root/../shared/hardware}
+if [ -d "$hw/shapes/inputs" ]; then
+    mkdir -p "$out/shapes"
+    cp "$hw/shapes/inputs/"{bench,bench.c,shapes.cu,shapes.pass.ptx,shapes.plain.ptx} "$out/shapes/"
+else
+    note "no hardware data at $hw (PRLX_HARDWARE_DIR): the shapes row is skipped"
 fi
 
 # The runtime-API corpus and the sweep, by nvcc 13 against one shared cudart.
