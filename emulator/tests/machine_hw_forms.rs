@@ -265,10 +265,11 @@ fn array_element_operand_loads_that_element() {
 }
 
 /// The video shifts on whole words: `vshr.u32.u32.u32.clamp.add` shifts,
-/// clamping the amount at 32, then adds `c` (NVIDIA GPUs: 0x8e2da590 >> 16
-/// + 0x248a9f70 = 0x248b2d9d, and a shift by 32 leaves only `c`); `.wrap`
-/// takes the amount modulo 32, a signed source shifts arithmetically, and
-/// `.sat` clamps a left shift to the destination type (PTX ISA).
+/// clamping the amount at 32, then adds `c` (NVIDIA GPUs: 0x8e2da590 >> 16,
+/// plus 0x248a9f70, is 0x248b2d9d, and a shift by 32 leaves only `c`);
+/// `.wrap` takes the amount modulo 32, a signed source shifts
+/// arithmetically, and `.sat` clamps a left shift to the destination type
+/// (PTX ISA).
 #[test]
 fn video_shifts_clamp_wrap_and_add() {
     let ptx = r#"
