@@ -75,11 +75,15 @@ run_t() {
 # The first "FILE:LINE:COL" of kernels.cu a diff report names.
 named_line() { grep -o 'kernels.cu:[0-9]*:[0-9]*' "$1" | head -1; }
 
-# A prlxd of our own on a socket under DIR: sets PRLX_SOCKET and daemon.
+# A prlxd of our own, its state and log under DIR, its socket in a short
+# directory of /tmp (a socket's path must fit in 108 bytes): sets
+# PRLX_SOCKET and daemon. Stopped on exit.
 daemon=""
+sockdir=$(mktemp -d /tmp/prlx-gpu-check.XXXXXX) || exit 2
+trap 'stop_prlxd; rm -rf "$sockdir"' EXIT
 start_prlxd() {
     mkdir -p "$1"
-    export PRLX_SOCKET="$1/prlxd.sock"
+    export PRLX_SOCKET="$sockdir/prlxd.sock"
     "$bin/prlxd" --socket "$PRLX_SOCKET" --state-dir "$1/state" 2>"$1/prlxd.log" &
     daemon=$!
     local _
@@ -93,6 +97,7 @@ stop_prlxd() {
     [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
     daemon=""
     unset PRLX_SOCKET
+    rm -f "$sockdir/prlxd.sock"
 }
 
 # A session directory's launches by capture mode: "pass:6" or "metadata:2 ptx:9".
@@ -486,5 +491,5 @@ corpus
         echo "| $n | $s | $d |"
     done
 } | tee "$out/table.md"
-printf '%s\n' "${rows[@]}" | grep -qP '\t(FAIL|slow)\t' && exit 1
+printf '%s\n' "${rows[@]}" | grep -qE $'\t(FAIL|slow)\t' && exit 1
 exit 0
