@@ -440,7 +440,7 @@ pub enum Op {
         src_size: Option<Row>,
     },
     /// `mbarrier.*` and `cp.async.mbarrier.arrive.noinc` on the barrier
-    /// object at `addr` (see `semantics::mbarrier` and `exec/sync.rs`).
+    /// object at `addr` (see `semantics::mbarrier` and `machine/sync.rs`).
     Mbarrier {
         kind: MbarrierKind,
         space: Space,
@@ -517,7 +517,7 @@ pub enum Op {
     /// registers and predicates only: how instruction families are added
     /// without growing the machine's `execute`.
     Family(Box<FamilyOp>),
-    /// `wmma.load/store/mma` (m16n16k16), executed by `exec/tensor.rs`.
+    /// `wmma.load/store/mma` (m16n16k16), executed by `machine/tensor.rs`.
     Wmma(Box<WmmaOp>),
     /// `tex/tld4/txq/suld/sust/suq`, executed by `crate::texture::exec`.
     Texture(Box<crate::texture::TextureOp>),

@@ -15,7 +15,7 @@
 //! - `launch`: launch validation (as a driver does) and the scheduler: CTAs
 //!   on several host threads, or in order, or all resident (cooperative).
 //! - `machine`: one warp-instruction at a time: `execute` dispatches each
-//!   warp-instruction to its family in `exec/` (`arith`, `int`, `memory`,
+//!   warp-instruction to its family in `machine/` (`arith`, `int`, `memory`,
 //!   `control`, `warp`, `tensor`; `texture/exec.rs`), which loops over the
 //!   active lanes; registers are laid out `values[row * 32 + lane]`. The
 //!   hottest operations (`add/mul/mad/fma/setp/ld/st` on 32/64-bit integers
@@ -28,7 +28,7 @@
 //!   `float`, `compare`, `convert`, `bitfield`, `memory`, `control`, `warp`,
 //!   `tensor`, `texture`); `decode_op` is only the opcode → family table. A
 //!   new instruction touches one family's decoder and, if it needs more than
-//!   a decoded function pointer (`Op::Alu*`, `Op::Family`), its `exec/` module.
+//!   a decoded function pointer (`Op::Alu*`, `Op::Family`), its `machine/` module.
 //! - `observer`: [`Observer`] sees every warp-instruction before it runs
 //!   (`--trace`/`--step`); without one the hook compiles away.
 //!

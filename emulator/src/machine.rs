@@ -14,21 +14,14 @@
 //! barrier for [`BARRIER_PATIENCE`] such windows are let go (independent
 //! thread scheduling; see [`Warp::next_group`]).
 
-// The instruction families, one module each (`emulator/src/exec/`);
+// The instruction families, one module each (`emulator/src/machine/`);
 // `execute` below dispatches to them.
-#[path = "exec/arith.rs"]
 mod arith;
-#[path = "exec/control.rs"]
 mod control;
-#[path = "exec/int.rs"]
 mod int;
-#[path = "exec/memory.rs"]
 mod memory_ops;
-#[path = "exec/sync.rs"]
 mod sync;
-#[path = "exec/tensor.rs"]
 mod tensor;
-#[path = "exec/warp.rs"]
 mod warp;
 
 use crate::instr::*;

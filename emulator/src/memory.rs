@@ -448,7 +448,6 @@ impl GlobalMemory {
 
 /// Hiding and re-backing allocations for virtual memory, IPC and several
 /// devices (see the file).
-#[path = "memory_map.rs"]
 pub mod map;
 
 /// One global allocation as a kernel sees it: reads of several lanes
