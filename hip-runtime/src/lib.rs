@@ -19,6 +19,13 @@
 //! - [`entry`] is the FFI boundary: panics become `hipErrorUnknown`, errors
 //!   are remembered for `hipGetLastError`.
 //! - [`abi`] has HIP 5.2's types and values.
+//!
+//! Layering, each module using only those below it (checked by
+//! `prlx-structure-check --acyclic hip-runtime`): [`abi`], [`bundle`] and
+//! [`hostcall`] at the bottom; [`device`] over `abi` and `hostcall`;
+//! [`runtime`] over `device` and `bundle`; [`entry`] over `abi`; [`api`] on
+//! top of them all. `api::signatures` ties the exported functions to the
+//! shared ABI's signatures, so `abi` never names `api`.
 
 // Every `unsafe` block says why it is sound (issue 24).
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -5,5 +5,6 @@ pub mod device;
 pub mod memory;
 pub mod misc;
 pub mod module;
+mod signatures;
 pub mod stream;
 pub mod unsupported;
