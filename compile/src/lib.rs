@@ -22,7 +22,7 @@ pub mod tools;
 
 pub use args::{AmdgpuTarget, CompileRequest, DEFAULT_ARCH, USAGE};
 pub use error::CompileError;
-pub use pipeline::{CompileOutput, clang_command, compile_with};
+pub use pipeline::{CompileOutput, clang_command};
 pub use run::Runner;
 pub use tools::{Environment, Toolchain};
 
@@ -37,4 +37,17 @@ pub fn compile(req: &CompileRequest) -> Result<CompileOutput, CompileError> {
         tools.for_amdgpu(&env, target.wave64, req.instrument, &runner)?;
     }
     compile_with(req, &tools, &runner)
+}
+
+/// Compiles `req` with `tools`: to an AMDGPU code object when it names an
+/// offload arch, to PTX (and a cubin on request) otherwise.
+pub fn compile_with(
+    req: &CompileRequest,
+    tools: &Toolchain,
+    runner: &Runner,
+) -> Result<CompileOutput, CompileError> {
+    match &req.amdgpu {
+        Some(target) => amdgpu::compile_amdgpu(req, target, tools, runner),
+        None => pipeline::compile_nvptx(req, tools, runner),
+    }
 }

@@ -21,14 +21,12 @@ pub struct CompileOutput {
 
 const PTX_FEATURE: &str = "+ptx75";
 
-pub fn compile_with(
+/// The NVPTX compile: PTX, and a cubin when `req` asks for one.
+pub(crate) fn compile_nvptx(
     req: &CompileRequest,
     tools: &Toolchain,
     runner: &Runner,
 ) -> Result<CompileOutput, CompileError> {
-    if let Some(target) = &req.amdgpu {
-        return crate::amdgpu::compile_amdgpu(req, target, tools, runner);
-    }
     std::fs::File::open(&req.source)
         .map_err(|e| CompileError::io(&req.source, "cannot read the source", e))?;
     if req.cubin.is_some() && tools.ptxas.is_none() {
@@ -284,13 +282,13 @@ mod tests {
         };
         let mut req = CompileRequest::new(&source, dir.path().join("k.ptx"));
         req.cubin = Some(dir.path().join("k.cubin"));
-        let err = compile_with(&req, &tools, &Runner { verbose: false }).unwrap_err();
+        let err = compile_nvptx(&req, &tools, &Runner { verbose: false }).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("ptxas not found: a cubin was asked for"),
             "{err}"
         );
-        let err = compile_with(
+        let err = compile_nvptx(
             &CompileRequest::new(dir.path().join("absent.cu"), "k.ptx"),
             &tools,
             &Runner { verbose: false },
