@@ -36,11 +36,11 @@
 //! Anything else is `unclassified`, with what was looked at.
 
 use crate::align::DivergenceKind;
+pub use crate::cause::{Cause, CauseKind};
 use crate::context::{SnapshotSide, format_operand, predicate_name, snapshot_at};
-use crate::report::DivergenceRecord;
+use crate::record::DivergenceRecord;
 use crate::view::TraceView;
 use prlx_trace::{EventType, TraceEvent};
-use serde::Serialize;
 
 /// Events before a divergence the rules look at.
 pub const WINDOW: usize = 16;
@@ -51,46 +51,6 @@ pub const FP_TOLERANCE: f32 = 1e-4;
 
 /// Longest loop body (in events) rule 3 looks for.
 const MAX_PERIOD: usize = 64;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CauseKind {
-    FloatingPoint,
-    ScheduleSensitive,
-    LoopBound,
-    MemoryOrdering,
-    DataDependent,
-    Unclassified,
-}
-
-impl CauseKind {
-    pub const ALL: [CauseKind; 6] = [
-        CauseKind::FloatingPoint,
-        CauseKind::ScheduleSensitive,
-        CauseKind::LoopBound,
-        CauseKind::MemoryOrdering,
-        CauseKind::DataDependent,
-        CauseKind::Unclassified,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CauseKind::FloatingPoint => "floating-point ordering or precision",
-            CauseKind::ScheduleSensitive => "schedule-sensitive / race",
-            CauseKind::LoopBound => "loop-bound change",
-            CauseKind::MemoryOrdering => "memory ordering",
-            CauseKind::DataDependent => "data-dependent control flow",
-            CauseKind::Unclassified => "unclassified",
-        }
-    }
-}
-
-/// A heuristic cause and the facts behind it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Cause {
-    pub kind: CauseKind,
-    pub evidence: String,
-}
 
 /// What the rules see of one divergence.
 struct Scene<'t> {

@@ -15,7 +15,7 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SnapshotSide {
     pub seq: u32,
-    #[serde(serialize_with = "crate::report::hex32")]
+    #[serde(serialize_with = "crate::hex::hex32")]
     pub active_mask: u32,
     pub cmp_predicate: u32,
     /// LLVM's name for the predicate, e.g. "icmp slt".
@@ -28,7 +28,7 @@ pub struct SnapshotSide {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SnapshotContext {
     pub warp_idx: usize,
-    #[serde(serialize_with = "crate::report::hex32")]
+    #[serde(serialize_with = "crate::hex::hex32")]
     pub site_id: u32,
     pub a: Option<SnapshotSide>,
     pub b: Option<SnapshotSide>,
@@ -45,7 +45,7 @@ pub struct HistoryValue {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HistoryContext {
     pub warp_idx: usize,
-    #[serde(serialize_with = "crate::report::hex32")]
+    #[serde(serialize_with = "crate::hex::hex32")]
     pub site_id: u32,
     pub a: Vec<HistoryValue>,
     pub b: Vec<HistoryValue>,
@@ -180,7 +180,7 @@ pub struct RecordedValue {
     /// The event's index in its warp's stream: the runtime writes one
     /// history entry per recorded event, numbered like the events.
     pub seq: u32,
-    #[serde(serialize_with = "crate::report::hex32")]
+    #[serde(serialize_with = "crate::hex::hex32")]
     pub site_id: u32,
     pub value: u32,
 }

@@ -4,7 +4,7 @@
 //! filter keeps everything.
 
 use crate::align::DivergenceKind;
-use crate::report::DivergenceRecord;
+use crate::record::DivergenceRecord;
 
 /// A block by its coordinates, or by its linear index
 /// (`x + y * grid.x + z * grid.x * grid.y`).

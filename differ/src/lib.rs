@@ -17,14 +17,17 @@
 //!   launches of different shapes or warp sizes.
 
 pub mod align;
+mod cause;
 pub mod chrome;
 pub mod classify;
 pub mod context;
 pub mod csv;
 pub mod diff;
 pub mod filter;
+mod hex;
 pub mod myers;
 pub mod open;
+mod record;
 pub mod render;
 pub mod report;
 pub mod stream;
