@@ -119,10 +119,17 @@ unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> Option<&'a [u8]> {
         if key == END {
             break;
         }
+        // SAFETY: the key at `i` is not END, so per the contract its value
+        // follows it at `i + 1`.
         let value = unsafe { *extra.add(i + 1) };
         match key {
             BUFFER_POINTER => pointer = value as *const u8,
-            BUFFER_SIZE if !value.is_null() => size = Some(unsafe { *(value as *const usize) }),
+            BUFFER_SIZE if !value.is_null() => {
+                // SAFETY: cuda.h defines BUFFER_SIZE's value as a pointer to
+                // a `size_t` the caller keeps alive for the launch call; it
+                // was checked non-null.
+                size = Some(unsafe { *(value as *const usize) })
+            }
             _ => {}
         }
     }
@@ -149,6 +156,8 @@ mod tests {
             ParamSlot { offset: 0, size: 4 },
             ParamSlot { offset: 8, size: 8 },
         ];
+        // SAFETY: `params` holds one pointer per slot, to `n` (4 bytes at
+        // offset 0) and `p` (8 bytes at offset 8), both alive for the call.
         let hash = unsafe { args_hash(&slots, params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
         let mut packed = [0u8; 16];
         packed[..4].copy_from_slice(&7u32.to_le_bytes());
@@ -169,6 +178,8 @@ mod tests {
             &mut size as *mut usize as *mut c_void,
             std::ptr::null_mut(),
         ];
+        // SAFETY: `extra` is END-terminated (the trailing null); its buffer
+        // pointer and size point at `buffer` and `size`, alive for the call.
         let bytes = unsafe { extra_buffer(extra.as_mut_ptr()) }.unwrap();
         assert_eq!(bytes, &[1, 2, 3, 4]);
     }

@@ -351,9 +351,12 @@ impl OnStream<'_> {
         if bytes == 0 {
             return Ok(());
         }
-        // SAFETY: dst..dst+bytes lies in a pool allocation of this capture.
         let r = match self.cuda.cuMemsetD8Async {
+            // SAFETY: dst..dst+bytes lies in a pool allocation of this
+            // capture, and the stream is the application's live one; no
+            // host memory is touched.
             Some(f) => unsafe { f(dst, 0, bytes as usize, self.stream) },
+            // SAFETY: as above, without the stream.
             None => unsafe { real!(self.cuda, cuMemsetD8_v2)(dst, 0, bytes as usize) },
         };
         counts::add(&counts::memsets, 1);
@@ -406,9 +409,12 @@ impl OnStream<'_> {
     }
 
     fn htod(&self, dst: u64, bytes: &[u8]) -> Result<(), String> {
-        // SAFETY: `bytes` is a live host slice (a pageable source is staged
-        // before the call returns); dst was allocated with at least its length.
         let r = match self.cuda.cuMemcpyHtoDAsync_v2 {
+            // SAFETY: `bytes` is a live host slice of the copied length;
+            // every caller passes pageable memory (locals, `Vec`s), which
+            // the driver stages before the call returns, so the slice may
+            // go as soon as it does. dst was allocated with at least its
+            // length.
             Some(f) => unsafe {
                 f(
                     dst,
@@ -417,6 +423,7 @@ impl OnStream<'_> {
                     self.stream,
                 )
             },
+            // SAFETY: as above; the synchronous copy is done on return.
             None => unsafe {
                 real!(self.cuda, cuMemcpyHtoD_v2)(dst, bytes.as_ptr() as *const c_void, bytes.len())
             },
@@ -428,9 +435,14 @@ impl OnStream<'_> {
 
     /// Into pageable memory: returns once the copy is done.
     fn dtoh(&self, out: &mut [u8], src: u64) -> Result<(), String> {
-        // SAFETY: `out` is a live host slice of the copied length.
         let r = match self.cuda.cuMemcpyDtoHAsync_v2 {
+            // SAFETY: `out` is a live, exclusively borrowed host slice of
+            // the copied length. Into pageable memory the call returns once
+            // the copy is done; into pinned staging (`dtoh_rows`' per-row
+            // fallback) the caller keeps the landing alive, unread, until
+            // it synchronizes the stream.
             Some(f) => unsafe { f(out.as_mut_ptr() as *mut c_void, src, out.len(), self.stream) },
+            // SAFETY: `out` as above; the synchronous copy is done on return.
             None => unsafe {
                 real!(self.cuda, cuMemcpyDtoH_v2)(out.as_mut_ptr() as *mut c_void, src, out.len())
             },

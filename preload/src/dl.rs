@@ -83,8 +83,12 @@ fn dlsym_trampoline_address() -> *mut c_void {
 /// shim's wrappers.
 fn in_the_shim(address: usize) -> bool {
     fn base_of(address: usize) -> usize {
-        // SAFETY: dladdr only reads the address and fills `info`.
+        // SAFETY: `Dl_info` is a C struct of pointers and ints, for which
+        // all zeroes (null pointers) is a valid value.
         let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only compares `address` against the loaded
+        // objects' ranges (any value is accepted; one in no object gives 0)
+        // and writes `info`, a live local.
         match unsafe { libc::dladdr(address as *const c_void, &mut info) } {
             0 => 0,
             _ => info.dli_fbase as usize,
@@ -219,14 +223,19 @@ mod tests {
         assert!(!real.is_null());
         assert_ne!(real, dlsym_trampoline_address());
         // Through the trampoline, an ordinary lookup still answers.
-        // SAFETY: a valid handle from dlopen of libc.
+        // SAFETY: a NUL-terminated literal name; RTLD_NOLOAD only looks up
+        // the already loaded libc, running no initialisers.
         let libc_handle =
             unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
         assert!(!libc_handle.is_null());
+        // SAFETY: a live handle from dlopen (checked non-null above) and a
+        // NUL-terminated literal name.
         let strlen = unsafe { libc::dlsym(libc_handle, c"strlen".as_ptr()) };
         assert!(!strlen.is_null());
         // RTLD_NEXT keeps the caller's meaning: from this executable, the
         // next `strlen` is libc's.
+        // SAFETY: RTLD_NEXT is a pseudo-handle dlsym accepts; the name is a
+        // NUL-terminated literal.
         let next = unsafe { libc::dlsym(libc::RTLD_NEXT, c"strlen".as_ptr()) };
         assert_eq!(next, strlen);
     }

@@ -286,6 +286,9 @@ unsafe extern "C" fn module_from_wrapper_with_options(
     }
     // SAFETY: the driver's slot 6, of this signature.
     let real = unsafe { std::mem::transmute::<*mut c_void, FnFromWrapperEx>(real) };
+    // SAFETY: `real` is the driver's slot entry of this signature, called
+    // inside this hook with the arguments the runtime passed to it,
+    // unchanged, so they carry the runtime's own contract with the driver.
     let original = || unsafe { real(module, wrapper, options, values, count) };
     // SAFETY: the runtime's arguments, forwarded unchanged by `original`.
     unsafe { load_through_slot(6, module, wrapper, (options, values, count), original) }
@@ -304,6 +307,9 @@ unsafe extern "C" fn module_from_fatbin_with_options(
     }
     // SAFETY: the driver's slot 8, of this signature.
     let real = unsafe { std::mem::transmute::<*mut c_void, FnFromFatbinEx>(real) };
+    // SAFETY: `real` is the driver's slot entry of this signature, called
+    // inside this hook with the arguments the runtime passed to it,
+    // unchanged, so they carry the runtime's own contract with the driver.
     let original = || unsafe { real(fatbin, module, options, values, count) };
     // SAFETY: the runtime's arguments, forwarded unchanged by `original`.
     unsafe { load_through_slot(8, module, fatbin, (options, values, count), original) }

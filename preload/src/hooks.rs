@@ -135,9 +135,13 @@ macro_rules! launch_kernel_export {
             let Some(real) = real_fn!($slot, $name, FnLaunchKernel) else {
                 return CUDA_ERROR_NOT_INITIALIZED;
             };
-            // SAFETY: forwarding the caller's arguments unchanged.
-            let forward =
-                || unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) };
+            let forward = || {
+                // SAFETY: `real` is the driver's entry for this name, of this
+                // signature; the closure runs inside this hook with the
+                // application's arguments unchanged, so they carry the
+                // application's own contract with the driver.
+                unsafe { real(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) }
+            };
             let geometry = Geometry {
                 grid: [gx, gy, gz],
                 block: [bx, by, bz],
@@ -568,6 +572,9 @@ fn log_lookup(
     // SAFETY: the caller's symbol string and out-pointer, as the driver read them.
     let name = unsafe { c_str(symbol) }.map(|n| n.to_string_lossy().into_owned());
     let found = if result == CUDA_SUCCESS && !pfn.is_null() {
+        // SAFETY: the caller's out-pointer, non-null, into which the
+        // successful lookup just wrote the function pointer; reading it is
+        // what the caller will do next.
         unsafe { *pfn }
     } else {
         std::ptr::null_mut()

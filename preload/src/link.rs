@@ -353,9 +353,13 @@ macro_rules! link_add_file {
             let Some(add_file) = real::<FnLinkAddFile>(&$cell, cname!($name)) else {
                 return CUDA_ERROR_NOT_INITIALIZED;
             };
-            // SAFETY: forwarding the caller's arguments unchanged.
-            let original =
-                || unsafe { add_file(state, input_type, path, num_options, options, values) };
+            let original = || {
+                // SAFETY: `add_file` is the driver's entry for this name, of
+                // this signature; the closure runs inside this hook with the
+                // application's arguments unchanged, so they carry the
+                // application's own contract with the driver.
+                unsafe { add_file(state, input_type, path, num_options, options, values) }
+            };
             if !rewritable(input_type) || path.is_null() || !active() {
                 return original();
             }

@@ -239,8 +239,12 @@ impl Resolver {
             ip: format!("{ip:#x}"),
             ..StackFrame::default()
         };
-        // SAFETY: dladdr only reads the address and fills `info`.
+        // SAFETY: `Dl_info` is a C struct of pointers and ints, for which
+        // all zeroes (null pointers) is a valid value.
         let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only compares the address against the loaded objects'
+        // ranges (any value is accepted; one in no object gives 0) and writes
+        // `info`, a live local.
         if unsafe { libc::dladdr(ip as *mut c_void, &mut info) } == 0 {
             return Some(frame);
         }
@@ -359,8 +363,12 @@ fn gnu_build_id(notes: &[u8]) -> Option<String> {
 
 /// The load address of the object containing `address` (0 if none).
 fn module_base(address: *mut c_void) -> usize {
-    // SAFETY: dladdr only reads the address and fills `info`.
+    // SAFETY: `Dl_info` is a C struct of pointers and ints, for which
+    // all zeroes (null pointers) is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only compares the address against the loaded objects'
+    // ranges (any value is accepted; one in no object gives 0) and writes
+    // `info`, a live local.
     let found = unsafe { libc::dladdr(address, &mut info) };
     if found != 0 {
         info.dli_fbase as usize

@@ -416,8 +416,12 @@ fn function_name(function: CUfunction) -> Option<String> {
 
 /// The symbol at `address` (HIP's host-side kernel stubs carry the kernel's name).
 fn symbol_name(address: *mut c_void) -> Option<String> {
-    // SAFETY: dladdr only reads the address and fills `info`.
+    // SAFETY: `Dl_info` is a C struct of pointers and ints, for which
+    // all zeroes (null pointers) is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only compares the address against the loaded objects'
+    // ranges (any value is accepted; one in no object gives 0) and writes
+    // `info`, a live local.
     if unsafe { libc::dladdr(address, &mut info) } == 0 || info.dli_sname.is_null() {
         return None;
     }

@@ -19,11 +19,11 @@ fn steady_state_launches_allocate_nothing_and_copy_back_what_was_recorded() {
     open_emulator();
     let cuda = prlx::driver::cuda();
     let mut descriptor = 0u64;
-    // SAFETY: out-pointer to a local.
-    assert_eq!(
-        unsafe { cuda.cuMemAlloc_v2.unwrap()(&mut descriptor, std::mem::size_of::<Descriptor>()) },
-        0
-    );
+    let alloc = cuda.cuMemAlloc_v2.unwrap();
+    // SAFETY: the emulator's cuMemAlloc_v2 writes one device address
+    // through the out-pointer, a live local.
+    let allocated = unsafe { alloc(&mut descriptor, std::mem::size_of::<Descriptor>()) };
+    assert_eq!(allocated, 0);
     let config = Config::from_lookup(|_| None);
     // 32 blocks × 128 threads = 128 warps of the default 4096 event slots.
     let geometry = Geometry {
