@@ -294,6 +294,25 @@ pub(crate) fn inflate_payload(
     Ok(buf)
 }
 
+/// The decoded size the header implies must be within `max_decoded`.
+pub(crate) fn check_limit(
+    name: &str,
+    layout: &SectionLayout,
+    max_decoded: u64,
+) -> Result<(), TraceError> {
+    if layout.total_len > max_decoded {
+        return Err(TraceError::invalid(
+            name,
+            "header",
+            format!(
+                "the trace decodes to {} bytes, over the {max_decoded}-byte limit",
+                layout.total_len
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Whole-file zstd: the header comes out of the frame, then bounds the rest
 /// (and must imply at most `max_decoded` bytes).
 pub(crate) fn inflate_whole_file(
@@ -309,7 +328,7 @@ pub(crate) fn inflate_whole_file(
     }
     let header: TraceFileHeader = bytemuck::pod_read_unaligned(&buf.as_bytes()[..HEADER_SIZE]);
     let layout = SectionLayout::from_header(file, &header, false)?;
-    crate::validate::check_limit(file, &layout, max_decoded)?;
+    check_limit(file, &layout, max_decoded)?;
     inflater.reserve_declared(&mut buf, 0, layout.total_len)?;
     let rest = layout.total_len - HEADER_SIZE as u64;
     let produced = inflater.append(&mut buf, rest)?;

@@ -15,7 +15,7 @@ use crate::geometry::SectionLayout;
 use crate::inflate::{ZSTD_MAGIC, bomb, frame_error, no_memory, trailing_bytes};
 use crate::layout::{HEADER_SIZE, TraceFileHeader, flags};
 use crate::reader::{
-    Encoding, check_decoded, inflate_payload, inflate_whole_file, truncated_header,
+    Encoding, check_decoded, check_limit, inflate_payload, inflate_whole_file, truncated_header,
 };
 use crate::storage::AlignedBuf;
 
@@ -188,25 +188,6 @@ impl TraceValidator {
         }
         Ok(&self.scratch)
     }
-}
-
-/// The decoded size the header implies must be within `max_decoded`.
-pub(crate) fn check_limit(
-    name: &str,
-    layout: &SectionLayout,
-    max_decoded: u64,
-) -> Result<(), TraceError> {
-    if layout.total_len > max_decoded {
-        return Err(TraceError::invalid(
-            name,
-            "header",
-            format!(
-                "the trace decodes to {} bytes, over the {max_decoded}-byte limit",
-                layout.total_len
-            ),
-        ));
-    }
-    Ok(())
 }
 
 fn finish<'a>(
