@@ -109,7 +109,7 @@ impl Client {
         };
         match client.request(&Request::Hello {
             client: who.to_owned(),
-            version: crate::PROTOCOL_VERSION,
+            version: crate::frame::PROTOCOL_VERSION,
         })? {
             Response::Hello {
                 server,

@@ -5,6 +5,10 @@
 
 use std::io::{Read, Write};
 
+/// The protocol version spoken; frames and `Hello` carry it, and a peer
+/// speaking another version gets a clear error.
+pub const PROTOCOL_VERSION: u16 = 1;
+
 /// `PRXD`: the first four bytes of every frame.
 pub const FRAME_MAGIC: [u8; 4] = *b"PRXD";
 pub const HEADER_LEN: usize = 12;
@@ -86,10 +90,10 @@ impl FrameHeader {
             return Err(FrameError::BadMagic(magic));
         }
         let version = u16::from_le_bytes([raw[4], raw[5]]);
-        if version != crate::PROTOCOL_VERSION {
+        if version != PROTOCOL_VERSION {
             return Err(FrameError::Version {
                 found: version,
-                expected: crate::PROTOCOL_VERSION,
+                expected: PROTOCOL_VERSION,
             });
         }
         let kind = FrameKind::from_u8(raw[6]).ok_or(FrameError::BadKind(raw[6]))?;
@@ -129,7 +133,7 @@ impl Frame {
                 max: MAX_FRAME_PAYLOAD,
             })?;
         Ok(FrameHeader {
-            version: crate::PROTOCOL_VERSION,
+            version: PROTOCOL_VERSION,
             kind: self.kind,
             len,
         })
@@ -177,7 +181,7 @@ pub fn write_frame(
             max: MAX_FRAME_PAYLOAD,
         })?;
     let header = FrameHeader {
-        version: crate::PROTOCOL_VERSION,
+        version: PROTOCOL_VERSION,
         kind,
         len,
     };
@@ -221,7 +225,7 @@ mod tests {
     #[test]
     fn header_round_trips() {
         let h = FrameHeader {
-            version: crate::PROTOCOL_VERSION,
+            version: PROTOCOL_VERSION,
             kind: FrameKind::Chunk,
             len: 1234,
         };
@@ -231,7 +235,7 @@ mod tests {
     #[test]
     fn bad_headers_are_named() {
         let good = FrameHeader {
-            version: crate::PROTOCOL_VERSION,
+            version: PROTOCOL_VERSION,
             kind: FrameKind::Message,
             len: 8,
         }

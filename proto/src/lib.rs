@@ -18,13 +18,9 @@ pub mod message;
 pub mod socket;
 
 pub use client::{BatchStored, Client, ClientError};
-pub use frame::{Frame, FrameError, FrameHeader, FrameKind};
+pub use frame::{Frame, FrameError, FrameHeader, FrameKind, PROTOCOL_VERSION};
 pub use message::{
     DiffOptions, ErrorCode, FEATURE_BATCH, FEATURE_MEMFD, FEATURE_PAGED, JobInfo, JobState,
     Request, Response, SessionInfo, StatusInfo, Transfer,
 };
 pub use socket::discover_socket;
-
-/// The protocol version spoken; frames and `Hello` carry it, and a peer
-/// speaking another version gets a clear error.
-pub const PROTOCOL_VERSION: u16 = 1;

@@ -48,7 +48,7 @@ pub fn sealed_memfd(parts: &[&[u8]]) -> std::io::Result<OwnedFd> {
 /// its first byte.
 pub fn send_fd_frame(stream: &UnixStream, fd: BorrowedFd<'_>, len: u64) -> Result<(), FrameError> {
     let header = FrameHeader {
-        version: crate::PROTOCOL_VERSION,
+        version: crate::frame::PROTOCOL_VERSION,
         kind: FrameKind::Fd,
         len: FD_FRAME_PAYLOAD,
     }
