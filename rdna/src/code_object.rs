@@ -200,209 +200,31 @@ pub fn mach_name(mach: u32) -> Option<&'static str> {
 impl CodeObject {
     pub fn parse(data: &[u8]) -> Result<CodeObject, CodeObjectError> {
         let elf = Elf::parse(data)?;
-        if elf.machine != elf::EM_AMDGPU {
-            return Err(CodeObjectError::Malformed(format!(
-                "ELF e_machine is {:#x}, not EM_AMDGPU (0xe0)",
-                elf.machine
-            )));
-        }
-        let mach = elf.flags & EF_AMDGPU_MACH;
-        if mach_name(mach).is_none() {
-            return Err(CodeObjectError::UnsupportedTarget(mach));
-        }
+        let mach = gfx11_mach(&elf)?;
         let text_sec = elf
             .section(".text")
             .ok_or_else(|| CodeObjectError::Malformed("no .text section".into()))?;
         let text = elf.section_data(text_sec)?.to_vec();
-        let mut segments = Vec::new();
-        // Loaded images of real code objects are a few megabytes at most.
-        const MAX_IMAGE: u64 = 1 << 30;
-        for s in &elf.sections {
-            if s.addr != 0
-                && s.size > 0
-                && s.addr.checked_add(s.size).is_none_or(|end| end > MAX_IMAGE)
-            {
-                return Err(CodeObjectError::Malformed(format!(
-                    "section {} at {:#x} ({} bytes) lies beyond the 1 GiB an image may span",
-                    s.name, s.addr, s.size
-                )));
-            }
-            // SHF_ALLOC sections with an address; NOBITS become zeros.
-            if s.addr != 0 && s.size > 0 && s.size < (1 << 30) {
-                let bytes = if s.kind == 8 {
-                    vec![0; s.size as usize]
-                } else {
-                    elf.section_data(s)?.to_vec()
-                };
-                segments.push((s.addr, bytes));
-            }
-        }
+        let segments = loadable_segments(&elf)?;
         let syms = elf.symbols()?;
         let symbols = syms
             .iter()
             .filter(|s| s.kind == STT_FUNC || s.kind == STT_OBJECT)
             .map(|s| (s.name.clone(), s.value, s.size))
             .collect::<Vec<_>>();
-
-        let metadata = elf
-            .notes()?
-            .into_iter()
-            .find(|(owner, kind, _)| owner == "AMDGPU" && *kind == NT_AMDGPU_METADATA)
-            .map(|(_, _, desc)| msgpack::parse(desc))
-            .transpose()
-            .map_err(|e| CodeObjectError::Malformed(format!("NT_AMDGPU_METADATA: {e}")))?
-            .ok_or_else(|| {
-                CodeObjectError::Malformed(
-                    "no NT_AMDGPU_METADATA note (code object v3+ expected)".into(),
-                )
-            })?;
+        let metadata = amdgpu_metadata(&elf)?;
         let kernel_list = metadata
             .get("amdhsa.kernels")
             .and_then(Value::as_array)
             .ok_or_else(|| {
                 CodeObjectError::Malformed("metadata has no amdhsa.kernels array".into())
             })?;
-
-        let read_at = |addr: u64, len: usize| -> Option<&[u8]> {
-            elf.sections.iter().filter(|s| s.kind != 8).find_map(|s| {
-                if addr >= s.addr && addr + len as u64 <= s.addr + s.size && s.addr != 0 {
-                    let off = (s.offset + addr - s.addr) as usize;
-                    data.get(off..off + len)
-                } else {
-                    None
-                }
-            })
-        };
-
         let mut kernels = BTreeMap::new();
         for (i, k) in kernel_list.iter().enumerate() {
-            let field = |f: &str| {
-                CodeObjectError::Malformed(format!("amdhsa.kernels[{i}]: missing or invalid {f}"))
-            };
-            let name = k
-                .get(".name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| field(".name"))?
-                .to_string();
-            let symbol = k
-                .get(".symbol")
-                .and_then(Value::as_str)
-                .ok_or_else(|| field(".symbol"))?;
-            let kd_sym = syms.iter().find(|s| s.name == symbol).ok_or_else(|| {
-                CodeObjectError::Malformed(format!(
-                    "kernel {name}: descriptor symbol {symbol} not found"
-                ))
-            })?;
-            let kd_bytes = read_at(kd_sym.value, 64).ok_or_else(|| {
-                CodeObjectError::Malformed(format!(
-                    "kernel {name}: descriptor {symbol} out of bounds"
-                ))
-            })?;
-            let descriptor = KernelDescriptor::parse(kd_bytes)?;
-            let entry = kd_sym
-                .value
-                .wrapping_add(descriptor.kernel_code_entry_byte_offset as u64);
-            if entry < text_sec.addr || entry >= text_sec.addr + text_sec.size {
-                return Err(CodeObjectError::Malformed(format!(
-                    "kernel {name}: entry {entry:#x} lies outside .text"
-                )));
-            }
-            let mut args = Vec::new();
-            if let Some(list) = k.get(".args").and_then(Value::as_array) {
-                for (j, a) in list.iter().enumerate() {
-                    let afield = |f: &str| {
-                        CodeObjectError::Malformed(format!(
-                            "kernel {name}: .args[{j}]: missing or invalid {f}"
-                        ))
-                    };
-                    args.push(KernelArg {
-                        name: a.get(".name").and_then(Value::as_str).map(str::to_string),
-                        offset: a
-                            .get(".offset")
-                            .and_then(Value::as_u64)
-                            .ok_or_else(|| afield(".offset"))?
-                            as u32,
-                        size: a
-                            .get(".size")
-                            .and_then(Value::as_u64)
-                            .ok_or_else(|| afield(".size"))? as u32,
-                        value_kind: a
-                            .get(".value_kind")
-                            .and_then(Value::as_str)
-                            .ok_or_else(|| afield(".value_kind"))?
-                            .to_string(),
-                        address_space: a
-                            .get(".address_space")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                    });
-                }
-            }
-            let num = |f: &str| k.get(f).and_then(Value::as_u64);
-            let kernel = Kernel {
-                name: name.clone(),
-                entry,
-                args,
-                kernarg_segment_size: num(".kernarg_segment_size")
-                    .unwrap_or(descriptor.kernarg_size as u64)
-                    as u32,
-                kernarg_segment_align: num(".kernarg_segment_align").unwrap_or(8) as u32,
-                group_segment_fixed_size: num(".group_segment_fixed_size")
-                    .unwrap_or(descriptor.group_segment_fixed_size as u64)
-                    as u32,
-                private_segment_fixed_size: num(".private_segment_fixed_size")
-                    .unwrap_or(descriptor.private_segment_fixed_size as u64)
-                    as u32,
-                wavefront_size: num(".wavefront_size").unwrap_or(descriptor.wave_size() as u64)
-                    as u32,
-                max_flat_workgroup_size: num(".max_flat_workgroup_size").unwrap_or(1024) as u32,
-                uses_dynamic_stack: k
-                    .get(".uses_dynamic_stack")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                descriptor,
-            };
-            kernels.insert(name, kernel);
+            let kernel = parse_kernel(&elf, &syms, text_sec, i, k)?;
+            kernels.insert(kernel.name.clone(), kernel);
         }
-        let mut relocations = Vec::new();
-        for sec in elf.sections.iter().filter(|x| x.kind == 4 && x.addr != 0) {
-            // SHT_RELA in the loaded image: (offset, info, addend) triples.
-            let dynsyms = match elf.sections.get(sec.link as usize) {
-                Some(d) => elf.section_data(d)?,
-                None => &[],
-            };
-            for ent in elf.section_data(sec)?.chunks_exact(24) {
-                let offset = elf::u64_at(ent, 0).unwrap();
-                let info = elf::u64_at(ent, 8).unwrap();
-                let addend = elf::u64_at(ent, 16).unwrap() as i64;
-                let (kind, sym) = (info as u32, (info >> 32) as usize);
-                let value = dynsyms
-                    .get(sym * 24 + 8..sym * 24 + 16)
-                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-                    .filter(|&v| v != 0);
-                match (kind, value) {
-                    (R_AMDGPU_RELATIVE64, _) => {
-                        relocations.push(Relocation::Relative64 { offset, addend })
-                    }
-                    (R_AMDGPU_ABS64 | R_AMDGPU_ABS32, Some(value)) => {
-                        let bytes = if kind == R_AMDGPU_ABS64 { 8 } else { 4 };
-                        relocations.push(Relocation::Absolute {
-                            offset,
-                            value,
-                            addend,
-                            bytes,
-                        })
-                    }
-                    _ => {
-                        return Err(CodeObjectError::Malformed(format!(
-                            "{}: relocation type {kind} at {offset:#x} is not supported \
-                             (only RELATIVE64, and ABS32/ABS64 to symbols the image defines)",
-                            sec.name
-                        )));
-                    }
-                }
-            }
-        }
+        let relocations = dynamic_relocations(&elf)?;
         Ok(CodeObject {
             mach,
             kernels,
@@ -423,6 +245,219 @@ impl CodeObject {
         let start = addr.checked_sub(self.text_addr)? as usize;
         self.text.get(start..start.checked_add(size as usize)?)
     }
+}
+
+/// The e_flags machine of an AMDGPU ELF of the RDNA3 family, or why it is not one.
+fn gfx11_mach(elf: &Elf) -> Result<u32, CodeObjectError> {
+    if elf.machine != elf::EM_AMDGPU {
+        return Err(CodeObjectError::Malformed(format!(
+            "ELF e_machine is {:#x}, not EM_AMDGPU (0xe0)",
+            elf.machine
+        )));
+    }
+    let mach = elf.flags & EF_AMDGPU_MACH;
+    if mach_name(mach).is_none() {
+        return Err(CodeObjectError::UnsupportedTarget(mach));
+    }
+    Ok(mach)
+}
+
+/// Every allocated section with an address, as (address, bytes); NOBITS
+/// sections become zeros.
+fn loadable_segments(elf: &Elf) -> Result<Vec<(u64, Vec<u8>)>, CodeObjectError> {
+    let mut segments = Vec::new();
+    // Loaded images of real code objects are a few megabytes at most.
+    const MAX_IMAGE: u64 = 1 << 30;
+    for s in &elf.sections {
+        if s.addr != 0 && s.size > 0 && s.addr.checked_add(s.size).is_none_or(|end| end > MAX_IMAGE)
+        {
+            return Err(CodeObjectError::Malformed(format!(
+                "section {} at {:#x} ({} bytes) lies beyond the 1 GiB an image may span",
+                s.name, s.addr, s.size
+            )));
+        }
+        // SHF_ALLOC sections with an address; NOBITS become zeros.
+        if s.addr != 0 && s.size > 0 && s.size < (1 << 30) {
+            let bytes = if s.kind == 8 {
+                vec![0; s.size as usize]
+            } else {
+                elf.section_data(s)?.to_vec()
+            };
+            segments.push((s.addr, bytes));
+        }
+    }
+    Ok(segments)
+}
+
+/// The decoded `NT_AMDGPU_METADATA` note (code object v3+).
+fn amdgpu_metadata(elf: &Elf) -> Result<Value, CodeObjectError> {
+    elf.notes()?
+        .into_iter()
+        .find(|(owner, kind, _)| owner == "AMDGPU" && *kind == NT_AMDGPU_METADATA)
+        .map(|(_, _, desc)| msgpack::parse(desc))
+        .transpose()
+        .map_err(|e| CodeObjectError::Malformed(format!("NT_AMDGPU_METADATA: {e}")))?
+        .ok_or_else(|| {
+            CodeObjectError::Malformed(
+                "no NT_AMDGPU_METADATA note (code object v3+ expected)".into(),
+            )
+        })
+}
+
+/// `len` bytes at virtual address `addr` from the file contents of the
+/// section holding them (NOBITS sections have none).
+fn read_at<'a>(elf: &Elf<'a>, addr: u64, len: usize) -> Option<&'a [u8]> {
+    elf.sections.iter().filter(|s| s.kind != 8).find_map(|s| {
+        if addr >= s.addr && addr + len as u64 <= s.addr + s.size && s.addr != 0 {
+            let off = (s.offset + addr - s.addr) as usize;
+            elf.data.get(off..off + len)
+        } else {
+            None
+        }
+    })
+}
+
+/// Kernel `i` of `amdhsa.kernels`: its metadata `k`, the descriptor its
+/// `.symbol` names, and its entry point, which must lie in `.text`.
+fn parse_kernel(
+    elf: &Elf,
+    syms: &[elf::Symbol],
+    text_sec: &elf::Section,
+    i: usize,
+    k: &Value,
+) -> Result<Kernel, CodeObjectError> {
+    let field = |f: &str| {
+        CodeObjectError::Malformed(format!("amdhsa.kernels[{i}]: missing or invalid {f}"))
+    };
+    let name = k
+        .get(".name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field(".name"))?
+        .to_string();
+    let symbol = k
+        .get(".symbol")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field(".symbol"))?;
+    let kd_sym = syms.iter().find(|s| s.name == symbol).ok_or_else(|| {
+        CodeObjectError::Malformed(format!(
+            "kernel {name}: descriptor symbol {symbol} not found"
+        ))
+    })?;
+    let kd_bytes = read_at(elf, kd_sym.value, 64).ok_or_else(|| {
+        CodeObjectError::Malformed(format!("kernel {name}: descriptor {symbol} out of bounds"))
+    })?;
+    let descriptor = KernelDescriptor::parse(kd_bytes)?;
+    let entry = kd_sym
+        .value
+        .wrapping_add(descriptor.kernel_code_entry_byte_offset as u64);
+    if entry < text_sec.addr || entry >= text_sec.addr + text_sec.size {
+        return Err(CodeObjectError::Malformed(format!(
+            "kernel {name}: entry {entry:#x} lies outside .text"
+        )));
+    }
+    let mut args = Vec::new();
+    if let Some(list) = k.get(".args").and_then(Value::as_array) {
+        for (j, a) in list.iter().enumerate() {
+            args.push(parse_kernel_arg(&name, j, a)?);
+        }
+    }
+    // Fields the metadata may omit fall back to the descriptor's values.
+    let num = |f: &str| k.get(f).and_then(Value::as_u64);
+    Ok(Kernel {
+        name,
+        entry,
+        args,
+        kernarg_segment_size: num(".kernarg_segment_size").unwrap_or(descriptor.kernarg_size as u64)
+            as u32,
+        kernarg_segment_align: num(".kernarg_segment_align").unwrap_or(8) as u32,
+        group_segment_fixed_size: num(".group_segment_fixed_size")
+            .unwrap_or(descriptor.group_segment_fixed_size as u64)
+            as u32,
+        private_segment_fixed_size: num(".private_segment_fixed_size")
+            .unwrap_or(descriptor.private_segment_fixed_size as u64)
+            as u32,
+        wavefront_size: num(".wavefront_size").unwrap_or(descriptor.wave_size() as u64) as u32,
+        max_flat_workgroup_size: num(".max_flat_workgroup_size").unwrap_or(1024) as u32,
+        uses_dynamic_stack: k
+            .get(".uses_dynamic_stack")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        descriptor,
+    })
+}
+
+/// Entry `j` of kernel `kernel`'s `.args` metadata.
+fn parse_kernel_arg(kernel: &str, j: usize, a: &Value) -> Result<KernelArg, CodeObjectError> {
+    let field = |f: &str| {
+        CodeObjectError::Malformed(format!(
+            "kernel {kernel}: .args[{j}]: missing or invalid {f}"
+        ))
+    };
+    Ok(KernelArg {
+        name: a.get(".name").and_then(Value::as_str).map(str::to_string),
+        offset: a
+            .get(".offset")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| field(".offset"))? as u32,
+        size: a
+            .get(".size")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| field(".size"))? as u32,
+        value_kind: a
+            .get(".value_kind")
+            .and_then(Value::as_str)
+            .ok_or_else(|| field(".value_kind"))?
+            .to_string(),
+        address_space: a
+            .get(".address_space")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
+/// The relocations of every SHT_RELA section in the loaded image; only
+/// RELATIVE64, and ABS32/ABS64 to symbols the image defines, are supported.
+fn dynamic_relocations(elf: &Elf) -> Result<Vec<Relocation>, CodeObjectError> {
+    let mut relocations = Vec::new();
+    for sec in elf.sections.iter().filter(|x| x.kind == 4 && x.addr != 0) {
+        // SHT_RELA in the loaded image: (offset, info, addend) triples.
+        let dynsyms = match elf.sections.get(sec.link as usize) {
+            Some(d) => elf.section_data(d)?,
+            None => &[],
+        };
+        for ent in elf.section_data(sec)?.chunks_exact(24) {
+            let offset = elf::u64_at(ent, 0).unwrap();
+            let info = elf::u64_at(ent, 8).unwrap();
+            let addend = elf::u64_at(ent, 16).unwrap() as i64;
+            let (kind, sym) = (info as u32, (info >> 32) as usize);
+            let value = dynsyms
+                .get(sym * 24 + 8..sym * 24 + 16)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                .filter(|&v| v != 0);
+            match (kind, value) {
+                (R_AMDGPU_RELATIVE64, _) => {
+                    relocations.push(Relocation::Relative64 { offset, addend })
+                }
+                (R_AMDGPU_ABS64 | R_AMDGPU_ABS32, Some(value)) => {
+                    let bytes = if kind == R_AMDGPU_ABS64 { 8 } else { 4 };
+                    relocations.push(Relocation::Absolute {
+                        offset,
+                        value,
+                        addend,
+                        bytes,
+                    })
+                }
+                _ => {
+                    return Err(CodeObjectError::Malformed(format!(
+                        "{}: relocation type {kind} at {offset:#x} is not supported \
+                         (only RELATIVE64, and ABS32/ABS64 to symbols the image defines)",
+                        sec.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(relocations)
 }
 
 /// Launch geometry the hidden kernargs describe.

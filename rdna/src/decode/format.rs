@@ -431,7 +431,7 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
     let w = widths(inst);
     let name = inst.name;
     let mw = mask_width(wave64);
-    let src = |k: usize| operand(inst, inst.src[k], w.src[k], name.contains("_f"));
+    let src = |k: usize| salu_src(inst, &w, k);
     match inst.format {
         Format::Sop2 => format!(
             "{name} {}, {}, {}",
@@ -440,203 +440,235 @@ pub fn format_wave(inst: &Inst, wave64: bool) -> String {
             src(1)
         ),
         Format::Sopc => format!("{name} {}, {}", src(0), src(1)),
-        Format::Sop1 => match name {
-            "s_sendmsg_rtn_b32" | "s_sendmsg_rtn_b64" => {
-                let msg = match inst.src[0] {
-                    128 => "MSG_RTN_GET_DOORBELL".to_string(),
-                    129 => "MSG_RTN_GET_DDID".into(),
-                    130 => "MSG_RTN_GET_TMA".into(),
-                    131 => "MSG_RTN_GET_REALTIME".into(),
-                    132 => "MSG_RTN_SAVE_WAVE".into(),
-                    133 => "MSG_RTN_GET_TBA".into(),
-                    v => v.to_string(),
-                };
-                format!("{name} {}, sendmsg({msg})", sreg_name(inst.dst, w.dst))
-            }
-            "s_getpc_b64" => format!("{name} {}", sreg_name(inst.dst, 2)),
-            "s_setpc_b64" | "s_rfe_b64" => format!("{name} {}", src(0)),
-            _ => format!("{name} {}, {}", sreg_name(inst.dst, w.dst), src(0)),
-        },
-        Format::Sopk => match name {
-            "s_version" => format!("{name} 0x{:x}", inst.simm16),
-            "s_call_b64" => format!("{name} {}, {}", sreg_name(inst.dst, 2), inst.simm16),
-            "s_setreg_imm32_b32" => format!(
-                "{name} {}, 0x{:x}",
-                hwreg(inst.simm16),
-                inst.literal.unwrap_or(0)
-            ),
-            "s_getreg_b32" => format!("{name} {}, {}", sreg_name(inst.dst, 1), hwreg(inst.simm16)),
-            "s_setreg_b32" => format!("{name} {}, {}", hwreg(inst.simm16), sreg_name(inst.dst, 1)),
-            "s_subvector_loop_begin" | "s_subvector_loop_end" => {
-                format!("{name} {}, {}", sreg_name(inst.dst, 1), inst.simm16)
-            }
-            _ => format!("{name} {}, 0x{:x}", sreg_name(inst.dst, 1), inst.simm16),
-        },
-        Format::Sopp => match name {
-            "s_endpgm" if inst.simm16 != 0 => format!("{name} {}", inst.simm16),
-            "s_endpgm" | "s_barrier" | "s_code_end" | "s_icache_inv" | "s_wait_idle"
-            | "s_endpgm_saved" | "s_ttracedata" => name.to_string(),
-            "s_waitcnt" => format!("{name} {}", waitcnt(inst.simm16)),
-            "s_delay_alu" => format!("{name} {}", delay_alu(inst.simm16)),
-            "s_sendmsg" | "s_sendmsghalt" => match inst.simm16 {
-                3 => format!("{name} sendmsg(MSG_DEALLOC_VGPRS)"),
-                1 => format!("{name} sendmsg(MSG_INTERRUPT)"),
-                v => format!("{name} sendmsg({v})"),
-            },
-            "s_nop" | "s_sleep" | "s_setprio" | "s_trap" | "s_setkill" | "s_branch"
-            | "s_sethalt" | "s_denorm_mode" | "s_incperflevel" | "s_decperflevel" => {
-                format!("{name} {}", inst.simm16)
-            }
-            n if n.starts_with("s_cbranch") => format!("{name} {}", inst.simm16),
-            _ => format!("{name} 0x{:x}", inst.simm16),
-        },
-        Format::Smem => {
-            let dw = match name.rsplit('_').next() {
-                Some("b64") => 2,
-                Some("b128") => 4,
-                Some("b256") => 8,
-                Some("b512") => 16,
-                _ => 1,
-            };
-            if name == "s_dcache_inv" || name == "s_gl1_inv" {
-                return name.to_string();
-            }
-            let base = sreg_name(inst.saddr, if name.starts_with("s_buffer") { 4 } else { 2 });
-            let off = match (inst.src[0] != src::NULL, inst.offset != 0) {
-                (true, true) => format!("{} offset:0x{:x}", sreg_name(inst.src[0], 1), inst.offset),
-                (true, false) => sreg_name(inst.src[0], 1),
-                (false, true) => format!("0x{:x}", inst.offset),
-                (false, false) => "null".into(),
-            };
-            format!(
-                "{name} {}, {base}, {off}{}",
-                sreg_name(inst.dst, dw),
-                mem_flags(inst)
-            )
-        }
+        Format::Sop1 => format_sop1(inst, &w),
+        Format::Sopk => format_sopk(inst),
+        Format::Sopp => format_sopp(inst),
+        Format::Smem => format_smem(inst),
         Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 => format_valu(inst, &w, mw),
-        Format::Vop3p if name.starts_with("v_wmma") => {
-            // Register tuples: A and B per element type, C/D per wave size.
-            let ab = if name.ends_with("iu4") {
-                2
-            } else if name.ends_with("iu8") {
-                4
-            } else {
-                8
-            };
-            let cd = if mw == 2 { 4 } else { 8 };
-            let r = |code: u16, n: u16| operand(inst, code, n, true);
-            let mut mods = String::new();
-            // Only the f16/bf16-result forms take op_sel and negation.
-            if name.starts_with("v_wmma_f16") || name.starts_with("v_wmma_bf16") {
-                let bits = |v: u8| {
-                    (0..3)
-                        .map(|k| (v >> k & 1).to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
-                for (label, v) in [
-                    ("op_sel", inst.opsel),
-                    ("op_sel_hi", inst.opsel_hi),
-                    ("neg_lo", inst.neg),
-                    ("neg_hi", inst.neg_hi),
-                ] {
-                    let default = if label == "op_sel_hi" { 7 } else { 0 };
-                    if v & 7 != default {
-                        mods += &format!(" {label}:[{}]", bits(v));
-                    }
-                }
-            }
-            format!(
-                "{name} {}, {}, {}, {}",
-                vreg_name(inst.dst, cd),
-                r(inst.src[0], ab),
-                r(inst.src[1], ab),
-                r(inst.src[2], cd)
-            ) + &mods
-        }
-        Format::Vop3p => {
-            let n = if three_source(name)
-                || name.starts_with("v_pk_fma")
-                || name.starts_with("v_pk_mad")
-            {
-                3
-            } else {
-                2
-            };
-            let mix = name.starts_with("v_fma_mix");
-            let srcs: Vec<String> = (0..n)
-                .map(|k| {
-                    let t = operand(inst, inst.src[k], 1, true);
-                    if !mix {
-                        return t;
-                    }
-                    // v_fma_mix: neg_lo negates and neg_hi takes |x|, per source.
-                    let t = if inst.neg_hi >> k & 1 == 1 {
-                        format!("|{t}|")
-                    } else {
-                        t
-                    };
-                    if inst.neg >> k & 1 == 1 {
-                        format!("-{t}")
-                    } else {
-                        t
-                    }
-                })
-                .collect();
-            let bits = |v: u8| {
-                (0..n)
-                    .map(|k| (v >> k & 1).to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            let all = (1u8 << n) - 1;
-            let mut mods = String::new();
-            if inst.opsel & all != 0 {
-                mods += &format!(" op_sel:[{}]", bits(inst.opsel));
-            }
-            let default_hi = if mix { 0 } else { all };
-            if inst.opsel_hi & all != default_hi {
-                mods += &format!(" op_sel_hi:[{}]", bits(inst.opsel_hi));
-            }
-            if inst.neg & all != 0 && !mix {
-                mods += &format!(" neg_lo:[{}]", bits(inst.neg));
-            }
-            if inst.neg_hi & all != 0 && !mix {
-                mods += &format!(" neg_hi:[{}]", bits(inst.neg_hi));
-            }
-            if inst.clamp {
-                mods += " clamp";
-            }
-            format!(
-                "{name} {}, {}{mods}",
-                vreg_name(inst.dst, 1),
-                srcs.join(", ")
-            )
-        }
-        Format::Vopd => {
-            let halves = inst.vopd.as_ref().expect("VOPD carries its halves");
-            let lit = literal_text(inst.literal.unwrap_or(0), true);
-            let texts: Vec<String> = halves
-                .iter()
-                .map(|h| {
-                    let s0 = operand(inst, h.src0, 1, true);
-                    let s1 = format!("v{}", h.vsrc1);
-                    let d = format!("v{}", h.vdst);
-                    match h.name {
-                        "v_dual_mov_b32" => format!("{} {d}, {s0}", h.name),
-                        "v_dual_fmaak_f32" => format!("{} {d}, {s0}, {s1}, {lit}", h.name),
-                        "v_dual_fmamk_f32" => format!("{} {d}, {s0}, {lit}, {s1}", h.name),
-                        _ => format!("{} {d}, {s0}, {s1}", h.name),
-                    }
-                })
-                .collect();
-            texts.join(" :: ")
-        }
+        Format::Vop3p if name.starts_with("v_wmma") => format_wmma(inst, mw),
+        Format::Vop3p => format_vop3p(inst),
+        Format::Vopd => format_vopd(inst),
         Format::Ds => format_ds(inst),
         Format::Flat | Format::Global | Format::Scratch => format_flat(inst),
         Format::Mubuf => format_mubuf(inst),
     }
+}
+
+/// Source `k` of a scalar ALU instruction (a float literal where the name
+/// says `_f`).
+fn salu_src(inst: &Inst, w: &Widths, k: usize) -> String {
+    operand(inst, inst.src[k], w.src[k], inst.name.contains("_f"))
+}
+
+fn format_sop1(inst: &Inst, w: &Widths) -> String {
+    let name = inst.name;
+    let src = |k: usize| salu_src(inst, w, k);
+    match name {
+        "s_sendmsg_rtn_b32" | "s_sendmsg_rtn_b64" => {
+            let msg = match inst.src[0] {
+                128 => "MSG_RTN_GET_DOORBELL".to_string(),
+                129 => "MSG_RTN_GET_DDID".into(),
+                130 => "MSG_RTN_GET_TMA".into(),
+                131 => "MSG_RTN_GET_REALTIME".into(),
+                132 => "MSG_RTN_SAVE_WAVE".into(),
+                133 => "MSG_RTN_GET_TBA".into(),
+                v => v.to_string(),
+            };
+            format!("{name} {}, sendmsg({msg})", sreg_name(inst.dst, w.dst))
+        }
+        "s_getpc_b64" => format!("{name} {}", sreg_name(inst.dst, 2)),
+        "s_setpc_b64" | "s_rfe_b64" => format!("{name} {}", src(0)),
+        _ => format!("{name} {}, {}", sreg_name(inst.dst, w.dst), src(0)),
+    }
+}
+
+fn format_sopk(inst: &Inst) -> String {
+    let name = inst.name;
+    match name {
+        "s_version" => format!("{name} 0x{:x}", inst.simm16),
+        "s_call_b64" => format!("{name} {}, {}", sreg_name(inst.dst, 2), inst.simm16),
+        "s_setreg_imm32_b32" => format!(
+            "{name} {}, 0x{:x}",
+            hwreg(inst.simm16),
+            inst.literal.unwrap_or(0)
+        ),
+        "s_getreg_b32" => format!("{name} {}, {}", sreg_name(inst.dst, 1), hwreg(inst.simm16)),
+        "s_setreg_b32" => format!("{name} {}, {}", hwreg(inst.simm16), sreg_name(inst.dst, 1)),
+        "s_subvector_loop_begin" | "s_subvector_loop_end" => {
+            format!("{name} {}, {}", sreg_name(inst.dst, 1), inst.simm16)
+        }
+        _ => format!("{name} {}, 0x{:x}", sreg_name(inst.dst, 1), inst.simm16),
+    }
+}
+
+fn format_sopp(inst: &Inst) -> String {
+    let name = inst.name;
+    match name {
+        "s_endpgm" if inst.simm16 != 0 => format!("{name} {}", inst.simm16),
+        "s_endpgm" | "s_barrier" | "s_code_end" | "s_icache_inv" | "s_wait_idle"
+        | "s_endpgm_saved" | "s_ttracedata" => name.to_string(),
+        "s_waitcnt" => format!("{name} {}", waitcnt(inst.simm16)),
+        "s_delay_alu" => format!("{name} {}", delay_alu(inst.simm16)),
+        "s_sendmsg" | "s_sendmsghalt" => match inst.simm16 {
+            3 => format!("{name} sendmsg(MSG_DEALLOC_VGPRS)"),
+            1 => format!("{name} sendmsg(MSG_INTERRUPT)"),
+            v => format!("{name} sendmsg({v})"),
+        },
+        "s_nop" | "s_sleep" | "s_setprio" | "s_trap" | "s_setkill" | "s_branch" | "s_sethalt"
+        | "s_denorm_mode" | "s_incperflevel" | "s_decperflevel" => {
+            format!("{name} {}", inst.simm16)
+        }
+        n if n.starts_with("s_cbranch") => format!("{name} {}", inst.simm16),
+        _ => format!("{name} 0x{:x}", inst.simm16),
+    }
+}
+
+fn format_smem(inst: &Inst) -> String {
+    let name = inst.name;
+    let dw = match name.rsplit('_').next() {
+        Some("b64") => 2,
+        Some("b128") => 4,
+        Some("b256") => 8,
+        Some("b512") => 16,
+        _ => 1,
+    };
+    if name == "s_dcache_inv" || name == "s_gl1_inv" {
+        return name.to_string();
+    }
+    let base = sreg_name(inst.saddr, if name.starts_with("s_buffer") { 4 } else { 2 });
+    let off = match (inst.src[0] != src::NULL, inst.offset != 0) {
+        (true, true) => format!("{} offset:0x{:x}", sreg_name(inst.src[0], 1), inst.offset),
+        (true, false) => sreg_name(inst.src[0], 1),
+        (false, true) => format!("0x{:x}", inst.offset),
+        (false, false) => "null".into(),
+    };
+    format!(
+        "{name} {}, {base}, {off}{}",
+        sreg_name(inst.dst, dw),
+        mem_flags(inst)
+    )
+}
+
+/// `v_wmma_*`, whose operands are register tuples.
+fn format_wmma(inst: &Inst, mw: u16) -> String {
+    let name = inst.name;
+    // Register tuples: A and B per element type, C/D per wave size.
+    let ab = if name.ends_with("iu4") {
+        2
+    } else if name.ends_with("iu8") {
+        4
+    } else {
+        8
+    };
+    let cd = if mw == 2 { 4 } else { 8 };
+    let r = |code: u16, n: u16| operand(inst, code, n, true);
+    let mut mods = String::new();
+    // Only the f16/bf16-result forms take op_sel and negation.
+    if name.starts_with("v_wmma_f16") || name.starts_with("v_wmma_bf16") {
+        let bits = |v: u8| {
+            (0..3)
+                .map(|k| (v >> k & 1).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        for (label, v) in [
+            ("op_sel", inst.opsel),
+            ("op_sel_hi", inst.opsel_hi),
+            ("neg_lo", inst.neg),
+            ("neg_hi", inst.neg_hi),
+        ] {
+            let default = if label == "op_sel_hi" { 7 } else { 0 };
+            if v & 7 != default {
+                mods += &format!(" {label}:[{}]", bits(v));
+            }
+        }
+    }
+    format!(
+        "{name} {}, {}, {}, {}",
+        vreg_name(inst.dst, cd),
+        r(inst.src[0], ab),
+        r(inst.src[1], ab),
+        r(inst.src[2], cd)
+    ) + &mods
+}
+
+fn format_vop3p(inst: &Inst) -> String {
+    let name = inst.name;
+    let n = if three_source(name) || name.starts_with("v_pk_fma") || name.starts_with("v_pk_mad") {
+        3
+    } else {
+        2
+    };
+    let mix = name.starts_with("v_fma_mix");
+    let srcs: Vec<String> = (0..n)
+        .map(|k| {
+            let t = operand(inst, inst.src[k], 1, true);
+            if !mix {
+                return t;
+            }
+            // v_fma_mix: neg_lo negates and neg_hi takes |x|, per source.
+            let t = if inst.neg_hi >> k & 1 == 1 {
+                format!("|{t}|")
+            } else {
+                t
+            };
+            if inst.neg >> k & 1 == 1 {
+                format!("-{t}")
+            } else {
+                t
+            }
+        })
+        .collect();
+    let bits = |v: u8| {
+        (0..n)
+            .map(|k| (v >> k & 1).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let all = (1u8 << n) - 1;
+    let mut mods = String::new();
+    if inst.opsel & all != 0 {
+        mods += &format!(" op_sel:[{}]", bits(inst.opsel));
+    }
+    let default_hi = if mix { 0 } else { all };
+    if inst.opsel_hi & all != default_hi {
+        mods += &format!(" op_sel_hi:[{}]", bits(inst.opsel_hi));
+    }
+    if inst.neg & all != 0 && !mix {
+        mods += &format!(" neg_lo:[{}]", bits(inst.neg));
+    }
+    if inst.neg_hi & all != 0 && !mix {
+        mods += &format!(" neg_hi:[{}]", bits(inst.neg_hi));
+    }
+    if inst.clamp {
+        mods += " clamp";
+    }
+    format!(
+        "{name} {}, {}{mods}",
+        vreg_name(inst.dst, 1),
+        srcs.join(", ")
+    )
+}
+
+/// Both halves of a VOPD pair, joined by `::`.
+fn format_vopd(inst: &Inst) -> String {
+    let halves = inst.vopd.as_ref().expect("VOPD carries its halves");
+    let lit = literal_text(inst.literal.unwrap_or(0), true);
+    let texts: Vec<String> = halves
+        .iter()
+        .map(|h| {
+            let s0 = operand(inst, h.src0, 1, true);
+            let s1 = format!("v{}", h.vsrc1);
+            let d = format!("v{}", h.vdst);
+            match h.name {
+                "v_dual_mov_b32" => format!("{} {d}, {s0}", h.name),
+                "v_dual_fmaak_f32" => format!("{} {d}, {s0}, {s1}, {lit}", h.name),
+                "v_dual_fmamk_f32" => format!("{} {d}, {s0}, {lit}, {s1}", h.name),
+                _ => format!("{} {d}, {s0}, {s1}", h.name),
+            }
+        })
+        .collect();
+    texts.join(" :: ")
 }
 
 /// [`format_wave`] for wave32 code.

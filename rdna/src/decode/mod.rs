@@ -227,210 +227,328 @@ fn vop2_has_inline_literal(name: &str) -> bool {
     )
 }
 
-/// Decodes the instruction at the start of `code` (which sits at `pc`).
-pub fn decode(code: &[u8], pc: u64) -> Result<Inst, DecodeError> {
-    let word = |i: usize| -> Result<u32, DecodeError> {
-        code.get(i * 4..i * 4 + 4)
+/// Bits `hi..=lo` of `v`.
+#[inline]
+fn bits(v: u32, hi: u32, lo: u32) -> u32 {
+    (v >> lo) & ((1u32 << (hi - lo + 1)) - 1)
+}
+
+/// The instruction being decoded: its code (from its first byte), its
+/// address, and its first dword.
+struct Words<'a> {
+    code: &'a [u8],
+    pc: u64,
+    w0: u32,
+}
+
+impl Words<'_> {
+    /// Dword `i` of the instruction, or `Truncated` past the end of the code.
+    #[inline]
+    fn word(&self, i: usize) -> Result<u32, DecodeError> {
+        self.code
+            .get(i * 4..i * 4 + 4)
             .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-            .ok_or(DecodeError::Truncated { pc })
-    };
-    let w0 = word(0)?;
-    let unknown = |format: &'static str| DecodeError::Unknown {
-        pc,
-        word: w0,
-        format,
-    };
-    let bits = |v: u32, hi: u32, lo: u32| (v >> lo) & ((1u32 << (hi - lo + 1)) - 1);
+            .ok_or(DecodeError::Truncated { pc: self.pc })
+    }
 
-    // Attach a literal if any of `srcs` is 255; returns the updated length.
-    let mut inst = if w0 >> 23 == 0x17D {
-        let op = bits(w0, 15, 8) as usize;
-        let name = table_name(&opcodes::SOP1, op).ok_or_else(|| unknown("SOP1"))?;
-        let mut i = Inst::new(Format::Sop1, op as u16, name);
-        i.dst = bits(w0, 22, 16) as u16;
-        i.src[0] = bits(w0, 7, 0) as u16;
-        i
-    } else if w0 >> 23 == 0x17E {
-        let op = bits(w0, 22, 16) as usize;
-        let name = table_name(&opcodes::SOPC, op).ok_or_else(|| unknown("SOPC"))?;
-        let mut i = Inst::new(Format::Sopc, op as u16, name);
-        i.src[0] = bits(w0, 7, 0) as u16;
-        i.src[1] = bits(w0, 15, 8) as u16;
-        i
-    } else if w0 >> 23 == 0x17F {
-        let op = bits(w0, 22, 16) as usize;
-        let name = table_name(&opcodes::SOPP, op).ok_or_else(|| unknown("SOPP"))?;
-        let mut i = Inst::new(Format::Sopp, op as u16, name);
-        i.simm16 = w0 as u16;
-        i
-    } else if w0 >> 28 == 0xB {
-        let op = bits(w0, 27, 23) as usize;
-        let name = table_name(&opcodes::SOPK, op).ok_or_else(|| unknown("SOPK"))?;
-        let mut i = Inst::new(Format::Sopk, op as u16, name);
-        i.dst = bits(w0, 22, 16) as u16;
-        i.simm16 = w0 as u16;
-        if name == "s_setreg_imm32_b32" {
-            i.literal = Some(word(1)?);
-            i.len = 8;
-        }
-        i
-    } else if w0 >> 30 == 0b10 {
-        let op = bits(w0, 29, 23) as usize;
-        let name = table_name(&opcodes::SOP2, op).ok_or_else(|| unknown("SOP2"))?;
-        let mut i = Inst::new(Format::Sop2, op as u16, name);
-        i.dst = bits(w0, 22, 16) as u16;
-        i.src[0] = bits(w0, 7, 0) as u16;
-        i.src[1] = bits(w0, 15, 8) as u16;
-        i
-    } else if w0 >> 25 == 0x3F {
-        let op = bits(w0, 16, 9) as usize;
-        let name = table_name(&opcodes::VOP1, op).ok_or_else(|| unknown("VOP1"))?;
-        let mut i = Inst::new(Format::Vop1, 384 + op as u16, name);
-        i.dst = bits(w0, 24, 17) as u16;
-        i.src[0] = bits(w0, 8, 0) as u16;
-        i
-    } else if w0 >> 25 == 0x3E {
-        let op = bits(w0, 24, 17) as usize;
-        let name = table_name(&opcodes::VOPC, op).ok_or_else(|| unknown("VOPC"))?;
-        let mut i = Inst::new(Format::Vopc, op as u16, name);
-        i.sdst = src::VCC_LO;
-        i.src[0] = bits(w0, 8, 0) as u16;
-        i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
-        i
-    } else if w0 >> 31 == 0 {
-        // VOP2
-        let op = bits(w0, 30, 25) as usize;
-        let name = table_name(&opcodes::VOP2, op).ok_or_else(|| unknown("VOP2"))?;
-        let mut i = Inst::new(Format::Vop2, 256 + op as u16, name);
-        i.dst = bits(w0, 24, 17) as u16;
-        i.src[0] = bits(w0, 8, 0) as u16;
-        i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
-        if vop2_has_inline_literal(name) {
-            i.literal = Some(word(1)?);
-            i.len = 8;
-        }
-        i
-    } else {
-        match w0 >> 26 {
-            0x35 => decode_vop3(w0, word(1)?).ok_or_else(|| unknown("VOP3"))?,
-            0x32 => decode_vopd(w0, word(1)?).ok_or_else(|| unknown("VOPD"))?,
-            0x3D => {
-                let op = bits(w0, 25, 18) as usize;
-                let name = table_name(&opcodes::SMEM, op).ok_or_else(|| unknown("SMEM"))?;
-                let w1 = word(1)?;
-                let mut i = Inst::new(Format::Smem, op as u16, name);
-                i.len = 8;
-                i.dst = bits(w0, 12, 6) as u16;
-                i.saddr = (bits(w0, 5, 0) << 1) as u16;
-                i.glc = w0 & (1 << 14) != 0;
-                i.dlc = w0 & (1 << 13) != 0;
-                i.offset = sext(bits(w1, 20, 0), 21);
-                i.src[0] = bits(w1, 31, 25) as u16; // soffset
-                i
-            }
-            0x36 => {
-                let op = bits(w0, 25, 18) as usize;
-                let name = table_name(&opcodes::DS, op).ok_or_else(|| unknown("DS"))?;
-                let w1 = word(1)?;
-                let mut i = Inst::new(Format::Ds, op as u16, name);
-                i.len = 8;
-                i.offset = bits(w0, 7, 0) as i32;
-                i.offset1 = bits(w0, 15, 8) as u8;
-                i.gds = w0 & (1 << 17) != 0;
-                i.addr = bits(w1, 7, 0) as u16;
-                i.data0 = bits(w1, 15, 8) as u16;
-                i.data1 = bits(w1, 23, 16) as u16;
-                i.dst = bits(w1, 31, 24) as u16;
-                i
-            }
-            0x37 => {
-                let op = bits(w0, 24, 18) as usize;
-                let (format, table, fname) = match bits(w0, 17, 16) {
-                    0 => (Format::Flat, &opcodes::FLAT[..], "FLAT"),
-                    1 => (Format::Scratch, &opcodes::SCRATCH[..], "SCRATCH"),
-                    2 => (Format::Global, &opcodes::GLOBAL[..], "GLOBAL"),
-                    _ => return Err(unknown("FLAT")),
-                };
-                let name = table_name(table, op).ok_or_else(|| unknown(fname))?;
-                let w1 = word(1)?;
-                let mut i = Inst::new(format, op as u16, name);
-                i.len = 8;
-                i.offset = sext(bits(w0, 12, 0), 13);
-                i.dlc = w0 & (1 << 13) != 0;
-                i.glc = w0 & (1 << 14) != 0;
-                i.slc = w0 & (1 << 15) != 0;
-                i.addr = bits(w1, 7, 0) as u16;
-                i.data0 = bits(w1, 15, 8) as u16;
-                i.saddr = bits(w1, 22, 16) as u16;
-                i.sve = w1 & (1 << 23) != 0;
-                i.dst = bits(w1, 31, 24) as u16;
-                i
-            }
-            0x38 => {
-                let op = bits(w0, 25, 18) as usize;
-                let name = table_name(&opcodes::MUBUF, op).ok_or_else(|| unknown("MUBUF"))?;
-                let w1 = word(1)?;
-                let mut i = Inst::new(Format::Mubuf, op as u16, name);
-                i.len = 8;
-                i.offset = bits(w0, 11, 0) as i32;
-                i.slc = w0 & (1 << 12) != 0;
-                i.dlc = w0 & (1 << 13) != 0;
-                i.glc = w0 & (1 << 14) != 0;
-                i.addr = bits(w1, 7, 0) as u16;
-                i.data0 = bits(w1, 15, 8) as u16;
-                // vdata is the destination of loads and returning atomics too.
-                i.dst = i.data0;
-                i.saddr = (bits(w1, 20, 16) << 2) as u16;
-                i.offen = w1 & (1 << 22) != 0;
-                i.idxen = w1 & (1 << 23) != 0;
-                i.src[0] = bits(w1, 31, 24) as u16;
-                i
-            }
-            _ => {
-                if w0 >> 24 == 0xCC {
-                    decode_vop3p(w0, word(1)?).ok_or_else(|| unknown("VOP3P"))?
-                } else {
-                    return Err(unknown("instruction"));
-                }
-            }
-        }
-    };
-
-    // DPP extra dword (VOP1/VOP2/VOPC and VOP3 forms), then the literal.
-    if inst.is_valu() && inst.format != Format::Vopd && inst.format != Format::Vop3p {
-        let dpp_at = (inst.len / 4) as usize;
-        match inst.src[0] {
-            src::DPP16 => {
-                let d = word(dpp_at)?;
-                inst.src[0] = src::VGPR0 + (d & 0xFF) as u16;
-                inst.dpp = Some(Dpp::Dpp16 {
-                    ctrl: bits(d, 16, 8) as u16,
-                    fi: d & (1 << 18) != 0,
-                    bound_ctrl: d & (1 << 19) != 0,
-                    row_mask: bits(d, 31, 28) as u8,
-                    bank_mask: bits(d, 27, 24) as u8,
-                });
-                if inst.format != Format::Vop3 {
-                    inst.neg |= (bits(d, 20, 20) | (bits(d, 22, 22) << 1)) as u8;
-                    inst.abs |= (bits(d, 21, 21) | (bits(d, 23, 23) << 1)) as u8;
-                }
-                inst.len += 4;
-            }
-            src::DPP8 | src::DPP8FI => {
-                let d = word(dpp_at)?;
-                let fi = inst.src[0] == src::DPP8FI;
-                inst.src[0] = src::VGPR0 + (d & 0xFF) as u16;
-                let mut sel = [0u8; 8];
-                for (k, s) in sel.iter_mut().enumerate() {
-                    *s = ((d >> (8 + 3 * k)) & 7) as u8;
-                }
-                inst.dpp = Some(Dpp::Dpp8 { sel, fi });
-                inst.len += 4;
-            }
-            _ => {}
+    /// The error for an opcode `format`'s table does not name.
+    fn unknown(&self, format: &'static str) -> DecodeError {
+        DecodeError::Unknown {
+            pc: self.pc,
+            word: self.w0,
+            format,
         }
     }
-    let uses_literal = match inst.format {
+
+    /// The name of opcode `op` in `format`'s table `t`.
+    #[inline]
+    fn name(
+        &self,
+        t: &'static [Option<&'static str>],
+        op: usize,
+        format: &'static str,
+    ) -> Result<&'static str, DecodeError> {
+        table_name(t, op).ok_or_else(|| self.unknown(format))
+    }
+}
+
+/// Decodes the instruction at the start of `code` (which sits at `pc`).
+pub fn decode(code: &[u8], pc: u64) -> Result<Inst, DecodeError> {
+    let truncated = DecodeError::Truncated { pc };
+    let w0 = code
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+        .ok_or(truncated)?;
+    let words = Words { code, pc, w0 };
+    let mut inst = decode_encoding(&words)?;
+    // DPP extra dword (VOP1/VOP2/VOPC and VOP3 forms), then the literal.
+    if inst.is_valu() && inst.format != Format::Vopd && inst.format != Format::Vop3p {
+        attach_dpp(&mut inst, &words)?;
+    }
+    if uses_literal(&inst) && inst.literal.is_none() {
+        inst.literal = Some(words.word((inst.len / 4) as usize)?);
+        inst.len += 4;
+    }
+    Ok(inst)
+}
+
+/// The encoding family `w0` selects, decoded from its fixed dwords (the
+/// first, and the second of the 64-bit encodings). The tests overlap
+/// (SOPK's and SOP1/SOPC/SOPP's prefixes start with SOP2's), so their order
+/// matters.
+fn decode_encoding(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    if w0 >> 23 == 0x17D {
+        decode_sop1(words)
+    } else if w0 >> 23 == 0x17E {
+        decode_sopc(words)
+    } else if w0 >> 23 == 0x17F {
+        decode_sopp(words)
+    } else if w0 >> 28 == 0xB {
+        decode_sopk(words)
+    } else if w0 >> 30 == 0b10 {
+        decode_sop2(words)
+    } else if w0 >> 25 == 0x3F {
+        decode_vop1(words)
+    } else if w0 >> 25 == 0x3E {
+        decode_vopc(words)
+    } else if w0 >> 31 == 0 {
+        decode_vop2(words)
+    } else {
+        decode_64bit_encoding(words)
+    }
+}
+
+/// The encodings with a second fixed dword: VOP3, VOPD, SMEM, DS,
+/// FLAT/SCRATCH/GLOBAL, MUBUF, VOP3P.
+fn decode_64bit_encoding(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    match w0 >> 26 {
+        0x35 => decode_vop3(w0, words.word(1)?).ok_or_else(|| words.unknown("VOP3")),
+        0x32 => decode_vopd(w0, words.word(1)?).ok_or_else(|| words.unknown("VOPD")),
+        0x3D => decode_smem(words),
+        0x36 => decode_ds(words),
+        0x37 => decode_flat(words),
+        0x38 => decode_mubuf(words),
+        _ if w0 >> 24 == 0xCC => {
+            decode_vop3p(w0, words.word(1)?).ok_or_else(|| words.unknown("VOP3P"))
+        }
+        _ => Err(words.unknown("instruction")),
+    }
+}
+
+fn decode_sop1(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 15, 8) as usize;
+    let name = words.name(&opcodes::SOP1, op, "SOP1")?;
+    let mut i = Inst::new(Format::Sop1, op as u16, name);
+    i.dst = bits(w0, 22, 16) as u16;
+    i.src[0] = bits(w0, 7, 0) as u16;
+    Ok(i)
+}
+
+fn decode_sopc(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 22, 16) as usize;
+    let name = words.name(&opcodes::SOPC, op, "SOPC")?;
+    let mut i = Inst::new(Format::Sopc, op as u16, name);
+    i.src[0] = bits(w0, 7, 0) as u16;
+    i.src[1] = bits(w0, 15, 8) as u16;
+    Ok(i)
+}
+
+fn decode_sopp(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 22, 16) as usize;
+    let name = words.name(&opcodes::SOPP, op, "SOPP")?;
+    let mut i = Inst::new(Format::Sopp, op as u16, name);
+    i.simm16 = w0 as u16;
+    Ok(i)
+}
+
+fn decode_sopk(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 27, 23) as usize;
+    let name = words.name(&opcodes::SOPK, op, "SOPK")?;
+    let mut i = Inst::new(Format::Sopk, op as u16, name);
+    i.dst = bits(w0, 22, 16) as u16;
+    i.simm16 = w0 as u16;
+    if name == "s_setreg_imm32_b32" {
+        i.literal = Some(words.word(1)?);
+        i.len = 8;
+    }
+    Ok(i)
+}
+
+fn decode_sop2(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 29, 23) as usize;
+    let name = words.name(&opcodes::SOP2, op, "SOP2")?;
+    let mut i = Inst::new(Format::Sop2, op as u16, name);
+    i.dst = bits(w0, 22, 16) as u16;
+    i.src[0] = bits(w0, 7, 0) as u16;
+    i.src[1] = bits(w0, 15, 8) as u16;
+    Ok(i)
+}
+
+fn decode_vop1(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 16, 9) as usize;
+    let name = words.name(&opcodes::VOP1, op, "VOP1")?;
+    let mut i = Inst::new(Format::Vop1, 384 + op as u16, name);
+    i.dst = bits(w0, 24, 17) as u16;
+    i.src[0] = bits(w0, 8, 0) as u16;
+    Ok(i)
+}
+
+fn decode_vopc(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 24, 17) as usize;
+    let name = words.name(&opcodes::VOPC, op, "VOPC")?;
+    let mut i = Inst::new(Format::Vopc, op as u16, name);
+    i.sdst = src::VCC_LO;
+    i.src[0] = bits(w0, 8, 0) as u16;
+    i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
+    Ok(i)
+}
+
+fn decode_vop2(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 30, 25) as usize;
+    let name = words.name(&opcodes::VOP2, op, "VOP2")?;
+    let mut i = Inst::new(Format::Vop2, 256 + op as u16, name);
+    i.dst = bits(w0, 24, 17) as u16;
+    i.src[0] = bits(w0, 8, 0) as u16;
+    i.src[1] = src::VGPR0 + bits(w0, 16, 9) as u16;
+    if vop2_has_inline_literal(name) {
+        i.literal = Some(words.word(1)?);
+        i.len = 8;
+    }
+    Ok(i)
+}
+
+fn decode_smem(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 25, 18) as usize;
+    let name = words.name(&opcodes::SMEM, op, "SMEM")?;
+    let w1 = words.word(1)?;
+    let mut i = Inst::new(Format::Smem, op as u16, name);
+    i.len = 8;
+    i.dst = bits(w0, 12, 6) as u16;
+    i.saddr = (bits(w0, 5, 0) << 1) as u16;
+    i.glc = w0 & (1 << 14) != 0;
+    i.dlc = w0 & (1 << 13) != 0;
+    i.offset = sext(bits(w1, 20, 0), 21);
+    i.src[0] = bits(w1, 31, 25) as u16; // soffset
+    Ok(i)
+}
+
+fn decode_ds(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 25, 18) as usize;
+    let name = words.name(&opcodes::DS, op, "DS")?;
+    let w1 = words.word(1)?;
+    let mut i = Inst::new(Format::Ds, op as u16, name);
+    i.len = 8;
+    i.offset = bits(w0, 7, 0) as i32;
+    i.offset1 = bits(w0, 15, 8) as u8;
+    i.gds = w0 & (1 << 17) != 0;
+    i.addr = bits(w1, 7, 0) as u16;
+    i.data0 = bits(w1, 15, 8) as u16;
+    i.data1 = bits(w1, 23, 16) as u16;
+    i.dst = bits(w1, 31, 24) as u16;
+    Ok(i)
+}
+
+/// FLAT, SCRATCH and GLOBAL share one encoding; bits 17:16 select the segment.
+fn decode_flat(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 24, 18) as usize;
+    let (format, table, fname) = match bits(w0, 17, 16) {
+        0 => (Format::Flat, &opcodes::FLAT[..], "FLAT"),
+        1 => (Format::Scratch, &opcodes::SCRATCH[..], "SCRATCH"),
+        2 => (Format::Global, &opcodes::GLOBAL[..], "GLOBAL"),
+        _ => return Err(words.unknown("FLAT")),
+    };
+    let name = words.name(table, op, fname)?;
+    let w1 = words.word(1)?;
+    let mut i = Inst::new(format, op as u16, name);
+    i.len = 8;
+    i.offset = sext(bits(w0, 12, 0), 13);
+    i.dlc = w0 & (1 << 13) != 0;
+    i.glc = w0 & (1 << 14) != 0;
+    i.slc = w0 & (1 << 15) != 0;
+    i.addr = bits(w1, 7, 0) as u16;
+    i.data0 = bits(w1, 15, 8) as u16;
+    i.saddr = bits(w1, 22, 16) as u16;
+    i.sve = w1 & (1 << 23) != 0;
+    i.dst = bits(w1, 31, 24) as u16;
+    Ok(i)
+}
+
+fn decode_mubuf(words: &Words) -> Result<Inst, DecodeError> {
+    let w0 = words.w0;
+    let op = bits(w0, 25, 18) as usize;
+    let name = words.name(&opcodes::MUBUF, op, "MUBUF")?;
+    let w1 = words.word(1)?;
+    let mut i = Inst::new(Format::Mubuf, op as u16, name);
+    i.len = 8;
+    i.offset = bits(w0, 11, 0) as i32;
+    i.slc = w0 & (1 << 12) != 0;
+    i.dlc = w0 & (1 << 13) != 0;
+    i.glc = w0 & (1 << 14) != 0;
+    i.addr = bits(w1, 7, 0) as u16;
+    i.data0 = bits(w1, 15, 8) as u16;
+    // vdata is the destination of loads and returning atomics too.
+    i.dst = i.data0;
+    i.saddr = (bits(w1, 20, 16) << 2) as u16;
+    i.offen = w1 & (1 << 22) != 0;
+    i.idxen = w1 & (1 << 23) != 0;
+    i.src[0] = bits(w1, 31, 24) as u16;
+    Ok(i)
+}
+
+/// Reads the DPP dword a VALU instruction's `src0` of DPP16/DPP8 announces
+/// (after its fixed dwords) and puts the real `src0` VGPR in its place.
+fn attach_dpp(inst: &mut Inst, words: &Words) -> Result<(), DecodeError> {
+    let dpp_at = (inst.len / 4) as usize;
+    match inst.src[0] {
+        src::DPP16 => {
+            let d = words.word(dpp_at)?;
+            inst.src[0] = src::VGPR0 + (d & 0xFF) as u16;
+            inst.dpp = Some(Dpp::Dpp16 {
+                ctrl: bits(d, 16, 8) as u16,
+                fi: d & (1 << 18) != 0,
+                bound_ctrl: d & (1 << 19) != 0,
+                row_mask: bits(d, 31, 28) as u8,
+                bank_mask: bits(d, 27, 24) as u8,
+            });
+            if inst.format != Format::Vop3 {
+                inst.neg |= (bits(d, 20, 20) | (bits(d, 22, 22) << 1)) as u8;
+                inst.abs |= (bits(d, 21, 21) | (bits(d, 23, 23) << 1)) as u8;
+            }
+            inst.len += 4;
+        }
+        src::DPP8 | src::DPP8FI => {
+            let d = words.word(dpp_at)?;
+            let fi = inst.src[0] == src::DPP8FI;
+            inst.src[0] = src::VGPR0 + (d & 0xFF) as u16;
+            let mut sel = [0u8; 8];
+            for (k, s) in sel.iter_mut().enumerate() {
+                *s = ((d >> (8 + 3 * k)) & 7) as u8;
+            }
+            inst.dpp = Some(Dpp::Dpp8 { sel, fi });
+            inst.len += 4;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Whether a literal dword follows the instruction: a source names it, or a
+/// VOPD half is a madmk/madak form (whose constant is always the literal).
+fn uses_literal(inst: &Inst) -> bool {
+    match inst.format {
         Format::Sop1
         | Format::Sop2
         | Format::Sopc
@@ -445,12 +563,7 @@ pub fn decode(code: &[u8], pc: u64) -> Result<Inst, DecodeError> {
             })
         }),
         _ => false,
-    };
-    if uses_literal && inst.literal.is_none() {
-        inst.literal = Some(word((inst.len / 4) as usize)?);
-        inst.len += 4;
     }
-    Ok(inst)
 }
 
 /// Names of VOP3 opcodes with a scalar destination (VOP3 SD encoding).
