@@ -10,6 +10,8 @@ mod convert;
 mod float;
 mod int;
 mod memory;
+#[cfg(test)]
+mod reconverge_tests;
 mod sync;
 mod tensor;
 mod texture;
@@ -21,20 +23,18 @@ use prlx_ptx::ast::{self, Operand, StateSpace, Statement};
 
 use crate::alu::{self, Alu1Fn, Alu2Fn, Alu3Fn, AluCtx};
 use crate::config::DeviceConfig;
-use crate::device::{KernelInfo, ParamInfo};
-use crate::error::LoadDiagnostic;
+use crate::error::{LoadDiagnostic, LoadError};
 use crate::instr::*;
 use crate::memory::{GlobalMemory, SHARED_WINDOW};
 use crate::observer::RegSlot;
-use crate::program::{FuncInfo, Program, RegBinding, diag, sreg};
+// TEMPORARY until machine/control.rs names `crate::program::FUNC_ADDR_BASE`.
+pub(crate) use crate::program::FUNC_ADDR_BASE;
+use crate::program::{FuncInfo, KernelInfo, ParamInfo, Program, RegBinding, diag, sreg};
 use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
 
 /// Local memory a thread may use (`.local` variables and one frame), as on
 /// NVIDIA GPUs.
 const MAX_LOCAL_BYTES: u64 = 512 * 1024;
-
-/// Fake addresses of functions, for function pointers and indirect calls.
-pub const FUNC_ADDR_BASE: u64 = 0x0000_4000_0000_0000;
 
 /// What a name refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +144,38 @@ fn collect_body_shared<'b>(body: &'b [Statement], out: &mut Vec<&'b ast::VarDecl
             }
             Statement::Scope(sc) => collect_body_shared(&sc.body, out),
             _ => {}
+        }
+    }
+}
+
+/// Parses, lays out and decodes a module; `.global`/`.const` variables are
+/// allocated in `memory` (freed again if loading fails).
+pub fn load(
+    ptx: &str,
+    source_name: &str,
+    config: &DeviceConfig,
+    memory: &mut GlobalMemory,
+) -> Result<Program, LoadError> {
+    let module = prlx_ptx::parse(ptx, source_name).map_err(|e| LoadError {
+        file: e.file.clone(),
+        line: e.line,
+        col: e.col,
+        message: e.message.clone(),
+        more: Vec::new(),
+    })?;
+    let mut allocations = Vec::new();
+    let result = decode_module(&module, source_name, config, memory, &mut allocations);
+    match result {
+        Ok(mut p) => {
+            p.variable_allocations = allocations;
+            Ok(p)
+        }
+        Err(diags) => {
+            for a in allocations {
+                memory.free(a);
+            }
+            Err(LoadError::from_diagnostics(diags)
+                .unwrap_or_else(|| LoadError::new(source_name, 1, 1, "module failed to load")))
         }
     }
 }

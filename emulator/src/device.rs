@@ -1,14 +1,19 @@
 //! The device: global memory, loaded modules, launches. This is the API the
 //! `libcuda` shim and the runner build on.
 
+mod texture;
+
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, PoisonError};
 
 use crate::config::DeviceConfig;
 use crate::error::{EmuError, LaunchError, LoadError};
+use crate::launch::{self, KernelSchedule, LaunchConfig, LaunchStats, Settings, StepHook};
 use crate::memory::GlobalMemory;
-use crate::observer::Observer;
+use crate::memory::map::{Detached, RebindError};
+use crate::observer::{Control, Observer, WarpStep};
+use crate::program::{KernelInfo, Program};
 
 /// A loaded module. Ids are never reused, so a stale id after
 /// [`Device::unload_module`] gives `InvalidHandle`.
@@ -22,68 +27,13 @@ pub struct FunctionId {
     pub(crate) index: u32,
 }
 
-/// Static facts about a kernel, as `cuFuncGetAttribute` reports them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelInfo {
-    pub name: String,
-    pub params: Vec<ParamInfo>,
-    /// Size of the packed parameter buffer.
-    pub param_bytes: u32,
-    pub static_shared_bytes: u32,
-    pub local_bytes_per_thread: u32,
-    pub num_regs: u32,
-    /// From `.maxntid`/`.reqntid`, or the device limit.
-    pub max_threads_per_block: u32,
-    pub reqntid: Option<[u32; 3]>,
-    pub ptx_version: (u32, u32),
-    pub target_sm: u32,
-}
-
-/// One kernel parameter inside the packed parameter buffer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParamInfo {
-    pub name: String,
-    pub offset: u32,
-    pub size: u32,
-    pub align: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LaunchConfig {
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub dynamic_shared_bytes: u32,
-}
-
-/// Work done by a completed launch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LaunchStats {
-    /// Instructions issued, counted once per warp.
-    pub warp_instructions: u64,
-    /// Instructions issued, counted once per active thread.
-    pub thread_instructions: u64,
-    pub ctas: u64,
-}
-
-impl LaunchStats {
-    /// Adds `other`'s instruction counts (not its CTAs).
-    pub(crate) fn add(&mut self, other: &LaunchStats) {
-        self.warp_instructions += other.warp_instructions;
-        self.thread_instructions += other.thread_instructions;
-    }
-}
-
 /// A loaded module: its decoded program and where its variables live.
-pub(crate) struct LoadedModule {
-    pub program: crate::program::Program,
+struct LoadedModule {
+    program: Program,
     /// Device allocations holding `.global`/`.const` variables, freed on unload.
-    pub variable_allocations: Vec<u64>,
-    /// Warp-instructions of each kernel's last launch (`u64::MAX`: not
-    /// launched yet): kernels too short to gain from more threads run on one.
-    pub last_work: Vec<AtomicU64>,
-    /// Whether each kernel's CTAs must run in order (computed on its first
-    /// launch; see `launch::needs_cta_order`).
-    pub cta_order: Vec<std::sync::OnceLock<bool>>,
+    variable_allocations: Vec<u64>,
+    /// What the scheduler remembers of each kernel across launches.
+    schedules: Vec<KernelSchedule>,
 }
 
 /// The emulated GPU. `Send` and `Sync`: launches take `&self` and may run
@@ -91,39 +41,16 @@ pub(crate) struct LoadedModule {
 /// once); everything else takes `&mut self`.
 pub struct Device {
     config: DeviceConfig,
-    pub(crate) memory: GlobalMemory,
-    pub(crate) modules: HashMap<u64, LoadedModule>,
+    memory: GlobalMemory,
+    modules: HashMap<u64, LoadedModule>,
     next_module: u64,
     /// Counts launches, for `%gridid`.
-    pub(crate) launches: AtomicU64,
+    launches: AtomicU64,
     /// Device `printf` output, when captured instead of written to stdout.
-    pub(crate) printf_capture: Mutex<Option<String>>,
-    /// Host threads that run a launch's CTAs (`PRLX_EMU_THREADS`).
-    pub(crate) threads: usize,
-    /// Warp-instructions a launch may execute before it fails with `Timeout`.
-    pub(crate) watchdog: Option<u64>,
-    /// Warp-instructions a CTA may execute without progress before the
-    /// launch fails with `Timeout` (see [`Device::set_stall_watchdog`]).
-    pub(crate) stall_watchdog: Option<u64>,
-}
-
-/// The default stall watchdog, in warp-instructions without progress
-/// (2^26, about 67 M): a hung kernel ends within seconds to a minute (a
-/// spinning warp issues roughly 2–15 M warp-instructions per second here,
-/// atomics being the slowest; `examples/stall_watchdog.rs`,
-/// docs/emulator-benchmark.md), while a CTA that works does not go this
-/// long without writing memory, retiring a thread or passing a barrier.
-pub const DEFAULT_STALL_WATCHDOG: u64 = 1 << 26;
-
-/// `PRLX_EMU_STALL_WATCHDOG`: a warp-instruction count, or `off`/`0`.
-fn stall_watchdog_from_env() -> Option<u64> {
-    match std::env::var("PRLX_EMU_STALL_WATCHDOG") {
-        Ok(v) => match v.trim() {
-            "off" | "0" => None,
-            n => Some(n.parse().unwrap_or(DEFAULT_STALL_WATCHDOG)),
-        },
-        Err(_) => Some(DEFAULT_STALL_WATCHDOG),
-    }
+    printf_capture: Mutex<Option<String>>,
+    /// Host threads and watchdogs of launches (see [`Device::set_threads`],
+    /// [`Device::set_watchdog`], [`Device::set_stall_watchdog`]).
+    settings: Settings,
 }
 
 impl Device {
@@ -135,11 +62,7 @@ impl Device {
             next_module: 1,
             launches: AtomicU64::new(0),
             printf_capture: Mutex::new(None),
-            threads: crate::launch::threads_from_env(),
-            watchdog: std::env::var("PRLX_EMU_WATCHDOG")
-                .ok()
-                .and_then(|v| v.trim().parse().ok()),
-            stall_watchdog: stall_watchdog_from_env(),
+            settings: Settings::from_env(),
         }
     }
 
@@ -166,12 +89,12 @@ impl Device {
     /// launches run on one thread whatever the setting (see the crate
     /// documentation, "Determinism").
     pub fn set_threads(&mut self, threads: usize) {
-        self.threads = threads.max(1);
+        self.settings.threads = threads.max(1);
     }
 
     /// See [`Device::set_threads`].
     pub fn threads(&self) -> usize {
-        self.threads
+        self.settings.threads
     }
 
     /// Limits each launch to `max_warp_instructions` (like a display
@@ -179,7 +102,7 @@ impl Device {
     /// [`LaunchError::Timeout`] instead of hanging. `None` (the default, or
     /// `PRLX_EMU_WATCHDOG=<n>` from the environment) means no limit.
     pub fn set_watchdog(&mut self, max_warp_instructions: Option<u64>) {
-        self.watchdog = max_warp_instructions;
+        self.settings.watchdog = max_warp_instructions;
     }
 
     /// Ends a launch that stops making progress: when a CTA executes
@@ -188,10 +111,10 @@ impl Device {
     /// value), exits or passes a barrier, the launch fails with
     /// [`LaunchError::Timeout`] naming the kernel, the block and every
     /// unfinished warp's lanes and PCs. The default is
-    /// [`DEFAULT_STALL_WATCHDOG`]; `PRLX_EMU_STALL_WATCHDOG=<n>` (or `off`)
+    /// [`DEFAULT_STALL_WATCHDOG`](crate::DEFAULT_STALL_WATCHDOG); `PRLX_EMU_STALL_WATCHDOG=<n>` (or `off`)
     /// sets it from the environment; `None` disables it.
     pub fn set_stall_watchdog(&mut self, max_idle_warp_instructions: Option<u64>) {
-        self.stall_watchdog = max_idle_warp_instructions;
+        self.settings.stall_watchdog = max_idle_warp_instructions;
     }
 
     /// The captured `printf` output so far (empty when not capturing).
@@ -314,25 +237,44 @@ impl Device {
         self.memory.range_of(dptr)
     }
 
+    /// See [`GlobalMemory::detach`].
+    pub fn mem_detach(&mut self, base: u64) -> Option<Detached> {
+        self.memory.detach(base)
+    }
+
+    /// See [`GlobalMemory::reattach`].
+    pub fn mem_reattach(&mut self, detached: Detached) {
+        self.memory.reattach(detached)
+    }
+
+    /// See [`GlobalMemory::rebind`].
+    ///
+    /// # Safety
+    /// As for [`GlobalMemory::rebind`].
+    pub unsafe fn mem_rebind(
+        &mut self,
+        base: u64,
+        ptr: *mut u8,
+        len: usize,
+    ) -> Result<(), RebindError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.memory.rebind(base, ptr, len) }
+    }
+
     /// Parses, validates and decodes a PTX module. Unsupported instructions
     /// are rejected here, naming them and their line.
     pub fn load_module(&mut self, ptx: &str, source_name: &str) -> Result<ModuleId, LoadError> {
-        let program = crate::program::load(ptx, source_name, &self.config, &mut self.memory)?;
+        let program = crate::decode::load(ptx, source_name, &self.config, &mut self.memory)?;
         let variable_allocations = program.variable_allocations.clone();
         let id = self.next_module;
         self.next_module += 1;
         self.modules.insert(
             id,
             LoadedModule {
-                last_work: program
+                schedules: program
                     .kernels
                     .iter()
-                    .map(|_| AtomicU64::new(u64::MAX))
-                    .collect(),
-                cta_order: program
-                    .kernels
-                    .iter()
-                    .map(|_| std::sync::OnceLock::new())
+                    .map(|_| KernelSchedule::default())
                     .collect(),
                 program,
                 variable_allocations,
@@ -397,14 +339,7 @@ impl Device {
         config: &LaunchConfig,
         params: &[u8],
     ) -> Result<LaunchStats, LaunchError> {
-        crate::launch::launch(
-            self,
-            f,
-            config,
-            params,
-            &mut crate::launch::NoObserver,
-            None,
-        )
+        self.run_launch(f, config, params, &mut launch::NoObserver, None)
     }
 
     /// A cooperative launch (`cuLaunchCooperativeKernel`): every CTA of the
@@ -428,14 +363,7 @@ impl Device {
             LaunchError::OutOfResources("no memory for the grid workspace".into())
         })?;
         let _ = self.memory.store(workspace, 4, GRID_WORKSPACE_BYTES);
-        let result = crate::launch::launch(
-            self,
-            f,
-            config,
-            params,
-            &mut crate::launch::NoObserver,
-            Some(workspace),
-        );
+        let result = self.run_launch(f, config, params, &mut launch::NoObserver, Some(workspace));
         self.memory.free(workspace);
         result
     }
@@ -449,7 +377,53 @@ impl Device {
         params: &[u8],
         observer: &mut dyn Observer,
     ) -> Result<LaunchStats, LaunchError> {
-        crate::launch::launch(self, f, config, params, &mut DynObserver(observer), None)
+        self.run_launch(f, config, params, &mut DynObserver(observer), None)
+    }
+
+    /// Runs kernel `f` of a loaded module through the scheduler and
+    /// delivers the `printf` output it made, fault or not.
+    #[allow(clippy::result_large_err)] // see `launch`
+    fn run_launch<H: StepHook>(
+        &self,
+        f: FunctionId,
+        config: &LaunchConfig,
+        params: &[u8],
+        hook: &mut H,
+        grid_workspace: Option<u64>,
+    ) -> Result<LaunchStats, LaunchError> {
+        let module = self.modules.get(&f.module).ok_or_else(|| {
+            LaunchError::InvalidHandle("the function's module is not loaded".into())
+        })?;
+        let target = launch::Target {
+            program: &module.program,
+            schedules: &module.schedules,
+            memory: &self.memory,
+            config: &self.config,
+            settings: self.settings,
+            launches: &self.launches,
+        };
+        let finished = launch::launch(&target, f.index, config, params, hook, grid_workspace);
+        self.deliver_printf(&finished.printf);
+        finished.result
+    }
+
+    /// Device `printf` output appears when a launch ends: in the capture
+    /// buffer, or on stdout.
+    fn deliver_printf(&self, printf: &str) {
+        match &mut *self
+            .printf_capture
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            Some(buf) => buf.push_str(printf),
+            None if !printf.is_empty() => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(printf.as_bytes());
+                let _ = out.flush();
+            }
+            None => {}
+        }
     }
 }
 
@@ -459,9 +433,9 @@ const GRID_WORKSPACE_BYTES: u64 = 8;
 /// Adapts a `dyn Observer` to the launch loop's static observer parameter.
 struct DynObserver<'a>(&'a mut dyn Observer);
 
-impl crate::launch::StepHook for DynObserver<'_> {
+impl StepHook for DynObserver<'_> {
     const ENABLED: bool = true;
-    fn before(&mut self, step: &crate::observer::WarpStep<'_>) -> crate::observer::Control {
+    fn before(&mut self, step: &WarpStep<'_>) -> Control {
         self.0.on_warp_instruction(step)
     }
 }

@@ -5,6 +5,8 @@
 //! operand kinds; predicates are indices into the warp's predicate file, one
 //! bit per lane. Labels are resolved to code indices (PCs).
 
+pub mod texture_op;
+
 use crate::alu::{Alu1Fn, Alu2Fn, Alu3Fn, AluCtx, CmpFn};
 use crate::semantics::ScalarType;
 
@@ -519,8 +521,8 @@ pub enum Op {
     Family(Box<FamilyOp>),
     /// `wmma.load/store/mma` (m16n16k16), executed by `machine/tensor.rs`.
     Wmma(Box<WmmaOp>),
-    /// `tex/tld4/txq/suld/sust/suq`, executed by `crate::texture::exec`.
-    Texture(Box<crate::texture::TextureOp>),
+    /// `tex/tld4/txq/suld/sust/suq`, executed by `machine/texture.rs`.
+    Texture(Box<texture_op::TextureOp>),
     /// `bar.warp.sync membermask` (`__syncwarp`): no effect of its own; the
     /// scheduler makes lanes wait here for the lanes of the mask it had set
     /// aside (independent thread scheduling, see `Warp::next_group`).

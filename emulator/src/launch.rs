@@ -7,16 +7,128 @@
 // returned once per failed launch, so its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::device::{Device, FunctionId, LaunchConfig, LaunchStats};
+use crate::config::DeviceConfig;
 use crate::error::{Fault, LaunchError};
 use crate::instr::{CallTarget, Op};
 use crate::machine::{self, Barrier, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp};
 use crate::memory::{FlatMemory, GlobalMemory};
 use crate::observer::{Control, RegisterView, WarpStep};
 use crate::program::Program;
+
+/// The grid and block of a launch, and its dynamic shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+/// Work done by a completed launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LaunchStats {
+    /// Instructions issued, counted once per warp.
+    pub warp_instructions: u64,
+    /// Instructions issued, counted once per active thread.
+    pub thread_instructions: u64,
+    pub ctas: u64,
+}
+
+impl LaunchStats {
+    /// Adds `other`'s instruction counts (not its CTAs).
+    pub(crate) fn add(&mut self, other: &LaunchStats) {
+        self.warp_instructions += other.warp_instructions;
+        self.thread_instructions += other.thread_instructions;
+    }
+}
+
+/// The default stall watchdog, in warp-instructions without progress
+/// (2^26, about 67 M): a hung kernel ends within seconds to a minute (a
+/// spinning warp issues roughly 2–15 M warp-instructions per second here,
+/// atomics being the slowest; `examples/stall_watchdog.rs`,
+/// docs/emulator-benchmark.md), while a CTA that works does not go this
+/// long without writing memory, retiring a thread or passing a barrier.
+pub const DEFAULT_STALL_WATCHDOG: u64 = 1 << 26;
+
+/// How the device runs launches: its settings, kept by the device and set
+/// through it (`Device::set_threads`, `set_watchdog`, `set_stall_watchdog`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings {
+    /// Host threads that run a launch's CTAs (`PRLX_EMU_THREADS`).
+    pub threads: usize,
+    /// Warp-instructions a launch may execute before it fails with `Timeout`.
+    pub watchdog: Option<u64>,
+    /// Warp-instructions a CTA may execute without progress before the
+    /// launch fails with `Timeout`.
+    pub stall_watchdog: Option<u64>,
+}
+
+impl Settings {
+    /// From `PRLX_EMU_THREADS`, `PRLX_EMU_WATCHDOG` and
+    /// `PRLX_EMU_STALL_WATCHDOG`, each defaulted when unset.
+    pub fn from_env() -> Settings {
+        Settings {
+            threads: threads_from_env(),
+            watchdog: std::env::var("PRLX_EMU_WATCHDOG")
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
+            stall_watchdog: stall_watchdog_from_env(),
+        }
+    }
+}
+
+/// `PRLX_EMU_STALL_WATCHDOG`: a warp-instruction count, or `off`/`0`.
+fn stall_watchdog_from_env() -> Option<u64> {
+    match std::env::var("PRLX_EMU_STALL_WATCHDOG") {
+        Ok(v) => match v.trim() {
+            "off" | "0" => None,
+            n => Some(n.parse().unwrap_or(DEFAULT_STALL_WATCHDOG)),
+        },
+        Err(_) => Some(DEFAULT_STALL_WATCHDOG),
+    }
+}
+
+/// What the scheduler remembers of one kernel across its launches; kept
+/// with the loaded module.
+#[derive(Debug)]
+pub(crate) struct KernelSchedule {
+    /// Warp-instructions of the kernel's last launch (`u64::MAX`: not
+    /// launched yet): kernels too short to gain from more threads run on one.
+    last_work: AtomicU64,
+    /// Whether the kernel's CTAs must run in order (computed on its first
+    /// launch; see [`needs_cta_order`]).
+    cta_order: OnceLock<bool>,
+}
+
+impl Default for KernelSchedule {
+    fn default() -> Self {
+        KernelSchedule {
+            last_work: AtomicU64::new(u64::MAX),
+            cta_order: OnceLock::new(),
+        }
+    }
+}
+
+/// What a launch takes from the device that runs it.
+pub(crate) struct Target<'a> {
+    pub program: &'a Program,
+    /// One per kernel of `program`.
+    pub schedules: &'a [KernelSchedule],
+    pub memory: &'a GlobalMemory,
+    pub config: &'a DeviceConfig,
+    pub settings: Settings,
+    /// Counts the device's launches, for `%gridid`.
+    pub launches: &'a AtomicU64,
+}
+
+/// A finished launch: its result and the device `printf` output its CTAs
+/// made, in CTA order, for the device to deliver.
+pub(crate) struct Finished {
+    pub result: Result<LaunchStats, LaunchError>,
+    pub printf: String,
+}
 
 /// A statically dispatched observer: `NoObserver` compiles the hook away.
 pub(crate) trait StepHook {
@@ -55,13 +167,12 @@ impl Rng {
 }
 
 fn validate(
-    device: &Device,
+    dc: &DeviceConfig,
     prog: &Program,
     index: u32,
     config: &LaunchConfig,
     params: &[u8],
 ) -> Result<(), LaunchError> {
-    let dc = device.config();
     let info = prog
         .kernel_info(index)
         .ok_or_else(|| LaunchError::InvalidHandle("stale function handle".into()))?;
@@ -155,7 +266,7 @@ fn helper_pool(helpers: usize) -> Arc<rayon::ThreadPool> {
 
 /// `PRLX_EMU_THREADS`: host threads that run the CTAs of a launch
 /// (default: the available cores).
-pub(crate) fn threads_from_env() -> usize {
+fn threads_from_env() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     match std::env::var("PRLX_EMU_THREADS") {
         Ok(v) => match v.trim().parse::<usize>() {
@@ -240,35 +351,39 @@ fn talks_to_other_ctas(text: &str) -> bool {
     }
 }
 
+/// Validates and runs kernel `index` of `target.program` to completion.
+/// An invalid launch fails before it counts as one of the device's launches.
 pub(crate) fn launch<H: StepHook>(
-    device: &Device,
-    f: FunctionId,
+    target: &Target<'_>,
+    index: u32,
     config: &LaunchConfig,
     params: &[u8],
     hook: &mut H,
     grid_workspace: Option<u64>,
-) -> Result<LaunchStats, LaunchError> {
-    let module = device
-        .modules
-        .get(&f.module)
-        .ok_or_else(|| LaunchError::InvalidHandle("the function's module is not loaded".into()))?;
-    let prog = &module.program;
-    validate(device, prog, f.index, config, params)?;
-    let gridid = device.launches.fetch_add(1, Ordering::Relaxed) + 1;
-    let seed = device.config().schedule_seed;
-    let (kernel, info) = &prog.kernels[f.index as usize];
+) -> Finished {
+    let prog = target.program;
+    if let Err(e) = validate(target.config, prog, index, config, params) {
+        return Finished {
+            result: Err(e),
+            printf: String::new(),
+        };
+    }
+    let gridid = target.launches.fetch_add(1, Ordering::Relaxed) + 1;
+    let seed = target.config.schedule_seed;
+    let settings = target.settings;
+    let (kernel, info) = &prog.kernels[index as usize];
     let grid = Grid {
         prog,
         kernel: *kernel,
         kernel_name: &info.name,
         config,
-        memory: &device.memory,
+        memory: target.memory,
         kparams: &params[..info.param_bytes as usize],
         gridid,
-        nsmid: device.config().multiprocessor_count.max(1),
+        nsmid: target.config.multiprocessor_count.max(1),
         seed,
-        watchdog: device.watchdog.unwrap_or(u64::MAX),
-        stall_limit: device.stall_watchdog.unwrap_or(u64::MAX),
+        watchdog: settings.watchdog.unwrap_or(u64::MAX),
+        stall_limit: settings.stall_watchdog.unwrap_or(u64::MAX),
         grid_workspace: grid_workspace.unwrap_or(0),
     };
 
@@ -289,17 +404,19 @@ pub(crate) fn launch<H: StepHook>(
     // cooperative grid (interleaved on one thread), or CTAs that communicate.
     // A kernel whose last launch was short runs on one thread too: waking
     // helper threads would cost more than it gains (the result is the same).
-    let last_work = &module.last_work[f.index as usize];
+    let schedule = &target.schedules[index as usize];
     let workers = if H::ENABLED
-        || device.watchdog.is_some()
+        || settings.watchdog.is_some()
         || seed.is_some()
         || grid_workspace.is_some()
-        || last_work.load(Ordering::Relaxed) < SHORT_LAUNCH
-        || *module.cta_order[f.index as usize].get_or_init(|| needs_cta_order(prog, *kernel))
+        || schedule.last_work.load(Ordering::Relaxed) < SHORT_LAUNCH
+        || *schedule
+            .cta_order
+            .get_or_init(|| needs_cta_order(prog, *kernel))
     {
         1
     } else {
-        device.threads.clamp(1, total_ctas.min(4096) as usize)
+        settings.threads.clamp(1, total_ctas.min(4096) as usize)
     };
     let mut printf = String::new();
     let result = if grid_workspace.is_some() {
@@ -309,25 +426,12 @@ pub(crate) fn launch<H: StepHook>(
     } else {
         grid.run_parallel(&order, workers, &mut printf)
     };
-    // Device printf output appears when the launch ends, fault or not.
-    match &mut *device
-        .printf_capture
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-    {
-        Some(buf) => buf.push_str(&printf),
-        None if !printf.is_empty() => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(printf.as_bytes());
-            let _ = out.flush();
-        }
-        None => {}
-    }
     if let Ok(stats) = &result {
-        last_work.store(stats.warp_instructions, Ordering::Relaxed);
+        schedule
+            .last_work
+            .store(stats.warp_instructions, Ordering::Relaxed);
     }
-    result
+    Finished { result, printf }
 }
 
 /// Warp-instructions (about 0.3 ms of emulation) below which a launch runs

@@ -15,8 +15,8 @@
 //! - `launch`: launch validation (as a driver does) and the scheduler: CTAs
 //!   on several host threads, or in order, or all resident (cooperative).
 //! - `machine`: one warp-instruction at a time: `execute` dispatches each
-//!   warp-instruction to its family in `machine/` (`arith`, `int`, `memory`,
-//!   `control`, `warp`, `tensor`; `texture/exec.rs`), which loops over the
+//!   warp-instruction to its family in `machine/` (`arith`, `int`,
+//!   `memory_ops`, `control`, `sync`, `warp`, `tensor`, `texture`), which loops over the
 //!   active lanes; registers are laid out `values[row * 32 + lane]`. The
 //!   hottest operations (`add/mul/mad/fma/setp/ld/st` on 32/64-bit integers
 //!   and `f32`) are inlined whole-warp loops.
@@ -31,6 +31,19 @@
 //!   a decoded function pointer (`Op::Alu*`, `Op::Family`), its `machine/` module.
 //! - `observer`: [`Observer`] sees every warp-instruction before it runs
 //!   (`--trace`/`--step`); without one the hook compiles away.
+//!
+//! **Layering (an invariant):** the top-level modules depend on each other
+//! one way only. From the bottom, each uses only modules listed before it:
+//! `texture` (object descriptors, the object table, sampling arithmetic),
+//! `instr` (the decoded IR), `memory`, `reconverge` (an analysis of decoded
+//! code), `program` (a decoded module), `decode` (PTX → `program`),
+//! `machine` (executes one warp-instruction), `launch` (validation and the
+//! scheduler, given what it needs from the device as a `launch::Target`),
+//! `device` (the API); `semantics`, `alu`, `config`, `error`, `observer`,
+//! `text` and `printf` sit below whatever uses them. So the decoder never
+//! runs code, the machine never decodes, and nothing below `device` names
+//! [`Device`]. `cargo run -p prlx-structure-check -- emulator --acyclic
+//! emulator` checks it.
 //!
 //! # Execution model
 //!
@@ -110,7 +123,8 @@
 //! chain (`add.cc/addc/sub.cc/subc/mad.cc/madc`). Results narrower than
 //! their destination register are sign- or zero-extended into it.
 //!
-//! - **Textures and surfaces** (`texture/`, decoded by `decode/texture.rs`):
+//! - **Textures and surfaces** (`texture/`, decoded by `decode/texture.rs`,
+//!   executed by `machine/texture.rs`):
 //!   `tex`/`tld4`/`txq` and `suld.b`/`sust.b`/`suq` on 64-bit texture and
 //!   surface object handles (unified mode) or module `.texref`/`.surfref`
 //!   variables, looked up per lane in the device's object table
@@ -189,9 +203,8 @@ mod text;
 pub mod texture;
 
 pub use config::{DeviceAttribute, DeviceConfig};
-pub use device::{
-    DEFAULT_STALL_WATCHDOG, Device, FunctionId, KernelInfo, LaunchConfig, LaunchStats, ModuleId,
-    ParamInfo,
-};
+pub use device::{Device, FunctionId, ModuleId};
 pub use error::{EmuError, Fault, LaunchError, LoadDiagnostic, LoadError};
+pub use launch::{DEFAULT_STALL_WATCHDOG, LaunchConfig, LaunchStats};
 pub use observer::{Control, Observer, RegValue, WarpStep};
+pub use program::{KernelInfo, ParamInfo};

@@ -22,6 +22,7 @@ mod int;
 mod memory_ops;
 mod sync;
 mod tensor;
+mod texture;
 mod warp;
 
 use crate::instr::*;
@@ -893,7 +894,7 @@ pub fn execute(
             tensor::execute(w, env, &inst.op, exec)?;
         }
         Op::Family(f) => (f.run)(f, v, &mut w.preds, exec),
-        Op::Texture(t) => crate::texture::exec::execute(t, v, exec, env)?,
+        Op::Texture(t) => texture::execute(t, v, exec, env)?,
         Op::Nop | Op::WarpSync { .. } => {}
     }
     // Straight-line instruction: every active lane moves on.

@@ -18,6 +18,9 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64};
 
+use crate::texture::ObjectTable;
+use crate::texture::sample::TexelMemory;
+
 thread_local! {
     /// Index of the allocation this thread hit last: consecutive accesses
     /// of a warp almost always hit the same buffer. Per thread, so CTAs on
@@ -158,8 +161,10 @@ pub struct GlobalMemory {
     next_base: u64,
     used: u64,
     budget: u64,
-    /// Texture and surface objects by handle (`crate::texture`).
-    pub(crate) textures: crate::texture::ObjectTable,
+    /// Texture and surface objects by handle (`crate::texture`): beside the
+    /// allocations so every CTA's `Env` reaches them through the global
+    /// memory it already holds.
+    pub(crate) textures: ObjectTable,
 }
 
 impl GlobalMemory {
@@ -446,6 +451,13 @@ impl GlobalMemory {
     }
 }
 
+/// Texels are read from device memory; a fault names the address.
+impl TexelMemory for GlobalMemory {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), u64> {
+        self.read_bytes(addr, out).map_err(|_| addr)
+    }
+}
+
 /// Hiding and re-backing allocations for virtual memory, IPC and several
 /// devices (see the file).
 pub mod map;
@@ -492,9 +504,11 @@ impl Region<'_> {
 /// `p` must be valid for reads of `size` bytes.
 #[inline(always)]
 unsafe fn atomic_read(p: *mut u8, size: u32) -> u64 {
-    // SAFETY (all arms): `p` is valid for `size` bytes and, where a wider
-    // atomic is made, aligned to its width; every concurrent access to
-    // these bytes is atomic too (see the module comment).
+    // SAFETY: `p` is valid for reads of `size` bytes (the caller's
+    // contract), so every arm stays inside them (the byte loop reads
+    // `p + i` for `i < size`); a wider atomic is only made where its arm
+    // checked `p` is aligned to its width; every concurrent access to these
+    // bytes is atomic too (see the module comment), so none is a data race.
     unsafe {
         match size {
             1 => AtomicU8::from_ptr(p).load(Relaxed) as u64,
@@ -519,7 +533,8 @@ unsafe fn atomic_read(p: *mut u8, size: u32) -> u64 {
 /// `p` must be valid for writes of `size` bytes.
 #[inline(always)]
 unsafe fn atomic_write(p: *mut u8, size: u32, value: u64) {
-    // SAFETY: as in `atomic_read`.
+    // SAFETY: `p` is valid for writes of `size` bytes (the caller's
+    // contract); alignment and concurrency as in `atomic_read`.
     unsafe {
         match size {
             1 => AtomicU8::from_ptr(p).store(value as u8, Relaxed),

@@ -1,16 +1,44 @@
 //! A loaded module: decoded code, register-file layout, variables and
-//! kernel metadata. Built once by [`load`]; the machine only reads it.
+//! kernel metadata. Built once by the decoder (`crate::decode::load`); the
+//! machine only reads it.
 
 use std::collections::HashMap;
 
 use prlx_ptx::ast;
 
-use crate::config::DeviceConfig;
-use crate::device::KernelInfo;
-use crate::error::{LoadDiagnostic, LoadError};
+use crate::error::LoadDiagnostic;
 use crate::instr::Inst;
-use crate::memory::GlobalMemory;
 use crate::observer::RegSlot;
+
+/// Fake addresses of functions, for function pointers and indirect calls:
+/// a function's address is this base plus its index in [`Program::funcs`].
+pub const FUNC_ADDR_BASE: u64 = 0x0000_4000_0000_0000;
+
+/// Static facts about a kernel, as `cuFuncGetAttribute` reports them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    pub params: Vec<ParamInfo>,
+    /// Size of the packed parameter buffer.
+    pub param_bytes: u32,
+    pub static_shared_bytes: u32,
+    pub local_bytes_per_thread: u32,
+    pub num_regs: u32,
+    /// From `.maxntid`/`.reqntid`, or the device limit.
+    pub max_threads_per_block: u32,
+    pub reqntid: Option<[u32; 3]>,
+    pub ptx_version: (u32, u32),
+    pub target_sm: u32,
+}
+
+/// One kernel parameter inside the packed parameter buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamInfo {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+    pub align: u32,
+}
 
 /// Rows of the value file that hold special registers, filled per warp.
 pub mod sreg {
@@ -132,39 +160,6 @@ impl Program {
 
     pub fn global_variable(&self, name: &str) -> Option<(u64, u64)> {
         self.globals.get(name).copied()
-    }
-}
-
-/// Parses, lays out and decodes a module; `.global`/`.const` variables are
-/// allocated in `memory` (freed again if loading fails).
-pub fn load(
-    ptx: &str,
-    source_name: &str,
-    config: &DeviceConfig,
-    memory: &mut GlobalMemory,
-) -> Result<Program, LoadError> {
-    let module = prlx_ptx::parse(ptx, source_name).map_err(|e| LoadError {
-        file: e.file.clone(),
-        line: e.line,
-        col: e.col,
-        message: e.message.clone(),
-        more: Vec::new(),
-    })?;
-    let mut allocations = Vec::new();
-    let result =
-        crate::decode::decode_module(&module, source_name, config, memory, &mut allocations);
-    match result {
-        Ok(mut p) => {
-            p.variable_allocations = allocations;
-            Ok(p)
-        }
-        Err(diags) => {
-            for a in allocations {
-                memory.free(a);
-            }
-            Err(LoadError::from_diagnostics(diags)
-                .unwrap_or_else(|| LoadError::new(source_name, 1, 1, "module failed to load")))
-        }
     }
 }
 

@@ -78,3 +78,21 @@ pub fn instruction(i: &Instruction) -> String {
     s.push(';');
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_text_keeps_the_coordinates() {
+        let ptx = ".version 7.5\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 t)\n{\n.reg .f32 %f<7>;\n.reg .b64 %rd<2>;\n.reg .b32 %r<3>;\ntex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\nsust.b.a1d.b32.zero [%rd1, {%r1, %r2}], {%r1};\nret;\n}\n";
+        let m = prlx_ptx::parse(ptx, "t.ptx").expect("parses");
+        let f = m.functions().next().expect("a kernel");
+        let text: Vec<String> = f.instructions().map(instruction).collect();
+        assert_eq!(
+            text[0],
+            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];"
+        );
+        assert_eq!(text[1], "sust.b.a1d.b32.zero [%rd1, {%r1, %r2}], {%r1};");
+    }
+}

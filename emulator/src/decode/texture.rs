@@ -18,11 +18,10 @@
 //! Refused with a message: independent mode (a separate `.samplerref`
 //! operand), explicit offsets, the
 //! sparse-residency predicate, `.f16`/`.f16x2` results and formatted
-//! stores (`sust.p`). Execution is `crate::texture::exec`.
+//! stores (`sust.p`). Execution is `machine/texture.rs`.
 
 use super::*;
-use crate::texture::TextureOp;
-use crate::texture::exec::{Geometry, Gradients, OutOfRange, Query, TexKind};
+use crate::instr::texture_op::{Geometry, Gradients, OutOfRange, Query, TexKind, TextureOp};
 
 pub(super) fn decode(
     m: &mut ModuleCtx<'_>,

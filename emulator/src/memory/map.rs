@@ -1,6 +1,7 @@
 //! What the driver needs beyond plain allocations to model virtual memory,
 //! IPC and several devices sharing one address space (a child module of
-//! [`crate::memory`], so it may reach the allocation table):
+//! [`crate::memory`], so it may reach the allocation table; the device
+//! forwards them as `Device::mem_detach`, `mem_reattach` and `mem_rebind`):
 //!
 //! - hiding an allocation from kernels and bringing it back unchanged
 //!   ([`GlobalMemory::detach`]/[`GlobalMemory::reattach`]): a device that
@@ -16,7 +17,6 @@
 //! physical allocation are two views of the same bytes.
 
 use super::{ALLOC_ALIGN, Allocation, GlobalMemory};
-use crate::device::Device;
 
 /// An allocation taken out of the address space, bytes and all; only
 /// [`GlobalMemory::reattach`] puts it back.
@@ -96,32 +96,6 @@ impl GlobalMemory {
         drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, a.len)) });
         self.used -= (a.len as u64 + ALLOC_ALIGN - 1) & !(ALLOC_ALIGN - 1);
         Ok(())
-    }
-}
-
-impl Device {
-    /// See [`GlobalMemory::detach`].
-    pub fn mem_detach(&mut self, base: u64) -> Option<Detached> {
-        self.memory.detach(base)
-    }
-
-    /// See [`GlobalMemory::reattach`].
-    pub fn mem_reattach(&mut self, detached: Detached) {
-        self.memory.reattach(detached)
-    }
-
-    /// See [`GlobalMemory::rebind`].
-    ///
-    /// # Safety
-    /// As for [`GlobalMemory::rebind`].
-    pub unsafe fn mem_rebind(
-        &mut self,
-        base: u64,
-        ptr: *mut u8,
-        len: usize,
-    ) -> Result<(), RebindError> {
-        // SAFETY: forwarded contract.
-        unsafe { self.memory.rebind(base, ptr, len) }
     }
 }
 

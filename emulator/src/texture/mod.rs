@@ -4,9 +4,10 @@
 //! A texture or surface object is a 64-bit handle (what `cudaTextureObject_t`
 //! and `cudaSurfaceObject_t` hold, passed to kernels as `.u64` parameters in
 //! PTX's unified texture mode). The device keeps one table from handle to
-//! descriptor ([`ObjectTable`], inside [`GlobalMemory`] so every thread that
-//! runs a CTA can read it), filled by [`Device::texture_object_create`] and
-//! [`Device::surface_object_create`].
+//! descriptor ([`ObjectTable`], inside the device's global memory so every
+//! thread that runs a CTA can read it), filled by
+//! [`Device::texture_object_create`](crate::Device::texture_object_create) and
+//! [`Device::surface_object_create`](crate::Device::surface_object_create).
 //!
 //! A descriptor names where the texels are ([`Resource`]: device addresses,
 //! row and slice pitches, per mip level) and how to sample them
@@ -16,19 +17,15 @@
 //!
 //! - [`sample`]: addressing, format conversion and filtering, pure and
 //!   unit-tested against CPU references.
-//! - [`exec`]: executing the decoded instructions for a warp.
+//!
+//! This module is a leaf of the crate: the decoded instructions that use
+//! these objects are `instr::texture_op`, their execution for a warp
+//! `machine/texture.rs`, the device's API over the table `device/texture.rs`.
 
-pub mod exec;
 pub mod sample;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-
-use crate::device::Device;
-use crate::error::EmuError;
-use crate::memory::GlobalMemory;
-
-pub use exec::TextureOp;
 
 /// The element type of each channel (`CUarray_format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,70 +309,23 @@ impl ObjectTable {
         self.references.get(&addr).copied()
     }
 
-    fn insert(&mut self, object: BoundObject) -> u64 {
+    /// Adds `object` under a new handle.
+    pub(crate) fn insert(&mut self, object: BoundObject) -> u64 {
         self.next += 1;
         self.objects.insert(self.next, Arc::new(object));
         self.next
     }
-}
 
-impl Device {
-    /// Creates a texture object; the handle is what kernels receive.
-    pub fn texture_object_create(&mut self, texture: TextureObject) -> Result<u64, EmuError> {
-        texture
-            .resource
-            .validate()
-            .map_err(|e| EmuError::InvalidValue(format!("texture resource: {e}")))?;
-        Ok(self.memory.textures.insert(BoundObject::Texture(texture)))
+    /// Removes the object behind `handle`; its handle stays invalid.
+    pub(crate) fn remove(&mut self, handle: u64) {
+        self.objects.remove(&handle);
     }
 
-    /// Creates a surface object over level 0 of `resource`.
-    pub fn surface_object_create(&mut self, resource: Resource) -> Result<u64, EmuError> {
-        resource
-            .validate()
-            .map_err(|e| EmuError::InvalidValue(format!("surface resource: {e}")))?;
-        Ok(self
-            .memory
-            .textures
-            .insert(BoundObject::Surface(SurfaceObject { resource })))
-    }
-
-    /// Binds the texture or surface reference variable at `addr` (from
-    /// [`Device::get_global`] of a `.texref`/`.surfref`) to the object
-    /// `handle`, or unbinds it (`None`): `tex`/`suld`/`sust` naming the
-    /// variable use the object bound when they run.
-    pub fn bind_reference(&mut self, addr: u64, handle: Option<u64>) {
+    /// Binds the reference variable at `addr` to `handle`, or unbinds it.
+    pub(crate) fn bind_reference(&mut self, addr: u64, handle: Option<u64>) {
         match handle {
-            Some(h) => self.memory.textures.references.insert(addr, h),
-            None => self.memory.textures.references.remove(&addr),
+            Some(h) => self.references.insert(addr, h),
+            None => self.references.remove(&addr),
         };
     }
-
-    /// The object behind `handle`, if live.
-    pub fn bound_object(&self, handle: u64) -> Option<Arc<BoundObject>> {
-        self.memory.textures.get(handle).cloned()
-    }
-
-    /// Destroys a texture or surface object (`surface` says which is expected).
-    pub fn bound_object_destroy(&mut self, handle: u64, surface: bool) -> Result<(), EmuError> {
-        let matches = match self.memory.textures.get(handle).map(|o| &**o) {
-            Some(BoundObject::Texture(_)) => !surface,
-            Some(BoundObject::Surface(_)) => surface,
-            None => false,
-        };
-        if !matches {
-            return Err(EmuError::InvalidHandle(format!(
-                "{} object {handle}",
-                if surface { "surface" } else { "texture" }
-            )));
-        }
-        self.memory.textures.objects.remove(&handle);
-        Ok(())
-    }
-}
-
-/// The table lives beside the allocations so every CTA's `Env` reaches it
-/// through the global memory it already holds.
-pub(crate) fn table(memory: &GlobalMemory) -> &ObjectTable {
-    &memory.textures
 }

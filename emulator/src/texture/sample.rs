@@ -42,17 +42,10 @@
 //!   two around it with the same 8-bit weight.
 
 use super::{AddressMode, ChannelFormat, FilterMode, Level, Resource, Shape, TextureObject};
-use crate::memory::GlobalMemory;
 
 /// Where texel bytes come from; `Err(address)` when a read faults.
 pub trait TexelMemory {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), u64>;
-}
-
-impl TexelMemory for GlobalMemory {
-    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), u64> {
-        self.read_bytes(addr, out).map_err(|_| addr)
-    }
 }
 
 /// A texel or fetch result: four channels of 32-bit results, as `f32`s or as
@@ -532,6 +525,27 @@ pub fn clamp_layer(res: &Resource, layer: u32) -> u32 {
     layer.min(res.layers.saturating_sub(1))
 }
 
+/// The level of detail of `tex.grad`, as the OpenGL specification's
+/// isotropic footprint: `log2(max(|dPdx ∘ size|, |dPdy ∘ size|))`, the
+/// gradients scaled per axis by the level-0 extent when coordinates are
+/// normalized (mipmapped textures always are) and by 1 otherwise.
+pub fn gradient_lod(
+    dx: [f32; 3],
+    dy: [f32; 3],
+    size: [f32; 3],
+    dims: usize,
+    normalized: bool,
+) -> f32 {
+    let scale = |d: usize| if normalized { size[d] } else { 1.0 };
+    let norm = |g: [f32; 3]| {
+        (0..dims)
+            .map(|d| (g[d] * scale(d)).powi(2))
+            .sum::<f32>()
+            .sqrt()
+    };
+    norm(dx).max(norm(dy)).log2()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -809,5 +823,20 @@ mod tests {
         tex.sampler.mip_filter = FilterMode::Linear;
         assert_eq!(at(&tex, 0.25), 0.75 * 8.0 + 0.25 * 4.0);
         assert_eq!(at(&tex, 7.0), 4.0);
+    }
+
+    #[test]
+    fn gradients_give_the_log2_footprint() {
+        let size = [8.0, 4.0, 1.0];
+        assert_eq!(gradient_lod([0.25, 0.0, 0.0], [0.0; 3], size, 2, true), 1.0);
+        // The larger footprint wins; each axis scales by its own extent.
+        assert_eq!(
+            gradient_lod([0.0, 0.5, 0.0], [0.125, 0.0, 0.0], size, 2, true),
+            1.0
+        );
+        let lod = gradient_lod([0.375, 0.0, 0.0], [0.0; 3], size, 2, true);
+        assert!((lod - 3.0f32.log2()).abs() < 1e-6);
+        // Unnormalized gradients are already in texels.
+        assert_eq!(gradient_lod([4.0, 0.0, 0.0], [0.0; 3], size, 2, false), 2.0);
     }
 }
