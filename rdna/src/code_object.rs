@@ -317,8 +317,8 @@ fn read_at<'a>(elf: &Elf<'a>, addr: u64, len: usize) -> Option<&'a [u8]> {
     })
 }
 
-/// Kernel `i` of `amdhsa.kernels`: its metadata `k`, the descriptor its
-/// `.symbol` names, and its entry point, which must lie in `.text`.
+/// Kernel `i` of `amdhsa.kernels` from its metadata `k` and the descriptor
+/// its `.symbol` names.
 fn parse_kernel(
     elf: &Elf,
     syms: &[elf::Symbol],
@@ -338,23 +338,7 @@ fn parse_kernel(
         .get(".symbol")
         .and_then(Value::as_str)
         .ok_or_else(|| field(".symbol"))?;
-    let kd_sym = syms.iter().find(|s| s.name == symbol).ok_or_else(|| {
-        CodeObjectError::Malformed(format!(
-            "kernel {name}: descriptor symbol {symbol} not found"
-        ))
-    })?;
-    let kd_bytes = read_at(elf, kd_sym.value, 64).ok_or_else(|| {
-        CodeObjectError::Malformed(format!("kernel {name}: descriptor {symbol} out of bounds"))
-    })?;
-    let descriptor = KernelDescriptor::parse(kd_bytes)?;
-    let entry = kd_sym
-        .value
-        .wrapping_add(descriptor.kernel_code_entry_byte_offset as u64);
-    if entry < text_sec.addr || entry >= text_sec.addr + text_sec.size {
-        return Err(CodeObjectError::Malformed(format!(
-            "kernel {name}: entry {entry:#x} lies outside .text"
-        )));
-    }
+    let (descriptor, entry) = kernel_descriptor(elf, syms, text_sec, &name, symbol)?;
     let mut args = Vec::new();
     if let Some(list) = k.get(".args").and_then(Value::as_array) {
         for (j, a) in list.iter().enumerate() {
@@ -384,6 +368,35 @@ fn parse_kernel(
             .unwrap_or(false),
         descriptor,
     })
+}
+
+/// The descriptor of kernel `name` at symbol `symbol`, and the kernel's
+/// entry point, which must lie in `.text`.
+fn kernel_descriptor(
+    elf: &Elf,
+    syms: &[elf::Symbol],
+    text_sec: &elf::Section,
+    name: &str,
+    symbol: &str,
+) -> Result<(KernelDescriptor, u64), CodeObjectError> {
+    let kd_sym = syms.iter().find(|s| s.name == symbol).ok_or_else(|| {
+        CodeObjectError::Malformed(format!(
+            "kernel {name}: descriptor symbol {symbol} not found"
+        ))
+    })?;
+    let kd_bytes = read_at(elf, kd_sym.value, 64).ok_or_else(|| {
+        CodeObjectError::Malformed(format!("kernel {name}: descriptor {symbol} out of bounds"))
+    })?;
+    let descriptor = KernelDescriptor::parse(kd_bytes)?;
+    let entry = kd_sym
+        .value
+        .wrapping_add(descriptor.kernel_code_entry_byte_offset as u64);
+    if entry < text_sec.addr || entry >= text_sec.addr + text_sec.size {
+        return Err(CodeObjectError::Malformed(format!(
+            "kernel {name}: entry {entry:#x} lies outside .text"
+        )));
+    }
+    Ok((descriptor, entry))
 }
 
 /// Entry `j` of kernel `kernel`'s `.args` metadata.
