@@ -11,200 +11,227 @@ pub(super) fn decode(
     inst: &ast::Instruction,
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
-    let un = || unsupported(inst);
     match inst.opcode.as_str() {
         "mov" => decode_mov(m, fc, inst, mods),
         "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl"
-        | "shr" | "copysign" => {
-            let is_mul = inst.opcode == "mul";
-            let wide = is_mul && mods.take(".wide");
-            let hi = is_mul && mods.take(".hi");
-            if is_mul {
-                mods.take(".lo");
-            }
-            let min_max = matches!(inst.opcode.as_str(), "min" | "max");
-            if let Some(op) = decode_packed_or_relu_int(m, fc, inst, mods)? {
-                return Ok(op);
-            }
-            let approx = mods.take(".approx");
-            let full = mods.take(".full");
-            let propagate_nan = min_max && mods.take(".NaN");
-            let xorsign_abs = min_max && mods.list.contains(&".xorsign") && mods.take(".abs");
-            if xorsign_abs {
-                mods.take(".xorsign");
-            }
-            let mode = fmode(mods);
-            let ty = need_type(mods, inst)?;
-            if propagate_nan
-                && !matches!(
-                    ty,
-                    ScalarType::F32
-                        | ScalarType::F16
-                        | ScalarType::F16x2
-                        | ScalarType::BF16
-                        | ScalarType::BF16x2
-                )
-            {
-                return Err(un());
-            }
-            if ty == ScalarType::Pred {
-                let o = operands(inst, 3)?;
-                let op = match inst.opcode.as_str() {
-                    "and" => BoolOp::And,
-                    "or" => BoolOp::Or,
-                    "xor" => BoolOp::Xor,
-                    _ => return Err(un()),
-                };
-                return Ok(Op::PredLogic {
-                    op: Some(op),
-                    d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
-                    a: pred_src(fc, &o[1])?,
-                    b: pred_src(fc, &o[2])?,
-                });
-            }
-            if (approx || full) && !(inst.opcode == "div" && ty == ScalarType::F32) {
-                return Err(un());
-            }
-            let f = if xorsign_abs {
-                // `min/max{.ftz}{.NaN}.xorsign.abs.{f32,f16,f16x2,bf16,bf16x2}`.
-                if !matches!(
-                    ty,
-                    ScalarType::F32
-                        | ScalarType::F16
-                        | ScalarType::F16x2
-                        | ScalarType::BF16
-                        | ScalarType::BF16x2
-                ) || mode.sat
-                    || mode.rounding != FloatRounding::Rn
-                {
-                    return Err(un());
-                }
-                if inst.opcode == "min" {
-                    min_xorsign_abs as Alu2Fn
-                } else {
-                    max_xorsign_abs
-                }
-            } else {
-                select_binary(&inst.opcode, ty, mode, wide, hi, approx || full).ok_or_else(un)?
-            };
-            let o = operands(inst, 3)?;
-            let mut ctx = AluCtx::new(ty);
-            ctx.mode = mode;
-            ctx.aux = propagate_nan as u32;
-            ctx.div = if approx {
-                crate::semantics::DivKind::Approx
-            } else if full {
-                crate::semantics::DivKind::Full
-            } else {
-                crate::semantics::DivKind::Ieee
-            };
-            let bty = if matches!(inst.opcode.as_str(), "shl" | "shr") {
-                ScalarType::U32
-            } else {
-                ty
-            };
-            Ok(Op::Alu2 {
-                f,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], bty)?,
-            })
-        }
-        "mad" | "fma" => {
-            let wide = mods.take(".wide");
-            let hi = mods.take(".hi");
-            mods.take(".lo");
-            let relu = inst.opcode == "fma" && mods.take(".relu");
-            let mut mode = fmode(mods);
-            let ty = need_type(mods, inst)?;
-            if relu {
-                // `fma.rn{.ftz}.relu.{f16,f16x2,bf16,bf16x2}` only.
-                let half = matches!(
-                    ty,
-                    ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2
-                );
-                if !half || mode.sat || mode.rounding != FloatRounding::Rn {
-                    return Err(un());
-                }
-                mode.relu = true;
-            }
-            let f: Alu3Fn = match ty {
-                ScalarType::F32
-                | ScalarType::F64
+        | "shr" | "copysign" => decode_binary(m, fc, inst, mods),
+        "mad" | "fma" => decode_mad_fma(m, fc, inst, mods),
+        "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt" | "rcp"
+        | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => decode_unary(m, fc, inst, mods),
+        _ => Err(unsupported(inst)),
+    }
+}
+
+/// The two-operand forms: integer, bit, predicate and float `add/sub/mul/div/rem/min/max`,
+/// the bitwise operations and shifts, `copysign`.
+fn decode_binary(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let is_mul = inst.opcode == "mul";
+    let wide = is_mul && mods.take(".wide");
+    let hi = is_mul && mods.take(".hi");
+    if is_mul {
+        mods.take(".lo");
+    }
+    let min_max = matches!(inst.opcode.as_str(), "min" | "max");
+    if let Some(op) = decode_packed_or_relu_int(m, fc, inst, mods)? {
+        return Ok(op);
+    }
+    let approx = mods.take(".approx");
+    let full = mods.take(".full");
+    let propagate_nan = min_max && mods.take(".NaN");
+    let xorsign_abs = min_max && mods.list.contains(&".xorsign") && mods.take(".abs");
+    if xorsign_abs {
+        mods.take(".xorsign");
+    }
+    let mode = fmode(mods);
+    let ty = need_type(mods, inst)?;
+    if propagate_nan
+        && !matches!(
+            ty,
+            ScalarType::F32
                 | ScalarType::F16
                 | ScalarType::F16x2
                 | ScalarType::BF16
-                | ScalarType::BF16x2 => alu::fma_f,
-                // `mad.hi.sat.s32`: the high half of `a * b + c`, saturated.
-                ScalarType::S32 if inst.opcode == "mad" && mode.sat && hi => {
-                    |_, a, b, c| int::mad_hi_sat_s32(a, b, c)
-                }
-                t if t.is_int() && inst.opcode == "mad" && !mode.sat => {
-                    if wide {
-                        if t.bits() > 32 {
-                            return Err(un());
-                        }
-                        alu::mad_wide
-                    } else if hi {
-                        alu::mad_hi
-                    } else if t.bits() == 32 {
-                        alu::mad_lo_b32
-                    } else {
-                        alu::mad_lo
-                    }
-                }
-                _ => return Err(un()),
-            };
-            let o = operands(inst, 4)?;
-            let cty = if wide { wide_of(ty) } else { ty };
-            let mut ctx = AluCtx::new(ty);
-            ctx.mode = mode;
-            Ok(Op::Alu3 {
-                f,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                b: src(m, fc, &o[2], ty)?,
-                c: src(m, fc, &o[3], cty)?,
-            })
-        }
-        "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt" | "rcp"
-        | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" => {
-            let approx = mods.take(".approx");
-            let full = mods.take(".full");
-            let shiftamt = mods.take(".shiftamt");
-            let mode = fmode(mods);
-            let ty = need_type(mods, inst)?;
-            if ty == ScalarType::Pred && inst.opcode == "not" {
-                let o = operands(inst, 2)?;
-                return Ok(Op::PredLogic {
-                    op: None,
-                    d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
-                    a: match pred_src(fc, &o[1])? {
-                        PredSrc::Reg(i, n) => PredSrc::Reg(i, !n),
-                        PredSrc::Const(c) => PredSrc::Const(!c),
-                    },
-                    b: PredSrc::Const(false),
-                });
-            }
-            let f = select_unary(&inst.opcode, ty, mode, approx, full).ok_or_else(un)?;
-            let o = operands(inst, 2)?;
-            let mut ctx = AluCtx::new(ty);
-            ctx.mode = mode;
-            ctx.aux = shiftamt as u32;
-            if approx {
-                ctx.div = crate::semantics::DivKind::Approx;
-            }
-            Ok(Op::Alu1 {
-                f,
-                ctx,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-            })
-        }
-        _ => Err(un()),
+                | ScalarType::BF16x2
+        )
+    {
+        return Err(un());
     }
+    if ty == ScalarType::Pred {
+        let o = operands(inst, 3)?;
+        let op = match inst.opcode.as_str() {
+            "and" => BoolOp::And,
+            "or" => BoolOp::Or,
+            "xor" => BoolOp::Xor,
+            _ => return Err(un()),
+        };
+        return Ok(Op::PredLogic {
+            op: Some(op),
+            d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+            a: pred_src(fc, &o[1])?,
+            b: pred_src(fc, &o[2])?,
+        });
+    }
+    if (approx || full) && !(inst.opcode == "div" && ty == ScalarType::F32) {
+        return Err(un());
+    }
+    let f = if xorsign_abs {
+        // `min/max{.ftz}{.NaN}.xorsign.abs.{f32,f16,f16x2,bf16,bf16x2}`.
+        if !matches!(
+            ty,
+            ScalarType::F32
+                | ScalarType::F16
+                | ScalarType::F16x2
+                | ScalarType::BF16
+                | ScalarType::BF16x2
+        ) || mode.sat
+            || mode.rounding != FloatRounding::Rn
+        {
+            return Err(un());
+        }
+        if inst.opcode == "min" {
+            min_xorsign_abs as Alu2Fn
+        } else {
+            max_xorsign_abs
+        }
+    } else {
+        select_binary(&inst.opcode, ty, mode, wide, hi, approx || full).ok_or_else(un)?
+    };
+    let o = operands(inst, 3)?;
+    let mut ctx = AluCtx::new(ty);
+    ctx.mode = mode;
+    ctx.aux = propagate_nan as u32;
+    ctx.div = if approx {
+        crate::semantics::DivKind::Approx
+    } else if full {
+        crate::semantics::DivKind::Full
+    } else {
+        crate::semantics::DivKind::Ieee
+    };
+    let bty = if matches!(inst.opcode.as_str(), "shl" | "shr") {
+        ScalarType::U32
+    } else {
+        ty
+    };
+    Ok(Op::Alu2 {
+        f,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], ty)?,
+        b: src(m, fc, &o[2], bty)?,
+    })
+}
+
+/// `mad` (integer and float) and `fma` (float, with `.relu` for the half types).
+fn decode_mad_fma(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let wide = mods.take(".wide");
+    let hi = mods.take(".hi");
+    mods.take(".lo");
+    let relu = inst.opcode == "fma" && mods.take(".relu");
+    let mut mode = fmode(mods);
+    let ty = need_type(mods, inst)?;
+    if relu {
+        // `fma.rn{.ftz}.relu.{f16,f16x2,bf16,bf16x2}` only.
+        let half = matches!(
+            ty,
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::BF16 | ScalarType::BF16x2
+        );
+        if !half || mode.sat || mode.rounding != FloatRounding::Rn {
+            return Err(un());
+        }
+        mode.relu = true;
+    }
+    let f: Alu3Fn = match ty {
+        ScalarType::F32
+        | ScalarType::F64
+        | ScalarType::F16
+        | ScalarType::F16x2
+        | ScalarType::BF16
+        | ScalarType::BF16x2 => alu::fma_f,
+        // `mad.hi.sat.s32`: the high half of `a * b + c`, saturated.
+        ScalarType::S32 if inst.opcode == "mad" && mode.sat && hi => {
+            |_, a, b, c| int::mad_hi_sat_s32(a, b, c)
+        }
+        t if t.is_int() && inst.opcode == "mad" && !mode.sat => {
+            if wide {
+                if t.bits() > 32 {
+                    return Err(un());
+                }
+                alu::mad_wide
+            } else if hi {
+                alu::mad_hi
+            } else if t.bits() == 32 {
+                alu::mad_lo_b32
+            } else {
+                alu::mad_lo
+            }
+        }
+        _ => return Err(un()),
+    };
+    let o = operands(inst, 4)?;
+    let cty = if wide { wide_of(ty) } else { ty };
+    let mut ctx = AluCtx::new(ty);
+    ctx.mode = mode;
+    Ok(Op::Alu3 {
+        f,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], ty)?,
+        b: src(m, fc, &o[2], ty)?,
+        c: src(m, fc, &o[3], cty)?,
+    })
+}
+
+/// The one-operand forms: `neg/abs/not/cnot`, the bit counts, and the float functions.
+fn decode_unary(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let approx = mods.take(".approx");
+    let full = mods.take(".full");
+    let shiftamt = mods.take(".shiftamt");
+    let mode = fmode(mods);
+    let ty = need_type(mods, inst)?;
+    if ty == ScalarType::Pred && inst.opcode == "not" {
+        let o = operands(inst, 2)?;
+        return Ok(Op::PredLogic {
+            op: None,
+            d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+            a: match pred_src(fc, &o[1])? {
+                PredSrc::Reg(i, n) => PredSrc::Reg(i, !n),
+                PredSrc::Const(c) => PredSrc::Const(!c),
+            },
+            b: PredSrc::Const(false),
+        });
+    }
+    let f = select_unary(&inst.opcode, ty, mode, approx, full).ok_or_else(un)?;
+    let o = operands(inst, 2)?;
+    let mut ctx = AluCtx::new(ty);
+    ctx.mode = mode;
+    ctx.aux = shiftamt as u32;
+    if approx {
+        ctx.div = crate::semantics::DivKind::Approx;
+    }
+    Ok(Op::Alu1 {
+        f,
+        ctx,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], ty)?,
+    })
 }
 
 /// The rows of an `n`-element vector operand: a whole vector register or a

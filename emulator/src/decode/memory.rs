@@ -11,140 +11,11 @@ pub(super) fn decode(
 ) -> Result<Op, String> {
     let un = || unsupported(inst);
     match inst.opcode.as_str() {
-        "cp" => {
-            if !mods.take(".async") {
-                return Err(un());
-            }
-            if mods.take(".mbarrier") {
-                return super::sync::decode_cp_async_arrive(m, fc, inst, mods);
-            }
-            if mods.take(".wait_all") || mods.take(".commit_group") {
-                return Ok(Op::Nop);
-            }
-            if mods.take(".wait_group") {
-                let _ = operands(inst, 1)?;
-                return Ok(Op::Nop);
-            }
-            if mods.take_any(&[".ca", ".cg"]).is_none() {
-                return Err(un());
-            }
-            let to_shared = mods.take(".shared") || mods.take(".shared::cta");
-            if !to_shared || !mods.take(".global") {
-                return Err(un());
-            }
-            mods.take_memory_qualifiers();
-            let o = without_cache_hint(m, fc, inst, mods)?;
-            if o.len() != 3 && o.len() != 4 {
-                return Err(format!("{}: expects 3 or 4 operands", un()));
-            }
-            let (_, dst_addr) = address(m, fc, &o[0], Some(StateSpace::Shared))?;
-            let (_, src_addr) = address(m, fc, &o[1], Some(StateSpace::Global))?;
-            let size = match &o[2] {
-                Operand::Immediate(ast::Immediate::Int(v)) if matches!(v, 4 | 8 | 16) => *v as u8,
-                _ => return Err("cp.async size must be 4, 8 or 16".into()),
-            };
-            let src_size = match o.get(3) {
-                Some(op) => Some(src(m, fc, op, ScalarType::U32)?),
-                None => None,
-            };
-            Ok(Op::CpAsync {
-                dst: dst_addr,
-                src: src_addr,
-                size,
-                src_size,
-            })
-        }
-        "cvta" => {
-            let to = mods.take(".to");
-            let space = match space_of(mods)? {
-                Some(StateSpace::Global) => Space::Global,
-                Some(StateSpace::Shared) => Space::Shared,
-                Some(StateSpace::Local) => Space::Local,
-                Some(StateSpace::Const) => Space::Const,
-                Some(StateSpace::Param) if fc.is_kernel => Space::KernelParam,
-                _ => return Err(un()),
-            };
-            let ty = need_type(mods, inst)?;
-            if !matches!(
-                ty,
-                ScalarType::U64
-                    | ScalarType::U32
-                    | ScalarType::B64
-                    | ScalarType::B32
-                    | ScalarType::S64
-            ) {
-                return Err(un());
-            }
-            let o = operands(inst, 2)?;
-            if let Operand::Symbol(name) = &o[1]
-                && let Some(Sym::LocalFrame(_)) = lookup_sym(m, fc, name)
-            {
-                return Err("cvta of a frame-local symbol: load its address with mov first".into());
-            }
-            Ok(Op::Cvta {
-                to_generic: !to,
-                space,
-                d: dst(fc, &o[0])?,
-                a: src(m, fc, &o[1], ty)?,
-                a32: reg_width(fc, &o[1]) == Some(32) || ty.bits() == 32,
-            })
-        }
-        "isspacep" => {
-            let space = match space_of(mods)? {
-                Some(StateSpace::Global) => Space::Global,
-                Some(StateSpace::Shared) => Space::Shared,
-                Some(StateSpace::Local) => Space::Local,
-                Some(StateSpace::Const) => Space::Const,
-                Some(StateSpace::Param) => Space::KernelParam,
-                _ => return Err(un()),
-            };
-            let o = operands(inst, 2)?;
-            Ok(Op::Isspacep {
-                space,
-                d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
-                a: src(m, fc, &o[1], ScalarType::U64)?,
-            })
-        }
-        "ld" | "ldu" => {
-            let (space, n, ty) = ld_st_shape(inst, mods)?;
-            let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
-            let (sp, addr) = address(m, fc, &o[1], space)?;
-            let d = vector_rows(fc, &o[0], n, dst)?;
-            Ok(Op::Ld {
-                space: sp,
-                size: ty.size_bytes() as u8,
-                signed: ty.is_signed_int(),
-                n,
-                d,
-                addr,
-            })
-        }
-        "st" => {
-            let (space, n, ty) = ld_st_shape(inst, mods)?;
-            let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
-            let (sp, addr) = address(m, fc, &o[0], space)?;
-            if sp == Space::KernelParam || sp == Space::Const {
-                return Err(format!("{}: the {} space is read-only", un(), sp.name()));
-            }
-            let mut rows = [sreg::ZERO; 4];
-            let whole = vector_components(fc, &o[1]).map(Operand::Vector);
-            match whole.as_ref().unwrap_or(&o[1]) {
-                Operand::Vector(items) if items.len() == n as usize => {
-                    for (i, it) in items.iter().enumerate() {
-                        rows[i] = src(m, fc, it, ty)?;
-                    }
-                }
-                single if n == 1 => rows[0] = src(m, fc, single, ty)?,
-                _ => return Err("vector width does not match the operand list".into()),
-            }
-            Ok(Op::St {
-                space: sp,
-                size: ty.size_bytes() as u8,
-                n,
-                s: rows,
-                addr,
-            })
-        }
+        "cp" => decode_cp_async(m, fc, inst, mods),
+        "cvta" => decode_cvta(m, fc, inst, mods),
+        "isspacep" => decode_isspacep(m, fc, inst, mods),
+        "ld" | "ldu" => decode_ld(m, fc, inst, mods),
+        "st" => decode_st(m, fc, inst, mods),
         "atom" | "red" => decode_atom(m, fc, inst, mods),
         "membar" => {
             mods.take_memory_qualifiers();
@@ -167,20 +38,7 @@ pub(super) fn decode(
             }
             Ok(Op::Nop)
         }
-        "createpolicy" => {
-            // The policy is an opaque 64-bit value only `.L2::cache_hint`
-            // operands consume, and cache hints do not change results.
-            for i in 0..mods.used.len() {
-                mods.used[i] = true;
-            }
-            match inst.operands.first() {
-                Some(d) if (1..=4).contains(&inst.operands.len()) => Ok(Op::Mov {
-                    d: dst(fc, d)?,
-                    a: const_row(m, CACHE_POLICY),
-                }),
-                _ => Err(format!("{}: wrong operand count", un())),
-            }
-        }
+        "createpolicy" => decode_createpolicy(m, fc, inst, mods),
         // Launches in a stream run one after another, so the prerequisite
         // grid has completed and its writes are visible: nothing to wait for.
         "griddepcontrol" if mods.take_any(&[".wait", ".launch_dependents"]).is_some() => {
@@ -203,6 +61,197 @@ pub(super) fn decode(
             Ok(Op::Nop)
         }
         _ => Err(un()),
+    }
+}
+
+/// `cp.async` (global to shared) and its group and mbarrier forms.
+fn decode_cp_async(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    if !mods.take(".async") {
+        return Err(un());
+    }
+    if mods.take(".mbarrier") {
+        return super::sync::decode_cp_async_arrive(m, fc, inst, mods);
+    }
+    if mods.take(".wait_all") || mods.take(".commit_group") {
+        return Ok(Op::Nop);
+    }
+    if mods.take(".wait_group") {
+        let _ = operands(inst, 1)?;
+        return Ok(Op::Nop);
+    }
+    if mods.take_any(&[".ca", ".cg"]).is_none() {
+        return Err(un());
+    }
+    let to_shared = mods.take(".shared") || mods.take(".shared::cta");
+    if !to_shared || !mods.take(".global") {
+        return Err(un());
+    }
+    mods.take_memory_qualifiers();
+    let o = without_cache_hint(m, fc, inst, mods)?;
+    if o.len() != 3 && o.len() != 4 {
+        return Err(format!("{}: expects 3 or 4 operands", un()));
+    }
+    let (_, dst_addr) = address(m, fc, &o[0], Some(StateSpace::Shared))?;
+    let (_, src_addr) = address(m, fc, &o[1], Some(StateSpace::Global))?;
+    let size = match &o[2] {
+        Operand::Immediate(ast::Immediate::Int(v)) if matches!(v, 4 | 8 | 16) => *v as u8,
+        _ => return Err("cp.async size must be 4, 8 or 16".into()),
+    };
+    let src_size = match o.get(3) {
+        Some(op) => Some(src(m, fc, op, ScalarType::U32)?),
+        None => None,
+    };
+    Ok(Op::CpAsync {
+        dst: dst_addr,
+        src: src_addr,
+        size,
+        src_size,
+    })
+}
+
+/// `cvta{.to}`: between a state space's address and the generic address.
+fn decode_cvta(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let to = mods.take(".to");
+    let space = match space_of(mods)? {
+        Some(StateSpace::Global) => Space::Global,
+        Some(StateSpace::Shared) => Space::Shared,
+        Some(StateSpace::Local) => Space::Local,
+        Some(StateSpace::Const) => Space::Const,
+        Some(StateSpace::Param) if fc.is_kernel => Space::KernelParam,
+        _ => return Err(un()),
+    };
+    let ty = need_type(mods, inst)?;
+    if !matches!(
+        ty,
+        ScalarType::U64 | ScalarType::U32 | ScalarType::B64 | ScalarType::B32 | ScalarType::S64
+    ) {
+        return Err(un());
+    }
+    let o = operands(inst, 2)?;
+    if let Operand::Symbol(name) = &o[1]
+        && let Some(Sym::LocalFrame(_)) = lookup_sym(m, fc, name)
+    {
+        return Err("cvta of a frame-local symbol: load its address with mov first".into());
+    }
+    Ok(Op::Cvta {
+        to_generic: !to,
+        space,
+        d: dst(fc, &o[0])?,
+        a: src(m, fc, &o[1], ty)?,
+        a32: reg_width(fc, &o[1]) == Some(32) || ty.bits() == 32,
+    })
+}
+
+/// `isspacep`: whether a generic address falls in a state space.
+fn decode_isspacep(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let space = match space_of(mods)? {
+        Some(StateSpace::Global) => Space::Global,
+        Some(StateSpace::Shared) => Space::Shared,
+        Some(StateSpace::Local) => Space::Local,
+        Some(StateSpace::Const) => Space::Const,
+        Some(StateSpace::Param) => Space::KernelParam,
+        _ => return Err(un()),
+    };
+    let o = operands(inst, 2)?;
+    Ok(Op::Isspacep {
+        space,
+        d: pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink),
+        a: src(m, fc, &o[1], ScalarType::U64)?,
+    })
+}
+
+/// `ld`/`ldu`: scalar and vector loads.
+fn decode_ld(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let (space, n, ty) = ld_st_shape(inst, mods)?;
+    let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
+    let (sp, addr) = address(m, fc, &o[1], space)?;
+    let d = vector_rows(fc, &o[0], n, dst)?;
+    Ok(Op::Ld {
+        space: sp,
+        size: ty.size_bytes() as u8,
+        signed: ty.is_signed_int(),
+        n,
+        d,
+        addr,
+    })
+}
+
+/// `st`: scalar and vector stores (never to a read-only space).
+fn decode_st(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    let (space, n, ty) = ld_st_shape(inst, mods)?;
+    let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
+    let (sp, addr) = address(m, fc, &o[0], space)?;
+    if sp == Space::KernelParam || sp == Space::Const {
+        return Err(format!("{}: the {} space is read-only", un(), sp.name()));
+    }
+    let mut rows = [sreg::ZERO; 4];
+    let whole = vector_components(fc, &o[1]).map(Operand::Vector);
+    match whole.as_ref().unwrap_or(&o[1]) {
+        Operand::Vector(items) if items.len() == n as usize => {
+            for (i, it) in items.iter().enumerate() {
+                rows[i] = src(m, fc, it, ty)?;
+            }
+        }
+        single if n == 1 => rows[0] = src(m, fc, single, ty)?,
+        _ => return Err("vector width does not match the operand list".into()),
+    }
+    Ok(Op::St {
+        space: sp,
+        size: ty.size_bytes() as u8,
+        n,
+        s: rows,
+        addr,
+    })
+}
+
+/// `createpolicy`: an opaque cache policy.
+fn decode_createpolicy(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    let un = || unsupported(inst);
+    // The policy is an opaque 64-bit value only `.L2::cache_hint`
+    // operands consume, and cache hints do not change results.
+    for i in 0..mods.used.len() {
+        mods.used[i] = true;
+    }
+    match inst.operands.first() {
+        Some(d) if (1..=4).contains(&inst.operands.len()) => Ok(Op::Mov {
+            d: dst(fc, d)?,
+            a: const_row(m, CACHE_POLICY),
+        }),
+        _ => Err(format!("{}: wrong operand count", un())),
     }
 }
 

@@ -9,84 +9,8 @@ use super::*;
 pub(crate) fn execute(w: &mut Warp, op: &Op, exec: u32) -> Result<(), LaneFault> {
     let v = &mut w.values;
     match op {
-        Op::Fast2 { op, d, a, b } => {
-            let (d, a, b) = (*d, *a, *b);
-            match op {
-                Fast2::AddB32 => lanes2(v, exec, d, a, b, |x, y| {
-                    (x as u32).wrapping_add(y as u32) as u64
-                }),
-                Fast2::AddB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_add(y)),
-                Fast2::SubB32 => lanes2(v, exec, d, a, b, |x, y| {
-                    (x as u32).wrapping_sub(y as u32) as u64
-                }),
-                Fast2::SubB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_sub(y)),
-                Fast2::MulLoB32 => lanes2(v, exec, d, a, b, |x, y| {
-                    (x as u32).wrapping_mul(y as u32) as u64
-                }),
-                Fast2::MulLoB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_mul(y)),
-                Fast2::MulWideU32 => lanes2(v, exec, d, a, b, |x, y| {
-                    (x as u32 as u64) * (y as u32 as u64)
-                }),
-                Fast2::MulWideS32 => lanes2(v, exec, d, a, b, |x, y| {
-                    ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)) as u64
-                }),
-                Fast2::And => lanes2(v, exec, d, a, b, |x, y| x & y),
-                Fast2::Or => lanes2(v, exec, d, a, b, |x, y| x | y),
-                Fast2::Xor => lanes2(v, exec, d, a, b, |x, y| x ^ y),
-                Fast2::ShlB32 => lanes2(v, exec, d, a, b, |x, y| {
-                    let n = y as u32;
-                    if n > 31 { 0 } else { ((x as u32) << n) as u64 }
-                }),
-                Fast2::ShlB64 => lanes2(v, exec, d, a, b, |x, y| {
-                    let n = y as u32;
-                    if n > 63 { 0 } else { x << n }
-                }),
-                Fast2::ShrU32 => lanes2(v, exec, d, a, b, |x, y| {
-                    let n = y as u32;
-                    if n > 31 { 0 } else { ((x as u32) >> n) as u64 }
-                }),
-                Fast2::ShrS32 => lanes2(v, exec, d, a, b, |x, y| {
-                    ((x as u32 as i32) >> (y as u32).min(31)) as u32 as u64
-                }),
-                Fast2::ShrU64 => lanes2(v, exec, d, a, b, |x, y| {
-                    let n = y as u32;
-                    if n > 63 { 0 } else { x >> n }
-                }),
-                Fast2::ShrS64 => lanes2(v, exec, d, a, b, |x, y| {
-                    ((x as i64) >> (y as u32).min(63)) as u64
-                }),
-                Fast2::MinS32 => lanes2(v, exec, d, a, b, |x, y| {
-                    (x as u32 as i32).min(y as u32 as i32) as u32 as u64
-                }),
-                Fast2::MaxS32 => lanes2(v, exec, d, a, b, |x, y| {
-                    (x as u32 as i32).max(y as u32 as i32) as u32 as u64
-                }),
-                Fast2::MinU32 => lanes2(v, exec, d, a, b, |x, y| (x as u32).min(y as u32) as u64),
-                Fast2::MaxU32 => lanes2(v, exec, d, a, b, |x, y| (x as u32).max(y as u32) as u64),
-                Fast2::AddF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) + f32of(y))),
-                Fast2::SubF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) - f32of(y))),
-                Fast2::MulF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) * f32of(y))),
-            }
-        }
-        Op::Fast3 { op, d, a, b, c } => {
-            let (d, a, b, c) = (*d, *a, *b, *c);
-            match op {
-                Fast3::MadLoB32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
-                    (x as u32).wrapping_mul(y as u32).wrapping_add(z as u32) as u64
-                }),
-                Fast3::MadLoB64 => lanes3(v, exec, d, a, b, c, |x, y, z| {
-                    x.wrapping_mul(y).wrapping_add(z)
-                }),
-                Fast3::MadWideU32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
-                    ((x as u32 as u64) * (y as u32 as u64)).wrapping_add(z)
-                }),
-                Fast3::MadWideS32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
-                    ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)).wrapping_add(z as i64)
-                        as u64
-                }),
-                Fast3::FmaF32 => fma_f32_lanes(v, exec, d, a, b, c),
-            }
-        }
+        Op::Fast2 { op, d, a, b } => fast2(v, exec, op, *d, *a, *b),
+        Op::Fast3 { op, d, a, b, c } => fast3(v, exec, op, *d, *a, *b, *c),
         Op::FastSetp { kind, cmp, d, a, b } => {
             let bits = fast_setp(v, exec, *kind, *cmp, *a, *b);
             let p = &mut w.preds[*d as usize];
@@ -182,32 +106,122 @@ pub(crate) fn execute(w: &mut Warp, op: &Op, exec: u32) -> Result<(), LaneFault>
             let d = r(*d);
             for_lanes(exec, |l| v[d + l] = (bits >> l & 1) as u64);
         }
-        Op::Pack { d, s, n, width } => {
-            let d = r(*d);
-            let (n, width) = (*n as usize, *width as u32);
-            let mask = low_bits(width);
-            for_lanes(exec, |l| {
-                let mut x = 0u64;
-                for (i, row) in s.iter().take(n).enumerate() {
-                    x |= (v[r(*row) + l] & mask) << (i as u32 * width);
-                }
-                v[d + l] = x;
-            });
-        }
-        Op::Unpack { d, n, width, a } => {
-            let a = r(*a);
-            let (n, width) = (*n as usize, *width as u32);
-            let mask = low_bits(width);
-            for_lanes(exec, |l| {
-                let x = v[a + l];
-                for (i, row) in d.iter().take(n).enumerate() {
-                    v[r(*row) + l] = (x >> (i as u32 * width)) & mask;
-                }
-            });
-        }
+        Op::Pack { d, s, n, width } => pack(v, exec, *d, s, *n, *width),
+        Op::Unpack { d, n, width, a } => unpack(v, exec, d, *n, *width, *a),
         _ => unreachable!("an operation of another family"),
     }
     Ok(())
+}
+
+/// The decoded fast paths of two operands: whole-warp loops for the hottest 32/64-bit
+/// integer and `f32` operations.
+#[inline(always)]
+fn fast2(v: &mut [u64], exec: u32, op: &Fast2, d: Row, a: Row, b: Row) {
+    match op {
+        Fast2::AddB32 => lanes2(v, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_add(y as u32) as u64
+        }),
+        Fast2::AddB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_add(y)),
+        Fast2::SubB32 => lanes2(v, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_sub(y as u32) as u64
+        }),
+        Fast2::SubB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_sub(y)),
+        Fast2::MulLoB32 => lanes2(v, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_mul(y as u32) as u64
+        }),
+        Fast2::MulLoB64 => lanes2(v, exec, d, a, b, |x, y| x.wrapping_mul(y)),
+        Fast2::MulWideU32 => lanes2(v, exec, d, a, b, |x, y| {
+            (x as u32 as u64) * (y as u32 as u64)
+        }),
+        Fast2::MulWideS32 => lanes2(v, exec, d, a, b, |x, y| {
+            ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)) as u64
+        }),
+        Fast2::And => lanes2(v, exec, d, a, b, |x, y| x & y),
+        Fast2::Or => lanes2(v, exec, d, a, b, |x, y| x | y),
+        Fast2::Xor => lanes2(v, exec, d, a, b, |x, y| x ^ y),
+        Fast2::ShlB32 => lanes2(v, exec, d, a, b, |x, y| {
+            let n = y as u32;
+            if n > 31 { 0 } else { ((x as u32) << n) as u64 }
+        }),
+        Fast2::ShlB64 => lanes2(v, exec, d, a, b, |x, y| {
+            let n = y as u32;
+            if n > 63 { 0 } else { x << n }
+        }),
+        Fast2::ShrU32 => lanes2(v, exec, d, a, b, |x, y| {
+            let n = y as u32;
+            if n > 31 { 0 } else { ((x as u32) >> n) as u64 }
+        }),
+        Fast2::ShrS32 => lanes2(v, exec, d, a, b, |x, y| {
+            ((x as u32 as i32) >> (y as u32).min(31)) as u32 as u64
+        }),
+        Fast2::ShrU64 => lanes2(v, exec, d, a, b, |x, y| {
+            let n = y as u32;
+            if n > 63 { 0 } else { x >> n }
+        }),
+        Fast2::ShrS64 => lanes2(v, exec, d, a, b, |x, y| {
+            ((x as i64) >> (y as u32).min(63)) as u64
+        }),
+        Fast2::MinS32 => lanes2(v, exec, d, a, b, |x, y| {
+            (x as u32 as i32).min(y as u32 as i32) as u32 as u64
+        }),
+        Fast2::MaxS32 => lanes2(v, exec, d, a, b, |x, y| {
+            (x as u32 as i32).max(y as u32 as i32) as u32 as u64
+        }),
+        Fast2::MinU32 => lanes2(v, exec, d, a, b, |x, y| (x as u32).min(y as u32) as u64),
+        Fast2::MaxU32 => lanes2(v, exec, d, a, b, |x, y| (x as u32).max(y as u32) as u64),
+        Fast2::AddF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) + f32of(y))),
+        Fast2::SubF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) - f32of(y))),
+        Fast2::MulF32 => lanes2(v, exec, d, a, b, |x, y| canon32(f32of(x) * f32of(y))),
+    }
+}
+
+/// The decoded fast paths of three operands (`mad.lo`, `mad.wide`, `fma.rn.f32`).
+#[inline(always)]
+fn fast3(v: &mut [u64], exec: u32, op: &Fast3, d: Row, a: Row, b: Row, c: Row) {
+    match op {
+        Fast3::MadLoB32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+            (x as u32).wrapping_mul(y as u32).wrapping_add(z as u32) as u64
+        }),
+        Fast3::MadLoB64 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+            x.wrapping_mul(y).wrapping_add(z)
+        }),
+        Fast3::MadWideU32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+            ((x as u32 as u64) * (y as u32 as u64)).wrapping_add(z)
+        }),
+        Fast3::MadWideS32 => lanes3(v, exec, d, a, b, c, |x, y, z| {
+            ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)).wrapping_add(z as i64) as u64
+        }),
+        Fast3::FmaF32 => fma_f32_lanes(v, exec, d, a, b, c),
+    }
+}
+
+/// `mov` packing `n` scalars of `width` bits into one register, the first in the low bits.
+#[inline(always)]
+fn pack(v: &mut [u64], exec: u32, d: Row, s: &[Row; 4], n: u8, width: u8) {
+    let d = r(d);
+    let (n, width) = (n as usize, width as u32);
+    let mask = low_bits(width);
+    for_lanes(exec, |l| {
+        let mut x = 0u64;
+        for (i, row) in s.iter().take(n).enumerate() {
+            x |= (v[r(*row) + l] & mask) << (i as u32 * width);
+        }
+        v[d + l] = x;
+    });
+}
+
+/// `mov` unpacking one register into `n` scalars of `width` bits, the first from the low bits.
+#[inline(always)]
+fn unpack(v: &mut [u64], exec: u32, d: &[Row; 4], n: u8, width: u8, a: Row) {
+    let a = r(a);
+    let (n, width) = (n as usize, width as u32);
+    let mask = low_bits(width);
+    for_lanes(exec, |l| {
+        let x = v[a + l];
+        for (i, row) in d.iter().take(n).enumerate() {
+            v[r(*row) + l] = (x >> (i as u32 * width)) & mask;
+        }
+    });
 }
 
 /// `d = f(a, b)` for the lanes in `exec`: operands are copied out first, so

@@ -28,95 +28,14 @@ pub(crate) fn execute(
     let v = &mut w.values;
     match op {
         Op::BrxIdx { index, targets } => {
-            let index = r(*index);
-            let first = targets
-                .get(w.values[index + exec.trailing_zeros() as usize % WARP] as u32 as usize);
-            let mut uniform = exec == active;
-            for_lanes(exec, |l| {
-                uniform &= targets.get(w.values[index + l] as u32 as usize) == first;
-            });
-            if !uniform && exec != 0 {
-                w.open_barrier(prog.reconverge.rpc[pc as usize], active, 0);
-            }
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let i = w.values[index + l] as u32 as usize;
-                let Some(t) = targets.get(i) else {
-                    return Err(LaneFault {
-                        kind: FaultKind::IllegalInstruction,
-                        lane: l as u32,
-                        address: None,
-                        message: format!("brx.idx index {i} out of range 0..{}", targets.len()),
-                    });
-                };
-                w.jump(1 << l, pc, *t);
-            }
-            w.jump(active & !exec, pc, next);
-            return Ok(Some(StepResult::Continue));
+            return branch_indexed(w, prog, *index, targets, pc, active, exec);
         }
-        Op::Vprintf { fmt, args, ret } => {
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let fp = w.param_fp[l] as u64;
-                let fmt_ptr = w.param[l].load(fp + *fmt as u64, 8).unwrap_or(0);
-                let args_ptr = w.param[l].load(fp + *args as u64, 8).unwrap_or(0);
-                let text = read_cstr(env, w, fmt_ptr, l)?;
-                let mut off = 0u64;
-                let mut failed = None;
-                let (out, count) = crate::printf::format(
-                    text.as_bytes(),
-                    |size| {
-                        off = off.next_multiple_of(size as u64);
-                        let v = if args_ptr == 0 {
-                            0
-                        } else {
-                            match load(env, w, Space::Generic, args_ptr + off, size, l) {
-                                Ok(v) => v,
-                                Err(e) => {
-                                    failed.get_or_insert(e);
-                                    0
-                                }
-                            }
-                        };
-                        off += size as u64;
-                        v
-                    },
-                    |p| read_cstr(env, w, p, l).unwrap_or_else(|_| "(bad string)".into()),
-                );
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-                env.printf.push_str(&out);
-                if let Some(ret) = ret {
-                    let _ = w.param[l].store(fp + *ret as u64, 4, count as u64);
-                }
-            }
-        }
+        Op::Vprintf { fmt, args, ret } => vprintf(w, env, *fmt, *args, *ret, exec)?,
         Op::AssertFail {
             message,
             file,
             line,
-        } => {
-            if exec != 0 {
-                let l = exec.trailing_zeros() as usize;
-                let fp = w.param_fp[l] as u64;
-                let msg_ptr = w.param[l].load(fp + *message as u64, 8).unwrap_or(0);
-                let file_ptr = w.param[l].load(fp + *file as u64, 8).unwrap_or(0);
-                let line_no = w.param[l].load(fp + *line as u64, 4).unwrap_or(0);
-                let msg = read_cstr(env, w, msg_ptr, l).unwrap_or_default();
-                let file = read_cstr(env, w, file_ptr, l).unwrap_or_default();
-                return Err(LaneFault {
-                    kind: FaultKind::Assert,
-                    lane: l as u32,
-                    address: None,
-                    message: format!("assertion `{msg}` failed ({file}:{line_no})"),
-                });
-            }
-        }
+        } => assert_fail(w, env, *message, *file, *line, exec)?,
         Op::Call(info) => {
             do_call(w, prog, info, exec, next)?;
             w.jump(active & !exec, pc, next);
@@ -159,30 +78,10 @@ pub(crate) fn execute(
                 w.jump(active, pc, next);
                 return Ok(Some(StepResult::Continue));
             }
-            let lane = exec.trailing_zeros() as usize;
-            let bar_id = w.values[r(*id) + lane] as u32;
-            if bar_id >= 16 {
-                return Err(LaneFault {
-                    kind: FaultKind::IllegalInstruction,
-                    lane: lane as u32,
-                    address: None,
-                    message: format!("barrier id {bar_id} out of range 0..16"),
-                });
-            }
+            let (bar_id, expected) = barrier_operands(w, *id, *count, exec)?;
             let b = &mut env.barriers[bar_id as usize];
-            if let Some(c) = count {
-                let c = w.values[r(*c) + lane] as u32;
-                if c == 0 || c % 32 != 0 {
-                    return Err(LaneFault {
-                        kind: FaultKind::IllegalInstruction,
-                        lane: lane as u32,
-                        address: None,
-                        message: format!(
-                            "barrier thread count {c} is not a positive multiple of 32"
-                        ),
-                    });
-                }
-                b.expected = Some(c);
+            if expected.is_some() {
+                b.expected = expected;
             }
             b.arrived += exec.count_ones();
             let bits = pred_bits(&w.preds, *p) & exec;
@@ -219,6 +118,158 @@ pub(crate) fn execute(
         _ => unreachable!("an operation of another family"),
     }
     Ok(None)
+}
+
+/// `brx.idx`: each executing lane jumps to the target its index selects; a
+/// non-uniform choice opens a reconvergence barrier first.
+fn branch_indexed(
+    w: &mut Warp,
+    prog: &Program,
+    index: Row,
+    targets: &[u32],
+    pc: u32,
+    active: u32,
+    exec: u32,
+) -> Result<Option<StepResult>, LaneFault> {
+    let index = r(index);
+    let first =
+        targets.get(w.values[index + exec.trailing_zeros() as usize % WARP] as u32 as usize);
+    let mut uniform = exec == active;
+    for_lanes(exec, |l| {
+        uniform &= targets.get(w.values[index + l] as u32 as usize) == first;
+    });
+    if !uniform && exec != 0 {
+        w.open_barrier(prog.reconverge.rpc[pc as usize], active, 0);
+    }
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let i = w.values[index + l] as u32 as usize;
+        let Some(t) = targets.get(i) else {
+            return Err(LaneFault {
+                kind: FaultKind::IllegalInstruction,
+                lane: l as u32,
+                address: None,
+                message: format!("brx.idx index {i} out of range 0..{}", targets.len()),
+            });
+        };
+        w.jump(1 << l, pc, *t);
+    }
+    w.jump(active & !exec, pc, pc + 1);
+    Ok(Some(StepResult::Continue))
+}
+
+/// The built-in `vprintf(format, args)`: each executing lane formats its
+/// arguments into the launch's output; `ret`, when present, receives the count.
+fn vprintf(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    fmt: u32,
+    args: u32,
+    ret: Option<u32>,
+    exec: u32,
+) -> Result<(), LaneFault> {
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let fp = w.param_fp[l] as u64;
+        let fmt_ptr = w.param[l].load(fp + fmt as u64, 8).unwrap_or(0);
+        let args_ptr = w.param[l].load(fp + args as u64, 8).unwrap_or(0);
+        let text = read_cstr(env, w, fmt_ptr, l)?;
+        let mut off = 0u64;
+        let mut failed = None;
+        let (out, count) = crate::printf::format(
+            text.as_bytes(),
+            |size| {
+                off = off.next_multiple_of(size as u64);
+                let v = if args_ptr == 0 {
+                    0
+                } else {
+                    match load(env, w, Space::Generic, args_ptr + off, size, l) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            failed.get_or_insert(e);
+                            0
+                        }
+                    }
+                };
+                off += size as u64;
+                v
+            },
+            |p| read_cstr(env, w, p, l).unwrap_or_else(|_| "(bad string)".into()),
+        );
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        env.printf.push_str(&out);
+        if let Some(ret) = ret {
+            let _ = w.param[l].store(fp + ret as u64, 4, count as u64);
+        }
+    }
+
+    Ok(())
+}
+
+/// The built-in `__assertfail(message, file, line, …)`: the first executing
+/// lane's failure stops the launch.
+fn assert_fail(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    message: u32,
+    file: u32,
+    line: u32,
+    exec: u32,
+) -> Result<(), LaneFault> {
+    if exec != 0 {
+        let l = exec.trailing_zeros() as usize;
+        let fp = w.param_fp[l] as u64;
+        let msg_ptr = w.param[l].load(fp + message as u64, 8).unwrap_or(0);
+        let file_ptr = w.param[l].load(fp + file as u64, 8).unwrap_or(0);
+        let line_no = w.param[l].load(fp + line as u64, 4).unwrap_or(0);
+        let msg = read_cstr(env, w, msg_ptr, l).unwrap_or_default();
+        let file = read_cstr(env, w, file_ptr, l).unwrap_or_default();
+        return Err(LaneFault {
+            kind: FaultKind::Assert,
+            lane: l as u32,
+            address: None,
+            message: format!("assertion `{msg}` failed ({file}:{line_no})"),
+        });
+    }
+
+    Ok(())
+}
+
+/// A barrier's id and, when given, its thread count, read from the first
+/// executing lane and checked: an id in `0..16`, a count a positive multiple of 32.
+fn barrier_operands(
+    w: &Warp,
+    id: Row,
+    count: Option<Row>,
+    exec: u32,
+) -> Result<(u32, Option<u32>), LaneFault> {
+    let lane = exec.trailing_zeros() as usize;
+    let illegal = |message: String| LaneFault {
+        kind: FaultKind::IllegalInstruction,
+        lane: lane as u32,
+        address: None,
+        message,
+    };
+    let bar_id = w.values[r(id) + lane] as u32;
+    if bar_id >= 16 {
+        return Err(illegal(format!("barrier id {bar_id} out of range 0..16")));
+    }
+    let Some(count) = count else {
+        return Ok((bar_id, None));
+    };
+    let c = w.values[r(count) + lane] as u32;
+    if c == 0 || c % 32 != 0 {
+        return Err(illegal(format!(
+            "barrier thread count {c} is not a positive multiple of 32"
+        )));
+    }
+    Ok((bar_id, Some(c)))
 }
 
 fn do_call(

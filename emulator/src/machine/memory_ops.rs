@@ -38,36 +38,8 @@ pub(crate) fn execute(
             if n == 1
                 && let Some(region) = region
             {
-                let (values, dst) = (&mut w.values[..], r(d[0]));
-                pending = match region {
-                    // One loop per width: no dispatch on it per lane.
-                    FastRegion::Flat { base, bytes } => {
-                        let at = |a: u64| a.wrapping_sub(base);
-                        match size {
-                            4 => load_lanes(values, dst, exec, &addrs, extend, |a| {
-                                read_at(bytes, at(a), 4)
-                            }),
-                            8 => load_lanes(values, dst, exec, &addrs, extend, |a| {
-                                read_at(bytes, at(a), 8)
-                            }),
-                            _ => load_lanes(values, dst, exec, &addrs, extend, |a| {
-                                read_at(bytes, at(a), size)
-                            }),
-                        }
-                    }
-                    FastRegion::Global(g) => match size {
-                        4 => {
-                            load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<4>(a))
-                        }
-                        8 => {
-                            load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<8>(a))
-                        }
-                        2 => {
-                            load_lanes(values, dst, exec, &addrs, extend, |a| g.read_sized::<2>(a))
-                        }
-                        _ => load_lanes(values, dst, exec, &addrs, extend, |a| g.read(a, size)),
-                    },
-                };
+                pending =
+                    load_in_region(&mut w.values, r(d[0]), exec, &addrs, size, region, extend);
             }
             let mut m = pending;
             while m != 0 {
@@ -89,24 +61,15 @@ pub(crate) fn execute(
             n,
             s: srcs,
             addr,
-        } => {
-            let (size, n) = (*size as u32, *n as usize);
-            env.wrote |= !matches!(space, Space::Local | Space::FrameParam);
-            let addrs = addresses(w, addr, *space, exec)?;
-            check_aligned(&addrs, exec, size as u64 * n as u64)?;
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for (i, src) in srcs.iter().enumerate().take(n) {
-                    let a = addrs[l] + (i as u64) * size as u64;
-                    let val = w.values[r(*src) + l];
-                    if !write_fast(env, *space, a, size, val) {
-                        store(env, w, *space, a, size, val, l)?;
-                    }
-                }
-            }
-        }
+        } => store_lanes(
+            w,
+            env,
+            *space,
+            *size as u32,
+            &srcs[..*n as usize],
+            addr,
+            exec,
+        )?,
         Op::Atom {
             space,
             op,
@@ -172,92 +135,186 @@ pub(crate) fn execute(
             d,
             a,
             a32,
-        } => {
-            let (d, a) = (r(*d), r(*a));
-            let window = match space {
-                Space::Shared => memory::SHARED_WINDOW,
-                Space::Local => memory::LOCAL_WINDOW,
-                Space::KernelParam => memory::PARAM_WINDOW,
-                _ => 0,
-            };
-            for_lanes(exec, |l| {
-                let x = if *a32 {
-                    v[a + l] & 0xffff_ffff
-                } else {
-                    v[a + l]
-                };
-                v[d + l] = if window == 0 {
-                    x
-                } else if *to_generic {
-                    window | (x & (memory::WINDOW_SIZE - 1))
-                } else {
-                    x.wrapping_sub(window)
-                };
-            });
-        }
-        Op::Isspacep { space, d, a } => {
-            let a = r(*a);
-            let mut bits = 0u32;
-            for_lanes(exec, |l| {
-                let win = memory::window_of(v[a + l]);
-                let yes = match space {
-                    Space::Shared => win == Window::Shared,
-                    Space::Local => win == Window::Local,
-                    Space::KernelParam => win == Window::Param,
-                    _ => win == Window::Global,
-                };
-                if yes {
-                    bits |= 1 << l;
-                }
-            });
-            let p = &mut w.preds[*d as usize];
-            *p = (*p & !exec) | (bits & exec);
-        }
+        } => convert_address(v, *to_generic, *space, *d, *a, *a32, exec),
+        Op::Isspacep { space, d, a } => is_in_space(w, *space, *d, *a, exec),
         Op::CpAsync {
             dst,
             src,
             size,
             src_size,
-        } => {
-            // Copies complete immediately: earlier than `cp.async.wait_*`
-            // requires, which every correct kernel tolerates.
-            let size = *size as u64;
-            env.wrote = true;
-            let dsts = addresses(w, dst, Space::Shared, exec)?;
-            let srcs = addresses(w, src, Space::Global, exec)?;
-            check_aligned(&dsts, exec, size)?;
-            check_aligned(&srcs, exec, size)?;
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let valid = src_size.map_or(size, |row| w.values[r(row) + l].min(size));
-                for off in (0..size).step_by(4) {
-                    let x = if off < valid {
-                        let take = (valid - off).min(4) as u32;
-                        let v = load(env, w, Space::Global, srcs[l] + off, 1, l)?;
-                        let mut v = v;
-                        for b in 1..take {
-                            v |= load(env, w, Space::Global, srcs[l] + off + b as u64, 1, l)?
-                                << (8 * b);
-                        }
-                        v
-                    } else {
-                        0
-                    };
-                    store(
-                        env,
-                        w,
-                        Space::Shared,
-                        dsts[l] + off,
-                        4.min(size as u32),
-                        x,
-                        l,
-                    )?;
-                }
+        } => copy_async(w, env, dst, src, *size, *src_size, exec)?,
+        _ => unreachable!("an operation of another family"),
+    }
+    Ok(())
+}
+
+/// Scalar loads of `size` bytes into row `dst` for the lanes whose address
+/// lies in `region`: one tight loop per width, no dispatch on it per lane.
+/// The lanes left to the slow path are returned.
+#[inline(always)]
+fn load_in_region(
+    values: &mut [u64],
+    dst: usize,
+    exec: u32,
+    addrs: &[u64; WARP],
+    size: u32,
+    region: FastRegion<'_>,
+    extend: impl Fn(u64) -> u64,
+) -> u32 {
+    match region {
+        FastRegion::Flat { base, bytes } => {
+            let at = |a: u64| a.wrapping_sub(base);
+            match size {
+                4 => load_lanes(values, dst, exec, addrs, extend, |a| {
+                    read_at(bytes, at(a), 4)
+                }),
+                8 => load_lanes(values, dst, exec, addrs, extend, |a| {
+                    read_at(bytes, at(a), 8)
+                }),
+                _ => load_lanes(values, dst, exec, addrs, extend, |a| {
+                    read_at(bytes, at(a), size)
+                }),
             }
         }
-        _ => unreachable!("an operation of another family"),
+        FastRegion::Global(g) => match size {
+            4 => load_lanes(values, dst, exec, addrs, extend, |a| g.read_sized::<4>(a)),
+            8 => load_lanes(values, dst, exec, addrs, extend, |a| g.read_sized::<8>(a)),
+            2 => load_lanes(values, dst, exec, addrs, extend, |a| g.read_sized::<2>(a)),
+            _ => load_lanes(values, dst, exec, addrs, extend, |a| g.read(a, size)),
+        },
+    }
+}
+
+/// `st`: each executing lane stores its `srcs` (one row per vector element)
+/// at consecutive `size`-byte addresses.
+fn store_lanes(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    space: Space,
+    size: u32,
+    srcs: &[Row],
+    addr: &Addr,
+    exec: u32,
+) -> Result<(), LaneFault> {
+    env.wrote |= !matches!(space, Space::Local | Space::FrameParam);
+    let addrs = addresses(w, addr, space, exec)?;
+    check_aligned(&addrs, exec, size as u64 * srcs.len() as u64)?;
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        for (i, src) in srcs.iter().enumerate() {
+            let a = addrs[l] + (i as u64) * size as u64;
+            let val = w.values[r(*src) + l];
+            if !write_fast(env, space, a, size, val) {
+                store(env, w, space, a, size, val, l)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `cvta`: between a state space's addresses and the generic window that
+/// holds it (global addresses are generic already).
+#[inline(always)]
+fn convert_address(
+    v: &mut [u64],
+    to_generic: bool,
+    space: Space,
+    d: Row,
+    a: Row,
+    a32: bool,
+    exec: u32,
+) {
+    let (d, a) = (r(d), r(a));
+    let window = match space {
+        Space::Shared => memory::SHARED_WINDOW,
+        Space::Local => memory::LOCAL_WINDOW,
+        Space::KernelParam => memory::PARAM_WINDOW,
+        _ => 0,
+    };
+    for_lanes(exec, |l| {
+        let x = if a32 {
+            v[a + l] & 0xffff_ffff
+        } else {
+            v[a + l]
+        };
+        v[d + l] = if window == 0 {
+            x
+        } else if to_generic {
+            window | (x & (memory::WINDOW_SIZE - 1))
+        } else {
+            x.wrapping_sub(window)
+        };
+    });
+}
+
+/// `isspacep`: whether each executing lane's generic address lies in `space`'s window.
+fn is_in_space(w: &mut Warp, space: Space, d: PredIx, a: Row, exec: u32) {
+    let a = r(a);
+    let mut bits = 0u32;
+    for_lanes(exec, |l| {
+        let win = memory::window_of(w.values[a + l]);
+        let yes = match space {
+            Space::Shared => win == Window::Shared,
+            Space::Local => win == Window::Local,
+            Space::KernelParam => win == Window::Param,
+            _ => win == Window::Global,
+        };
+        if yes {
+            bits |= 1 << l;
+        }
+    });
+    let p = &mut w.preds[d as usize];
+    *p = (*p & !exec) | (bits & exec);
+}
+
+/// `cp.async` of `size` bytes from global to shared memory per executing lane;
+/// bytes past `src_size` (when given) are zero.
+fn copy_async(
+    w: &mut Warp,
+    env: &mut Env<'_>,
+    dst: &Addr,
+    src: &Addr,
+    size: u8,
+    src_size: Option<Row>,
+    exec: u32,
+) -> Result<(), LaneFault> {
+    // Copies complete immediately: earlier than `cp.async.wait_*`
+    // requires, which every correct kernel tolerates.
+    let size = size as u64;
+    env.wrote = true;
+    let dsts = addresses(w, dst, Space::Shared, exec)?;
+    let srcs = addresses(w, src, Space::Global, exec)?;
+    check_aligned(&dsts, exec, size)?;
+    check_aligned(&srcs, exec, size)?;
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let valid = src_size.map_or(size, |row| w.values[r(row) + l].min(size));
+        for off in (0..size).step_by(4) {
+            let x = if off < valid {
+                let take = (valid - off).min(4) as u32;
+                let v = load(env, w, Space::Global, srcs[l] + off, 1, l)?;
+                let mut v = v;
+                for b in 1..take {
+                    v |= load(env, w, Space::Global, srcs[l] + off + b as u64, 1, l)? << (8 * b);
+                }
+                v
+            } else {
+                0
+            };
+            store(
+                env,
+                w,
+                Space::Shared,
+                dsts[l] + off,
+                4.min(size as u32),
+                x,
+                l,
+            )?;
+        }
     }
     Ok(())
 }
