@@ -337,6 +337,102 @@ impl ScalarType {
             Pred | TexRef | SamplerRef | SurfRef => return None,
         })
     }
+
+    /// Width in bits of a register holding this type: 1 for a predicate, 64
+    /// for the opaque `.texref/.samplerref/.surfref` (handles).
+    pub const fn bits(self) -> u32 {
+        use ScalarType::*;
+        match self {
+            Pred => 1,
+            B8 | U8 | S8 | E4M3 | E5M2 => 8,
+            B16 | U16 | S16 | F16 | BF16 | E4M3x2 | E5M2x2 => 16,
+            B32 | U32 | S32 | F16x2 | BF16x2 | TF32 | F32 => 32,
+            B64 | U64 | S64 | F64 | TexRef | SamplerRef | SurfRef => 64,
+            B128 => 128,
+        }
+    }
+
+    /// The mask selecting the low [`bits`](Self::bits) of a `u64` (all ones
+    /// for 64 and 128).
+    pub const fn mask(self) -> u64 {
+        let bits = self.bits();
+        if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        }
+    }
+
+    /// `.s8` … `.s64`.
+    pub const fn is_signed_int(self) -> bool {
+        matches!(
+            self,
+            ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
+        )
+    }
+
+    /// `.u8` … `.u64`.
+    pub const fn is_unsigned_int(self) -> bool {
+        matches!(
+            self,
+            ScalarType::U8 | ScalarType::U16 | ScalarType::U32 | ScalarType::U64
+        )
+    }
+
+    /// The untyped bit-size types, `.b8` … `.b128`.
+    pub const fn is_bits(self) -> bool {
+        matches!(
+            self,
+            ScalarType::B8 | ScalarType::B16 | ScalarType::B32 | ScalarType::B64 | ScalarType::B128
+        )
+    }
+
+    /// A signed or unsigned integer (not `.bN`).
+    pub const fn is_int(self) -> bool {
+        self.is_signed_int() || self.is_unsigned_int()
+    }
+
+    /// Scalar or packed floating point, `.tf32` and the FP8 types included.
+    pub const fn is_float(self) -> bool {
+        use ScalarType::*;
+        matches!(
+            self,
+            F16 | F16x2 | BF16 | BF16x2 | TF32 | F32 | F64 | E4M3 | E5M2 | E4M3x2 | E5M2x2
+        )
+    }
+
+    /// The packed two-element types (`.f16x2`, `.bf16x2`, `.e4m3x2`, `.e5m2x2`).
+    pub const fn is_packed(self) -> bool {
+        use ScalarType::*;
+        matches!(self, F16x2 | BF16x2 | E4M3x2 | E5M2x2)
+    }
+
+    /// The element type of a packed type; the type itself otherwise.
+    pub const fn element(self) -> Self {
+        use ScalarType::*;
+        match self {
+            F16x2 => F16,
+            BF16x2 => BF16,
+            E4M3x2 => E4M3,
+            E5M2x2 => E5M2,
+            other => other,
+        }
+    }
+
+    /// Sign-extends (signed integers) or zero-extends (every other type) the
+    /// low [`bits`](Self::bits) of `value` to a full `u64`.
+    #[inline]
+    pub const fn extend(self, value: u64) -> u64 {
+        let bits = self.bits();
+        if bits >= 64 {
+            value
+        } else if self.is_signed_int() {
+            let shift = 64 - bits;
+            (((value << shift) as i64) >> shift) as u64
+        } else {
+            value & self.mask()
+        }
+    }
 }
 
 impl fmt::Display for ScalarType {
