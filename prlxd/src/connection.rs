@@ -119,7 +119,7 @@ pub enum Incoming {
     Malformed(String),
     /// A message the budget cannot hold now (its bytes were not read: the
     /// connection is out of step and must close after saying why).
-    Unaffordable(crate::storage::StoreError),
+    Unaffordable(crate::error::StoreError),
 }
 
 impl Connection {
@@ -166,7 +166,7 @@ impl Connection {
     }
 
     /// Reserves `bytes` for a message or reply beyond the free allowance.
-    fn reserve(&self, bytes: usize) -> Result<Option<InFlightGuard>, crate::storage::StoreError> {
+    fn reserve(&self, bytes: usize) -> Result<Option<InFlightGuard>, crate::error::StoreError> {
         match &self.account {
             Some(a) if bytes > FREE_MESSAGE => a
                 .inflight

@@ -16,7 +16,7 @@ use memmap2::{Mmap, MmapOptions};
 use prlx_trace::{Encoding, TraceValidator};
 use zstd::bulk::Compressor;
 
-use crate::storage::StoreError;
+use crate::error::StoreError;
 
 /// A launch's trace as received: read off the socket, or mapped from the
 /// sealed memfd the client passed.

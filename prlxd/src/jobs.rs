@@ -8,7 +8,8 @@
 //! of launches costs one diff, and the report is current shortly after the
 //! run ends.
 
-use crate::storage::{Store, StoreError};
+use crate::error::StoreError;
+use crate::storage::Store;
 use prlx_proto::{DiffOptions, JobInfo, JobState};
 use prlx_session_diff::DiffProgress;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};

@@ -8,10 +8,12 @@
 //! pool, cached). [`recovery`] repairs sessions cut off by a crash at start;
 //! [`retention`] removes old sessions; [`config`] holds quotas and limits,
 //! [`limits`] the budgets that enforce them while requests are in flight;
-//! [`logging`] rate-limits the log lines clients can cause.
+//! [`logging`] rate-limits the log lines clients can cause; [`error`] is the
+//! error they all answer a failed request with.
 
 pub mod config;
 pub mod connection;
+pub mod error;
 pub mod ingest;
 pub mod jobs;
 pub mod limits;

@@ -5,7 +5,7 @@
 //! of it is read or any buffer allocated — and given back when its guard
 //! drops (stored, refused or cut off); a connection's slot when it closes.
 
-use crate::storage::StoreError;
+use crate::error::StoreError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -7,9 +7,28 @@
 //! manifest names whose trace is missing or the wrong size are marked
 //! incomplete too, so nothing corrupt is served; temporary files are removed.
 
-use crate::storage::{Intent, StoreError, io_error};
-use prlx_session::Manifest;
+use crate::error::{StoreError, io_error};
+use prlx_session::{LaunchRecord, Manifest};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// What an intent file holds: enough to record the launch if the daemon dies
+/// before the manifest names it.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Intent {
+    pub record: LaunchRecord,
+    /// The trace's final file name, when the launch carries one.
+    pub trace_file: Option<String>,
+    /// The site table the launch names (sent with it or with an earlier
+    /// launch of its module), so a launch recovered from its intent keeps it.
+    #[serde(default)]
+    pub site_map: Option<String>,
+}
+
+/// The intent file of launch `seq`, in its session's directory.
+pub(crate) fn intent_name(seq: u64) -> String {
+    format!(".{seq}.intent.json")
+}
 
 pub struct Recovered {
     pub manifest: Manifest,

@@ -3,11 +3,12 @@
 //! finish, store every manifest).
 
 use crate::connection::{Account, Connection, Incoming};
+use crate::error::StoreError;
 use crate::ingest::{Received, map_memfd};
 use crate::jobs::{FairPool, Jobs};
 use crate::limits::{ConnectionSlot, Connections};
 use crate::logging::{Bucket, LogLimits};
-use crate::storage::{LaunchSize, LaunchTicket, Store, StoreError};
+use crate::storage::{LaunchSize, LaunchTicket, Store};
 use prlx_proto::frame::FrameError;
 use prlx_proto::{ErrorCode, Request, Response, StatusInfo, Transfer};
 use std::sync::Arc;

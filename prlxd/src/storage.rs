@@ -13,77 +13,22 @@
 mod batch;
 
 use crate::config::Config;
+pub use crate::error::StoreError;
+use crate::error::io_error;
 use crate::ingest::{CodecPool, Prepared, Received};
 use crate::limits::{InFlight, InFlightGuard};
-use crate::recovery;
-use prlx_proto::{ErrorCode, SessionInfo};
+use crate::recovery::{self, Intent, intent_name};
+use prlx_proto::SessionInfo;
 use prlx_session::{LaunchRecord, Manifest};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("no session {0:?}")]
-    NotFound(String),
-    #[error("session {0:?}: permission denied")]
-    PermissionDenied(String),
-    #[error("quota exceeded: {0}")]
-    Quota(String),
-    #[error("busy: {0}")]
-    Busy(String),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    BadName(String),
-    #[error("{path}: {message}")]
-    Io { path: String, message: String },
-}
-
-impl StoreError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            StoreError::NotFound(_) => ErrorCode::NotFound,
-            StoreError::PermissionDenied(_) => ErrorCode::PermissionDenied,
-            StoreError::Quota(_) => ErrorCode::QuotaExceeded,
-            StoreError::Busy(_) => ErrorCode::Busy,
-            StoreError::Invalid(_) => ErrorCode::InvalidData,
-            StoreError::BadName(_) => ErrorCode::Protocol,
-            StoreError::Io { .. } => ErrorCode::Internal,
-        }
-    }
-}
-
-pub(crate) fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Io {
-        path: path.display().to_string(),
-        message: format!("{what}: {e}"),
-    }
-}
-
-/// What an intent file holds: enough to record the launch if the daemon dies
-/// before the manifest names it.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Intent {
-    pub record: LaunchRecord,
-    /// The trace's final file name, when the launch carries one.
-    pub trace_file: Option<String>,
-    /// The site table the launch names (sent with it or with an earlier
-    /// launch of its module), so a launch recovered from its intent keeps it.
-    #[serde(default)]
-    pub site_map: Option<String>,
-}
-
 /// The file a module's site table is stored in.
 pub(crate) fn site_map_name(image: u64) -> String {
     format!("sites-{image:016x}.json")
-}
-
-pub(crate) fn intent_name(seq: u64) -> String {
-    format!(".{seq}.intent.json")
 }
 
 pub struct Session {
@@ -1149,6 +1094,7 @@ pub fn now_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prlx_proto::ErrorCode;
 
     /// `UID/NAME` of another user answers the same whether or not that user
     /// has such a session: the error reveals no names.
