@@ -27,9 +27,9 @@ use crate::error::{LoadDiagnostic, LoadError};
 use crate::instr::*;
 use crate::memory::{GlobalMemory, SHARED_WINDOW};
 use crate::observer::RegSlot;
-// TEMPORARY until machine/control.rs names `crate::program::FUNC_ADDR_BASE`.
-pub(crate) use crate::program::FUNC_ADDR_BASE;
-use crate::program::{FuncInfo, KernelInfo, ParamInfo, Program, RegBinding, diag, sreg};
+use crate::program::{
+    FUNC_ADDR_BASE, FuncInfo, KernelInfo, ParamInfo, Program, RegBinding, diag, sreg,
+};
 use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
 
 /// Local memory a thread may use (`.local` variables and one frame), as on
@@ -180,6 +180,10 @@ pub fn load(
     }
 }
 
+/// Decodes a parsed module into a [`Program`], in phases: the target check,
+/// function signatures (so calls can refer forward), variable layout and
+/// allocation, code, kernel metadata. Global variables are allocated in
+/// `memory` and their addresses pushed to `allocations`, also on failure.
 pub fn decode_module(
     module: &ast::Module,
     file: &str,
@@ -187,6 +191,7 @@ pub fn decode_module(
     memory: &mut GlobalMemory,
     allocations: &mut Vec<u64>,
 ) -> Result<Program, Vec<LoadDiagnostic>> {
+    let target_sm = check_target(module, file, config)?;
     let mut m = ModuleCtx {
         file,
         syms: HashMap::new(),
@@ -202,6 +207,85 @@ pub fn decode_module(
         text: Vec::new(),
         diags: Vec::new(),
     };
+
+    // Functions: indices and signatures first, so calls can refer forward.
+    let defined: Vec<&ast::Function> = module.functions().filter(|f| f.body.is_some()).collect();
+    let max_preds = declare_functions(&mut m, module, &defined);
+
+    // Variables: shared and local layouts, global allocations.
+    let mut vars = VariableLayout {
+        dyn_align: 16,
+        ..VariableLayout::default()
+    };
+    layout_module_variables(&mut m, module, memory, allocations, &mut vars);
+    layout_body_variables(&mut m, &defined, memory, allocations, &mut vars);
+    if vars.shared_end > u32::MAX as u64 / 2 || vars.local_end > MAX_LOCAL_BYTES {
+        m.diags.push(diag(
+            file,
+            ast::Span::new(1, 1),
+            "unsupported: module shared or local variables are larger than any device allows",
+        ));
+        return Err(m.diags);
+    }
+    let dyn_base = place_extern_shared(&mut m, &mut vars);
+    for (v, addr) in std::mem::take(&mut vars.inits) {
+        if let Err(msg) = apply_initializer(&m, v, addr, memory) {
+            m.diags.push(diag(file, v.span, msg));
+        }
+    }
+
+    // Code.
+    for (i, f) in defined.iter().enumerate() {
+        decode_function(&mut m, i as u32, f);
+    }
+
+    // Kernels.
+    let mut kernels = Vec::new();
+    for (i, f) in defined.iter().enumerate() {
+        if f.kind == ast::FunctionKind::Entry {
+            let info = kernel_info(&mut m, module, config, i, f, &vars, target_sm);
+            kernels.push((i as u32, info));
+        }
+    }
+
+    if !m.diags.is_empty() {
+        return Err(m.diags);
+    }
+    let num_rows = m.const_base + m.const_values.len() as u32;
+    Ok(Program {
+        file: file.to_string(),
+        reconverge: crate::reconverge::table(&m.code),
+        code: m.code,
+        text: m.text,
+        funcs: m.funcs,
+        kernels,
+        window_base: m.window_base,
+        const_base: m.const_base,
+        const_values: m.const_values,
+        num_rows,
+        num_preds: max_preds + 1,
+        static_shared: dyn_base,
+        static_local: align_up(vars.local_end, 16) as u32,
+        globals: vars.globals,
+        variable_allocations: Vec::new(),
+        files: module
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::File(f) => Some((f.index, f.path.clone())),
+                _ => None,
+            })
+            .collect(),
+    })
+}
+
+/// Refuses 32-bit modules and modules for a newer GPU than the device;
+/// returns the module's target SM (0 when it names none).
+fn check_target(
+    module: &ast::Module,
+    file: &str,
+    config: &DeviceConfig,
+) -> Result<u32, Vec<LoadDiagnostic>> {
     if module.address_size == Some(32) {
         return Err(vec![diag(
             file,
@@ -230,77 +314,127 @@ pub fn decode_module(
             ),
         )]);
     }
+    Ok(target_sm)
+}
 
-    // Functions: indices and signatures first, so calls can refer forward.
-    let defined: Vec<&ast::Function> = module.functions().filter(|f| f.body.is_some()).collect();
+/// Gives every defined function its index, register counts and parameter
+/// frame, and every declared-only one an unresolvable symbol; places the
+/// constant rows after the largest register window. Returns the most
+/// predicates any function uses.
+fn declare_functions(
+    m: &mut ModuleCtx<'_>,
+    module: &ast::Module,
+    defined: &[&ast::Function],
+) -> u32 {
     let mut max_rows = 0;
     let mut max_preds = 0;
     for (i, f) in defined.iter().enumerate() {
         m.syms.insert(f.name.clone(), Sym::Func(i as u32));
-        let (mut rows, mut preds) = (0, 0);
-        count_regs(f.body.as_deref().unwrap_or(&[]), &mut rows, &mut preds);
-        // `.reg` parameters and return values are registers of the function:
-        // a row per component, or a predicate.
-        for p in f.params.iter().chain(&f.returns) {
-            if p.space != ast::ParamSpace::Reg {
-                continue;
-            }
-            if p.ty == ast::ScalarType::Pred {
-                preds += 1;
-            } else {
-                rows += p.vector.unwrap_or(1);
-            }
-        }
-        max_rows = u32::max(max_rows, rows);
-        max_preds = u32::max(max_preds, preds);
-        let mut frame = 0u64;
-        let mut layout = |ps: &[ast::Param]| -> Vec<(u32, u32)> {
-            ps.iter()
-                .map(|p| {
-                    let (size, align) = param_size_align(p);
-                    frame = align_up(frame, align as u64);
-                    let off = frame as u32;
-                    frame += size as u64;
-                    (off, size)
-                })
-                .collect()
-        };
-        let is_kernel = f.kind == ast::FunctionKind::Entry;
-        let (returns, params) = if is_kernel {
-            (Vec::new(), Vec::new())
-        } else {
-            let r = layout(&f.returns);
-            let p = layout(&f.params);
-            (r, p)
-        };
-        m.funcs.push(FuncInfo {
-            name: f.name.clone(),
-            is_kernel,
-            entry_pc: 0,
-            num_rows: rows,
-            num_preds: preds,
-            param_frame: align_up(frame, 8) as u32,
-            local_frame: 0,
-            params,
-            returns,
-            reg_params: Vec::new(),
-            reg_returns: Vec::new(),
-            slots: Vec::new(),
-        });
+        let info = function_signature(f);
+        max_rows = u32::max(max_rows, info.num_rows);
+        max_preds = u32::max(max_preds, info.num_preds);
+        m.funcs.push(info);
     }
     for f in module.functions().filter(|f| f.body.is_none()) {
         m.syms.entry(f.name.clone()).or_insert(Sym::Func(u32::MAX));
     }
     m.const_base = m.window_base + max_rows;
     m.pred_sink = max_preds;
+    max_preds
+}
 
-    // Variables: shared and local layouts, global allocations.
-    let mut shared_end = 0u64;
-    let mut local_end = 0u64;
-    let mut extern_shared = Vec::new();
-    let mut dyn_align = 16u64;
-    let mut inits: Vec<(&ast::VarDecl, u64)> = Vec::new();
-    let mut globals = HashMap::new();
+/// A defined function's registers and `.param` frame (returns, then
+/// parameters, for `.func`s); its code fills in the rest.
+fn function_signature(f: &ast::Function) -> FuncInfo {
+    let (mut rows, mut preds) = (0, 0);
+    count_regs(f.body.as_deref().unwrap_or(&[]), &mut rows, &mut preds);
+    // `.reg` parameters and return values are registers of the function:
+    // a row per component, or a predicate.
+    for p in f.params.iter().chain(&f.returns) {
+        if p.space != ast::ParamSpace::Reg {
+            continue;
+        }
+        if p.ty == ast::ScalarType::Pred {
+            preds += 1;
+        } else {
+            rows += p.vector.unwrap_or(1);
+        }
+    }
+    let mut frame = 0u64;
+    let mut layout = |ps: &[ast::Param]| -> Vec<(u32, u32)> {
+        ps.iter()
+            .map(|p| {
+                let (size, align) = param_size_align(p);
+                frame = align_up(frame, align as u64);
+                let off = frame as u32;
+                frame += size as u64;
+                (off, size)
+            })
+            .collect()
+    };
+    let is_kernel = f.kind == ast::FunctionKind::Entry;
+    let (returns, params) = if is_kernel {
+        (Vec::new(), Vec::new())
+    } else {
+        let r = layout(&f.returns);
+        let p = layout(&f.params);
+        (r, p)
+    };
+    FuncInfo {
+        name: f.name.clone(),
+        is_kernel,
+        entry_pc: 0,
+        num_rows: rows,
+        num_preds: preds,
+        param_frame: align_up(frame, 8) as u32,
+        local_frame: 0,
+        params,
+        returns,
+        reg_params: Vec::new(),
+        reg_returns: Vec::new(),
+        slots: Vec::new(),
+    }
+}
+
+/// Where a module's variables live, as the layout phases build it.
+#[derive(Default)]
+struct VariableLayout<'a> {
+    /// Bytes of static shared variables (module and function scope).
+    shared_end: u64,
+    /// Bytes of module-scope `.local` variables.
+    local_end: u64,
+    /// `.extern .shared` arrays, placed after the static ones: module-scope
+    /// names, or `function\0name`.
+    extern_shared: Vec<String>,
+    /// Alignment of dynamic shared memory's start (16 or more).
+    dyn_align: u64,
+    /// Variables with initializers, and their addresses.
+    inits: Vec<(&'a ast::VarDecl, u64)>,
+    /// `.global`/`.const` module variables: name → (address, size).
+    globals: HashMap<String, (u64, u64)>,
+}
+
+fn external_variable(file: &str, v: &ast::VarDecl) -> LoadDiagnostic {
+    diag(
+        file,
+        v.span,
+        format!(
+            "unsupported: external variable `{}` (modules are not linked)",
+            v.name
+        ),
+    )
+}
+
+/// Module-scope variables: shared and local offsets, global and constant
+/// allocations (`__managed__` ones at their host address).
+fn layout_module_variables<'a>(
+    m: &mut ModuleCtx<'_>,
+    module: &'a ast::Module,
+    memory: &mut GlobalMemory,
+    allocations: &mut Vec<u64>,
+    vars: &mut VariableLayout<'a>,
+) {
+    let file = m.file;
     for item in &module.items {
         let ast::Item::Variable(v) = item else {
             continue;
@@ -312,31 +446,24 @@ pub fn decode_module(
                 if v.linkage == ast::Linkage::Extern
                     || v.array_dims.iter().any(|d| d.is_none()) && v.init.is_none()
                 {
-                    dyn_align = dyn_align.max(align);
-                    extern_shared.push(v.name.clone());
+                    vars.dyn_align = vars.dyn_align.max(align);
+                    vars.extern_shared.push(v.name.clone());
                 } else {
-                    shared_end = align_up(shared_end, align);
+                    vars.shared_end = align_up(vars.shared_end, align);
                     m.syms
-                        .insert(v.name.clone(), Sym::Shared(shared_end as u32));
-                    shared_end = shared_end.saturating_add(size);
+                        .insert(v.name.clone(), Sym::Shared(vars.shared_end as u32));
+                    vars.shared_end = vars.shared_end.saturating_add(size);
                 }
             }
             StateSpace::Local => {
-                local_end = align_up(local_end, align);
+                vars.local_end = align_up(vars.local_end, align);
                 m.syms
-                    .insert(v.name.clone(), Sym::LocalStatic(local_end as u32));
-                local_end = local_end.saturating_add(size);
+                    .insert(v.name.clone(), Sym::LocalStatic(vars.local_end as u32));
+                vars.local_end = vars.local_end.saturating_add(size);
             }
             StateSpace::Global | StateSpace::Const => {
                 if v.linkage == ast::Linkage::Extern {
-                    m.diags.push(diag(
-                        file,
-                        v.span,
-                        format!(
-                            "unsupported: external variable `{}` (modules are not linked)",
-                            v.name
-                        ),
-                    ));
+                    m.diags.push(external_variable(file, v));
                     continue;
                 }
                 // `__managed__` variables live at their host address, so
@@ -357,9 +484,9 @@ pub fn decode_module(
                 };
                 allocations.push(addr);
                 m.syms.insert(v.name.clone(), Sym::Global(addr));
-                globals.insert(v.name.clone(), (addr, size));
+                vars.globals.insert(v.name.clone(), (addr, size));
                 if v.init.is_some() {
-                    inits.push((v, addr));
+                    vars.inits.push((v, addr));
                 }
             }
             _ => m.diags.push(diag(
@@ -369,22 +496,27 @@ pub fn decode_module(
             )),
         }
     }
-    for f in &defined {
-        let mut vars = Vec::new();
-        collect_body_shared(f.body.as_deref().unwrap_or(&[]), &mut vars);
-        for v in vars {
+}
+
+/// Variables declared inside function bodies: shared ones join the CTA's
+/// shared layout, global and constant ones are allocated.
+fn layout_body_variables<'a>(
+    m: &mut ModuleCtx<'_>,
+    defined: &[&'a ast::Function],
+    memory: &mut GlobalMemory,
+    allocations: &mut Vec<u64>,
+    vars: &mut VariableLayout<'a>,
+) {
+    let file = m.file;
+    for f in defined {
+        let mut decls = Vec::new();
+        collect_body_shared(f.body.as_deref().unwrap_or(&[]), &mut decls);
+        for v in decls {
             let size = var_size(v.ty, v.vector, &v.array_dims);
             let align = var_align(v.ty, v.vector, v.align) as u64;
             if v.space != StateSpace::Shared {
                 if v.linkage == ast::Linkage::Extern {
-                    m.diags.push(diag(
-                        file,
-                        v.span,
-                        format!(
-                            "unsupported: external variable `{}` (modules are not linked)",
-                            v.name
-                        ),
-                    ));
+                    m.diags.push(external_variable(file, v));
                     continue;
                 }
                 let Some(addr) = memory.alloc(size.max(1)) else {
@@ -399,31 +531,29 @@ pub fn decode_module(
                 m.body_globals
                     .insert((f.name.clone(), v.name.clone()), addr);
                 if v.init.is_some() {
-                    inits.push((v, addr));
+                    vars.inits.push((v, addr));
                 }
                 continue;
             }
             if v.linkage == ast::Linkage::Extern {
-                dyn_align = dyn_align.max(align);
-                extern_shared.push(format!("{}\u{0}{}", f.name, v.name));
+                vars.dyn_align = vars.dyn_align.max(align);
+                vars.extern_shared
+                    .push(format!("{}\u{0}{}", f.name, v.name));
                 continue;
             }
-            shared_end = align_up(shared_end, align);
+            vars.shared_end = align_up(vars.shared_end, align);
             m.body_shared
-                .insert((f.name.clone(), v.name.clone()), shared_end as u32);
-            shared_end = shared_end.saturating_add(size);
+                .insert((f.name.clone(), v.name.clone()), vars.shared_end as u32);
+            vars.shared_end = vars.shared_end.saturating_add(size);
         }
     }
-    if shared_end > u32::MAX as u64 / 2 || local_end > MAX_LOCAL_BYTES {
-        m.diags.push(diag(
-            file,
-            ast::Span::new(1, 1),
-            "unsupported: module shared or local variables are larger than any device allows",
-        ));
-        return Err(m.diags);
-    }
-    let dyn_base = align_up(shared_end, dyn_align) as u32;
-    for name in extern_shared {
+}
+
+/// Places every `.extern .shared` array at the start of dynamic shared
+/// memory, after the static variables; returns that offset.
+fn place_extern_shared(m: &mut ModuleCtx<'_>, vars: &mut VariableLayout<'_>) -> u32 {
+    let dyn_base = align_up(vars.shared_end, vars.dyn_align) as u32;
+    for name in std::mem::take(&mut vars.extern_shared) {
         if let Some((f, v)) = name.split_once('\u{0}') {
             m.body_shared
                 .insert((f.to_string(), v.to_string()), dyn_base);
@@ -431,118 +561,81 @@ pub fn decode_module(
             m.syms.insert(name, Sym::Shared(dyn_base));
         }
     }
-    for (v, addr) in inits {
-        if let Err(msg) = apply_initializer(&m, v, addr, memory) {
-            m.diags.push(diag(file, v.span, msg));
-        }
-    }
+    dyn_base
+}
 
-    // Code.
-    for (i, f) in defined.iter().enumerate() {
-        decode_function(&mut m, i as u32, f);
+/// What `cuFuncGetAttribute` reports for kernel `f` (function `index`):
+/// its parameter layout, resources and launch bounds.
+fn kernel_info(
+    m: &mut ModuleCtx<'_>,
+    module: &ast::Module,
+    config: &DeviceConfig,
+    index: usize,
+    f: &ast::Function,
+    vars: &VariableLayout<'_>,
+    target_sm: u32,
+) -> KernelInfo {
+    let mut params = Vec::new();
+    let mut off = 0u64;
+    for p in &f.params {
+        let (size, align) = param_size_align(p);
+        off = align_up(off, align as u64);
+        params.push(ParamInfo {
+            name: p.name.clone(),
+            offset: off as u32,
+            size,
+            align,
+        });
+        off += size as u64;
     }
-
-    // Kernels.
-    let mut kernels = Vec::new();
-    for (i, f) in defined.iter().enumerate() {
-        if f.kind != ast::FunctionKind::Entry {
-            continue;
-        }
-        let mut params = Vec::new();
-        let mut off = 0u64;
-        for p in &f.params {
-            let (size, align) = param_size_align(p);
-            off = align_up(off, align as u64);
-            params.push(ParamInfo {
-                name: p.name.clone(),
-                offset: off as u32,
-                size,
-                align,
-            });
-            off += size as u64;
-        }
-        let mut reqntid = None;
-        let mut maxntid = None;
-        let mut maxnreg = None;
-        let mut min_ctas_per_sm = 1u32;
-        for d in &f.directives {
-            match d {
-                ast::FunctionDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
-                ast::FunctionDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
-                ast::FunctionDirective::MaxNReg(n) => maxnreg = Some(*n),
-                ast::FunctionDirective::MinNCtaPerSm(n) => min_ctas_per_sm = (*n).max(1),
-                ast::FunctionDirective::ReqNCtaPerCluster(v) if v.iter().product::<u32>() > 1 => {
-                    m.diags.push(diag(
-                        file,
-                        f.span,
-                        format!(
-                            "unsupported: kernel `{}` requires clusters of {v:?} CTAs (only 1-CTA clusters are emulated)",
-                            f.name
-                        ),
-                    ));
-                }
-                _ => {}
+    let mut reqntid = None;
+    let mut maxntid = None;
+    let mut maxnreg = None;
+    let mut min_ctas_per_sm = 1u32;
+    for d in &f.directives {
+        match d {
+            ast::FunctionDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
+            ast::FunctionDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
+            ast::FunctionDirective::MaxNReg(n) => maxnreg = Some(*n),
+            ast::FunctionDirective::MinNCtaPerSm(n) => min_ctas_per_sm = (*n).max(1),
+            ast::FunctionDirective::ReqNCtaPerCluster(v) if v.iter().product::<u32>() > 1 => {
+                m.diags.push(diag(
+                    m.file,
+                    f.span,
+                    format!(
+                        "unsupported: kernel `{}` requires clusters of {v:?} CTAs (only 1-CTA clusters are emulated)",
+                        f.name
+                    ),
+                ));
             }
+            _ => {}
         }
-        let limit = reqntid
-            .or(maxntid)
-            .map(|d| d[0].saturating_mul(d[1]).saturating_mul(d[2]))
-            .unwrap_or(config.max_threads_per_block)
-            .min(config.max_threads_per_block);
-        let fi = &m.funcs[i];
-        kernels.push((
-            i as u32,
-            KernelInfo {
-                name: f.name.clone(),
-                params,
-                param_bytes: off as u32,
-                static_shared_bytes: shared_end as u32,
-                local_bytes_per_thread: local_end as u32 + fi.local_frame,
-                num_regs: register_estimate(
-                    fi.num_rows + fi.num_preds.div_ceil(32),
-                    maxnreg,
-                    limit.saturating_mul(min_ctas_per_sm),
-                    config
-                        .attribute(crate::config::DeviceAttribute::MAX_REGISTERS_PER_MULTIPROCESSOR)
-                        .unwrap_or(65536) as u32,
-                ),
-                max_threads_per_block: limit,
-                reqntid,
-                ptx_version: (module.version.major, module.version.minor),
-                target_sm,
-            },
-        ));
     }
-
-    if !m.diags.is_empty() {
-        return Err(m.diags);
+    let limit = reqntid
+        .or(maxntid)
+        .map(|d| d[0].saturating_mul(d[1]).saturating_mul(d[2]))
+        .unwrap_or(config.max_threads_per_block)
+        .min(config.max_threads_per_block);
+    let fi = &m.funcs[index];
+    KernelInfo {
+        name: f.name.clone(),
+        params,
+        param_bytes: off as u32,
+        static_shared_bytes: vars.shared_end as u32,
+        local_bytes_per_thread: vars.local_end as u32 + fi.local_frame,
+        num_regs: register_estimate(
+            fi.num_rows + fi.num_preds.div_ceil(32),
+            maxnreg,
+            limit.saturating_mul(min_ctas_per_sm),
+            config
+                .attribute(crate::config::DeviceAttribute::MAX_REGISTERS_PER_MULTIPROCESSOR)
+                .unwrap_or(65536) as u32,
+        ),
+        max_threads_per_block: limit,
+        reqntid,
+        ptx_version: (module.version.major, module.version.minor),
+        target_sm,
     }
-    let num_rows = m.const_base + m.const_values.len() as u32;
-    Ok(Program {
-        file: file.to_string(),
-        reconverge: crate::reconverge::table(&m.code),
-        code: m.code,
-        text: m.text,
-        funcs: m.funcs,
-        kernels,
-        window_base: m.window_base,
-        const_base: m.const_base,
-        const_values: m.const_values,
-        num_rows,
-        num_preds: max_preds + 1,
-        static_shared: dyn_base,
-        static_local: align_up(local_end, 16) as u32,
-        globals,
-        variable_allocations: Vec::new(),
-        files: module
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ast::Item::File(f) => Some((f.index, f.path.clone())),
-                _ => None,
-            })
-            .collect(),
-    })
 }
 
 fn dims3(v: &[u32]) -> [u32; 3] {

@@ -291,7 +291,7 @@ fn do_call(
                 returns,
             } => {
                 let addr = w.values[r(row) + l];
-                let f = addr.wrapping_sub(crate::decode::FUNC_ADDR_BASE);
+                let f = addr.wrapping_sub(crate::program::FUNC_ADDR_BASE);
                 let ok = prog.funcs.get(f as usize).is_some_and(|c| {
                     !c.is_kernel
                         && c.params.len() as u32 == params
