@@ -17,13 +17,16 @@
 //! Needs cc (and builds libprlx and the emulator in release); without cc it
 //! prints a skip line, or fails under PRLX_REQUIRE_TOOLCHAIN=1.
 
+mod common;
+
+use common::{median, run_ok};
 use prlx::capture::{self, CapturedTrace, Descriptor, Geometry};
 use prlx::config::Config;
 use prlx::sink::{Launch, Sink};
 use prlx_session::LaunchRecord;
 use prlx_trace::{TraceEvent, WarpBufferHeader};
 use std::ffi::{CString, c_void};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -32,66 +35,15 @@ const UNRECORDED_LAUNCHES: u32 = 200_000;
 const RECORDED_LAUNCHES: u32 = 5_000;
 
 fn main() {
-    // `cargo bench` passes --bench; `cargo test --benches` runs us too: keep that quick.
-    let quick = !std::env::args().any(|a| a == "--bench");
-    let Some(cc) = find_tool("cc") else {
-        assert!(
-            std::env::var("PRLX_REQUIRE_TOOLCHAIN").as_deref() != Ok("1"),
-            "cc not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: cc not found, run scripts/setup.sh");
+    let quick = common::quick();
+    let Some(cc) = common::cc_or_skip() else {
         return;
     };
-    let lib_dir = build_libraries();
+    let lib_dir = common::build_shim_and_emulator();
     let scratch = tempfile::tempdir().unwrap();
     let rounds = if quick { 1 } else { ROUNDS };
     launch_latency(&cc, &lib_dir, scratch.path(), rounds, quick);
     captured_split(&lib_dir, scratch.path(), rounds);
-}
-
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// Builds libprlx.so and the emulator's libcuda into this bench's target dir.
-fn build_libraries() -> PathBuf {
-    // target/<profile>/deps/<this bench> → target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-q", "-p", "prlx-preload", "-p", "prlx-libcuda"])
-        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
-    if lib_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(build.status().expect("run cargo build").success());
-    let soname = lib_dir.join("libcuda.so.1");
-    if std::fs::read_link(&soname).is_err() {
-        let tmp = lib_dir.join(format!("libcuda.so.1.tmp{}", std::process::id()));
-        std::os::unix::fs::symlink("libcuda.so", &tmp).unwrap();
-        std::fs::rename(&tmp, &soname).unwrap();
-    }
-    lib_dir
-}
-
-fn run_ok(command: &mut Command) -> String {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
 }
 
 // ---- 1. latency added to a launch ------------------------------------------
@@ -125,26 +77,7 @@ impl Shim {
 }
 
 fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quick: bool) {
-    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/stub");
-    let stub_dir = scratch.join("stub");
-    std::fs::create_dir_all(&stub_dir).unwrap();
-    run_ok(
-        Command::new(cc)
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
-            .arg("-Wl,-soname,libcuda.so.1")
-            .arg(sources.join("libcuda_stub.c"))
-            .arg("-o")
-            .arg(stub_dir.join("libcuda.so.1")),
-    );
-    let program = stub_dir.join("bench_launch");
-    run_ok(
-        Command::new(cc)
-            .args(["-O2", "-Wall", "-Werror"])
-            .arg(sources.join("bench_launch.c"))
-            .arg(format!("-L{}", stub_dir.display()))
-            .args(["-l:libcuda.so.1", "-o"])
-            .arg(&program),
-    );
+    let (stub_dir, program) = common::build_stub_program(cc, scratch, "bench_launch");
     let traces = scratch.join("traces");
     let configs = [
         Shim::Bare,

@@ -19,6 +19,9 @@
 //! both from `PRLX_BENCH_BIN_DIR`); without cc it prints a skip line, or
 //! fails under PRLX_REQUIRE_TOOLCHAIN=1.
 
+mod common;
+
+use common::{median, run_ok};
 use prlx_session::Manifest;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -56,19 +59,13 @@ impl Case {
 }
 
 fn main() {
-    // `cargo bench` passes --bench; `cargo test --benches` runs us too: keep that quick.
-    let quick = !std::env::args().any(|a| a == "--bench");
-    let Some(cc) = find_tool("cc") else {
-        assert!(
-            std::env::var("PRLX_REQUIRE_TOOLCHAIN").as_deref() != Ok("1"),
-            "cc not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: cc not found, run scripts/setup.sh");
+    let quick = common::quick();
+    let Some(cc) = common::cc_or_skip() else {
         return;
     };
     let lib_dir = build_binaries();
     let scratch = tempfile::tempdir().unwrap();
-    let (stub_dir, program) = build_program(&cc, scratch.path());
+    let (stub_dir, program) = common::build_stub_program(&cc, scratch.path(), "launch_rate");
     let state = scratch.path().join("prlxd-state");
     let socket = scratch.path().join("prlxd.sock");
     let mut daemon = Daemon::start(&lib_dir.join("prlxd"), &socket, &state);
@@ -290,70 +287,11 @@ impl Drop for Daemon {
     }
 }
 
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
 /// Builds libprlx.so and prlxd into this bench's target dir, or takes them
 /// from `PRLX_BENCH_BIN_DIR` (to measure another build, e.g. an older one).
 fn build_binaries() -> PathBuf {
     if let Some(dir) = std::env::var_os("PRLX_BENCH_BIN_DIR") {
         return PathBuf::from(dir);
     }
-    // target/<profile>/deps/<this bench> → target/<profile>
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-q", "-p", "prlx-preload", "-p", "prlxd"])
-        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
-    if lib_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(build.status().expect("run cargo build").success());
-    lib_dir
-}
-
-/// The stub driver and the program: (the stub's directory, the program).
-fn build_program(cc: &Path, scratch: &Path) -> (PathBuf, PathBuf) {
-    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/stub");
-    let stub_dir = scratch.join("stub");
-    std::fs::create_dir_all(&stub_dir).unwrap();
-    run_ok(
-        Command::new(cc)
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror"])
-            .arg("-Wl,-soname,libcuda.so.1")
-            .arg(sources.join("libcuda_stub.c"))
-            .arg("-o")
-            .arg(stub_dir.join("libcuda.so.1")),
-    );
-    let program = stub_dir.join("launch_rate");
-    run_ok(
-        Command::new(cc)
-            .args(["-O2", "-Wall", "-Werror"])
-            .arg(sources.join("launch_rate.c"))
-            .arg(format!("-L{}", stub_dir.display()))
-            .args(["-l:libcuda.so.1", "-o"])
-            .arg(&program),
-    );
-    (stub_dir, program)
-}
-
-fn run_ok(command: &mut Command) -> String {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
+    common::build_packages(&["prlx-preload", "prlxd"])
 }

@@ -11,6 +11,9 @@
 //! `wait4`'s rusage, and wall time. Reports medians and what the shim adds.
 //! The large build is generated once and kept in the target directory.
 
+mod common;
+
+use common::{median, run_ok};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,16 +24,11 @@ const UNITS: usize = 18;
 const FUNCTIONS_PER_UNIT: usize = 2000;
 
 fn main() {
-    let quick = !std::env::args().any(|a| a == "--bench");
-    let Some(cc) = find_tool("cc") else {
-        assert!(
-            std::env::var("PRLX_REQUIRE_TOOLCHAIN").as_deref() != Ok("1"),
-            "cc not found; run scripts/setup.sh"
-        );
-        eprintln!("skipped: cc not found, run scripts/setup.sh");
+    let quick = common::quick();
+    let Some(cc) = common::cc_or_skip() else {
         return;
     };
-    let lib_dir = build_libraries();
+    let lib_dir = common::build_shim_and_emulator();
     let work = lib_dir.join("prlx-startup-bench");
     std::fs::create_dir_all(&work).unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/stub/startup_app.c");
@@ -257,42 +255,4 @@ fn debug_bytes(path: &Path) -> u64 {
         .filter(|s| s.name().is_ok_and(|n| n.starts_with(".debug")))
         .map(|s| s.size())
         .sum()
-}
-
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// Builds libprlx.so and the emulator's libcuda into this bench's target dir.
-fn build_libraries() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "-q", "-p", "prlx-preload", "-p", "prlx-libcuda"])
-        .env("CARGO_TARGET_DIR", lib_dir.parent().unwrap());
-    if lib_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(build.status().expect("run cargo build").success());
-    prlx_e2e::link_libcuda_soname(&lib_dir);
-    lib_dir
-}
-
-fn run_ok(command: &mut Command) {
-    let output = command.output().expect("spawn");
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
 }
