@@ -10,10 +10,10 @@
 //!   `tex(u) = (1 - α)·T[i] + α·T[i+1]`. The hardware keeps `α` in 9-bit
 //!   fixed point with 8 fraction bits, `α = round(frac · 256) / 256`
 //!   (`frac · 256` is exact in `f32`). Bilinear weights are not products of
-//!   the per-axis ones: see [`corner_weights`]. The weighted sum is exact
+//!   the per-axis ones: see `corner_weights`. The weighted sum is exact
 //!   and rounded once to `f32`, ties away from zero; 8-bit unsigned
 //!   normalized texels filter to a 16-bit normalized result
-//!   ([`unorm8_filtered`]). All three rules reproduce every sample an H200
+//!   (`unorm8_filtered`). All three rules reproduce every sample an H200
 //!   returned on `../shared/hardware/textures/` (`emulator/tests/
 //!   texture_hardware.rs`).
 //! - Address modes apply per texel index: wrap `i mod N`; mirror reflects
