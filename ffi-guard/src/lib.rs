@@ -17,9 +17,6 @@
 //!   invalid value; [`write_optional`] skips a NULL one.
 //! - [`non_null`] and [`c_str`] check input pointers.
 
-// Every `unsafe` block says why it is sound (issue 24).
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -27,9 +27,6 @@
 //! top of them all. `api::signatures` ties the exported functions to the
 //! shared ABI's signatures, so `abi` never names `api`.
 
-// Every `unsafe` block says why it is sound (issue 24).
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 pub mod abi;
 // The C API's own names (hipMalloc, hipDeviceAttributeWarpSize, ...).
 #[allow(non_upper_case_globals, non_snake_case)]
