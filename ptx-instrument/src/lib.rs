@@ -28,51 +28,17 @@
 //! computes exactly what the original computes.
 
 pub mod idle_copy;
+mod instrumented;
 pub mod rewrite;
 pub mod runtime;
 pub mod sites;
 mod switch_tree;
 pub mod value;
 
+pub use instrumented::{Error, Instrumented};
 pub use rewrite::{
-    Layout, Options, Runtime, instrument_link_input, instrument_parsed, instrument_parsed_with,
+    Layout, Options, instrument, instrument_link_input, instrument_parsed, instrument_parsed_with,
+    instrument_with,
 };
+pub use runtime::Runtime;
 pub use sites::{Location, Site, SiteKind, SiteTable};
-
-/// A module rewritten to record events.
-#[derive(Debug)]
-pub struct Instrumented {
-    /// The instrumented PTX text.
-    pub ptx: String,
-    /// Every site, with its id and source location.
-    pub sites: SiteTable,
-    /// The `.entry` kernels the module defines.
-    pub kernels: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{0}")]
-    Parse(#[from] prlx_ptx::ParseError),
-    /// The module defines `__prlx_desc`: it was built with the pass.
-    #[error("the module already records events (it defines __prlx_desc: built with the prlx pass)")]
-    AlreadyInstrumented,
-    #[error("{0}")]
-    Unsupported(String),
-}
-
-/// Parses `text` (diagnostics name it `name`) and instruments it.
-pub fn instrument(text: &str, name: &str, options: &Options) -> Result<Instrumented, Error> {
-    instrument_with(text, name, options, Layout::default())
-}
-
-/// [`instrument`] with another [`Layout`] (for measuring it).
-pub fn instrument_with(
-    text: &str,
-    name: &str,
-    options: &Options,
-    layout: Layout,
-) -> Result<Instrumented, Error> {
-    let module = prlx_ptx::parse(text, name)?;
-    instrument_parsed_with(&module, text, options, layout)
-}

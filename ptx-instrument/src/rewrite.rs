@@ -8,6 +8,8 @@ use prlx_ptx::{
     ScalarType, Span, Statement,
 };
 
+use crate::instrumented::{Error, Instrumented};
+pub use crate::runtime::Runtime;
 use crate::runtime::{
     DESCRIPTOR, DESCRIPTOR_REGISTER, RECORD_BRANCH, RECORD_SNAPSHOT, RECORD_VALUE,
     RECORDING_REGISTER, WARP_SLOT_REGISTER, descriptor_setup, runtime_ptx_for, warp_slot_setup,
@@ -15,7 +17,6 @@ use crate::runtime::{
 use crate::sites::{Location, SiteKind, SiteTable};
 use crate::switch_tree::{self, SwitchTrees};
 use crate::value::{FLOAT_DECL, HALF_DECL, RegisterTypes, SCRATCH_DECLS, instruction_type, word};
-use crate::{Error, Instrumented};
 
 /// What to record besides branches, switches, shared stores and atomics
 /// (the pass's options of the same names).
@@ -54,6 +55,22 @@ pub const RETURNED_FLAG: u16 = 0x2;
 /// The PTX ISA version the runtime needs (`activemask`).
 const MIN_VERSION: (u32, u32) = (6, 2);
 
+/// Parses `text` (diagnostics name it `name`) and instruments it.
+pub fn instrument(text: &str, name: &str, options: &Options) -> Result<Instrumented, Error> {
+    instrument_with(text, name, options, Layout::default())
+}
+
+/// [`instrument`] with another [`Layout`] (for measuring it).
+pub fn instrument_with(
+    text: &str,
+    name: &str,
+    options: &Options,
+    layout: Layout,
+) -> Result<Instrumented, Error> {
+    let module = prlx_ptx::parse(text, name)?;
+    instrument_parsed_with(&module, text, options, layout)
+}
+
 /// Instruments a module already parsed from `text` (its spans index `text`).
 pub fn instrument_parsed(
     module: &Module,
@@ -77,18 +94,6 @@ pub fn instrument_parsed_with(
         sites,
         kernels,
     })
-}
-
-/// Where an instrumented module's runtime and descriptor come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Runtime {
-    /// A module loaded on its own: it defines them (module-local functions).
-    Own,
-    /// One input of a `cuLink*` link, the one that defines them (visible,
-    /// so the other inputs link against them).
-    LinkDefine,
-    /// Another input of that link: it declares them `.extern`.
-    LinkExtern,
 }
 
 /// One input of a link: instruments `module` (parsed from `text`) adding
@@ -1086,13 +1091,13 @@ mod tests {
 ";
 
     fn kinds(ptx: &str) -> Vec<SiteKind> {
-        let out = crate::instrument(ptx, "k.ptx", &Options::default()).unwrap();
+        let out = instrument(ptx, "k.ptx", &Options::default()).unwrap();
         out.sites.sites().iter().map(|s| s.kind).collect()
     }
 
     #[test]
     fn atomics_record_what_they_returned_after_them() {
-        let out = crate::instrument(CHOICE, "k.ptx", &Options::default()).unwrap();
+        let out = instrument(CHOICE, "k.ptx", &Options::default()).unwrap();
         let returned = (SiteKind::Atomic as u32) | (u32::from(RETURNED_FLAG) << 16);
         // The add's probe follows it and passes its destination, flagged.
         let add = out.ptx.find("atom.global.add.u32 	%r2").unwrap();
@@ -1137,7 +1142,7 @@ mod tests {
             ".reg .b128 %q<3>;\n\tatom.global.cas.b128 \t%q1, [%rd1], %q2, %q2;",
         );
         assert!(ptx.contains("cas.b128"));
-        let out = crate::instrument(&ptx, "k.ptx", &Options::default()).unwrap();
+        let out = instrument(&ptx, "k.ptx", &Options::default()).unwrap();
         assert!(!out.ptx.contains("set.eq.u32.b"), "{}", out.ptx);
         assert_eq!(
             kinds(&ptx)
@@ -1150,7 +1155,7 @@ mod tests {
 
     #[test]
     fn a_compare_feeding_selp_is_a_branch_site_after_it() {
-        let out = crate::instrument(CHOICE, "k.ptx", &Options::default()).unwrap();
+        let out = instrument(CHOICE, "k.ptx", &Options::default()).unwrap();
         let setp = out.ptx.find("setp.lt.u32 	%p1").unwrap();
         let selp = out.ptx.find("selp.b32 	%r3").unwrap();
         let between = &out.ptx[setp..selp];

@@ -271,12 +271,23 @@ const LOCALS: &str = "\t.reg .pred 	%p<10>;
 	.reg .b64 	%rd<12>;
 ";
 
+/// Where an instrumented module's runtime and descriptor come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// A module loaded on its own: it defines them (module-local functions).
+    Own,
+    /// One input of a `cuLink*` link, the one that defines them (visible,
+    /// so the other inputs link against them).
+    LinkDefine,
+    /// Another input of that link: it declares them `.extern`.
+    LinkExtern,
+}
+
 /// The descriptor and the recording functions as a module needs them
-/// ([`crate::rewrite::Runtime`]): defined module-locally, defined visibly
+/// ([`Runtime`]): defined module-locally, defined visibly
 /// for the other inputs of a link, or declared `.extern` (an input of a
 /// link that another input gives them to).
-pub fn runtime_ptx_for(runtime: crate::rewrite::Runtime) -> String {
-    use crate::rewrite::Runtime;
+pub fn runtime_ptx_for(runtime: Runtime) -> String {
     let own = runtime_ptx();
     match runtime {
         Runtime::Own => own,
@@ -460,7 +471,6 @@ $__prlx_snapshot_done:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rewrite::Runtime;
 
     #[test]
     fn link_inputs_define_the_runtime_once_and_declare_it_elsewhere() {
