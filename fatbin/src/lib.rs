@@ -13,7 +13,12 @@
 //! One parser for the emulated driver (`prlx-libcuda`, which loads the
 //! payloads) and the capture shim (`prlx-preload`, which decides per module
 //! how to capture it): both read a fatbinary the same way. Also here: the
-//! kernel and variable symbols of an ELF cubin ([`cubin_symbols`]).
+//! kernel and variable symbols of an ELF cubin ([`cubin_symbols`], in
+//! `cubin`, read through the `object` crate).
+
+mod cubin;
+
+pub use cubin::{CubinSymbols, CubinVariable, cubin_kernels, cubin_symbols, read_cubin_symbols};
 
 /// Fatbinary header magic.
 pub const MAGIC: u32 = 0xBA55_ED50;
@@ -196,178 +201,6 @@ pub fn lz4_block_decompress(src: &[u8], limit: usize) -> Result<Vec<u8>, String>
             other => format!("corrupt LZ4 block: {other}"),
         }),
     }
-}
-
-/// The names of the kernels an ELF cubin defines (its global function
-/// symbols), for messages.
-pub fn cubin_kernels(elf: &[u8]) -> Vec<String> {
-    cubin_symbols(elf).functions
-}
-
-/// `st_other` flag of a cubin symbol that is a kernel entry point.
-const STO_CUDA_ENTRY: u8 = 0x10;
-
-/// The global symbols of an ELF cubin.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct CubinSymbols {
-    /// `STT_FUNC`: kernels (of any binding) and global device functions.
-    pub functions: Vec<String>,
-    /// `STT_OBJECT`: `__device__`, `__constant__` and `__managed__` variables.
-    pub variables: Vec<String>,
-    /// The same variables with their sizes and initial contents.
-    pub variable_defs: Vec<CubinVariable>,
-}
-
-/// A variable a cubin defines: enough to allocate it without the machine
-/// code (its contents do not depend on the architecture).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CubinVariable {
-    pub name: String,
-    pub size: u64,
-    pub align: u64,
-    /// In a constant bank (`.nv.constant*`), not global memory.
-    pub constant: bool,
-    /// The initial bytes; `None` for zero-filled (`SHT_NOBITS`) storage.
-    pub init: Option<Vec<u8>>,
-}
-
-/// One ELF64 section header's fields that the symbol readers use.
-struct SectionHeader {
-    name: u32,
-    kind: u32,
-    offset: usize,
-    size: usize,
-    link: u32,
-    align: u64,
-    entsize: usize,
-}
-
-fn section_header(elf: &[u8], shoff: u64, shentsize: u16, i: usize) -> Option<SectionHeader> {
-    let base = (shoff as usize).checked_add(i.checked_mul(shentsize as usize)?)?;
-    Some(SectionHeader {
-        name: u32_at(elf, base)?,
-        kind: u32_at(elf, base + 4)?,
-        offset: u64_at(elf, base + 0x18)? as usize,
-        size: u64_at(elf, base + 0x20)? as usize,
-        link: u32_at(elf, base + 0x28)?,
-        align: u64_at(elf, base + 0x30)?,
-        entsize: u64_at(elf, base + 0x38)? as usize,
-    })
-}
-
-/// The NUL-terminated string at `at` of a string table.
-fn c_string(table: &[u8], at: usize) -> Option<String> {
-    let raw = table.get(at..)?.split(|b| *b == 0).next()?;
-    Some(String::from_utf8_lossy(raw).into_owned())
-}
-
-/// A defined variable symbol (`value`, `size` in section `shndx`), with its
-/// contents read from that section.
-fn variable_def(
-    elf: &[u8],
-    (shoff, shentsize): (u64, u16),
-    section_names: &[u8],
-    name: String,
-    (shndx, value, size): (u16, u64, u64),
-) -> Option<CubinVariable> {
-    const SHT_NOBITS: u32 = 8;
-    let section = section_header(elf, shoff, shentsize, shndx as usize)?;
-    let section_name = c_string(section_names, section.name as usize)?;
-    if section_name.starts_with(".nv.shared") || section_name.starts_with(".nv.local") {
-        return None;
-    }
-    let init = if section.kind == SHT_NOBITS {
-        None
-    } else {
-        let start = section.offset.checked_add(value as usize)?;
-        Some(elf.get(start..start.checked_add(size as usize)?)?.to_vec())
-    };
-    Some(CubinVariable {
-        name,
-        size,
-        align: section.align.clamp(1, 256),
-        constant: section_name.starts_with(".nv.constant"),
-        init,
-    })
-}
-
-/// The kernel (and global function) and variable symbols of an ELF cubin.
-pub fn cubin_symbols(elf: &[u8]) -> CubinSymbols {
-    let mut names = CubinSymbols::default();
-    if elf.get(0..4) != Some(b"\x7fELF") || elf.get(4) != Some(&2) {
-        return names;
-    }
-    let (Some(shoff), Some(shentsize), Some(shnum), Some(shstrndx)) = (
-        u64_at(elf, 0x28),
-        u16_at(elf, 0x3a),
-        u16_at(elf, 0x3c),
-        u16_at(elf, 0x3e),
-    ) else {
-        return names;
-    };
-    // The section-name table, read once for every variable's section.
-    let section_names = section_header(elf, shoff, shentsize, shstrndx as usize)
-        .and_then(|h| elf.get(h.offset..h.offset.checked_add(h.size)?))
-        .unwrap_or_default();
-    const SHT_SYMTAB: u32 = 2;
-    for i in 0..shnum as usize {
-        let Some(symtab) = section_header(elf, shoff, shentsize, i) else {
-            continue;
-        };
-        if symtab.kind != SHT_SYMTAB {
-            continue;
-        }
-        let Some(strings) = section_header(elf, shoff, shentsize, symtab.link as usize) else {
-            continue;
-        };
-        let Some(strtab) = elf.get(strings.offset..strings.offset.saturating_add(strings.size))
-        else {
-            continue;
-        };
-        let entsize = symtab.entsize.max(24);
-        let (off, size) = (symtab.offset, symtab.size);
-        let mut at = off;
-        while at + 24 <= off.saturating_add(size) && at + 24 <= elf.len() {
-            let name = u32_at(elf, at).unwrap_or(0) as usize;
-            let info = elf[at + 4];
-            let other = elf[at + 5];
-            let shndx = u16_at(elf, at + 6).unwrap_or(0);
-            let defined = shndx != 0;
-            // Kernels are STT_FUNC marked as entries in `st_other`
-            // (`STO_CUDA_ENTRY`), of any binding: kernels in an anonymous
-            // namespace are local, and cudart still looks them up by name.
-            // Variables are STT_OBJECT of any binding (whole-program builds
-            // make `__device__` variables local). Undefined symbols
-            // (`vprintf`) are neither.
-            let is_variable = match (info >> 4, info & 15) {
-                _ if !defined => None,
-                (_, 1) => Some(true),
-                (binding, 2) if other & STO_CUDA_ENTRY != 0 || binding == 1 => Some(false),
-                _ => None,
-            };
-            if let (Some(is_variable), Some(symbol)) = (is_variable, c_string(strtab, name)) {
-                if is_variable {
-                    let value = u64_at(elf, at + 8).unwrap_or(0);
-                    let bytes = u64_at(elf, at + 16).unwrap_or(0);
-                    let symbol_at = (shndx, value, bytes);
-                    if let Some(def) = variable_def(
-                        elf,
-                        (shoff, shentsize),
-                        section_names,
-                        symbol.clone(),
-                        symbol_at,
-                    ) {
-                        names.variable_defs.push(def);
-                    }
-                    names.variables.push(symbol);
-                } else {
-                    names.functions.push(symbol);
-                }
-            }
-            at += entsize;
-        }
-    }
-    names
 }
 
 /// A symbol name as C++ source spells it, or unchanged.
