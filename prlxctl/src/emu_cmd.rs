@@ -43,9 +43,7 @@ pub struct RunArgs {
 
 pub fn run(cmd: EmuCommand) -> anyhow::Result<u8> {
     let result = match cmd {
-        EmuCommand::Run(args) if crate::emu_rdna::is_rdna(&args.file) => {
-            crate::emu_rdna::run(&args)
-        }
+        EmuCommand::Run(args) if crate::emu_rdna::is_rdna(&args.file) => run_rdna(&args),
         EmuCommand::Run(args) => run_kern(&args),
     };
     match result {
@@ -60,6 +58,14 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// RDNA assembly on the RDNA emulator, which has no `--sm` or `--schedule`.
+fn run_rdna(args: &RunArgs) -> anyhow::Result<u8> {
+    if args.sm.is_some() || args.schedule.is_some() {
+        bail!("--sm and --schedule apply to PTX .kern files, not RDNA assembly");
+    }
+    crate::emu_rdna::run(&args.file, args.trace, args.step)
 }
 
 /// Exit codes: 0 success, 1 the kernel faulted, 2 bad input (via `Err`).

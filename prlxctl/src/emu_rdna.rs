@@ -8,12 +8,10 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use prlx_rdna::asm::{self, AsmProgram, PrintArg, PrintDirective};
 use prlx_rdna::decode::{self, Inst, format::format_wave};
 use prlx_rdna::{Device, HookAction, HookEvent, Wave};
-
-use crate::emu_cmd::RunArgs;
 
 /// RDNA input files: `.s` / `.asm` (PTX `.kern` files go to the PTX emulator).
 pub fn is_rdna(path: &Path) -> bool {
@@ -23,25 +21,24 @@ pub fn is_rdna(path: &Path) -> bool {
     )
 }
 
-/// Exit codes: 0 success, 1 the kernel faulted, 2 bad input (via `Err`).
-pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
-    if args.sm.is_some() || args.schedule.is_some() {
-        bail!("--sm and --schedule apply to PTX .kern files, not RDNA assembly");
-    }
-    let name = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file).with_context(|| format!("reading {name}"))?;
-    let base = args.file.parent().unwrap_or(Path::new("."));
+/// Runs `file`, printing every wave-instruction with `trace` and stopping
+/// for debugger commands with `step`. Exit codes: 0 success, 1 the kernel
+/// faulted, 2 bad input (via `Err`).
+pub fn run(file: &Path, trace: bool, step: bool) -> anyhow::Result<u8> {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?;
+    let base = file.parent().unwrap_or(Path::new("."));
     let prog = asm::parse(&name, &text, base)?;
     let mut dev = Device::new();
     let loaded = prog.load(&mut dev).map_err(|e| anyhow::anyhow!("{e}"))?;
     let prog = Arc::new(prog);
     let waves_per_group = prog.local.iter().product::<u32>().div_ceil(prog.wave_size);
-    if args.step || args.trace || !prog.prints.is_empty() {
+    if step || trace || !prog.prints.is_empty() {
         let debugger = Arc::new(Mutex::new(Debugger::new(
             prog.clone(),
             waves_per_group,
-            args.step,
-            args.trace,
+            step,
+            trace,
         )));
         let d = debugger.clone();
         dev.set_hook(Some(Box::new(move |ev: &HookEvent<'_>| {
