@@ -1,43 +1,17 @@
 //! `prlxctl emu run`: runs the binary on the example `.kern` files (plain,
 //! `--trace`, a scripted `--step` session) and on broken inputs.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+
+use common::{prlxctl, run_ok, text};
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../examples/kern")
         .join(name)
-}
-
-fn prlxctl(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prlxctl"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn prlxctl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
-    child.wait_with_output().expect("wait for prlxctl")
-}
-
-fn run_ok(args: &[&str], stdin: &str) -> String {
-    let out = prlxctl(args, stdin);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "prlxctl {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
 }
 
 /// The `.kern` line holding `needle` (1-based).
@@ -248,7 +222,7 @@ fn step_session_runs_to_completion_when_input_ends() {
 fn a_faulting_kernel_reports_where_and_exits_1() {
     let path = example("oob.kern");
     let out = prlxctl(&["emu", "run", path.to_str().unwrap()], "");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let st = line_of(&path, "st.global.u32");
     assert!(stderr.contains("illegal address"), "{stderr}");
@@ -262,7 +236,7 @@ fn run_bad(kern: &str) -> String {
     let path = dir.path().join("bad.kern");
     std::fs::write(&path, kern).unwrap();
     let out = prlxctl(&["emu", "run", path.to_str().unwrap()], "");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     stderr.replace(path.to_str().unwrap(), "bad.kern")
 }
@@ -333,7 +307,7 @@ fn a_trace_piped_into_a_closed_reader_ends_quietly() {
     // The reader is dropped here: later writes fail with EPIPE.
     assert!(first.starts_with("(0,0,0) w0 L"), "{first}");
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }

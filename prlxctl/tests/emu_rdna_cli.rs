@@ -2,31 +2,16 @@
 //! RDNA3 emulator — plain runs, `--trace`, a scripted `--step` session, a
 //! faulting kernel and a broken header.
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+
+use common::{prlxctl, run_ok, text};
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../rdna/examples/spec")
         .join(name)
-}
-
-fn prlxctl(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_prlxctl"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn prlxctl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
-    child.wait_with_output().expect("wait for prlxctl")
 }
 
 fn have_llvm_mc() -> bool {
@@ -37,21 +22,15 @@ fn have_llvm_mc() -> bool {
     true
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 #[test]
 fn runs_the_spec_examples() {
     if !have_llvm_mc() {
         return;
     }
-    let out = prlxctl(
+    let stdout = run_ok(
         &["emu", "run", example("vector_add.s").to_str().unwrap()],
         "",
     );
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("out_c: f32[128]"), "{stdout}");
     assert!(stdout.contains("[112] 114.5 115.5"), "{stdout}");
     assert!(
@@ -104,7 +83,7 @@ fn step_session_dumps_wave_state() {
         return;
     }
     // Step once, then three, follow wave 1, step once more, then continue.
-    let out = prlxctl(
+    let stdout = run_ok(
         &[
             "emu",
             "run",
@@ -113,8 +92,6 @@ fn step_session_dumps_wave_state() {
         ],
         "\ns 3\nw 1\ns\nc\n",
     );
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(
         stdout.contains("wave 0 (workgroup (0,0,0) wave 0) pc 0x0000 line 10: s_mov_b32 s6, s3"),
         "{stdout}"
@@ -138,7 +115,7 @@ fn step_session_dumps_wave_state() {
     );
     assert!(stdout.contains("out_c: f32[128]"), "{stdout}");
     // A breakpoint on the loop's compare stops each wave there, in order.
-    let out = prlxctl(
+    let stdout = run_ok(
         &[
             "emu",
             "run",
@@ -147,8 +124,6 @@ fn step_session_dumps_wave_state() {
         ],
         "b 25\nc\nc\nc\n",
     );
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("breakpoint at line 25\nwave 0 (workgroup (0,0,0) wave 0) pc 0x0044 line 25: v_cmp_gt_u32_e32 vcc, s13, v0"), "{stdout}");
     assert!(
         stdout
