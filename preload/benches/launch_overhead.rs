@@ -99,15 +99,7 @@ fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quic
             command
                 .arg(launches.to_string())
                 .env("LD_LIBRARY_PATH", &stub_dir);
-            for var in [
-                "PRLX_FILTER",
-                "PRLX_DISABLE",
-                "PRLX_SOCKET",
-                "PRLX_MAX_LAUNCHES",
-                "PRLX_STACKS",
-            ] {
-                command.env_remove(var);
-            }
+            common::without_shim_settings(&mut command);
             match shim {
                 Shim::Recorded => {
                     command.env("PRLX_STACKS", "on");
@@ -130,17 +122,11 @@ fn launch_latency(cc: &Path, lib_dir: &Path, scratch: &Path, rounds: usize, quic
                 command.env("PRLX_FILTER", "not_the_bench_kernel*");
             }
             let out = run_ok(&mut command);
-            let value = |key: &str| -> f64 {
-                out.lines()
-                    .find_map(|l| l.strip_prefix(key))
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or_else(|| panic!("no {key} in {out:?}"))
-            };
             for (j, key) in ["first_launch_ns", "next100_ns", "all_ns"]
                 .iter()
                 .enumerate()
             {
-                figures[i][j].push(value(key));
+                figures[i][j].push(common::reported(&out, key));
             }
         }
     }

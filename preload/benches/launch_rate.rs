@@ -188,18 +188,7 @@ impl Env<'_> {
             .arg(launches.to_string())
             .arg(case.work_ns.to_string())
             .env("LD_LIBRARY_PATH", self.stub_dir);
-        for var in [
-            "PRLX_FILTER",
-            "PRLX_DISABLE",
-            "PRLX_SOCKET",
-            "PRLX_MAX_LAUNCHES",
-            "PRLX_STACKS",
-            "PRLX_TRACE_DIR",
-            "PRLX_BASELINE",
-            "LD_PRELOAD",
-        ] {
-            command.env_remove(var);
-        }
+        common::without_shim_settings(&mut command);
         match case.target {
             Target::Bare => {}
             Target::Directory => {
@@ -218,13 +207,11 @@ impl Env<'_> {
         let started = Instant::now();
         let out = run_ok(&mut command);
         let wall = started.elapsed().as_secs_f64();
-        let value = |key: &str| -> f64 {
-            out.lines()
-                .find_map(|l| l.strip_prefix(key))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or_else(|| panic!("no {key} in {out:?}"))
-        };
-        (value("launches_per_s"), value("cpu_ns_per_launch"), wall)
+        (
+            common::reported(&out, "launches_per_s"),
+            common::reported(&out, "cpu_ns_per_launch"),
+            wall,
+        )
     }
 
     fn manifest(&self, target: Target, session: &str) -> Manifest {

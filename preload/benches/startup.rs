@@ -86,12 +86,7 @@ fn main() {
                 let mut command = Command::new(&measurer);
                 command.arg(app);
                 command.env("LD_LIBRARY_PATH", &lib_dir);
-                for (key, _) in std::env::vars_os() {
-                    if key.to_string_lossy().starts_with("PRLX_") {
-                        command.env_remove(key);
-                    }
-                }
-                command.env_remove("LD_PRELOAD");
+                common::without_shim_settings(&mut command);
                 if i > 0 {
                     let shim = match &baseline {
                         Some(old) if i == configs.len() - 1 => old.clone(),

@@ -1,7 +1,8 @@
 //! What the shim's benchmarks share: the quick mode of `cargo test
 //! --benches`, the toolchain check, building what they measure into the
 //! bench's own target directory, the stub driver with a program linked
-//! against it, running a command, medians.
+//! against it, the measured process's environment, running a command and
+//! reading what it reported, medians.
 
 // Each bench uses only part of this module.
 #![allow(dead_code)]
@@ -76,6 +77,26 @@ pub fn build_stub_program(cc: &Path, scratch: &Path, program: &str) -> (PathBuf,
             .arg(&binary),
     );
     (stub_dir, binary)
+}
+
+/// Clears what would configure the measured process behind the bench's
+/// back: every `PRLX_*` variable of this process and `LD_PRELOAD`. Each
+/// configuration then sets its own.
+pub fn without_shim_settings(command: &mut Command) -> &mut Command {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PRLX_") {
+            command.env_remove(key);
+        }
+    }
+    command.env_remove("LD_PRELOAD")
+}
+
+/// The number a stub program printed after `key` on a line of `out`.
+pub fn reported(out: &str, key: &str) -> f64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {out:?}"))
 }
 
 /// Runs `command`, failing with its output unless it exits 0; its stdout.

@@ -10,17 +10,9 @@
  * launches are dropped and counted, not waited for). The
  * module is PTX text declaring the kernel's parameters, as an application's
  * would be, so the shim hashes the argument bytes on every launch. */
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-typedef int CUresult;
-CUresult cuInit(unsigned flags);
-CUresult cuModuleLoadData(void **module, const void *image);
-CUresult cuModuleGetFunction(void **function, void *module, const char *name);
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                        void **extra);
+#include "launch_app.h"
 
 static const char ptx[] =
     ".version 7.5\n"
@@ -33,20 +25,6 @@ static const char ptx[] =
     "{\n"
     "  ret;\n"
     "}\n";
-
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-#define CHECK(call)                                          \
-  do {                                                       \
-    if ((call) != 0) {                                       \
-      fprintf(stderr, "%s failed\n", #call);                 \
-      return 1;                                              \
-    }                                                        \
-  } while (0)
 
 int main(int argc, char **argv) {
   long launches = argc > 1 ? atol(argv[1]) : 0;

@@ -13,17 +13,9 @@
  * launch (work included). The kernel's
  * PTX declares its parameters, so the shim hashes the arguments of every
  * launch, as it would an application's. */
-#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-typedef int CUresult;
-CUresult cuInit(unsigned flags);
-CUresult cuModuleLoadData(void **module, const void *image);
-CUresult cuModuleGetFunction(void **function, void *module, const char *name);
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                        void **extra);
+#include "launch_app.h"
 
 static const char ptx[] =
     ".version 7.5\n"
@@ -37,22 +29,7 @@ static const char ptx[] =
     "  ret;\n"
     "}\n";
 
-static double clock_ns(clockid_t clock) {
-  struct timespec t;
-  clock_gettime(clock, &t);
-  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 static double cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-
-#define CHECK(call)                          \
-  do {                                       \
-    if ((call) != 0) {                       \
-      fprintf(stderr, "%s failed\n", #call); \
-      return 1;                              \
-    }                                        \
-  } while (0)
 
 int main(int argc, char **argv) {
   long launches = argc > 2 ? atol(argv[1]) : 0;
