@@ -1,8 +1,8 @@
 //! `prlx-structure-check`: a crate's structure, checked by a tool instead of
 //! by eye (issue 24).
 //!
-//! Two checks, both over the source as written (parsed with `syn`, no
-//! compilation, no macro expansion):
+//! Two checks over the source as written (parsed with `syn`, no
+//! compilation, no macro expansion), and one over the manifests:
 //!
 //! - **Module cycles.** [`modtree`] follows `mod` declarations (and `#[path]`
 //!   attributes) from a target's root file and records, per module, every
@@ -18,6 +18,15 @@
 //!   keyword to its closing brace spans more than N lines, skipping files
 //!   with an `@generated` header and entries of the crate's
 //!   `structure-check.allow` file.
+//! - **Package names** (`--naming`). [`naming`] wants a member in directory
+//!   `x` to be package `prlx-x`, or `x` itself when `x` starts with `prlx`
+//!   (`prlxd`, `prlxctl`).
+//!
+//! The binary fails (exit 1) on a function over the limit unless
+//! `--warn-long`, on a cycle in a crate named with `--acyclic` (in any
+//! checked crate with `--all-acyclic`), and on a misnamed member with
+//! `--naming`; its last line says which. `scripts/test.sh` runs it as
+//! `--all-acyclic --naming` over every member.
 //!
 //! [`workspace`] finds the crates and their targets through
 //! `cargo metadata`; [`report`] writes the text report.
@@ -26,5 +35,6 @@ pub mod check;
 pub mod graph;
 pub mod longfn;
 pub mod modtree;
+pub mod naming;
 pub mod report;
 pub mod workspace;

@@ -1,5 +1,6 @@
-//! `prlx-structure-check`: reports module dependency cycles and functions
-//! over a line limit in the workspace's crates. See the library docs.
+//! `prlx-structure-check`: reports module dependency cycles, functions over
+//! a line limit and (with `--naming`) members whose package is not named
+//! after their directory. See the library docs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,12 +9,16 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use prlx_structure_check::check::{PackageResult, check_package};
 use prlx_structure_check::graph::Granularity;
+use prlx_structure_check::naming::{self, NamingViolation};
 use prlx_structure_check::{report, workspace};
 
-/// Checks crates for module dependency cycles and over-long functions.
+/// Checks crates for module dependency cycles, over-long functions and
+/// (with --naming) package names that do not follow their directories.
 ///
-/// Exits 1 when a crate named with --acyclic has a cycle or when any checked
-/// crate has a function over the limit (unless --warn-long), 2 on errors.
+/// Exits 1 when a crate named with --acyclic (any checked crate, with
+/// --all-acyclic) has a cycle, when any checked crate has a function over
+/// the limit (unless --warn-long), or when --naming finds a misnamed member;
+/// 2 on errors. The last line says which of these failed.
 #[derive(Parser)]
 #[command(name = "prlx-structure-check")]
 struct Cli {
@@ -28,6 +33,13 @@ struct Cli {
     /// check to itself.
     #[arg(long, value_name = "CRATE")]
     acyclic: Vec<String>,
+    /// Every checked crate must have no module cycle.
+    #[arg(long)]
+    all_acyclic: bool,
+    /// Every checked member in directory `x` must be package `prlx-x`, or
+    /// exactly `x` when `x` starts with `prlx` (prlxd, prlxctl).
+    #[arg(long)]
+    naming: bool,
     /// Module path components that make one graph node: 1 groups by
     /// top-level module.
     #[arg(long, default_value_t = 1)]
@@ -67,37 +79,63 @@ fn granularity(cli: &Cli, package: &workspace::Package) -> Result<Granularity> {
     Ok(gran)
 }
 
-fn run(cli: &Cli) -> Result<bool> {
-    let (root, packages) = workspace::load(cli.manifest_path.as_deref())?;
-    let named: Vec<&String> = cli.crates.iter().chain(&cli.acyclic).collect();
+/// Fails unless every crate named on the command line is a workspace member.
+fn check_named(cli: &Cli, packages: &[workspace::Package]) -> Result<()> {
     let expanded = cli
         .expand
         .iter()
-        .filter_map(|e| e.split_once(':').map(|(c, _)| c.to_string()));
-    for n in named.iter().map(|n| n.to_string()).chain(expanded) {
-        if !packages.iter().any(|p| p.is_named(&n)) {
+        .filter_map(|e| e.split_once(':').map(|(c, _)| c));
+    for n in cli
+        .crates
+        .iter()
+        .chain(&cli.acyclic)
+        .map(String::as_str)
+        .chain(expanded)
+    {
+        if !packages.iter().any(|p| p.is_named(n)) {
             bail!("no workspace member is named `{n}` (by package or directory)");
         }
     }
+    Ok(())
+}
+
+/// Naming crates restricts the check to them (and the --acyclic ones);
+/// --acyclic alone checks every crate.
+fn is_selected(cli: &Cli, package: &workspace::Package) -> bool {
+    cli.crates.is_empty()
+        || cli
+            .crates
+            .iter()
+            .chain(&cli.acyclic)
+            .any(|n| package.is_named(n))
+}
+
+fn must_be_acyclic(cli: &Cli, package: &workspace::Package) -> bool {
+    cli.all_acyclic || cli.acyclic.iter().any(|n| package.is_named(n))
+}
+
+/// Checks the selected crates, writes the report; `Ok(false)` when a rule
+/// is broken.
+fn run(cli: &Cli) -> Result<bool> {
+    let (root, packages) = workspace::load(cli.manifest_path.as_deref())?;
+    check_named(cli, &packages)?;
     let mut text = String::new();
-    let mut failed = false;
     let mut results: Vec<PackageResult> = Vec::new();
-    for p in &packages {
-        // Naming crates restricts the check to them (and the --acyclic ones);
-        // --acyclic alone checks every crate.
-        let selected = cli.crates.is_empty() || named.iter().any(|n| p.is_named(n));
-        if !selected {
-            continue;
-        }
+    let mut cyclic_required = Vec::new();
+    let mut misnamed: Vec<NamingViolation> = Vec::new();
+    for p in packages.iter().filter(|p| is_selected(cli, p)) {
         let r = check_package(p, &granularity(cli, p)?, cli.max_fn_lines)?;
         report::write_package(&mut text, &r, &root, cli.edges);
-        if r.has_cycle() && cli.acyclic.iter().any(|n| p.is_named(n)) {
-            failed = true;
+        if r.has_cycle() && must_be_acyclic(cli, p) {
+            cyclic_required.push(r.name.clone());
         }
-        if !r.long.over.is_empty() && !cli.warn_long {
-            failed = true;
+        if cli.naming {
+            misnamed.extend(naming::check(p));
         }
         results.push(r);
+    }
+    if cli.naming {
+        report::write_naming(&mut text, &misnamed, &root);
     }
     let cycles: usize = results
         .iter()
@@ -106,15 +144,42 @@ fn run(cli: &Cli) -> Result<bool> {
         .sum();
     let long: usize = results.iter().map(|r| r.long.over.len()).sum();
     text.push_str(&format!(
-        "== summary: {} crate(s), {cycles} cycle(s), {long} function(s) over {} lines\n",
+        "== summary: {} crate(s), {cycles} cycle(s), {long} function(s) over {} lines{}\n",
         results.len(),
-        cli.max_fn_lines
+        cli.max_fn_lines,
+        if cli.naming {
+            format!(", {} misnamed member(s)", misnamed.len())
+        } else {
+            String::new()
+        }
     ));
+    let mut failures = Vec::new();
+    if !cyclic_required.is_empty() {
+        failures.push(format!(
+            "module cycles in {} (must be acyclic)",
+            cyclic_required.join(", ")
+        ));
+    }
+    if long > 0 && !cli.warn_long {
+        failures.push(format!(
+            "{long} function(s) over {} lines",
+            cli.max_fn_lines
+        ));
+    }
+    if !misnamed.is_empty() {
+        failures.push(format!(
+            "{} member(s) not named after their directory",
+            misnamed.len()
+        ));
+    }
+    if !failures.is_empty() {
+        text.push_str(&format!("== failed: {}\n", failures.join("; ")));
+    }
     print!("{text}");
     if let Some(o) = &cli.output {
         std::fs::write(o, &text).map_err(|e| anyhow::anyhow!("writing {}: {e}", o.display()))?;
     }
-    Ok(!failed)
+    Ok(failures.is_empty())
 }
 
 fn main() -> ExitCode {

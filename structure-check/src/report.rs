@@ -4,6 +4,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::check::PackageResult;
+use crate::naming::NamingViolation;
 
 /// `path` relative to `base` where it lies under it.
 fn rel(path: &Path, base: &Path) -> String {
@@ -100,6 +101,25 @@ pub fn write_package(out: &mut String, r: &PackageResult, base: &Path, edges: bo
             "    warning: allowlist entry {}:{} matches no long function",
             rel(&e.file, base),
             e.function.as_deref().unwrap_or("*")
+        );
+    }
+}
+
+/// Writes the members `--naming` found misnamed.
+pub fn write_naming(out: &mut String, misnamed: &[NamingViolation], base: &Path) {
+    let _ = writeln!(
+        out,
+        "== naming: {} member(s) not named after their directory (`x` -> `prlx-x`, `prlx*` as is)",
+        misnamed.len()
+    );
+    for v in misnamed {
+        let _ = writeln!(
+            out,
+            "  {}: directory `{}` holds package `{}`, expected `{}`",
+            rel(&v.manifest, base),
+            v.dir,
+            v.package,
+            v.expected
         );
     }
 }

@@ -33,6 +33,8 @@ impl Target {
 #[derive(Clone, Debug)]
 pub struct Package {
     pub name: String,
+    /// Its `Cargo.toml`.
+    pub manifest: PathBuf,
     /// The directory holding its `Cargo.toml`.
     pub dir: PathBuf,
     pub targets: Vec<Target>,
@@ -106,6 +108,7 @@ fn parse(meta: &Value) -> Result<(PathBuf, Vec<Package>)> {
         }
         packages.push(Package {
             name: string(p, "name")?,
+            manifest,
             dir,
             targets,
         });

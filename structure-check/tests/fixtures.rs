@@ -317,3 +317,94 @@ fn the_binary_passes_a_clean_crate_and_fails_a_long_function() {
     let (rc, text) = run(dir.path(), &["--warn-long"]);
     assert_eq!(rc, 0, "{text}");
 }
+
+/// Files of a fixture: (relative path, contents).
+type Files<'a> = &'a [(&'a str, &'a str)];
+
+/// A workspace of library members, each `(directory, package, files)`.
+fn workspace(members: &[(&str, &str, Files)]) -> tempfile::TempDir {
+    let list: Vec<String> = members.iter().map(|(d, _, _)| format!("\"{d}\"")).collect();
+    let root = format!("[workspace]\nmembers = [{}]\n", list.join(", "));
+    let mut texts = vec![("Cargo.toml".to_string(), root)];
+    for (dir, package, files) in members {
+        texts.push((
+            format!("{dir}/Cargo.toml"),
+            format!("[package]\nname = \"{package}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n"),
+        ));
+        for (path, text) in *files {
+            texts.push((format!("{dir}/{path}"), text.to_string()));
+        }
+    }
+    let all: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    fixture(&all)
+}
+
+const CLEAN: &[(&str, &str)] = &[
+    ("src/lib.rs", "mod a;\nmod b;\n"),
+    ("src/a.rs", "pub fn a() { crate::b::b() }\n"),
+    ("src/b.rs", "pub fn b() {}\n"),
+];
+
+#[test]
+fn all_acyclic_fails_on_a_cycle_in_any_checked_crate() {
+    let dir = workspace(&[
+        ("cyclic", "prlx-cyclic", CYCLE),
+        ("clean", "prlx-clean", CLEAN),
+    ]);
+    let (rc, text) = run(dir.path(), &[]);
+    assert_eq!(rc, 0, "{text}");
+    let (rc, text) = run(dir.path(), &["--all-acyclic"]);
+    assert_eq!(rc, 1, "{text}");
+    assert!(
+        text.contains("== failed: module cycles in prlx-cyclic (must be acyclic)"),
+        "{text}"
+    );
+    // Only the crates checked must be acyclic.
+    let (rc, text) = run(dir.path(), &["--all-acyclic", "clean"]);
+    assert_eq!(rc, 0, "{text}");
+    assert!(!text.contains("== failed"), "{text}");
+}
+
+#[test]
+fn naming_wants_prlx_dash_directory_or_the_directory_when_it_starts_with_prlx() {
+    let lib: &[(&str, &str)] = &[("src/lib.rs", "pub fn f() {}\n")];
+    let dir = workspace(&[
+        ("alpha", "prlx-alpha", lib),
+        ("beta", "beta-crate", lib),
+        ("prlxtool", "prlxtool", lib),
+        ("prlxd2", "prlx-prlxd2", lib),
+    ]);
+    // Without --naming, names are not checked.
+    let (rc, text) = run(dir.path(), &[]);
+    assert_eq!(rc, 0, "{text}");
+    assert!(!text.contains("naming"), "{text}");
+    let (rc, text) = run(dir.path(), &["--naming"]);
+    assert_eq!(rc, 1, "{text}");
+    assert!(
+        text.contains(
+            "beta/Cargo.toml: directory `beta` holds package `beta-crate`, expected `prlx-beta`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "prlxd2/Cargo.toml: directory `prlxd2` holds package `prlx-prlxd2`, expected `prlxd2`"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("`alpha`") && !text.contains("`prlxtool`"),
+        "{text}"
+    );
+    assert!(text.contains(", 2 misnamed member(s)\n"), "{text}");
+    assert!(
+        text.contains("== failed: 2 member(s) not named after their directory"),
+        "{text}"
+    );
+    // Only the members checked are judged.
+    let (rc, text) = run(dir.path(), &["--naming", "alpha", "prlxtool"]);
+    assert_eq!(rc, 0, "{text}");
+}
