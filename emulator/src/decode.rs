@@ -30,7 +30,7 @@ use crate::observer::RegSlot;
 use crate::program::{
     FUNC_ADDR_BASE, FuncInfo, KernelInfo, ParamInfo, Program, RegBinding, diag, sreg,
 };
-use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType};
+use crate::semantics::{CmpOp, FloatMode, FloatRounding, ScalarType, is_emulated, parse_type};
 
 /// Local memory a thread may use (`.local` variables and one frame), as on
 /// NVIDIA GPUs.
@@ -82,17 +82,18 @@ struct ModuleCtx<'a> {
     diags: Vec<LoadDiagnostic>,
 }
 
-fn ast_ty(t: ast::ScalarType) -> Option<ScalarType> {
-    ScalarType::parse(t.as_str())
+/// A declared type, when the emulator models its values.
+fn ast_ty(t: ScalarType) -> Option<ScalarType> {
+    is_emulated(t).then_some(t)
 }
 
-fn var_size(ty: ast::ScalarType, vector: Option<u32>, dims: &[Option<u64>]) -> u64 {
+fn var_size(ty: ScalarType, vector: Option<u32>, dims: &[Option<u64>]) -> u64 {
     let el = ty.size_bytes().unwrap_or(1) as u64 * vector.unwrap_or(1) as u64;
     dims.iter()
         .fold(el, |acc, d| acc.saturating_mul(d.unwrap_or(0)))
 }
 
-fn var_align(ty: ast::ScalarType, vector: Option<u32>, align: Option<u32>) -> u32 {
+fn var_align(ty: ScalarType, vector: Option<u32>, align: Option<u32>) -> u32 {
     align
         .unwrap_or(ty.size_bytes().unwrap_or(1) * vector.unwrap_or(1))
         .max(1)
@@ -115,7 +116,7 @@ fn count_regs(body: &[Statement], rows: &mut u32, preds: &mut u32) {
             Statement::Reg(r) => {
                 for n in &r.names {
                     let k = n.range.unwrap_or(1) * r.vector.unwrap_or(1);
-                    if r.ty == ast::ScalarType::Pred {
+                    if r.ty == ScalarType::Pred {
                         *preds += k;
                     } else {
                         *rows += k;
@@ -354,7 +355,7 @@ fn function_signature(f: &ast::Function) -> FuncInfo {
         if p.space != ast::ParamSpace::Reg {
             continue;
         }
-        if p.ty == ast::ScalarType::Pred {
+        if p.ty == ScalarType::Pred {
             preds += 1;
         } else {
             rows += p.vector.unwrap_or(1);
@@ -906,7 +907,7 @@ fn reg_param(fc: &mut FnCtx<'_>, p: &ast::Param) -> Result<RegBinding, String> {
         RegBinding::Rows {
             row,
             n,
-            elem: ty.size_bytes() as u8,
+            elem: ty.size_bytes().unwrap_or(1) as u8,
         }
     };
     Ok(binding)
@@ -1117,8 +1118,8 @@ impl<'a> Mods<'a> {
         None
     }
     fn take_type(&mut self) -> Option<ScalarType> {
-        self.take_where(|m| ScalarType::parse(m).is_some() && m.starts_with('.'))
-            .and_then(ScalarType::parse)
+        self.take_where(|m| parse_type(m).is_some())
+            .and_then(parse_type)
     }
     fn take_rounding(&mut self) -> Option<FloatRounding> {
         self.take_where(|m| FloatRounding::parse(m).is_some() && m.starts_with('.'))

@@ -220,3 +220,25 @@ fn unemulated_conformance_forms_are_refused_with_their_lines() {
     }
     assert_eq!(text.lines().count(), 7, "{text}");
 }
+
+/// The parser knows the FP8 and opaque reference types; the emulator models
+/// neither as a register or instruction type and refuses them by name.
+#[test]
+fn fp8_and_reference_types_are_refused_as_register_and_instruction_types() {
+    for (decl, body, expected) in [
+        (".reg .e4m3x2 %q;", "", "unsupported register type .e4m3x2"),
+        (".reg .texref %t;", "", "unsupported register type .texref"),
+        (
+            "",
+            "mov.e5m2x2 %r1, %r2;",
+            "unsupported instruction `mov.e5m2x2`",
+        ),
+    ] {
+        let ptx = format!(
+            "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<4>;\n{decl}\n{body}\nret;\n}}\n"
+        );
+        let mut dev = device();
+        let err = dev.load_module(&ptx, "fp8.ptx").unwrap_err().to_string();
+        assert!(err.contains(expected), "`{decl}{body}`: {err}");
+    }
+}

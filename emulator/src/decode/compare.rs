@@ -108,7 +108,7 @@ pub(super) fn decode_setp(
             ps: c,
         })));
     }
-    let f: alu::CmpFn = if ty.is_float() && ty != ScalarType::Tf32 {
+    let f: alu::CmpFn = if ty.is_float() && ty != ScalarType::TF32 {
         alu::cmp_float
     } else if !ty.is_float() && !cmp.is_float_only() && ty != ScalarType::Pred && ty.bits() <= 64 {
         alu::cmp_int
@@ -172,8 +172,8 @@ pub(super) fn decode_set(
     let sty = need_type(mods, inst)?;
     let half_source = matches!(sty, F16 | BF16);
     let legal = match (dty, sty) {
-        (U32 | S32 | F32, s) if !s.is_packed() && s != Tf32 && s != Pred && s.bits() <= 64 => true,
-        (F16 | BF16, s) if !s.is_packed() && s != Tf32 && s != Pred && s.bits() <= 64 => true,
+        (U32 | S32 | F32, s) if !s.is_packed() && s != TF32 && s != Pred && s.bits() <= 64 => true,
+        (F16 | BF16, s) if !s.is_packed() && s != TF32 && s != Pred && s.bits() <= 64 => true,
         (U16 | S16, _) => half_source,
         (F16x2, F16x2) | (BF16x2, BF16x2) => true,
         (U32 | S32, F16x2 | BF16x2) => true,
@@ -260,7 +260,7 @@ pub(super) fn decode_selp(
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
     let ty = need_type(mods, inst)?;
-    if ty == ScalarType::Pred || ty == ScalarType::B128 || ty.is_packed() || ty == ScalarType::Tf32
+    if ty == ScalarType::Pred || ty == ScalarType::B128 || ty.is_packed() || ty == ScalarType::TF32
     {
         return Err(unsupported(inst));
     }

@@ -82,7 +82,7 @@ fn decode_call(
                 Some(RegKind::Vector(row, ty, n)) => Ok(CallSlot::Rows {
                     row,
                     n,
-                    elem: ty.size_bytes() as u8,
+                    elem: ty.size_bytes().unwrap_or(1) as u8,
                 }),
                 _ if is_ret => dst(fc, op).map(CallSlot::Reg),
                 _ => src(m, fc, op, ScalarType::B64).map(CallSlot::Reg),

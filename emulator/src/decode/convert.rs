@@ -30,7 +30,7 @@ use crate::instr::*;
 use crate::semantics::cvt::{cvt_rna_tf32, cvt_tf32};
 use crate::semantics::fp8::{Fp8, from_fp8, to_fp8};
 use crate::semantics::softfloat::FloatFormat;
-use crate::semantics::{CvtMode, FloatRounding, IntRounding, ScalarType};
+use crate::semantics::{CvtMode, FloatRounding, IntRounding, ScalarType, parse_type};
 
 pub(super) fn decode_cvt(
     m: &mut ModuleCtx<'_>,
@@ -74,7 +74,7 @@ pub(super) fn decode_cvt(
     let mut ctx = AluCtx::new(dty);
     ctx.ty2 = sty;
     ctx.cvt = cvt_mode;
-    if dty == ScalarType::Tf32 {
+    if dty == ScalarType::TF32 {
         // cvt.rna{.satfinite}.tf32.f32, cvt.{rn,rz}{.relu}{.satfinite}.tf32.f32
         let rounding_ok = if rna {
             float_rounding.is_none() && !cvt_mode.relu
@@ -162,7 +162,7 @@ fn decode_fp8(
     let other_first = mods
         .list
         .iter()
-        .position(|x| ScalarType::parse(x).is_some() && x.starts_with('.'))
+        .position(|x| parse_type(x).is_some())
         .is_some_and(|i| i < fp8_at);
     let mut ctx = AluCtx::new(ScalarType::B16);
     ctx.aux = (fmt == Fp8::E5M2) as u32 | (relu as u32) << 1;

@@ -191,7 +191,7 @@ fn decode_ld(
     let d = vector_rows(fc, &o[0], n, dst)?;
     Ok(Op::Ld {
         space: sp,
-        size: ty.size_bytes() as u8,
+        size: ty.size_bytes().unwrap_or(1) as u8,
         signed: ty.is_signed_int(),
         n,
         d,
@@ -226,7 +226,7 @@ fn decode_st(
     }
     Ok(Op::St {
         space: sp,
-        size: ty.size_bytes() as u8,
+        size: ty.size_bytes().unwrap_or(1) as u8,
         n,
         s: rows,
         addr,

@@ -140,8 +140,8 @@ pub(super) fn decode(
                 // tf32 comes in m16n8k8 (and m16n8k4, not supported) only.
                 [
                     ScalarType::F32,
-                    ScalarType::Tf32,
-                    ScalarType::Tf32,
+                    ScalarType::TF32,
+                    ScalarType::TF32,
                     ScalarType::F32,
                 ] if k == 8 && !satfinite => MmaElem::Tf32,
                 // Integer MMA: m16n8k16 and m16n8k32 with 8-bit A and B
@@ -410,7 +410,7 @@ fn wmma_elem(t: ScalarType) -> Option<WmmaElem> {
     Some(match t {
         ScalarType::F16 => WmmaElem::F16,
         ScalarType::BF16 => WmmaElem::Bf16,
-        ScalarType::Tf32 => WmmaElem::Tf32,
+        ScalarType::TF32 => WmmaElem::Tf32,
         ScalarType::S8 => WmmaElem::S8,
         ScalarType::U8 => WmmaElem::U8,
         ScalarType::F32 => WmmaElem::F32,

@@ -239,7 +239,7 @@ fn geometry(mods: &mut Mods<'_>) -> Option<Geometry> {
 fn result_type(t: ScalarType) -> Result<(), String> {
     match t {
         ScalarType::F32 | ScalarType::S32 | ScalarType::U32 => Ok(()),
-        other => Err(format!("result type {} is not emulated", other.name())),
+        other => Err(format!("result type {other} is not emulated")),
     }
 }
 
@@ -248,10 +248,7 @@ fn coord_type(t: ScalarType) -> Result<bool, String> {
     match t {
         ScalarType::F32 => Ok(false),
         ScalarType::S32 => Ok(true),
-        other => Err(format!(
-            "coordinate type {} (must be .f32 or .s32)",
-            other.name()
-        )),
+        other => Err(format!("coordinate type {other} (must be .f32 or .s32)")),
     }
 }
 

@@ -79,7 +79,7 @@ pub(crate) fn execute(
             b,
             c,
         } => {
-            let size = ty.size_bytes();
+            let size = ty.size_bytes().unwrap_or(1);
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
@@ -109,7 +109,7 @@ pub(crate) fn execute(
             addr,
             b,
         } => {
-            let size = ty.size_bytes();
+            let size = ty.size_bytes().unwrap_or(1);
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;

@@ -81,7 +81,7 @@ fn is_integer(ty: ScalarType) -> bool {
 
 /// Checks a `cvt` combination at load time, so [`cvt`] may assume it.
 pub fn validate(dst: ScalarType, src: ScalarType, mode: CvtMode) -> Result<(), CvtError> {
-    let (d, s) = (dst.name(), src.name());
+    let (d, s) = (dst.as_str(), src.as_str());
     let ok_type = |t: ScalarType| is_integer(t) || is_scalar_float(t);
     if !ok_type(dst) || !ok_type(src) {
         return Err(CvtError::UnsupportedTypes { dst: d, src: s });

@@ -53,7 +53,9 @@ pub use compare::{BoolOp, compare, compare_ftz};
 pub use cvt::{CvtError, CvtMode, cvt};
 pub use float::{DivKind, TestpOp};
 pub use softfloat::FloatFormat;
-pub use types::{CmpOp, FloatMode, FloatRounding, IntRounding, ScalarType};
+pub use types::{
+    CmpOp, FloatMode, FloatRounding, IntRounding, ScalarType, is_emulated, parse_type,
+};
 
 /// Every entry point, every type, arbitrary bit patterns: nothing may panic
 /// (debug builds check arithmetic overflow, so this also guards the
@@ -65,7 +67,7 @@ mod no_panic_tests {
 
     const TYPES: [ScalarType; 21] = [
         Pred, B8, B16, B32, B64, B128, U8, U16, U32, U64, S8, S16, S32, S64, F16, F16x2, BF16,
-        BF16x2, Tf32, F32, F64,
+        BF16x2, TF32, F32, F64,
     ];
     const FLOATS: [ScalarType; 6] = [F16, F16x2, BF16, BF16x2, F32, F64];
     const ROUNDINGS: [FloatRounding; 4] = [

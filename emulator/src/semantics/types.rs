@@ -1,186 +1,26 @@
 //! Operand types and instruction modifiers shared by every semantics family.
 
-/// A PTX fundamental type as written in an instruction suffix (`.s32`, `.f16x2`, ...).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScalarType {
-    Pred,
-    B8,
-    B16,
-    B32,
-    B64,
-    B128,
-    U8,
-    U16,
-    U32,
-    U64,
-    S8,
-    S16,
-    S32,
-    S64,
-    F16,
-    F16x2,
-    BF16,
-    BF16x2,
-    Tf32,
-    F32,
-    F64,
+/// A PTX fundamental type as written in an instruction suffix (`.s32`,
+/// `.f16x2`, ...): the parser's type, one definition for both crates. The
+/// emulator takes only the types [`is_emulated`] accepts.
+pub use prlx_ptx::ast::ScalarType;
+
+/// The type a suffix names, with its leading dot (`.s32`), when the emulator
+/// models its values; `None` for any other spelling and for the types it
+/// does not emulate, which are refused as unsupported where they appear.
+pub fn parse_type(suffix: &str) -> Option<ScalarType> {
+    ScalarType::from_directive(suffix).filter(|ty| is_emulated(*ty))
 }
 
-impl ScalarType {
-    /// Parses a type suffix, with or without the leading dot (`".s32"`, `"s32"`).
-    pub fn parse(text: &str) -> Option<Self> {
-        let name = text.strip_prefix('.').unwrap_or(text);
-        Some(match name {
-            "pred" => Self::Pred,
-            "b8" => Self::B8,
-            "b16" => Self::B16,
-            "b32" => Self::B32,
-            "b64" => Self::B64,
-            "b128" => Self::B128,
-            "u8" => Self::U8,
-            "u16" => Self::U16,
-            "u32" => Self::U32,
-            "u64" => Self::U64,
-            "s8" => Self::S8,
-            "s16" => Self::S16,
-            "s32" => Self::S32,
-            "s64" => Self::S64,
-            "f16" => Self::F16,
-            "f16x2" => Self::F16x2,
-            "bf16" => Self::BF16,
-            "bf16x2" => Self::BF16x2,
-            "tf32" => Self::Tf32,
-            "f32" => Self::F32,
-            "f64" => Self::F64,
-            _ => return None,
-        })
-    }
-
-    /// The suffix as PTX spells it, including the dot.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Pred => ".pred",
-            Self::B8 => ".b8",
-            Self::B16 => ".b16",
-            Self::B32 => ".b32",
-            Self::B64 => ".b64",
-            Self::B128 => ".b128",
-            Self::U8 => ".u8",
-            Self::U16 => ".u16",
-            Self::U32 => ".u32",
-            Self::U64 => ".u64",
-            Self::S8 => ".s8",
-            Self::S16 => ".s16",
-            Self::S32 => ".s32",
-            Self::S64 => ".s64",
-            Self::F16 => ".f16",
-            Self::F16x2 => ".f16x2",
-            Self::BF16 => ".bf16",
-            Self::BF16x2 => ".bf16x2",
-            Self::Tf32 => ".tf32",
-            Self::F32 => ".f32",
-            Self::F64 => ".f64",
-        }
-    }
-
-    /// Width in bits of a register holding this type (a predicate counts as 1).
-    pub const fn bits(self) -> u32 {
-        match self {
-            Self::Pred => 1,
-            Self::B8 | Self::U8 | Self::S8 => 8,
-            Self::B16 | Self::U16 | Self::S16 | Self::F16 | Self::BF16 => 16,
-            Self::B32
-            | Self::U32
-            | Self::S32
-            | Self::F16x2
-            | Self::BF16x2
-            | Self::Tf32
-            | Self::F32 => 32,
-            Self::B64 | Self::U64 | Self::S64 | Self::F64 => 64,
-            Self::B128 => 128,
-        }
-    }
-
-    /// Size in bytes in memory (a predicate is not addressable; reported as 1).
-    pub const fn size_bytes(self) -> u32 {
-        match self {
-            Self::Pred => 1,
-            other => other.bits() / 8,
-        }
-    }
-
-    /// Mask selecting the low [`bits`](Self::bits) of a `u64` (all ones for 64 and 128).
-    pub const fn mask(self) -> u64 {
-        let bits = self.bits();
-        if bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        }
-    }
-
-    pub const fn is_signed_int(self) -> bool {
-        matches!(self, Self::S8 | Self::S16 | Self::S32 | Self::S64)
-    }
-
-    pub const fn is_unsigned_int(self) -> bool {
-        matches!(self, Self::U8 | Self::U16 | Self::U32 | Self::U64)
-    }
-
-    /// Untyped bit-size types (`.b8` ... `.b128`).
-    pub const fn is_bits(self) -> bool {
-        matches!(
-            self,
-            Self::B8 | Self::B16 | Self::B32 | Self::B64 | Self::B128
-        )
-    }
-
-    /// Signed or unsigned integer (not `.bN`).
-    pub const fn is_int(self) -> bool {
-        self.is_signed_int() || self.is_unsigned_int()
-    }
-
-    /// Scalar or packed floating point (including `.tf32`).
-    pub const fn is_float(self) -> bool {
-        matches!(
-            self,
-            Self::F16
-                | Self::F16x2
-                | Self::BF16
-                | Self::BF16x2
-                | Self::Tf32
-                | Self::F32
-                | Self::F64
-        )
-    }
-
-    /// Packed two-element types (`.f16x2`, `.bf16x2`).
-    pub const fn is_packed(self) -> bool {
-        matches!(self, Self::F16x2 | Self::BF16x2)
-    }
-
-    /// The element type of a packed type; the type itself otherwise.
-    pub const fn element(self) -> Self {
-        match self {
-            Self::F16x2 => Self::F16,
-            Self::BF16x2 => Self::BF16,
-            other => other,
-        }
-    }
-
-    /// Sign-extends (signed types) or zero-extends (all others) the low
-    /// [`bits`](Self::bits) of `value` to a full `u64`.
-    #[inline]
-    pub const fn extend(self, value: u64) -> u64 {
-        let bits = self.bits();
-        if bits >= 64 {
-            value
-        } else if self.is_signed_int() {
-            let shift = 64 - bits;
-            (((value << shift) as i64) >> shift) as u64
-        } else {
-            value & self.mask()
-        }
+/// Whether the emulator models values of `ty`: not the FP8 types (their
+/// conversions name them by suffix, see [`super::fp8`]) nor the opaque
+/// texture, sampler and surface references.
+pub const fn is_emulated(ty: ScalarType) -> bool {
+    use ScalarType::*;
+    match ty {
+        Pred | B8 | B16 | B32 | B64 | B128 | U8 | U16 | U32 | U64 | S8 | S16 | S32 | S64 | F16
+        | F16x2 | BF16 | BF16x2 | TF32 | F32 | F64 => true,
+        E4M3 | E5M2 | E4M3x2 | E5M2x2 | TexRef | SamplerRef | SurfRef => false,
     }
 }
 
