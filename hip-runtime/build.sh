@@ -30,7 +30,7 @@ ${CC:-cc} -shared -o "$tmp" \
     -Wl,--version-script=hip-runtime/exports.map \
     -Wl,--gc-sections \
     -Wl,-Bsymbolic-functions \
-    -Wl,--whole-archive "$dir/libprlx_hip.a" -Wl,--no-whole-archive \
+    -Wl,--whole-archive "$dir/libprlx_hip_runtime.a" -Wl,--no-whole-archive \
     -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 # Renamed into place: concurrent builds (parallel tests) never see half a file.
 mv -f "$tmp" "$dir/libamdhip64.so.5"

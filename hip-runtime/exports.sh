@@ -5,10 +5,10 @@
 # against Debian's library (which reference e.g. hipMalloc@hip_4.2) bind to
 # ours. Run after adding an exported function:
 #
-#   hip-runtime/exports.sh [path/to/libprlx_hip.a]
+#   hip-runtime/exports.sh [path/to/libprlx_hip_runtime.a]
 set -eu
 cd "$(dirname "$0")"
-lib=${1:-${CARGO_TARGET_DIR:-../target}/debug/libprlx_hip.a}
+lib=${1:-${CARGO_TARGET_DIR:-../target}/debug/libprlx_hip_runtime.a}
 debian=/usr/lib/x86_64-linux-gnu/libamdhip64.so.5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

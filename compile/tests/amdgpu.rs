@@ -10,13 +10,13 @@ use std::process::Command;
 /// ld.lld-19 or Debian's HIP headers.
 fn have_hip_toolchain() -> bool {
     for tool in ["clang-19", "ld.lld-19", "llvm-readelf-19"] {
-        if prlx_e2e::find_tool(tool).is_none() {
-            prlx_e2e::missing(tool);
+        if prlx_tests::find_tool(tool).is_none() {
+            prlx_tests::missing(tool);
             return false;
         }
     }
     if !Path::new("/usr/include/hip/hip_runtime.h").is_file() {
-        prlx_e2e::missing("Debian's HIP 5.2 headers (libamdhip64-dev)");
+        prlx_tests::missing("Debian's HIP 5.2 headers (libamdhip64-dev)");
         return false;
     }
     true
@@ -119,8 +119,8 @@ fn a_hipfb_output_is_an_offload_bundle_for_host_compiles() {
     if !have_hip_toolchain() {
         return;
     }
-    if prlx_e2e::find_tool("clang-offload-bundler-19").is_none() {
-        prlx_e2e::missing("clang-offload-bundler-19");
+    if prlx_tests::find_tool("clang-offload-bundler-19").is_none() {
+        prlx_tests::missing("clang-offload-bundler-19");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -4,13 +4,13 @@
 use prlx_compile::{CompileError, CompileRequest, compile};
 use std::path::{Path, PathBuf};
 
-use prlx_e2e::repo_root;
+use prlx_tests::repo_root;
 
 /// `false` (skip, or fail under PRLX_REQUIRE_TOOLCHAIN=1) without clang-19.
 fn have_clang() -> bool {
-    let found = prlx_e2e::find_tool("clang-19").is_some();
+    let found = prlx_tests::find_tool("clang-19").is_some();
     if !found {
-        prlx_e2e::missing("clang-19");
+        prlx_tests::missing("clang-19");
     }
     found
 }
@@ -224,8 +224,8 @@ fn cuda_path_compiles_ordinary_cuda_sources() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let Some(sdk) = prlx_e2e::cuda12_sdk(dir.path()) else {
-        prlx_e2e::missing(prlx_e2e::CUDA12_SDK_MISSING);
+    let Some(sdk) = prlx_tests::cuda12_sdk(dir.path()) else {
+        prlx_tests::missing(prlx_tests::CUDA12_SDK_MISSING);
         return;
     };
     let source = dir.path().join("saxpy.cu");

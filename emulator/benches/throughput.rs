@@ -1,4 +1,4 @@
-//! Emulator throughput: `cargo bench -p prlx-emu --bench throughput`.
+//! Emulator throughput: `cargo bench -p prlx-emulator --bench throughput`.
 //!
 //! Runs three kernels (a 256×256 tiled matrix multiply, a reduction and a
 //! branch-heavy kernel; PTX from `kernels/throughput.cu` by clang-19) on one
@@ -16,7 +16,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use prlx_emu::{Device, DeviceConfig, LaunchConfig, LaunchStats};
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig, LaunchStats};
 
 const PTX: &str = include_str!("kernels/throughput.ptx");
 
@@ -461,7 +461,7 @@ fn main() {
         .collect();
 
     println!(
-        "prlx-emu throughput, one core, best of {reps} launches, thread CPU time (results checked against native)"
+        "prlx-emulator throughput, one core, best of {reps} launches, thread CPU time (results checked against native)"
     );
     println!(
         "{:<34} {:>12} {:>11} {:>10} {:>10} {:>11} {:>10} {:>7}",

@@ -1,5 +1,5 @@
 //! Loads PTX files into the emulator and prints any load diagnostics:
-//! `cargo run -p prlx-emu --example emu_load -- file.ptx…`.
+//! `cargo run -p prlx-emulator --example emu_load -- file.ptx…`.
 
 fn main() {
     let mut failed = false;
@@ -12,7 +12,7 @@ fn main() {
                 continue;
             }
         };
-        let mut dev = prlx_emu::Device::new(prlx_emu::DeviceConfig::default());
+        let mut dev = prlx_emulator::Device::new(prlx_emulator::DeviceConfig::default());
         match dev.load_module(&text, &path) {
             Ok(_) => println!("{path}: ok"),
             Err(e) => {

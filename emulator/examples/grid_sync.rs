@@ -1,5 +1,5 @@
 //! Cost of a grid-wide barrier in a cooperative launch:
-//! `cargo run --release -p prlx-emu --example grid_sync`.
+//! `cargo run --release -p prlx-emulator --example grid_sync`.
 //!
 //! The kernel is `cooperative_groups::this_grid().sync()` as nvcc 13 emits
 //! it (grid workspace from `%envreg1:%envreg2`, `bar.sync`, an atomic add
@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use prlx_emu::{Device, DeviceConfig, LaunchConfig};
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig};
 
 const PTX: &str = "
 .version 7.5

@@ -1,5 +1,5 @@
 //! Cost of a small launch on one and on several host threads:
-//! `cargo run --release -p prlx-emu --example launch_overhead`.
+//! `cargo run --release -p prlx-emulator --example launch_overhead`.
 //!
 //! Launches a tiny kernel (4 CTAs of 32 threads, one store each) many times
 //! and prints the mean wall time per launch for each thread count, so the
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use prlx_emu::{Device, DeviceConfig, LaunchConfig};
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig};
 
 const PTX: &str = "
 .version 7.5

@@ -1,5 +1,5 @@
 //! Measures how long the default stall watchdog takes to end hung kernels:
-//! `cargo run --release -p prlx-emu --example stall_watchdog`.
+//! `cargo run --release -p prlx-emulator --example stall_watchdog`.
 //!
 //! Three hangs: a warp spinning on a flag nobody sets (a load loop), a warp
 //! spinning on a lock nobody releases (a `atom.cas` loop), and a CTA of 8
@@ -35,11 +35,11 @@ fn main() {
             "{HEADER}.visible .entry {name}(.param .u64 flag_ptr)\n{{\n.reg .pred p;\n.reg .b32 v;\n\
              .reg .u64 flag;\nld.param.u64 flag, [flag_ptr];\n$wait:\n{body}\nret;\n}}\n"
         );
-        let mut dev = prlx_emu::Device::new(prlx_emu::DeviceConfig::default());
+        let mut dev = prlx_emulator::Device::new(prlx_emulator::DeviceConfig::default());
         let module = dev.load_module(&ptx, "hang.ptx").expect("load");
         let f = dev.get_function(module, name).expect("kernel");
         let flag = dev.mem_alloc(4).expect("alloc");
-        let config = prlx_emu::LaunchConfig {
+        let config = prlx_emulator::LaunchConfig {
             grid: [1, 1, 1],
             block: [threads, 1, 1],
             dynamic_shared_bytes: 0,
@@ -48,7 +48,7 @@ fn main() {
         let result = dev.launch(f, &config, &flag.to_le_bytes());
         let elapsed = start.elapsed();
         match result {
-            Err(prlx_emu::LaunchError::Timeout(msg)) => {
+            Err(prlx_emulator::LaunchError::Timeout(msg)) => {
                 println!(
                     "{name}: ended after {:.2} s\n  {msg}",
                     elapsed.as_secs_f64()

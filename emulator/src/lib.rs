@@ -1,4 +1,4 @@
-//! prlx-emu: a SIMT interpreter for NVIDIA PTX.
+//! prlx-emulator: a SIMT interpreter for NVIDIA PTX.
 //!
 //! # Where to start
 //!

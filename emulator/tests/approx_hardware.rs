@@ -8,8 +8,8 @@
 //! Debug builds evaluate every 7th input; `cargo test --release -- --ignored`
 //! checks all 2^23 of each sweep.
 
-use prlx_emu::semantics::ScalarType::F32;
-use prlx_emu::semantics::approx;
+use prlx_emulator::semantics::ScalarType::F32;
+use prlx_emulator::semantics::approx;
 use std::path::PathBuf;
 use std::process::Command;
 

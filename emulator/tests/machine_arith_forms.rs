@@ -19,9 +19,9 @@ fn run3(target: &str, body: &str, a: &[u32], b: &[u32], c: &[u32]) -> Vec<u32> {
          ld.param.u64 %rd8, [pd];\nadd.s64 %rd9, %rd8, %rd1;\nst.global.u32 [%rd9], %d;\nret;\n}}\n"
     );
     let sm: u32 = target.trim_start_matches("sm_").parse().unwrap();
-    let mut dev = prlx_emu::Device::new(prlx_emu::DeviceConfig {
+    let mut dev = prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
         compute_capability: (sm / 10, sm % 10),
-        ..prlx_emu::DeviceConfig::default()
+        ..prlx_emulator::DeviceConfig::default()
     });
     let f = kernel(&mut dev, &ptx, "k");
     let n = a.len();

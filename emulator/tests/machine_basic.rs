@@ -97,7 +97,7 @@ fn special_registers_and_2d_blocks() {
     let mut dev = device();
     let f = kernel(&mut dev, ptx, "ids");
     let out = dev.mem_alloc(2 * 48 * 16).unwrap();
-    let c = prlx_emu::LaunchConfig {
+    let c = prlx_emulator::LaunchConfig {
         grid: [2, 1, 1],
         block: [8, 6, 1],
         dynamic_shared_bytes: 0,

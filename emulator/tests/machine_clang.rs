@@ -260,7 +260,7 @@ fn local_arrays_stack_frames_and_dynamic_shared_memory() {
     let idx: Vec<u32> = (0..n as u32).map(|t| t * 5 + 3).collect();
     let pidx = upload_u32(&mut dev, &idx);
     let pout = dev.mem_alloc(n as u64 * 4).unwrap();
-    let c = prlx_emu::LaunchConfig {
+    let c = prlx_emulator::LaunchConfig {
         grid: [1, 1, 1],
         block: [n as u32, 1, 1],
         dynamic_shared_bytes: 256,
@@ -358,7 +358,7 @@ fn device_printf_and_assert() {
     let check = dev.get_function(m, "_Z5checki").unwrap();
     run(&mut dev, check, cfg(1, 32), &Params::new().u32(3));
     let err = run_err(&mut dev, check, cfg(1, 32), &Params::new().u32(4));
-    let prlx_emu::LaunchError::Assert(fault) = &err else {
+    let prlx_emulator::LaunchError::Assert(fault) = &err else {
         panic!("{err}")
     };
     assert_eq!(fault.thread, [2, 0, 0]);

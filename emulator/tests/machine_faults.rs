@@ -2,7 +2,7 @@
 
 mod machine_util;
 use machine_util::*;
-use prlx_emu::LaunchError;
+use prlx_emulator::LaunchError;
 
 const HEADER: &str = ".version 7.5\n.target sm_80\n.address_size 64\n";
 

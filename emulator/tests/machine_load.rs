@@ -3,7 +3,7 @@
 
 mod machine_util;
 use machine_util::*;
-use prlx_emu::{EmuError, LaunchConfig, LaunchError};
+use prlx_emulator::{EmuError, LaunchConfig, LaunchError};
 
 const HEADER: &str = ".version 7.5\n.target sm_80\n.address_size 64\n";
 
@@ -178,9 +178,9 @@ fn modules_for_a_newer_gpu_are_rejected() {
             .contains("targets sm_90, but the device is sm_80"),
         "{err}"
     );
-    let mut newer = prlx_emu::Device::new(prlx_emu::DeviceConfig {
+    let mut newer = prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
         compute_capability: (9, 0),
-        ..prlx_emu::DeviceConfig::default()
+        ..prlx_emulator::DeviceConfig::default()
     });
     assert!(newer.load_module(ptx, "new.ptx").is_ok());
 }

@@ -88,9 +88,9 @@ fn vector_atomics_update_each_element() {
     ret;
 }
 "#;
-    let mut dev = prlx_emu::Device::new(prlx_emu::DeviceConfig {
+    let mut dev = prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
         compute_capability: (9, 0),
-        ..prlx_emu::DeviceConfig::default()
+        ..prlx_emulator::DeviceConfig::default()
     });
     let f = kernel(&mut dev, ptx, "v");
     let buf = upload_u32(&mut dev, &[0; 8]);

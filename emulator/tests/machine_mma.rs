@@ -3,7 +3,7 @@
 
 mod machine_util;
 use machine_util::*;
-use prlx_emu::LaunchConfig;
+use prlx_emulator::LaunchConfig;
 
 fn triton_matmul_ptx() -> String {
     let path = concat!(

@@ -3,7 +3,7 @@
 
 mod machine_util;
 use machine_util::*;
-use prlx_emu::{Control, LaunchError, Observer, WarpStep};
+use prlx_emulator::{Control, LaunchError, Observer, WarpStep};
 
 const HEADER: &str = ".version 7.5\n.target sm_80\n.address_size 64\n";
 

@@ -3,7 +3,7 @@
 
 mod machine_util;
 use machine_util::*;
-use prlx_emu::LaunchError;
+use prlx_emulator::LaunchError;
 
 const KERNEL: &str = r#".version 7.5
 .target sm_80

@@ -2,7 +2,7 @@
 
 mod machine_util;
 use machine_util::*;
-use prlx_emu::LaunchError;
+use prlx_emulator::LaunchError;
 
 const HEADER: &str = ".version 7.5\n.target sm_80\n.address_size 64\n";
 
@@ -20,7 +20,7 @@ fn racy() -> String {
     )
 }
 
-fn run_racy(dev: &mut prlx_emu::Device) -> u32 {
+fn run_racy(dev: &mut prlx_emulator::Device) -> u32 {
     let f = kernel(dev, &racy(), "racy");
     let out = dev.mem_alloc(4).unwrap();
     run(dev, f, cfg(1, 256), &Params::new().u64(out));

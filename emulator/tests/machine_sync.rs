@@ -4,10 +4,10 @@
 mod machine_util;
 use machine_util::*;
 
-fn sm90() -> prlx_emu::Device {
-    prlx_emu::Device::new(prlx_emu::DeviceConfig {
+fn sm90() -> prlx_emulator::Device {
+    prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
         compute_capability: (9, 0),
-        ..prlx_emu::DeviceConfig::default()
+        ..prlx_emulator::DeviceConfig::default()
     })
 }
 

@@ -16,9 +16,9 @@ fn module(target: &str, body: &str) -> String {
 /// else the loader's message.
 fn probe(target: &str, body: &str) -> Result<(), String> {
     let sm: u32 = target.trim_start_matches("sm_").parse().unwrap();
-    let mut dev = prlx_emu::Device::new(prlx_emu::DeviceConfig {
+    let mut dev = prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
         compute_capability: (sm / 10, sm % 10),
-        ..prlx_emu::DeviceConfig::default()
+        ..prlx_emulator::DeviceConfig::default()
     });
     dev.load_module(&module(target, body), "probe.ptx")
         .map(|_| ())

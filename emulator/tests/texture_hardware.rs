@@ -7,8 +7,8 @@
 //! Every sample must match bit for bit. Skipped, saying so, where the
 //! hardware folder is absent.
 
-use prlx_emu::texture::sample::{Coords, Texel, TexelMemory, fetch};
-use prlx_emu::texture::{
+use prlx_emulator::texture::sample::{Coords, Texel, TexelMemory, fetch};
+use prlx_emulator::texture::{
     AddressMode, ChannelFormat, FilterMode, Level, Resource, Sampler, Shape, TextureObject,
 };
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p prlx-libcuda --example runtime_api_bench [n] [reps]`
 
-use prlx_e2e::{Nvcc13, link_libcuda_soname, run_ok};
+use prlx_tests::{Nvcc13, link_libcuda_soname, run_ok};
 use std::process::Command;
 
 fn main() {

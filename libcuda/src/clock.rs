@@ -7,7 +7,7 @@
 //! costs a fixed overhead plus its bytes at a PCIe-like (host) or HBM-like
 //! (device) bandwidth.
 
-use prlx_emu::{DeviceConfig, LaunchStats};
+use prlx_emulator::{DeviceConfig, LaunchStats};
 
 const LAUNCH_OVERHEAD_NS: u64 = 3_000;
 const COPY_OVERHEAD_NS: u64 = 1_000;

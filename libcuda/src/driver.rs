@@ -13,7 +13,7 @@
 
 use crate::cu::*;
 use crate::handles::{HandleTable, Kind};
-use prlx_emu::{Device, DeviceConfig, FunctionId, ModuleId};
+use prlx_emulator::{Device, DeviceConfig, FunctionId, ModuleId};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CString, c_void};
@@ -320,9 +320,9 @@ pub fn stack_forget(ctx: usize) {
 }
 
 /// The `CUresult` of an emulator memory error.
-pub fn mem_error(e: prlx_emu::EmuError) -> CUresult {
+pub fn mem_error(e: prlx_emulator::EmuError) -> CUresult {
     match e {
-        prlx_emu::EmuError::OutOfMemory { .. } => CUDA_ERROR_OUT_OF_MEMORY,
+        prlx_emulator::EmuError::OutOfMemory { .. } => CUDA_ERROR_OUT_OF_MEMORY,
         _ => CUDA_ERROR_INVALID_VALUE,
     }
 }

@@ -543,7 +543,7 @@ mod tests {
             "{ptx}"
         );
         assert!(!ptx.contains("bad.name"), "{ptx}");
-        let mut dev = prlx_emu::Device::new(Default::default());
+        let mut dev = prlx_emulator::Device::new(Default::default());
         let m = dev
             .load_module(&ptx, "vars.ptx")
             .expect("the variables load");

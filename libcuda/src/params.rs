@@ -3,7 +3,7 @@
 //! buffer the emulator copies into `.param` space.
 
 use crate::cu::*;
-use prlx_emu::KernelInfo;
+use prlx_emulator::KernelInfo;
 use std::ffi::c_void;
 
 /// `extra` arrays longer than this are taken to be missing their terminator.
@@ -96,7 +96,7 @@ unsafe fn read_extra(extra: *mut *mut c_void) -> Result<(*const u8, usize), CUre
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prlx_emu::ParamInfo;
+    use prlx_emulator::ParamInfo;
 
     fn info() -> KernelInfo {
         let param = |name: &str, offset, size| ParamInfo {

@@ -2,7 +2,7 @@
 //! device: plain tables that arrays (`api::array`), textures
 //! (`api::texture`) and device attributes (`api::device`) all read.
 
-use prlx_emu::texture::ChannelFormat;
+use prlx_emulator::texture::ChannelFormat;
 
 /// `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` of the devices emulated.
 pub const TEXTURE_PITCH_ALIGNMENT: usize = 32;

@@ -929,7 +929,7 @@ $L1:
 
     /// PyPI's cuBLAS (installed with PyTorch by scripts/setup.sh).
     fn cublas() -> Option<Vec<u8>> {
-        let lib = prlx_e2e::repo_root().join(".tools/pyenv/lib");
+        let lib = prlx_tests::repo_root().join(".tools/pyenv/lib");
         let found = std::fs::read_dir(&lib).ok()?.flatten().find_map(|python| {
             let path = python
                 .path()
@@ -939,7 +939,7 @@ $L1:
         match found {
             Some(path) => std::fs::read(path).ok(),
             None => {
-                prlx_e2e::missing("cuBLAS (.tools/pyenv, PyPI's nvidia-cublas)");
+                prlx_tests::missing("cuBLAS (.tools/pyenv, PyPI's nvidia-cublas)");
                 None
             }
         }

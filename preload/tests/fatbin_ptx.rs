@@ -4,7 +4,7 @@
 
 use prlx::module_load::plan;
 use prlx::registry::CaptureMode;
-use prlx_e2e::{missing, repo_root, run_ok};
+use prlx_tests::{missing, repo_root, run_ok};
 use std::ffi::c_void;
 use std::process::Command;
 

@@ -4,7 +4,7 @@
 //! exit codes right. And a process that never calls CUDA: the shim stays
 //! silent and leaves nothing behind.
 
-use prlx_e2e::TestApp;
+use prlx_tests::TestApp;
 use prlx_session::Manifest;
 use std::io::Read;
 use std::path::Path;

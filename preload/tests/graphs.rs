@@ -11,7 +11,7 @@
 //! was captured and never synchronised the device; the session shows which
 //! kernels each graph launch ran.
 
-use prlx_e2e::{Built, find_tool, missing, repo_root, run_ok};
+use prlx_tests::{Built, find_tool, missing, repo_root, run_ok};
 use prlx_session::{LaunchRecord, Manifest};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! `dlopen`s it and fetches each entry point with `dlsym(handle, …)` (as
 //! cudart does) is recorded like one that links it.
 
-use prlx_e2e::{TestApp, run_ok};
+use prlx_tests::{TestApp, run_ok};
 use prlx_session::Manifest;
 use std::sync::OnceLock;
 
@@ -90,12 +90,12 @@ fn each_rank_of_a_job_writes_its_own_session_named_with_the_rank() {
 /// point with `dlsym` and `cuGetProcAddress`; both launches are recorded.
 #[test]
 fn runtime_api_programs_with_static_and_shared_cudart_are_recorded() {
-    let Some(nvcc) = prlx_e2e::Nvcc13::find() else {
+    let Some(nvcc) = prlx_tests::Nvcc13::find() else {
         return;
     };
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     let scratch = tempfile::tempdir().unwrap();
-    let source = prlx_e2e::repo_root().join("preload/tests/app/runtime_app.cu");
+    let source = prlx_tests::repo_root().join("preload/tests/app/runtime_app.cu");
     for shared in [false, true] {
         let app = scratch
             .path()

@@ -2,7 +2,7 @@
 //! under `LD_PRELOAD=libprlx.so`, must compute the same thing, and the shim
 //! must leave a session describing every launch.
 
-use prlx_e2e::{TestApp, run_ok};
+use prlx_tests::{TestApp, run_ok};
 use prlx_session::Manifest;
 use std::path::Path;
 use std::process::Command;

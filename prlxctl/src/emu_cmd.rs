@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use prlx_emu::{Device, DeviceConfig, LaunchConfig, LaunchError};
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig, LaunchError};
 
 use kern::{KernError, KernFile};
 

@@ -15,8 +15,8 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn have_llvm_mc() -> bool {
-    if prlx_e2e::find_tool("llvm-mc-19").is_none() {
-        prlx_e2e::missing("llvm-mc-19");
+    if prlx_tests::find_tool("llvm-mc-19").is_none() {
+        prlx_tests::missing("llvm-mc-19");
         return false;
     }
     true

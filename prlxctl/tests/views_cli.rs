@@ -2,8 +2,8 @@
 //! binary: the report in headless Chromium, the TUI in a real terminal
 //! (tmux), the folded stacks, and the errors.
 
-use prlx_e2e::browser::Chromium;
-use prlx_e2e::terminal::Tmux;
+use prlx_tests::browser::Chromium;
+use prlx_tests::terminal::Tmux;
 use prlx_views::planted;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -133,7 +133,7 @@ fn the_report_renders_offline_in_chromium_without_console_errors() {
     };
     let url = format!(
         "{}?x={}&y={}",
-        prlx_e2e::browser::file_url(&html),
+        prlx_tests::browser::file_url(&html),
         attr("fg:x"),
         attr("y")
     );

@@ -5,7 +5,7 @@
 
 mod common;
 
-use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
+use prlx_tests::{Built, Toolchain, repo_root, run_ok};
 use std::path::PathBuf;
 
 fn app_dir() -> PathBuf {

@@ -750,7 +750,7 @@ fn a_fallback_directory_planted_by_another_user_is_refused() {
         return;
     };
     drop(users);
-    let Some(fx) = prlx_e2e::TestApp::build("preload/tests/app", "capture_app.c", &["-pthread"])
+    let Some(fx) = prlx_tests::TestApp::build("preload/tests/app", "capture_app.c", &["-pthread"])
     else {
         return;
     };
@@ -766,7 +766,7 @@ fn a_fallback_directory_planted_by_another_user_is_refused() {
     let ptx = copy(&fx.ptx, "kernels.ptx");
     let libprlx = copy(&fx.built.libprlx, "libprlx.so");
     copy(&fx.built.lib_dir.join("libcuda.so"), "libcuda.so");
-    prlx_e2e::link_libcuda_soname(share.path());
+    prlx_tests::link_libcuda_soname(share.path());
     std::fs::set_permissions(share.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let run_as_alice = || {
         std::process::Command::new("setpriv")

@@ -7,7 +7,7 @@
 mod common;
 
 use common::Daemon;
-use prlx_e2e::{TestApp, run_ok};
+use prlx_tests::{TestApp, run_ok};
 use prlx_proto::{Request, Response};
 use prlx_session::Manifest;
 use std::path::{Path, PathBuf};

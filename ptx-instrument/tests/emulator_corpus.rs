@@ -11,7 +11,7 @@
 #[allow(dead_code)]
 mod support;
 
-use prlx_emu::{Device, DeviceConfig};
+use prlx_emulator::{Device, DeviceConfig};
 use prlx_ptx_instrument::{Options, instrument};
 use prlx_trace::{HEADER_SIZE, PRLX_MAGIC, PRLX_VERSION, TraceFile, TraceFileHeader, flags};
 use support::harness::{Arg, Case, Outputs, run_with_seed};

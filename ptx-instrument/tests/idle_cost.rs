@@ -5,7 +5,7 @@
 //! same however many sites the loop visits. Without the copy
 //! (`Layout { idle_copy: false }`) a site visit costs one uniform branch.
 
-use prlx_emu::{Device, DeviceConfig, LaunchConfig};
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig};
 use prlx_ptx_instrument::{Layout, Options, instrument, instrument_with};
 
 /// A branch-heavy loop: a data-dependent branch (odd/even, divergent

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prlx_e2e::{missing, repo_root};
+use prlx_tests::{missing, repo_root};
 use prlx_ptx_instrument::{Error, Options, instrument};
 
 fn corpus() -> Vec<PathBuf> {

@@ -35,8 +35,8 @@ fn normalize(s: &str) -> String {
 
 #[test]
 fn decoder_matches_llvm_objdump() {
-    if prlx_e2e::find_tool(support::OBJDUMP).is_none() {
-        prlx_e2e::missing(support::OBJDUMP);
+    if prlx_tests::find_tool(support::OBJDUMP).is_none() {
+        prlx_tests::missing(support::OBJDUMP);
         return;
     }
     let mut checked = 0;

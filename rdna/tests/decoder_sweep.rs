@@ -145,8 +145,8 @@ fn probes() -> Vec<Vec<u32>> {
 
 #[test]
 fn every_opcode_prints_like_llvm() {
-    if prlx_e2e::find_tool("llvm-mc-19").is_none() {
-        prlx_e2e::missing("llvm-mc-19");
+    if prlx_tests::find_tool("llvm-mc-19").is_none() {
+        prlx_tests::missing("llvm-mc-19");
         return;
     }
     let input: String = probes()

@@ -89,8 +89,8 @@ fn list(v: &[u32]) -> String {
 /// a, b, c and EXEC restored before each, and returns v4 of every lane after
 /// each body.
 fn run_many(bodies: &[String], wave: u32, ins: &[Vec<u32>; 3]) -> Option<Vec<Vec<u32>>> {
-    if prlx_e2e::find_tool(asm::LLVM_MC).is_none() {
-        prlx_e2e::missing(asm::LLVM_MC);
+    if prlx_tests::find_tool(asm::LLVM_MC).is_none() {
+        prlx_tests::missing(asm::LLVM_MC);
         return None;
     }
     let (exec, save) = if wave == 64 {
@@ -797,7 +797,7 @@ fn exec_divergence_and_lds_permutes() {
 #[test]
 fn faults_name_wave_lane_pc_address_and_instruction() {
     let ins = inputs();
-    if prlx_e2e::find_tool(asm::LLVM_MC).is_none() {
+    if prlx_tests::find_tool(asm::LLVM_MC).is_none() {
         return;
     }
     // LDS is 64 KiB: lane l reads 0xfff0 + 4l, lanes 4.. fault; the first is lane 4.
@@ -845,7 +845,7 @@ fn scratch_is_per_lane_and_bounded() {
     // 1 KiB per lane in the spec runner: lane 0 writes past it.
     let text =
         "---\nlocal = 32\n---\nv_mov_b32 v1, 0x400\nscratch_store_b32 v1, v0, off\ns_endpgm\n";
-    if prlx_e2e::find_tool(asm::LLVM_MC).is_none() {
+    if prlx_tests::find_tool(asm::LLVM_MC).is_none() {
         return;
     }
     let prog = asm::parse("s.s", text, std::path::Path::new(".")).unwrap();

@@ -13,8 +13,8 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn have_llvm_mc() -> bool {
-    if prlx_e2e::find_tool(asm::LLVM_MC).is_none() {
-        prlx_e2e::missing(asm::LLVM_MC);
+    if prlx_tests::find_tool(asm::LLVM_MC).is_none() {
+        prlx_tests::missing(asm::LLVM_MC);
         return false;
     }
     true

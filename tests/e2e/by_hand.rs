@@ -4,8 +4,8 @@
 //! say exactly what the runtime's semantics promise for known inputs.
 
 use prlx_compile::CompileRequest;
-use prlx_e2e::repo_root;
-use prlx_emu::{Device, DeviceConfig, LaunchConfig};
+use prlx_tests::repo_root;
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig};
 use prlx_trace::geometry::SectionLayout;
 use prlx_trace::{EventType, TraceBuilder, TraceFile, WarpBufferHeader};
 use serde_json::Value;
@@ -60,8 +60,8 @@ fn site_id(sites: &Value, marker: &str, kind: &str) -> u32 {
 
 #[test]
 fn a_hand_filled_descriptor_yields_a_valid_trace_with_the_promised_contents() {
-    if prlx_e2e::find_tool("clang-19").is_none() {
-        prlx_e2e::missing("clang-19");
+    if prlx_tests::find_tool("clang-19").is_none() {
+        prlx_tests::missing("clang-19");
         return;
     }
     let scratch = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! with different inputs, and `prlxctl diff` of the two traces naming the
 //! source line, the kind of divergence and the lanes' operands.
 
-use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
+use prlx_tests::{Built, Toolchain, repo_root, run_ok};
 use prlx_session::Manifest;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -294,7 +294,7 @@ fn diff_of_two_runs_names_the_line_the_kind_and_the_lanes() {
 fn report_of_two_runs_renders_in_chromium_with_the_diverging_line() {
     let Some(fx) = fixture() else { return };
     let test = "report_of_two_runs_renders_in_chromium_with_the_diverging_line";
-    let Some(chromium) = prlx_e2e::browser::Chromium::find(test) else {
+    let Some(chromium) = prlx_tests::browser::Chromium::find(test) else {
         return;
     };
     let traces = tempfile::tempdir().unwrap();
@@ -546,8 +546,8 @@ fn prlxctl_compile_failures_are_one_line_and_exit_2() {
 fn ordinary_cuda_built_against_the_sdk_captures_the_same_way() {
     let Some(fx) = fixture() else { return };
     let scratch = tempfile::tempdir().unwrap();
-    let Some(sdk) = prlx_e2e::cuda12_sdk(scratch.path()) else {
-        prlx_e2e::missing(prlx_e2e::CUDA12_SDK_MISSING);
+    let Some(sdk) = prlx_tests::cuda12_sdk(scratch.path()) else {
+        prlx_tests::missing(prlx_tests::CUDA12_SDK_MISSING);
         return;
     };
     let ptx = scratch.path().join("sdk/kernels_sdk.ptx");
@@ -621,7 +621,7 @@ fn prlxctl_compile_verbose_prints_each_command() {
 fn every_module_loading_road_is_instrumented_at_load() {
     let Some(fx) = fixture() else { return };
     let scratch = tempfile::tempdir().unwrap();
-    let fatbin = prlx_e2e::Nvcc13::find().map(|nvcc| {
+    let fatbin = prlx_tests::Nvcc13::find().map(|nvcc| {
         let fatbin = scratch.path().join("kernels.fatbin");
         run_ok(
             std::process::Command::new(&nvcc.nvcc)
@@ -849,7 +849,7 @@ fn graph_with_several_nodes_of_one_module_traces_each_node() {
 /// the two `scale` nodes of one replay separately.
 #[test]
 fn cudart_graph_replays_trace_every_kernel_node() {
-    let Some(nvcc) = prlx_e2e::Nvcc13::find() else {
+    let Some(nvcc) = prlx_tests::Nvcc13::find() else {
         return;
     };
     let built = Built::get();

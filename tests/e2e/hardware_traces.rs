@@ -9,7 +9,7 @@
 //! must equal the GPU's. Skipped, with the reason printed, where the
 //! hardware folder is absent.
 
-use prlx_e2e::{Built, repo_root, run_ok};
+use prlx_tests::{Built, repo_root, run_ok};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

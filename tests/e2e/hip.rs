@@ -8,7 +8,7 @@
 //! Builds are cached under the target directory (`hip-corpus/`), keyed by
 //! the sources and arguments, like the CUDA runtime-API corpus.
 
-use prlx_e2e::{HipClang, hip_runtime_dir, repo_root};
+use prlx_tests::{HipClang, hip_runtime_dir, repo_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -216,7 +216,7 @@ fn exports_carry_hip_5_2_symbol_versions() {
     // under a HIP name is exported (hip-runtime/exports.sh regenerates it).
     let nm = Command::new("nm")
         .args(["-g", "--defined-only"])
-        .arg(hip_runtime_dir().join("libprlx_hip.a"))
+        .arg(hip_runtime_dir().join("libprlx_hip_runtime.a"))
         .output()
         .expect("run nm");
     for line in String::from_utf8_lossy(&nm.stdout).lines() {
@@ -288,7 +288,7 @@ fn every_symbol_the_corpus_imports_is_exported() {
 /// input word appended), then checks that `prlxctl diff --session` names
 /// the `e > limit` branch of `hip_app/kernels.hip` as the divergence.
 fn two_runs_diff_to_the_line(
-    built: &prlx_e2e::Built,
+    built: &prlx_tests::Built,
     runs: &Path,
     program: &Path,
     args: &[&Path],
@@ -296,7 +296,7 @@ fn two_runs_diff_to_the_line(
 ) -> String {
     let name = program.file_name().unwrap().to_string_lossy().into_owned();
     for input in ["clean", "glitch"] {
-        let out = prlx_e2e::run_ok(
+        let out = prlx_tests::run_ok(
             built
                 .captured_app(program, runs, input)
                 // Per-lane compare operands, for builds with --snapshots.
@@ -312,7 +312,7 @@ fn two_runs_diff_to_the_line(
         let trace = runs.join(input).join(kernel_file);
         assert!(trace.is_file(), "no trace at {}", trace.display());
     }
-    let out = prlx_e2e::run_ok(
+    let out = prlx_tests::run_ok(
         built
             .prlxctl()
             .args(["diff", "--session"])
@@ -341,16 +341,16 @@ fn capture_of_a_pass_built_fat_binary_launched_with_triple_chevrons() {
     let Some(hip) = HipClang::find() else {
         return;
     };
-    if prlx_e2e::find_tool("clang-offload-bundler-19").is_none() {
-        prlx_e2e::missing("clang-offload-bundler-19");
+    if prlx_tests::find_tool("clang-offload-bundler-19").is_none() {
+        prlx_tests::missing("clang-offload-bundler-19");
         return;
     }
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     hip_runtime_dir();
     let source = repo_root().join("tests/e2e/hip_app/launch_app.hip");
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let fatbin = scratch.path().join("launch_app.hipfb");
-    prlx_e2e::run_ok(
+    prlx_tests::run_ok(
         built
             .prlxctl()
             .args(["compile", "--offload-arch=gfx1100", "-g"])
@@ -365,7 +365,7 @@ fn capture_of_a_pass_built_fat_binary_launched_with_triple_chevrons() {
         ("per-thread", &["-fgpu-default-stream=per-thread"][..]),
     ] {
         let object = scratch.path().join(format!("launch_app.{variant}.o"));
-        prlx_e2e::run_ok(
+        prlx_tests::run_ok(
             Command::new(&hip.clang)
                 .args([
                     "-x",
@@ -390,7 +390,7 @@ fn capture_of_a_pass_built_fat_binary_launched_with_triple_chevrons() {
         );
         let program = scratch.path().join(variant).join("launch_app");
         std::fs::create_dir_all(program.parent().unwrap()).expect("create a program dir");
-        prlx_e2e::run_ok(
+        prlx_tests::run_ok(
             Command::new(&hip.clang)
                 .arg(&object)
                 .arg("-lamdhip64")
@@ -410,7 +410,7 @@ fn corpus_passes_under_the_shim() {
     let Some(hip) = HipClang::find() else {
         return;
     };
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     hip_runtime_dir();
     let args = hip.args(false, &[]);
     let (bundle, elf) = module_images(&hip, false);
@@ -469,7 +469,7 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
     let Some(hip) = HipClang::find() else {
         return;
     };
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     let lib_dir = hip_runtime_dir();
     assert_eq!(lib_dir, built.lib_dir, "one directory holds both libraries");
     let app_dir = repo_root().join("tests/e2e/hip_app");
@@ -484,7 +484,7 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
     if wave64 {
         compile.arg("-mwavefrontsize64");
     }
-    prlx_e2e::run_ok(&mut compile);
+    prlx_tests::run_ok(&mut compile);
     let app = build_module_app(&hip, "hip_app");
     let runs = scratch.path().join("runs");
     two_runs_diff_to_the_line(
@@ -503,7 +503,7 @@ fn capture_diffs_to_the_source_line(wave64: bool) {
                 .is_some_and(|n| n.to_string_lossy().starts_with("sites-"))
         })
         .expect("a site table in the session");
-    let out = prlx_e2e::run_ok(
+    let out = prlx_tests::run_ok(
         built
             .prlxctl()
             .arg("diff")
@@ -543,8 +543,8 @@ fn hipcc_built_programs_pass_on_the_emulator() {
     let Some(hip) = HipClang::find() else {
         return;
     };
-    let Some(hipcc) = prlx_e2e::find_tool("hipcc") else {
-        prlx_e2e::missing("hipcc (Debian's HIP 5.2)");
+    let Some(hipcc) = prlx_tests::find_tool("hipcc") else {
+        prlx_tests::missing("hipcc (Debian's HIP 5.2)");
         return;
     };
     let args = vec![
@@ -555,7 +555,7 @@ fn hipcc_built_programs_pass_on_the_emulator() {
     let mut failures = Vec::new();
     for name in ["vector_add", "reduction_shared", "scan", "struct_args"] {
         let source = repo_root().join("tests/hip").join(format!("{name}.hip"));
-        let program = prlx_e2e::compile_cached(
+        let program = prlx_tests::compile_cached(
             &hipcc,
             &format!("{name}.hipcc"),
             &[source],
@@ -630,7 +630,7 @@ fn prlxctl_compile_builds_loops_as_hipcc_does() {
     let Some(hip) = HipClang::find() else {
         return;
     };
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     let lib_dir = hip_runtime_dir();
     let app_dir = repo_root().join("tests/e2e/hip_app");
     let source = app_dir.join("trip_count.hip");
@@ -673,7 +673,7 @@ fn prlxctl_compile_builds_loops_as_hipcc_does() {
             if wave64 {
                 compile.arg("-mwavefrontsize64");
             }
-            prlx_e2e::run_ok(compile.arg(&source).arg("-o").arg(&out));
+            prlx_tests::run_ok(compile.arg(&source).arg("-o").arg(&out));
             let how = if instrument {
                 "prlxctl compile"
             } else {
@@ -695,7 +695,7 @@ fn prlxctl_compile_builds_loops_as_hipcc_does() {
         }
         let (_, instrumented) = objects.last().expect("the instrumented build");
         let runs = scratch.path().join(format!("runs-{wave}"));
-        let out = prlx_e2e::run_ok(built.captured_app(&app, &runs, "run").arg(instrumented));
+        let out = prlx_tests::run_ok(built.captured_app(&app, &runs, "run").arg(instrumented));
         assert!(
             String::from_utf8_lossy(&out.stdout).contains("trip_count ok"),
             "{wave}, instrumented, under the shim: {}",

@@ -14,7 +14,7 @@
 //! The C++ is compiled with `-Wall -Wextra -Werror`. Missing tools skip by
 //! name unless `PRLX_REQUIRE_TOOLCHAIN=1`.
 
-use prlx_e2e::{find_tool, missing, repo_root, run_ok};
+use prlx_tests::{find_tool, missing, repo_root, run_ok};
 use prlx_trace::{EventType, SiteMap, TraceFile};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -159,7 +159,7 @@ fn corpus_cubins(ptxas: &Path, nvcc: Option<&Path>, dir: &Path) -> Vec<PathBuf> 
         "ptxas rejected too much of the corpus: {rejected:?}"
     );
     // The clang-compiled CUDA corpus: clang-19 → PTX → ptxas 13.
-    if let Some(toolchain) = prlx_e2e::Toolchain::find() {
+    if let Some(toolchain) = prlx_tests::Toolchain::find() {
         let cuda_dir = repo_root().join("emulator/tests/kernels/cuda");
         let mut sources: Vec<PathBuf> = std::fs::read_dir(&cuda_dir)
             .expect("read the CUDA corpus")
@@ -445,10 +445,10 @@ fn build_script_builds_or_names_the_skip() {
 #[test]
 fn shim_nvbit_mode_takes_the_tools_traces_into_the_session() {
     let Some(cxx) = cxx() else { return };
-    let Some(toolchain) = prlx_e2e::Toolchain::find() else {
+    let Some(toolchain) = prlx_tests::Toolchain::find() else {
         return;
     };
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     let dir = tempfile::tempdir().expect("tempdir");
     let tool = dir.path().join("libprlx_nvbit_standin.so");
     let nvbit = repo_root().join("nvbit-tool");
@@ -555,7 +555,7 @@ fn shim_nvbit_mode_takes_the_tools_traces_into_the_session() {
 /// or run (that needs NVBit and a GPU).
 #[test]
 fn tool_compiles_against_nvbit_api_declarations() {
-    let Some(nvcc) = prlx_e2e::Nvcc13::find() else {
+    let Some(nvcc) = prlx_tests::Nvcc13::find() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");

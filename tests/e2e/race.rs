@@ -11,7 +11,7 @@
 //! by plain clang in two directories (different absolute paths in `.file`)
 //! diffs as identical through the no-recompile path.
 
-use prlx_e2e::{Built, Toolchain, repo_root, run_ok};
+use prlx_tests::{Built, Toolchain, repo_root, run_ok};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -13,7 +13,7 @@
 //! Builds are cached under the target directory (keyed by sources and
 //! flags) and run two at a time, so a warm run costs seconds.
 
-use prlx_e2e::{Built, Nvcc13, find_tool, missing, repo_root, run_ok};
+use prlx_tests::{Built, Nvcc13, find_tool, missing, repo_root, run_ok};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};

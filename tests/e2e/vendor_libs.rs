@@ -4,7 +4,7 @@
 //! Its kernels are SASS only and would be refused at launch, naming the
 //! kernel; creating a handle launches none.
 
-use prlx_e2e::{Built, Toolchain, missing, repo_root, run_ok};
+use prlx_tests::{Built, Toolchain, missing, repo_root, run_ok};
 use std::path::PathBuf;
 
 /// The directory of `libcublas.so.13` in the Python environment.

@@ -1,6 +1,6 @@
 //! The cost of the prlx instrumentation, measured on the emulator.
 //!
-//!     cargo run -p prlx-e2e --example overhead --release
+//!     cargo run -p prlx-tests --example overhead --release
 //!
 //! Compiles the emulator corpus (`emulator/tests/kernels/cuda/*.cu`) with
 //! prlx-compile twice, with and without the pass, and runs a selection of
@@ -20,7 +20,7 @@
 //! branch past themselves, as before the copy (docs/instrumentation-overhead.md).
 
 use prlx_compile::CompileRequest;
-use prlx_emu::{Device, DeviceConfig, FunctionId, LaunchConfig, LaunchStats, ModuleId};
+use prlx_emulator::{Device, DeviceConfig, FunctionId, LaunchConfig, LaunchStats, ModuleId};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -281,7 +281,7 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
-    let corpus = prlx_e2e::repo_root().join("emulator/tests/kernels/cuda");
+    let corpus = prlx_tests::repo_root().join("emulator/tests/kernels/cuda");
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut device = Device::new(DeviceConfig::default());
     let mut modules: BTreeMap<(&str, Build), ModuleId> = BTreeMap::new();

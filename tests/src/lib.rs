@@ -1,4 +1,4 @@
-//! prlx-e2e: support for the end-to-end tests in `e2e/` and the overhead
+//! prlx-tests: support for the end-to-end tests in `e2e/` and the overhead
 //! example in `examples/`.
 //!
 //! Start at [`Toolchain::find`] (clang-19, a C compiler and `cuda.h`, with

@@ -2,7 +2,7 @@
 //! arguments; [`run`] compiles and loads it, launches it on fresh devices and
 //! checks the outputs against the case's CPU reference.
 
-use prlx_emu::{Device, DeviceConfig, LaunchConfig, LaunchStats};
+use prlx_emulator::{Device, DeviceConfig, LaunchConfig, LaunchStats};
 
 use super::toolchain::{Source, ptx_for};
 

@@ -1,7 +1,7 @@
 //! Helpers shared by the `machine_*` integration tests.
 #![allow(dead_code)]
 
-use prlx_emu::{
+use prlx_emulator::{
     Device, DeviceConfig, FunctionId, LaunchConfig, LaunchError, LaunchStats, ModuleId,
 };
 use std::path::PathBuf;

@@ -18,7 +18,7 @@ use crate::cu::*;
 use crate::driver::{Driver, with_context};
 use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
-use prlx_emu::texture::{ChannelFormat, Level, Resource, Shape};
+use prlx_emulator::texture::{ChannelFormat, Level, Resource, Shape};
 
 pub type CUarray = *mut c_void;
 pub type CUmipmappedArray = *mut c_void;

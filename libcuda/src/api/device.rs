@@ -5,7 +5,7 @@ use crate::driver::{self, check_device, with_driver};
 use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use crate::error_table;
-use prlx_emu::DeviceAttribute;
+use prlx_emulator::DeviceAttribute;
 use std::ffi::{c_char, c_int, c_uint};
 
 /// The driver version reported: CUDA 13.0, so both CUDA 12 and 13 runtimes

@@ -4,7 +4,7 @@
 //!
 //! Exporting a device allocation moves its bytes into a memfd mapping (the
 //! emulator re-backs the allocation at the same device address, see
-//! `prlx_emu::memory::map`), so from then on the bytes live in shared
+//! `prlx_emulator::memory::map`), so from then on the bytes live in shared
 //! memory. The 64-byte handle names the exporter's process id, the memfd's
 //! descriptor number there and the allocation's size; the importer opens
 //! `/proc/<pid>/fd/<fd>`, maps the same pages and registers them as device

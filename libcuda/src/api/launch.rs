@@ -12,7 +12,7 @@ use crate::driver::{Driver, as_handle, with_context, with_driver, with_driver_sh
 use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use crate::params;
-use prlx_emu::{FunctionId, LaunchConfig, LaunchError, LaunchStats};
+use prlx_emulator::{FunctionId, LaunchConfig, LaunchError, LaunchStats};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// The most registers per thread sm_80 allocates; PTX declares virtual

@@ -52,7 +52,7 @@ pub struct CUmemLocation {
 
 /// Where host-backed mappings are asked to go (a hint the kernel honours
 /// when the range is free): far from the emulator's own device addresses
-/// (`prlx_emu::memory::GLOBAL_BASE`, 0x7f00...) and the generic windows
+/// (`prlx_emulator::memory::GLOBAL_BASE`, 0x7f00...) and the generic windows
 /// (0x1000... to 0x3000...), so the two never collide in practice; the
 /// emulator still refuses any overlap.
 static NEXT_HOST_HINT: AtomicU64 = AtomicU64::new(0x0000_4000_0000_0000);

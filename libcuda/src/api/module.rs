@@ -7,7 +7,7 @@ use crate::entry::{aliases, c_str, exports, non_null, write_optional, write_out}
 use crate::image::{self, Image};
 use crate::jit::JitLogs;
 use crate::link::{self, LinkInput};
-use prlx_emu::EmuError;
+use prlx_emulator::EmuError;
 use std::collections::HashMap;
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
 

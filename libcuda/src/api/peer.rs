@@ -21,7 +21,7 @@ use crate::driver::check_device;
 use crate::driver::{self, Driver, with_context, with_driver};
 use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
-use prlx_emu::memory::map::Detached;
+use prlx_emulator::memory::map::Detached;
 use std::ffi::c_int;
 
 pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: CUresult = 704;

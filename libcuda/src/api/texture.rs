@@ -4,7 +4,7 @@
 //! `cuTexObjectCreate` turns the resource description (a CUDA array, a
 //! mipmapped array, linear or pitched linear memory) and the texture
 //! description into the emulator's descriptor
-//! ([`prlx_emu::texture::TextureObject`]); the handle it returns is what
+//! ([`prlx_emulator::texture::TextureObject`]); the handle it returns is what
 //! kernels receive and pass to `tex`/`tld4`/`txq`. The descriptions the
 //! caller gave are kept as given, for the `Get*Desc` queries.
 //!
@@ -28,7 +28,7 @@ use crate::driver::{Driver, with_context, with_driver};
 use crate::entry::{ProcEntry, procs};
 use crate::entry::{exports, non_null, write_out};
 pub use crate::tex_format::{TEXTURE_PITCH_ALIGNMENT, channel_format, device_attribute, limit};
-use prlx_emu::texture::{
+use prlx_emulator::texture::{
     AddressMode, ChannelFormat, FilterMode, Level, Resource, Sampler, Shape, TextureObject,
 };
 

@@ -5,7 +5,7 @@
 
 use crate::cu::*;
 use crate::state::vmm::fd_size;
-use prlx_emu::Device;
+use prlx_emulator::Device;
 use std::collections::BTreeMap;
 use std::ffi::{c_uint, c_void};
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use prlx_e2e::{find_tool, repo_root};
+pub use prlx_tests::{find_tool, repo_root};
 
 /// Reports a missing prerequisite: a failure when the toolchain is required
 /// (`PRLX_REQUIRE_TOOLCHAIN=1`), otherwise a "skipped" line. Returns `None`
 /// so callers can `?`-style bail.
 pub fn missing<T>(what: &str) -> Option<T> {
-    prlx_e2e::missing(what);
+    prlx_tests::missing(what);
     None
 }
 
@@ -62,7 +62,7 @@ pub fn libcuda_dir() -> PathBuf {
         "no libcuda.so in {}",
         dir.display()
     );
-    prlx_e2e::link_libcuda_soname(&dir);
+    prlx_tests::link_libcuda_soname(&dir);
     dir
 }
 

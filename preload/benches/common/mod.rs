@@ -19,9 +19,9 @@ pub fn quick() -> bool {
 /// `cc`, or `None` after the skip line (a failure under
 /// `PRLX_REQUIRE_TOOLCHAIN=1`).
 pub fn cc_or_skip() -> Option<PathBuf> {
-    let cc = prlx_e2e::find_tool("cc");
+    let cc = prlx_tests::find_tool("cc");
     if cc.is_none() {
-        prlx_e2e::missing("cc");
+        prlx_tests::missing("cc");
     }
     cc
 }
@@ -48,7 +48,7 @@ pub fn build_packages(packages: &[&str]) -> PathBuf {
 /// link) into this bench's target directory; returns that directory.
 pub fn build_shim_and_emulator() -> PathBuf {
     let lib_dir = build_packages(&["prlx-preload", "prlx-libcuda"]);
-    prlx_e2e::link_libcuda_soname(&lib_dir);
+    prlx_tests::link_libcuda_soname(&lib_dir);
     lib_dir
 }
 
@@ -101,7 +101,7 @@ pub fn reported(out: &str, key: &str) -> f64 {
 
 /// Runs `command`, failing with its output unless it exits 0; its stdout.
 pub fn run_ok(command: &mut Command) -> String {
-    String::from_utf8(prlx_e2e::run_ok(command).stdout).unwrap()
+    String::from_utf8(prlx_tests::run_ok(command).stdout).unwrap()
 }
 
 /// The median of `values` (the upper one of an even count), sorting them.

@@ -12,7 +12,7 @@ type CuPrimaryCtxRetain = unsafe extern "C" fn(*mut *mut c_void, i32) -> i32;
 type CuCtxSetCurrent = unsafe extern "C" fn(*mut c_void) -> i32;
 
 pub fn open_emulator() {
-    let built = prlx_e2e::Built::get();
+    let built = prlx_tests::Built::get();
     let path = CString::new(built.lib_dir.join("libcuda.so.1").to_str().unwrap()).unwrap();
     // SAFETY: plain dlopen/dlsym; the symbols have these signatures in cuda.h.
     unsafe {

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 
-use prlx_emu::{Control, Observer, WarpStep};
+use prlx_emulator::{Control, Observer, WarpStep};
 
 pub const HELP: &str = "commands:
   s [N]      step N warp-instructions (default 1)

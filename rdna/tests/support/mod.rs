@@ -24,8 +24,8 @@ pub fn code_object(stem: &str, wave64: bool) -> Option<PathBuf> {
 /// [`code_object`] at an optimization level (`-O0` code calls functions and
 /// keeps its variables on the scratch stack, reached through flat pointers).
 pub fn code_object_opt(stem: &str, wave64: bool, opt: &str) -> Option<PathBuf> {
-    if prlx_e2e::find_tool(CLANG).is_none() {
-        prlx_e2e::missing(CLANG);
+    if prlx_tests::find_tool(CLANG).is_none() {
+        prlx_tests::missing(CLANG);
         return None;
     }
     let src = kernels_dir().join(format!("{stem}.hip"));
@@ -34,12 +34,12 @@ pub fn code_object_opt(stem: &str, wave64: bool, opt: &str) -> Option<PathBuf> {
     let uses_hip = std::fs::read_to_string(&src)
         .unwrap()
         .contains("<hip/hip_runtime.h>");
-    let libdir = prlx_e2e::repo_root().join(".tools/amdgcn-gfx1100/bitcode");
+    let libdir = prlx_tests::repo_root().join(".tools/amdgcn-gfx1100/bitcode");
     if uses_hip
         && !(libdir.join("oclc_isa_version_1100.bc").exists()
             && Path::new("/usr/include/hip/hip_runtime.h").exists())
     {
-        prlx_e2e::missing("HIP headers and the gfx1100 device libraries");
+        prlx_tests::missing("HIP headers and the gfx1100 device libraries");
         return None;
     }
     let mut args: Vec<String> = [
@@ -70,8 +70,8 @@ pub fn code_object_opt(stem: &str, wave64: bool, opt: &str) -> Option<PathBuf> {
     // the headers beside it (rdna_hip.h).
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rdna-kernels");
     std::fs::create_dir_all(&cache).unwrap();
-    let clang = prlx_e2e::find_tool(CLANG).expect("checked above");
-    Some(prlx_e2e::compile_cached(
+    let clang = prlx_tests::find_tool(CLANG).expect("checked above");
+    Some(prlx_tests::compile_cached(
         &clang,
         &format!("{stem}.co"),
         &[src],
