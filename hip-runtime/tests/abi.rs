@@ -5,8 +5,8 @@
 //! the C program and the Rust values are both generated from it, so the two
 //! sides cannot list different things.
 
-use prlx_tests::{find_tool, missing};
 use prlx_hip_runtime::abi::*;
+use prlx_tests::{find_tool, missing};
 use std::mem::{offset_of, size_of};
 use std::process::Command;
 

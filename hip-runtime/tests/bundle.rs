@@ -2,8 +2,8 @@
 //! (`CCOB`), read back to the gfx1100 code object, whose length the header
 //! walk (`image_len`) finds too.
 
-use prlx_tests::{HipClang, repo_root};
 use prlx_hip_runtime::bundle::{code_object_for, image_len, is_bundle};
+use prlx_tests::{HipClang, repo_root};
 use std::process::Command;
 
 fn device_only(hip: &HipClang, extra: &[&str], out: &std::path::Path) -> Vec<u8> {

@@ -4,8 +4,8 @@
 //! exit codes right. And a process that never calls CUDA: the shim stays
 //! silent and leaves nothing behind.
 
-use prlx_tests::TestApp;
 use prlx_session::Manifest;
+use prlx_tests::TestApp;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};

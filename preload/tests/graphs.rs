@@ -11,8 +11,8 @@
 //! was captured and never synchronised the device; the session shows which
 //! kernels each graph launch ran.
 
-use prlx_tests::{Built, find_tool, missing, repo_root, run_ok};
 use prlx_session::{LaunchRecord, Manifest};
+use prlx_tests::{Built, find_tool, missing, repo_root, run_ok};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

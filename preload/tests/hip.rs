@@ -6,8 +6,8 @@
 //! shows the forwarding is exact; the session manifest shows what the shim
 //! recorded about each launch.
 
-use prlx_tests::{Built, find_tool, missing, repo_root, run_ok};
 use prlx_session::Manifest;
+use prlx_tests::{Built, find_tool, missing, repo_root, run_ok};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -2,8 +2,8 @@
 //! `dlopen`s it and fetches each entry point with `dlsym(handle, …)` (as
 //! cudart does) is recorded like one that links it.
 
-use prlx_tests::{TestApp, run_ok};
 use prlx_session::Manifest;
+use prlx_tests::{TestApp, run_ok};
 use std::sync::OnceLock;
 
 fn dlopen_app() -> Option<&'static TestApp> {

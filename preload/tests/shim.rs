@@ -2,8 +2,8 @@
 //! under `LD_PRELOAD=libprlx.so`, must compute the same thing, and the shim
 //! must leave a session describing every launch.
 
-use prlx_tests::{TestApp, run_ok};
 use prlx_session::Manifest;
+use prlx_tests::{TestApp, run_ok};
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;

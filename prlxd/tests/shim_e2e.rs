@@ -7,9 +7,9 @@
 mod common;
 
 use common::Daemon;
-use prlx_tests::{TestApp, run_ok};
 use prlx_proto::{Request, Response};
 use prlx_session::Manifest;
+use prlx_tests::{TestApp, run_ok};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

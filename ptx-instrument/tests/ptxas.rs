@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prlx_tests::{missing, repo_root};
 use prlx_ptx_instrument::{Error, Options, instrument};
+use prlx_tests::{missing, repo_root};
 
 fn corpus() -> Vec<PathBuf> {
     let root = repo_root();

@@ -4,8 +4,8 @@
 //! say exactly what the runtime's semantics promise for known inputs.
 
 use prlx_compile::CompileRequest;
-use prlx_tests::repo_root;
 use prlx_emulator::{Device, DeviceConfig, LaunchConfig};
+use prlx_tests::repo_root;
 use prlx_trace::geometry::SectionLayout;
 use prlx_trace::{EventType, TraceBuilder, TraceFile, WarpBufferHeader};
 use serde_json::Value;

@@ -3,8 +3,8 @@
 //! with different inputs, and `prlxctl diff` of the two traces naming the
 //! source line, the kind of divergence and the lanes' operands.
 
-use prlx_tests::{Built, Toolchain, repo_root, run_ok};
 use prlx_session::Manifest;
+use prlx_tests::{Built, Toolchain, repo_root, run_ok};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
