@@ -29,7 +29,7 @@ use crate::guard::forward_once;
 use crate::log;
 use crate::module_load::notice_metadata;
 use crate::process::{active, config};
-use crate::registry::{CaptureMode, CodeHandle, Instrumented};
+use crate::registry::{CaptureMode, CodeHandle, Instrumented, Registry};
 use crate::sink::{self, Launch, Sink};
 use crate::state::{self, registry};
 use crate::stream_capture::{any_capture_in_progress, note_captured_launch, stream_is_capturing};
@@ -58,9 +58,74 @@ pub fn on_launch(call: LaunchCall, launch: impl FnOnce() -> CUresult) -> CUresul
     forward_once("a launch", launch, |run| record_launch(&call, run))
 }
 
-/// The kernel `call` launches and its code, unless the filter excludes it.
-/// The filter is consulted on the borrowed name first: a launch it
-/// excludes costs one lookup and one match, nothing more.
+/// What a direct launch needs to know of its kernel, read from the
+/// registry under one lock.
+struct KernelFacts {
+    name: String,
+    code: Option<CodeHandle>,
+    /// How its module's launches are captured (`module_load`).
+    capture: CaptureMode,
+    /// Its module's recording state, when it records.
+    instrumented: Option<Arc<Instrumented>>,
+    /// Its module's site table, keyed by the image id (the file the writer
+    /// stores it in).
+    site_table: Option<(u64, String)>,
+    /// The argument hash by the parameter layout already known
+    /// (`args::by_known_layout`; CUDA launches only).
+    args_by_layout: Option<Option<u64>>,
+}
+
+/// The kernel `call` launches and what its launch needs to know of it,
+/// unless the filter excludes it. A function the registry knows (and no
+/// library waiting for its descriptor) costs one lock: the filter is
+/// consulted on the borrowed name, so a launch it excludes costs one
+/// lookup and one match, nothing more.
+fn kernel_facts(call: &LaunchCall, config: &Config) -> Option<KernelFacts> {
+    if !state::any_pending() {
+        let registry = registry();
+        if let Some(f) = registry.functions.get(&(call.function as usize)) {
+            if !config.wants(&f.name) {
+                return None;
+            }
+            let (name, code) = (f.name.clone(), f.code);
+            return Some(facts_of(&registry, call, name, Some(code)));
+        }
+    }
+    let (name, code) = wanted_kernel(call, config)?;
+    Some(facts_of(&registry(), call, name, code))
+}
+
+/// [`kernel_facts`] of the kernel `name` in `code`, from the registry.
+fn facts_of(
+    registry: &Registry,
+    call: &LaunchCall,
+    name: String,
+    code: Option<CodeHandle>,
+) -> KernelFacts {
+    let info = code.and_then(|c| registry.code.get(&c));
+    let instrumented = info.and_then(|i| i.instrumented.clone());
+    let site_table = info.and_then(|info| {
+        let json = info.instrumented.as_ref()?.site_table.clone()?;
+        Some((info.image_id, json))
+    });
+    let args_by_layout = match call.backend {
+        Backend::Cuda => {
+            crate::args::by_known_layout(registry, call.function, &name, code, call.params)
+        }
+        Backend::Hip => None,
+    };
+    KernelFacts {
+        capture: info.map_or(CaptureMode::Metadata, |i| i.capture),
+        name,
+        code,
+        instrumented,
+        site_table,
+        args_by_layout,
+    }
+}
+
+/// The kernel `call` launches and its code, unless the filter excludes it
+/// (named by the driver when the registry does not know it).
 fn wanted_kernel(call: &LaunchCall, config: &Config) -> Option<(String, Option<CodeHandle>)> {
     let known = {
         let registry = registry();
@@ -121,14 +186,14 @@ fn recording_of(code: Option<CodeHandle>) -> (Option<Arc<Instrumented>>, Option<
 
 fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
     let config = config();
-    let Some((name, code)) = wanted_kernel(call, config) else {
+    let Some(facts) = kernel_facts(call, config) else {
         run();
         return;
     };
     if goes_into_a_graph(call) {
         // Not run now: a node of the graph being captured, recorded when
         // that graph is launched. Nothing else may touch the driver here.
-        note_captured_launch(&name);
+        note_captured_launch(&facts.name);
         run();
         return;
     }
@@ -137,23 +202,35 @@ fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
         run();
         return;
     };
-    let Some((seq, launch_index)) = claim_record(config, sink, &name) else {
+    let Some((seq, launch_index)) = claim_record(config, sink, &facts.name) else {
         run();
         return;
     };
-    let (instrumented, mut site_table) = recording_of(code);
+    let KernelFacts {
+        name,
+        code,
+        capture,
+        instrumented,
+        mut site_table,
+        args_by_layout,
+    } = facts;
     let (args_hash, (device, context)) = match call.backend {
         Backend::Cuda => (
-            crate::args::for_launch(call.function, &name, code, call.params, call.extra),
+            crate::args::finish(args_by_layout, call.function, call.params, call.extra),
             device_and_context(call.stream),
         ),
         // SAFETY: the launch's own argument list.
         Backend::Hip => (unsafe { crate::args::of_extra(call.extra) }, (None, None)),
     };
     let stack = crate::stack::capture_for(launch_index);
+    // How this launch is captured (module_load); a kernel without a trace
+    // says why, once.
+    if instrumented.is_none() && capture != CaptureMode::Nvbit {
+        notice_metadata(&name, || state::capture_of(code).1);
+    }
     let mut record = LaunchRecord {
         seq,
-        kernel: name.clone(),
+        kernel: name,
         // Demangled on the writer thread, once per name.
         demangled: None,
         launch_index,
@@ -165,15 +242,9 @@ fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
         timestamp_ns,
         device,
         context,
+        capture: Some(capture.as_str().to_owned()),
         ..LaunchRecord::default()
     };
-    // How this launch is captured (module_load); a kernel without a trace
-    // says why, once.
-    let (capture, capture_reason) = state::capture_of(code);
-    record.capture = Some(capture.as_str().to_owned());
-    if instrumented.is_none() && capture != CaptureMode::Nvbit {
-        notice_metadata(&name, capture_reason.as_deref());
-    }
     let trace = match instrumented {
         None if capture == CaptureMode::Nvbit => {
             nvbit_trace(call, &mut record, &mut site_table, run)
@@ -582,7 +653,7 @@ fn record_graph_nodes(
         let (capture, capture_reason) = state::capture_of(node.code);
         let (_, site_table) = recording_of(node.code);
         if outcome.trace.is_none() && outcome.error.is_none() {
-            notice_metadata(&node.name, capture_reason.as_deref());
+            notice_metadata(&node.name, || capture_reason);
         }
         let record = LaunchRecord {
             seq,

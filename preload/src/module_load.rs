@@ -22,7 +22,7 @@
 use crate::config::LogLevel;
 use crate::ffi::{CUDA_SUCCESS, CUresult};
 use crate::log;
-use crate::registry::{CaptureMode, ParamSlot};
+use crate::registry::{CaptureMode, FastBuild, ParamSlot};
 use prlx_ptx_instrument::Options;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, c_char, c_void};
@@ -797,16 +797,23 @@ pub unsafe fn load(
 }
 
 /// One notice per kernel recorded without a trace, naming it and why.
-pub fn notice_metadata(kernel: &str, reason: Option<&str>) {
-    static NOTICED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-    let mut noticed = NOTICED.lock().unwrap_or_else(|p| p.into_inner());
-    if !noticed
-        .get_or_insert_with(HashSet::new)
-        .insert(kernel.to_owned())
+/// `reason` is asked (and the name copied) only the first time: every
+/// metadata-only launch comes here.
+pub fn notice_metadata(kernel: &str, reason: impl FnOnce() -> Option<String>) {
+    type Names = std::collections::HashSet<String, FastBuild>;
+    static NOTICED: Mutex<Option<Names>> = Mutex::new(None);
     {
-        return;
+        let mut noticed = NOTICED.lock().unwrap_or_else(|p| p.into_inner());
+        let noticed = noticed.get_or_insert_with(Names::default);
+        if noticed.contains(kernel) {
+            return;
+        }
+        noticed.insert(kernel.to_owned());
     }
-    let why = reason.unwrap_or("its module's image was not seen being loaded");
+    let reason = reason();
+    let why = reason
+        .as_deref()
+        .unwrap_or("its module's image was not seen being loaded");
     log::log(
         LogLevel::Warn,
         &format!("kernel {kernel} is recorded as metadata only (no trace): {why}"),

@@ -3,7 +3,71 @@
 //! Keys are the driver's opaque handles as integers.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
+
+/// A map the launch path reads on every launch: keyed by the driver's
+/// handles and kernel names, which need no defence against chosen keys,
+/// so hashed with [`FastHasher`] rather than the default SipHash.
+pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
+
+/// Builds [`FastHasher`]s.
+pub type FastBuild = BuildHasherDefault<FastHasher>;
+
+/// FxHash's word step (as rustc's), a word at a time, finished with a
+/// rotation that brings the product's well-mixed high bits down to the
+/// low bits the table indexes by (handles are aligned pointers).
+#[derive(Clone, Copy, Default)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    const SEED: u64 = 0x517c_c1b7_2722_0a95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn write_isize(&mut self, n: isize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
 
 /// How a module's launches are captured (`session.json`'s `capture`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,15 +152,15 @@ pub struct FunctionInfo {
 
 #[derive(Default)]
 pub struct Registry {
-    pub code: HashMap<CodeHandle, CodeInfo>,
+    pub code: FastMap<CodeHandle, CodeInfo>,
     /// CUfunction (and CUkernel, which launches accept too) → function.
-    pub functions: HashMap<usize, FunctionInfo>,
+    pub functions: FastMap<usize, FunctionInfo>,
     /// Launches recorded so far per kernel name: the next launch index.
-    pub launch_counts: HashMap<String, u32>,
+    pub launch_counts: FastMap<String, u32>,
     pub launches_recorded: u64,
     /// `cuFuncGetParamInfo` answers per function handle (None: the driver
     /// could not say), so it is asked once per function, not per launch.
-    pub param_layouts: HashMap<usize, Option<Vec<ParamSlot>>>,
+    pub param_layouts: FastMap<usize, Option<Vec<ParamSlot>>>,
     /// Another handle of loaded code → the code it is (`cuLibraryGetModule`:
     /// a library's module in a context, where cudart 12.x looks its
     /// kernels up with `cuModuleGetFunction`).
@@ -133,7 +197,11 @@ impl Registry {
 
     /// The next launch index of `kernel`, counting this launch.
     pub fn next_launch_index(&mut self, kernel: &str) -> u32 {
-        let counter = self.launch_counts.entry(kernel.to_owned()).or_insert(0);
+        // The name is copied only for a kernel's first launch.
+        let counter = match self.launch_counts.get_mut(kernel) {
+            Some(counter) => counter,
+            None => self.launch_counts.entry(kernel.to_owned()).or_insert(0),
+        };
         let index = *counter;
         *counter += 1;
         index
@@ -244,6 +312,30 @@ mod tests {
         assert_eq!(r.canonical(library), library);
         r.forget_code(library);
         assert_eq!(r.canonical(module), module);
+    }
+
+    #[test]
+    fn fast_maps_find_what_they_hold() {
+        let mut handles: FastMap<usize, usize> = FastMap::default();
+        let mut names: FastMap<String, usize> = FastMap::default();
+        // Aligned handles (as the driver's are) and names of every length
+        // around a word.
+        for i in 0..4096usize {
+            handles.insert(0x7f00_0000_0000 + i * 64, i);
+            names.insert("k".repeat(i % 19) + &i.to_string(), i);
+        }
+        for i in 0..4096usize {
+            assert_eq!(handles.get(&(0x7f00_0000_0000 + i * 64)), Some(&i));
+            assert_eq!(names.get(&("k".repeat(i % 19) + &i.to_string())), Some(&i));
+        }
+        assert_eq!(handles.get(&(0x7f00_0000_0000 + 32)), None);
+        let hash = |s: &str| {
+            let mut h = FastHasher::default();
+            h.write(s.as_bytes());
+            h.finish()
+        };
+        // A shorter tail is not the same word padded with zeros.
+        assert_ne!(hash("ab"), hash("ab\0"));
     }
 
     #[test]

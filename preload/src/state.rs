@@ -193,6 +193,12 @@ fn current_context() -> Option<usize> {
     (ok && !ctx.is_null()).then_some(ctx as usize)
 }
 
+/// Whether some library waits for its descriptor ([`resolve_pending`] has
+/// work to do for some launch).
+pub(crate) fn any_pending() -> bool {
+    ANY_PENDING.load(Ordering::Relaxed)
+}
+
 /// Looks up the descriptor of a library that waits for one (see
 /// [`pending_descriptor`]), now that a launch runs in a context.
 pub(crate) fn resolve_pending(code: CodeHandle) {
