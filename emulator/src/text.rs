@@ -52,6 +52,8 @@ fn operand(o: &Operand) -> String {
         }
         Operand::PredicatePair(a, b) => format!("{}|{}", register(a), register(b)),
         Operand::Sink => "_".to_string(),
+        Operand::RegisterOffset(r, o) if *o >= 0 => format!("{}+{o}", register(r)),
+        Operand::RegisterOffset(r, o) => format!("{}{o}", register(r)),
         Operand::List(v) => format!("({})", v.iter().map(operand).collect::<Vec<_>>().join(", ")),
     }
 }

@@ -765,6 +765,11 @@ pub enum Operand {
     Sink,
     /// `(a, b, …)`: the return and argument lists of `call`.
     List(Vec<Operand>),
+    /// `%rd1 + 1`, `%r2 - 4`: a register plus a constant as a source operand
+    /// (ptxas accepts it, as in `st.u64 [a], %rd1 + 1;`): the register's
+    /// value plus the offset, at the operand's width. Only after the first
+    /// operand (never a destination).
+    RegisterOffset(Register, i64),
 }
 
 /// Whether two modules are equal ignoring spans.

@@ -983,13 +983,24 @@ impl<'a> Parser<'a> {
                 }
                 let next = self.peek()?;
                 if matches!(next.kind, TokenKind::Plus | TokenKind::Minus)
-                    && matches!(operands.last(), Some(Operand::Register(_)))
+                    && let Some(Operand::Register(reg)) = operands.last()
                 {
-                    return Err(self.error(
-                        next.span,
-                        "a register plus or minus an immediate as a source operand \
-                         (`st.u64 [a], %rd1 + 1;`) is not supported",
-                    ));
+                    // `%rd1 + 1` as a source operand (never the first operand,
+                    // which is a destination or a store's address).
+                    if operands.len() == 1 {
+                        return Err(self.error(
+                            next.span,
+                            "a register plus or minus an immediate is only a source operand, \
+                             never the first operand",
+                        ));
+                    }
+                    let reg = reg.clone();
+                    let offset = self.offset()?;
+                    *operands.last_mut().expect("an operand was just parsed") =
+                        Operand::RegisterOffset(reg, offset);
+                    if self.eat(TokenKind::Semicolon)? {
+                        break;
+                    }
                 }
                 self.expect(TokenKind::Comma, "`,` or `;` after an operand")?;
             }

@@ -402,6 +402,9 @@ impl Display for Operand {
             Operand::Address(a) => a.fmt(f),
             Operand::PredicatePair(a, b) => write!(f, "{a}|{b}"),
             Operand::Sink => f.write_char('_'),
+            // `+0` kept, so that the form reads back as itself.
+            Operand::RegisterOffset(r, offset) if *offset >= 0 => write!(f, "{r}+{offset}"),
+            Operand::RegisterOffset(r, offset) => write!(f, "{r}{offset}"),
             Operand::List(items) => {
                 f.write_char('(')?;
                 write_separated(f, items, ", ")?;

@@ -607,13 +607,54 @@ fn array_element_operand() {
     assert!(err.to_string().contains("nowhere"), "{err}");
 }
 
-/// A register plus an immediate as a source operand (`st.u64 [a], %rd + 1;`,
-/// which ptxas accepts) cannot be represented: the error says so.
+/// A register plus or minus an immediate as a source operand (`st.u64 [a],
+/// %rd + 1;`, which ptxas accepts: ZLUDA's `reg_local` case ran on NVIDIA
+/// GPUs) is the register with its offset, and prints back as itself.
 #[test]
-fn register_plus_immediate_operand_is_refused_by_name() {
+fn register_plus_immediate_source_operand() {
     let text = format!(
-        "{HEADER}.visible .entry k()\n{{\n.local .b64 x;\n.reg .b64 %rd;\nst.local.u64 [x], %rd + 1;\n}}\n"
+        "{HEADER}.visible .entry k()\n{{\n.local .b64 x;\n.reg .b64 %rd;\n\
+         st.local.u64 [x], %rd + 1;\nst.local.u64 [x], %rd - 8;\nst.local.u64 [x], %rd+-2;\n}}\n"
     );
-    let err = parse(&text, "t.ptx").unwrap_err().to_string();
-    assert!(err.contains("register plus or minus an immediate"), "{err}");
+    let m = parse(&text, "t.ptx").unwrap();
+    let k = m.function("k").unwrap();
+    let offsets: Vec<_> = k
+        .instructions()
+        .map(|i| match &i.operands[1] {
+            Operand::RegisterOffset(r, o) => (r.name.clone(), *o),
+            other => panic!("not a register offset: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        offsets,
+        [
+            ("%rd".to_string(), 1),
+            ("%rd".to_string(), -8),
+            ("%rd".to_string(), -2)
+        ]
+    );
+    let printed = m.to_string();
+    assert!(
+        printed.contains("%rd+1;") && printed.contains("%rd-8;"),
+        "{printed}"
+    );
+    let again = parse(&printed, "t.ptx").unwrap();
+    assert!(same_module(&m, &again));
+}
+
+/// Forms that stay invalid: the offset form as the first operand (a
+/// destination, or a store's address written without brackets), and an
+/// offset that is not an integer.
+#[test]
+fn register_plus_immediate_is_refused_where_invalid() {
+    let first = format!(
+        "{HEADER}.visible .entry k()\n{{\n.reg .b64 %rd<2>;\nadd.u64 %rd0 + 1, %rd1, 2;\n}}\n"
+    );
+    let err = parse(&first, "t.ptx").unwrap_err().to_string();
+    assert!(err.contains("only a source operand"), "{err}");
+    let register = format!(
+        "{HEADER}.visible .entry k()\n{{\n.reg .b64 %rd<2>;\nadd.u64 %rd0, %rd1 + %rd0, 2;\n}}\n"
+    );
+    let err = parse(&register, "t.ptx").unwrap_err().to_string();
+    assert!(err.contains("integer offset"), "{err}");
 }
