@@ -80,6 +80,8 @@ struct ModuleCtx<'a> {
     code: Vec<Inst>,
     text: Vec<String>,
     diags: Vec<LoadDiagnostic>,
+    /// The module's `.target sm_N` (0 when it names none).
+    target_sm: u32,
 }
 
 /// A declared type, when the emulator models its values.
@@ -207,6 +209,7 @@ pub fn decode_module(
         code: Vec::new(),
         text: Vec::new(),
         diags: Vec::new(),
+        target_sm,
     };
 
     // Functions: indices and signatures first, so calls can refer forward.
@@ -1365,6 +1368,11 @@ fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> R
             };
             Ok(const_row(m, bits))
         }
+        Operand::RegisterOffset(..) => Err(
+            "a register plus or minus an immediate (`%rd1 + 1`) is evaluated only as the value \
+             of st"
+                .to_string(),
+        ),
         _ => Err("unsupported operand form".to_string()),
     }
 }
@@ -1642,16 +1650,16 @@ fn vec_count(mods: &mut Mods<'_>) -> u8 {
     }
 }
 
-fn vector_rows(
+fn vector_rows<const N: usize>(
     fc: &FnCtx<'_>,
     op: &Operand,
     n: u8,
     f: impl Fn(&FnCtx<'_>, &Operand) -> Result<Row, String>,
-) -> Result<[Row; 4], String> {
-    let mut rows = [sreg::SINK; 4];
+) -> Result<[Row; N], String> {
+    let mut rows = [sreg::SINK; N];
     let whole = vector_components(fc, op).map(Operand::Vector);
     match whole.as_ref().unwrap_or(op) {
-        Operand::Vector(items) if items.len() == n as usize => {
+        Operand::Vector(items) if items.len() == n as usize && items.len() <= N => {
             for (i, it) in items.iter().enumerate() {
                 rows[i] = f(fc, it)?;
             }

@@ -65,6 +65,27 @@ pub struct Addr {
 
 pub use crate::semantics::AtomOp;
 
+/// A load or store [`Op::Ld`]/[`Op::St`] cannot hold: eight registers
+/// (`ld/st.global.v8.b32`, a 256-bit access), or stored values that add a
+/// constant to a register (`st.u64 [a], %rd1 + 1;`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdStRare {
+    pub store: bool,
+    pub space: Space,
+    /// Bytes per element.
+    pub size: u8,
+    /// Loads: sign-extend each element.
+    pub signed: bool,
+    /// Elements: 1, 2, 4 or 8.
+    pub n: u8,
+    /// Destinations (loads) or sources (stores), the first `n` used.
+    pub rows: [Row; 8],
+    /// Stores: added to each source's value (wrapping; the store keeps the
+    /// element's low `size` bytes). Zero for loads.
+    pub adds: [u64; 8],
+    pub addr: Addr,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShflMode {
     Up,
@@ -354,6 +375,9 @@ pub enum Op {
         s: [Row; 4],
         addr: Addr,
     },
+    /// The loads and stores [`Op::Ld`]/[`Op::St`] do not carry, boxed so
+    /// that the common forms stay small.
+    LdStRare(Box<LdStRare>),
     Atom {
         space: Space,
         op: AtomOp,

@@ -849,6 +849,7 @@ pub fn execute(
         }
         Op::Ld { .. }
         | Op::St { .. }
+        | Op::LdStRare(_)
         | Op::Atom { .. }
         | Op::AtomVector { .. }
         | Op::LocalAddr { .. }

@@ -2,8 +2,9 @@
 //! emulator refused or computed differently: the carry flag a subtraction
 //! leaves, a variable of another state space named in a generic access,
 //! `ldmatrix` without `.shared`, vector and predicate `.reg` parameters and
-//! return values, `mov` of whole vectors. The expectations are what NVIDIA
-//! GPUs compute.
+//! return values, `mov` of whole vectors, 256-bit `.v8` loads and stores, a
+//! register plus an immediate as a stored value. The expectations are what
+//! NVIDIA GPUs compute.
 
 mod machine_util;
 use machine_util::*;
@@ -309,4 +310,181 @@ fn video_shifts_clamp_wrap_and_add() {
             6
         ]
     );
+}
+
+/// A device of compute capability 10.0, which `.target sm_100` needs.
+fn sm100() -> prlx_emulator::Device {
+    prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
+        compute_capability: (10, 0),
+        ..prlx_emulator::DeviceConfig::default()
+    })
+}
+
+/// `.v8` (PTX ISA 8.8, sm_100 and later): one 256-bit access of eight
+/// 32-bit elements in the `.global` space. ZLUDA's `vector8` loads the
+/// words 1..8 and stores the last (8); here the eight also go back out
+/// reversed with one `st.global.v8`, and as `.f32` and sign-extended `.s32`.
+#[test]
+fn v8_loads_and_stores_eight_words() {
+    let ptx = r#"
+.version 8.8
+.target sm_100
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .reg .u32 %d<8>;
+    .reg .f32 %f<8>;
+    .reg .s32 %s<8>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.v8.u32 {%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7}, [%rd1];
+    st.u32 [%rd2], %d7;
+    st.global.v8.b32 [%rd2+32], {%d7, %d6, %d5, %d4, %d3, %d2, %d1, %d0};
+    ld.global.nc.v8.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, [%rd1+32];
+    add.f32 %f0, %f0, %f7;
+    st.global.v8.f32 [%rd2+64], {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7};
+    ld.global.v8.s32 {%s0, %s1, %s2, %s3, %s4, %s5, %s6, %s7}, [%rd1+64];
+    st.global.v8.s32 [%rd2+96], {%s1, %s0, %s2, %s3, %s4, %s5, %s6, %s7};
+    ret;
+}
+"#;
+    let mut dev = sm100();
+    let f = kernel(&mut dev, ptx, "k");
+    let mut input: Vec<u32> = (1..=8).collect();
+    input.extend((0..8).map(|i| (i as f32 * 0.5).to_bits()));
+    input.extend([-3i32, 4, -5, 6, -7, 8, -9, 10].map(|x| x as u32));
+    let inp = upload_u32(&mut dev, &input);
+    let out = upload_u32(&mut dev, &[0; 32]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(inp).u64(out));
+    let got = download_u32(&dev, out, 32);
+    assert_eq!(got[0], 8, "ZLUDA's vector8: the eighth word");
+    assert_eq!(got[8..16], [8, 7, 6, 5, 4, 3, 2, 1], "stored reversed");
+    let floats: Vec<f32> = got[16..24].iter().map(|&b| f32::from_bits(b)).collect();
+    assert_eq!(floats, [3.5, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]);
+    assert_eq!(
+        got[24..].iter().map(|&x| x as i32).collect::<Vec<_>>(),
+        [4, -3, -5, 6, -7, 8, -9, 10]
+    );
+}
+
+/// A `.v8` access must be aligned to its 32 bytes: 16-byte alignment (enough
+/// for `.v4.u32`) faults as a misaligned address, for loads and stores.
+#[test]
+fn v8_needs_32_byte_alignment() {
+    let ptx = r#"
+.version 8.8
+.target sm_100
+.address_size 64
+.visible .entry k(.param .u64 buf, .param .u32 store)
+{
+    .reg .b32 %r<9>;
+    .reg .b64 %rd<2>;
+    .reg .pred %p;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u32 %r8, [store];
+    setp.ne.u32 %p, %r8, 0;
+    @%p bra STORE;
+    ld.global.v8.b32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1+16];
+    ret;
+STORE:
+    st.global.v8.b32 [%rd1+48], {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7};
+    ret;
+}
+"#;
+    for (store, offset) in [(0u32, 16u64), (1, 48)] {
+        let mut dev = sm100();
+        let f = kernel(&mut dev, ptx, "k");
+        let buf = upload_u32(&mut dev, &[0; 32]);
+        let err = run_err(&mut dev, f, cfg(1, 1), &Params::new().u64(buf).u32(store));
+        let prlx_emulator::LaunchError::MisalignedAddress(fault) = &err else {
+            panic!("expected MisalignedAddress, got {err}")
+        };
+        assert_eq!(fault.address, Some(buf + offset));
+    }
+}
+
+/// `.v8` is refused, by name, outside the ISA's forms: another state space
+/// than `.global`, or elements of another width than 32 bits.
+#[test]
+fn v8_outside_32_bit_global_accesses_is_refused() {
+    for (decl, access) in [
+        (
+            ".shared .align 32 .b32 s[8];",
+            "ld.shared.v8.b32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [s];",
+        ),
+        (
+            "",
+            "ld.v8.b32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1];",
+        ),
+        (
+            "",
+            "ld.global.v8.u16 {%h0, %h1, %h2, %h3, %h4, %h5, %h6, %h7}, [%rd1];",
+        ),
+        (
+            "",
+            "st.global.v8.b64 [%rd1], {%rd0, %rd0, %rd0, %rd0, %rd0, %rd0, %rd0, %rd0};",
+        ),
+    ] {
+        let ptx = format!(
+            ".version 8.8\n.target sm_100\n.address_size 64\n.visible .entry k()\n{{\n{decl}\n\
+             .reg .b32 %r<8>;\n.reg .b16 %h<8>;\n.reg .b64 %rd<2>;\n{access}\nret;\n}}\n"
+        );
+        let err = sm100().load_module(&ptx, "v8.ptx").unwrap_err().to_string();
+        assert!(
+            err.contains("256-bit access of 32-bit elements"),
+            "{access}: {err}"
+        );
+    }
+}
+
+/// A register plus or minus an immediate as the stored value: ZLUDA's
+/// `reg_local` stores `temp + 1` (12 becomes 13) through a `.local`
+/// variable; the constant is added at the store's width (`0xffffffff + 1`
+/// stores 0 as a `.u32`).
+#[test]
+fn register_plus_immediate_as_the_stored_value() {
+    let ptx = r#"
+.version 6.5
+.target sm_30
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out)
+{
+    .local .align 8 .b8 local_x[8];
+    .reg .u64 in_addr;
+    .reg .u64 out_addr;
+    .reg .b64 temp;
+    .reg .b32 %r<3>;
+    ld.param.u64 in_addr, [in];
+    ld.param.u64 out_addr, [out];
+    ld.global.u64 temp, [in_addr];
+    st.u64 [local_x], temp + 1;
+    ld.u64 temp, [local_x];
+    st.global.u64 [out_addr], temp;
+    mov.u32 %r1, 0xffffffff;
+    mov.u32 %r2, 40;
+    st.global.u32 [out_addr+8], %r1 + 1;
+    st.global.u32 [out_addr+16], %r2 - 2;
+    st.global.u32 [out_addr+20], %r2+-40;
+    ret;
+}
+"#;
+    let mut dev = device();
+    let f = kernel(&mut dev, ptx, "k");
+    let inp = upload_u32(&mut dev, &[12, 0]);
+    let out = upload_u32(&mut dev, &[0xdead; 6]);
+    run(&mut dev, f, cfg(1, 1), &Params::new().u64(inp).u64(out));
+    let got = download_u32(&dev, out, 6);
+    assert_eq!(got[..2], [13, 0], "ZLUDA's reg_local: 12 + 1");
+    assert_eq!(got[2], 0, "0xffffffff + 1 at 32 bits");
+    assert_eq!(got[4..], [38, 0]);
+}
+
+/// Elsewhere than a stored value the form is refused by name.
+#[test]
+fn register_plus_immediate_elsewhere_is_refused() {
+    let ptx = ".version 6.5\n.target sm_30\n.address_size 64\n.visible .entry k()\n{\n\
+               .reg .b32 %r<3>;\nadd.u32 %r1, %r2 + 1, 3;\nret;\n}\n";
+    let err = device().load_module(ptx, "r.ptx").unwrap_err().to_string();
+    assert!(err.contains("register plus or minus an immediate"), "{err}");
 }

@@ -192,6 +192,14 @@ const SUPPORTED: &[(&str, &str)] = &[
         "ld.volatile.global.u32 %r1, [%rd1];\nld.relaxed.gpu.global.u32 %r1, [%rd1];\nld.acquire.sys.global.u32 %r1, [%rd1];\nst.release.cta.global.u32 [%rd1], %r1;\nst.relaxed.sys.shared.u32 [sm], %r1;",
     ),
     (
+        "sm_100",
+        "ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];\nld.global.nc.v8.u32 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1];\nst.global.v8.b32 [%rd1], {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8};",
+    ),
+    (
+        "sm_80",
+        "st.global.u64 [%rd1], %rd2 + 1;\nst.shared.u32 [sm], %r1 - 4;",
+    ),
+    (
         "sm_80",
         "ldu.global.u32 %r1, [%rd1];\nldu.global.v2.f32 {%f1, %f2}, [%rd1];\nld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];\nld.global.nc.L1::no_allocate.u32 %r1, [%rd1];",
     ),
@@ -444,7 +452,17 @@ const REFUSED: &[(&str, &str, &str)] = &[
     (
         "sm_80",
         "ld.global.v8.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, [%rd1];",
-        "probe.ptx:15:1",
+        "needs .target sm_100",
+    ),
+    (
+        "sm_100",
+        "ld.shared.v8.b32 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [sm];",
+        "256-bit access of 32-bit elements",
+    ),
+    (
+        "sm_80",
+        "add.u32 %r1, %r2 + 1, %r3;",
+        "evaluated only as the value of st",
     ),
     ("sm_80", "ld.global.b128 %rd1, [%rd1];", "ld.global.b128"),
     (

@@ -1090,6 +1090,48 @@ mod tests {
 }
 ";
 
+    /// `ld/st.global.v8` and a register plus a constant as a stored value
+    /// (the PTX ISA 8.8 and ptxas forms) pass through as written; the
+    /// shared store's probe records the sum.
+    #[test]
+    fn v8_accesses_and_offset_values_pass_through() {
+        let ptx = ".version 8.8
+.target sm_100
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+	.shared .align 4 .b32 s[2];
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<3>;
+	ld.param.u64 	%rd1, [p];
+	ld.global.v8.u32 	{%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd1];
+	st.shared.u32 	[s], %r1 + 5;
+	st.global.v8.b32 	[%rd1+32], {%r7, %r6, %r5, %r4, %r3, %r2, %r1, %r0};
+	ret;
+}
+";
+        let out = instrument(ptx, "k.ptx", &Options::default()).unwrap();
+        for line in ptx
+            .lines()
+            .filter(|l| l.contains("v8") || l.contains("+ 5"))
+        {
+            assert!(out.ptx.contains(line), "{line} changed:\n{}", out.ptx);
+        }
+        let store = out.ptx.find("st.shared.u32 \t[s], %r1 + 5;").unwrap();
+        let probe = &out.ptx[..store];
+        let probe = &probe[probe.rfind("prlx: ").expect(probe)..];
+        assert!(probe.contains("add.u32 \t%prlx_w0, %r1, 5;"), "{probe}");
+        assert!(probe.contains("[prlx_arg2], %prlx_w0;"), "{probe}");
+        // The emulator (an sm_100 device) takes the instrumented module.
+        let mut device = prlx_emulator::Device::new(prlx_emulator::DeviceConfig {
+            compute_capability: (10, 0),
+            ..prlx_emulator::DeviceConfig::default()
+        });
+        if let Err(e) = device.load_module(&out.ptx, "k.ptx") {
+            panic!("{e}");
+        }
+    }
+
     fn kinds(ptx: &str) -> Vec<SiteKind> {
         let out = instrument(ptx, "k.ptx", &Options::default()).unwrap();
         out.sites.sites().iter().map(|s| s.kind).collect()

@@ -115,6 +115,22 @@ pub fn word(
             let _ = writeln!(code, "\tselp.u32 	{out}, 0, 1, {reg};");
             out
         }
+        // `%r1 + k` (a stored value): for 32- and 64-bit integers, the
+        // register's word (its low 32 bits) plus the constant's low 32 bits.
+        Operand::RegisterOffset(reg, offset)
+            if ty.is_some_and(|t| !is_float(t) && matches!(width(t), 32 | 64)) =>
+        {
+            let base = word(
+                code,
+                &Operand::Register(reg.clone()),
+                ty,
+                signed,
+                regs,
+                scratch,
+            );
+            let _ = writeln!(code, "\tadd.u32 	{out}, {base}, {};", *offset as u32);
+            out
+        }
         _ => "0".into(),
     }
 }

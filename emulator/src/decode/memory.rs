@@ -185,14 +185,28 @@ fn decode_ld(
     inst: &ast::Instruction,
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
-    let (space, n, ty) = ld_st_shape(inst, mods)?;
+    let (space, n, ty) = ld_st_shape(m, inst, mods)?;
     let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
     let (sp, addr) = address(m, fc, &o[1], space)?;
+    let size = ty.size_bytes().unwrap_or(1) as u8;
+    let signed = ty.is_signed_int();
+    if n == 8 {
+        return Ok(Op::LdStRare(Box::new(LdStRare {
+            store: false,
+            space: sp,
+            size,
+            signed,
+            n,
+            rows: vector_rows(fc, &o[0], n, dst)?,
+            adds: [0; 8],
+            addr,
+        })));
+    }
     let d = vector_rows(fc, &o[0], n, dst)?;
     Ok(Op::Ld {
         space: sp,
-        size: ty.size_bytes().unwrap_or(1) as u8,
-        signed: ty.is_signed_int(),
+        size,
+        signed,
         n,
         d,
         addr,
@@ -207,28 +221,54 @@ fn decode_st(
     mods: &mut Mods<'_>,
 ) -> Result<Op, String> {
     let un = || unsupported(inst);
-    let (space, n, ty) = ld_st_shape(inst, mods)?;
+    let (space, n, ty) = ld_st_shape(m, inst, mods)?;
     let o = exactly(inst, without_cache_hint(m, fc, inst, mods)?, 2)?;
     let (sp, addr) = address(m, fc, &o[0], space)?;
     if sp == Space::KernelParam || sp == Space::Const {
         return Err(format!("{}: the {} space is read-only", un(), sp.name()));
     }
-    let mut rows = [sreg::ZERO; 4];
+    let mut rows = [sreg::ZERO; 8];
+    let mut adds = [0u64; 8];
+    let mut value = |i: usize, op: &Operand| -> Result<(), String> {
+        // `%rd1 + 1`: the register, and the constant the store adds to it.
+        let (op, add) = match op {
+            Operand::RegisterOffset(r, k) => (&Operand::Register(r.clone()), *k as u64),
+            other => (other, 0),
+        };
+        rows[i] = src(m, fc, op, ty)?;
+        adds[i] = add;
+        Ok(())
+    };
     let whole = vector_components(fc, &o[1]).map(Operand::Vector);
     match whole.as_ref().unwrap_or(&o[1]) {
         Operand::Vector(items) if items.len() == n as usize => {
             for (i, it) in items.iter().enumerate() {
-                rows[i] = src(m, fc, it, ty)?;
+                value(i, it)?;
             }
         }
-        single if n == 1 => rows[0] = src(m, fc, single, ty)?,
+        single if n == 1 => value(0, single)?,
         _ => return Err("vector width does not match the operand list".into()),
     }
+    let size = ty.size_bytes().unwrap_or(1) as u8;
+    if n == 8 || adds.iter().any(|&k| k != 0) {
+        return Ok(Op::LdStRare(Box::new(LdStRare {
+            store: true,
+            space: sp,
+            size,
+            signed: false,
+            n,
+            rows,
+            adds,
+            addr,
+        })));
+    }
+    let mut s = [sreg::ZERO; 4];
+    s.copy_from_slice(&rows[..4]);
     Ok(Op::St {
         space: sp,
-        size: ty.size_bytes().unwrap_or(1) as u8,
+        size,
         n,
-        s: rows,
+        s,
         addr,
     })
 }
@@ -297,6 +337,7 @@ fn exactly<'i>(
 /// What `ld`, `ldu` and `st` share: their memory qualifiers, state space,
 /// vector count and element type (neither `.b128` nor `.pred`).
 fn ld_st_shape(
+    m: &ModuleCtx<'_>,
     inst: &ast::Instruction,
     mods: &mut Mods<'_>,
 ) -> Result<(Option<StateSpace>, u8, ScalarType), String> {
@@ -306,10 +347,25 @@ fn ld_st_shape(
     }
     mods.take_memory_qualifiers();
     let space = space_of(mods)?;
-    let n = vec_count(mods);
+    let v8 = mods.take(".v8");
+    let n = if v8 { 8 } else { vec_count(mods) };
     let ty = need_type(mods, inst)?;
     if ty == ScalarType::B128 || ty == ScalarType::Pred {
         return Err(unsupported(inst));
+    }
+    // PTX ISA 8.8 (sm_100 and later): `.v8` is a 256-bit access of 32-bit
+    // elements (`.b32 .u32 .s32 .f32`), in the `.global` space only.
+    if v8 && (ty.bits() != 32 || space != Some(StateSpace::Global)) {
+        return Err(format!(
+            "{}: `.v8` is a 256-bit access of 32-bit elements in the .global space",
+            unsupported(inst)
+        ));
+    }
+    if v8 && m.target_sm < 100 {
+        return Err(format!(
+            "{}: `.v8` needs .target sm_100 or later",
+            unsupported(inst)
+        ));
     }
     Ok((space, n, ty))
 }

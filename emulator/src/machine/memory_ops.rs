@@ -70,6 +70,7 @@ pub(crate) fn execute(
             addr,
             exec,
         )?,
+        Op::LdStRare(x) => rare_access(w, env, x, exec)?,
         Op::Atom {
             space,
             op,
@@ -208,6 +209,40 @@ fn store_lanes(
             let val = w.values[r(*src) + l];
             if !write_fast(env, space, a, size, val) {
                 store(env, w, space, a, size, val, l)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`LdStRare`]: every lane's whole access (all `n` elements) is checked for
+/// alignment first, then each element goes through the checked path.
+#[inline(never)]
+fn rare_access(w: &mut Warp, env: &mut Env<'_>, x: &LdStRare, exec: u32) -> Result<(), LaneFault> {
+    let (size, n) = (x.size as u32, x.n as usize);
+    if x.store {
+        env.wrote |= !matches!(x.space, Space::Local | Space::FrameParam);
+    }
+    let addrs = addresses(w, &x.addr, x.space, exec)?;
+    check_aligned(&addrs, exec, size as u64 * n as u64)?;
+    let ext_bits = 64 - size * 8;
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        for i in 0..n {
+            let a = addrs[l] + (i as u64) * size as u64;
+            let row = r(x.rows[i]) + l;
+            if x.store {
+                let val = w.values[row].wrapping_add(x.adds[i]);
+                store(env, w, x.space, a, size, val, l)?;
+            } else {
+                let raw = load(env, w, x.space, a, size, l)?;
+                w.values[row] = if x.signed && ext_bits > 0 {
+                    (((raw << ext_bits) as i64) >> ext_bits) as u64
+                } else {
+                    raw
+                };
             }
         }
     }
