@@ -17,7 +17,11 @@
 //!
 //! Needs cc (and builds libprlx and prlxd in the bench's profile, or takes
 //! both from `PRLX_BENCH_BIN_DIR`); without cc it prints a skip line, or
-//! fails under PRLX_REQUIRE_TOOLCHAIN=1.
+//! fails under PRLX_REQUIRE_TOOLCHAIN=1. `PRLX_BENCH_BASELINE_DIR` names
+//! the directory of another build's `libprlx.so` (an older commit's, say):
+//! each shim configuration then also runs under it, interleaved round by
+//! round with this build's, rows marked "baseline" (both send to the same
+//! prlxd, this build's).
 
 mod common;
 
@@ -43,6 +47,8 @@ enum Target {
 #[derive(Clone, Copy)]
 struct Case {
     target: Target,
+    /// Under the baseline build's `libprlx.so` (`PRLX_BENCH_BASELINE_DIR`).
+    baseline: bool,
     stacks: &'static str,
     work_ns: u64,
 }
@@ -54,7 +60,8 @@ impl Case {
             Target::Directory => "to a directory",
             Target::Daemon => "to prlxd",
         };
-        format!("shim, {target}, PRLX_STACKS={}", self.stacks)
+        let build = if self.baseline { "baseline " } else { "" };
+        format!("{build}shim, {target}, PRLX_STACKS={}", self.stacks)
     }
 }
 
@@ -64,6 +71,7 @@ fn main() {
         return;
     };
     let lib_dir = build_binaries();
+    let baseline_dir = std::env::var_os("PRLX_BENCH_BASELINE_DIR").map(PathBuf::from);
     let scratch = tempfile::tempdir().unwrap();
     let (stub_dir, program) = common::build_stub_program(&cc, scratch.path(), "launch_rate");
     let state = scratch.path().join("prlxd-state");
@@ -92,16 +100,24 @@ fn main() {
     for work_ns in [WORK_NS, 0] {
         cases.push(Case {
             target: Target::Bare,
+            baseline: false,
             stacks: "",
             work_ns,
         });
         for target in [Target::Directory, Target::Daemon] {
             for stacks in ["sampled", "on"] {
-                cases.push(Case {
-                    target,
-                    stacks,
-                    work_ns,
-                });
+                let builds: &[bool] = match baseline_dir {
+                    Some(_) => &[true, false],
+                    None => &[false],
+                };
+                for &baseline in builds {
+                    cases.push(Case {
+                        target,
+                        baseline,
+                        stacks,
+                        work_ns,
+                    });
+                }
             }
         }
     }
@@ -109,6 +125,7 @@ fn main() {
         program: &program,
         stub_dir: &stub_dir,
         lib_dir: &lib_dir,
+        baseline_dir: baseline_dir.as_deref(),
         traces: &scratch.path().join("traces"),
         socket: &socket,
         state: &state,
@@ -174,6 +191,7 @@ struct Env<'a> {
     program: &'a Path,
     stub_dir: &'a Path,
     lib_dir: &'a Path,
+    baseline_dir: Option<&'a Path>,
     traces: &'a Path,
     socket: &'a Path,
     state: &'a Path,
@@ -199,8 +217,12 @@ impl Env<'_> {
             }
         }
         if case.target != Target::Bare {
+            let lib_dir = match (case.baseline, self.baseline_dir) {
+                (true, Some(dir)) => dir,
+                _ => self.lib_dir,
+            };
             command
-                .env("LD_PRELOAD", self.lib_dir.join("libprlx.so"))
+                .env("LD_PRELOAD", lib_dir.join("libprlx.so"))
                 .env("PRLX_SESSION", session)
                 .env("PRLX_STACKS", case.stacks);
         }

@@ -76,19 +76,25 @@ struct KernelFacts {
 }
 
 /// The kernel `call` launches and what its launch needs to know of it,
-/// unless the filter excludes it. A function the registry knows (and no
-/// library waiting for its descriptor) costs one lock: the filter is
+/// unless the filter excludes it. A function the registry knows (whose
+/// library does not wait for its descriptor) costs one lock: the filter is
 /// consulted on the borrowed name, so a launch it excludes costs one
 /// lookup and one match, nothing more.
 fn kernel_facts(call: &LaunchCall, config: &Config) -> Option<KernelFacts> {
-    if !state::any_pending() {
+    {
         let registry = registry();
         if let Some(f) = registry.functions.get(&(call.function as usize)) {
             if !config.wants(&f.name) {
                 return None;
             }
-            let (name, code) = (f.name.clone(), f.code);
-            return Some(facts_of(&registry, call, name, Some(code)));
+            let waits = state::any_pending()
+                && registry
+                    .code
+                    .get(&f.code)
+                    .is_some_and(|c| c.pending.is_some());
+            if !waits {
+                return Some(facts_of(&registry, call, f.name.clone(), Some(f.code)));
+            }
         }
     }
     let (name, code) = wanted_kernel(call, config)?;
@@ -685,5 +691,85 @@ fn record_graph_nodes(
             site_table,
             stack: stack.clone().flatten(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{CodeInfo, FunctionInfo, ParamSlot, PendingDescriptor};
+
+    fn call(function: usize, params: *mut *mut c_void) -> LaunchCall {
+        LaunchCall {
+            function: function as CUfunction,
+            geometry: Geometry {
+                grid: [1; 3],
+                block: [1; 3],
+            },
+            shared_bytes: 0,
+            stream: std::ptr::null_mut(),
+            params,
+            extra: std::ptr::null_mut(),
+            backend: Backend::Cuda,
+        }
+    }
+
+    fn register(function: usize, name: &str, code: CodeHandle, info: CodeInfo) {
+        state::register_code(code, info);
+        let name = name.into();
+        registry()
+            .functions
+            .insert(function, FunctionInfo { name, code });
+    }
+
+    #[test]
+    fn one_lookup_names_the_kernel_its_capture_and_its_argument_hash() {
+        // Handles no other test of this process registers.
+        let (function, code) = (0x5eed_1040, CodeHandle::Module(0x5eed_1000));
+        let info = CodeInfo {
+            ptx_params: [("k".to_string(), vec![ParamSlot { offset: 0, size: 4 }])].into(),
+            capture: CaptureMode::Ptx,
+            ..CodeInfo::default()
+        };
+        register(function, "k", code, info);
+        let mut n: u32 = 7;
+        let mut params = [&mut n as *mut u32 as *mut c_void];
+        let everything = Config::from_lookup(|_| None);
+        let facts = kernel_facts(&call(function, params.as_mut_ptr()), &everything).unwrap();
+        assert_eq!((facts.name.as_str(), facts.code), ("k", Some(code)));
+        assert_eq!(facts.capture, CaptureMode::Ptx);
+        assert!(facts.instrumented.is_none() && facts.site_table.is_none());
+        let hash = prlx_session::fnv1a64(&7u32.to_le_bytes());
+        assert_eq!(facts.args_by_layout, Some(Some(hash)));
+        let others = Config::from_lookup(|k| (k == "PRLX_FILTER").then(|| "other*".into()));
+        assert!(kernel_facts(&call(function, params.as_mut_ptr()), &others).is_none());
+        // A function the registry does not know has no layout yet: the
+        // driver is asked when the record is made (args::finish).
+        let unknown = kernel_facts(&call(0x5eed_10c0, params.as_mut_ptr()), &everything);
+        assert_eq!(unknown.map(|f| f.args_by_layout), Some(None));
+    }
+
+    #[test]
+    fn a_library_waiting_for_its_descriptor_is_looked_up_at_its_launch() {
+        let (function, code) = (0x5eed_2040, CodeHandle::Library(0x5eed_2000));
+        let info = CodeInfo {
+            pending: Some(PendingDescriptor {
+                mode: CaptureMode::Ptx,
+                site_table: None,
+            }),
+            ..CodeInfo::default()
+        };
+        register(function, "waits", code, info);
+        state::note_pending();
+        let config = Config::from_lookup(|_| None);
+        let facts = kernel_facts(&call(function, std::ptr::null_mut()), &config).unwrap();
+        // Looked up (here, without a driver that knows the library, in
+        // vain): the launch records metadata only and the library no
+        // longer waits.
+        assert_eq!(facts.capture, CaptureMode::Metadata);
+        let registry = registry();
+        let info = &registry.code[&code];
+        assert!(info.pending.is_none());
+        assert!(info.capture_reason.is_some());
     }
 }

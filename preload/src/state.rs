@@ -193,6 +193,13 @@ fn current_context() -> Option<usize> {
     (ok && !ctx.is_null()).then_some(ctx as usize)
 }
 
+/// Marks that a library waits for its descriptor, as a load before any
+/// context would (tests of the launch path register such code by hand).
+#[cfg(test)]
+pub(crate) fn note_pending() {
+    ANY_PENDING.store(true, Ordering::Relaxed);
+}
+
 /// Whether some library waits for its descriptor ([`resolve_pending`] has
 /// work to do for some launch).
 pub(crate) fn any_pending() -> bool {
