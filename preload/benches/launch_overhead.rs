@@ -329,7 +329,7 @@ fn captured_split(lib_dir: &Path, scratch: &Path, rounds: usize) {
         let walk = t.elapsed();
         sink.submit(Launch {
             record,
-            trace: Some(trace),
+            trace: Some(Box::new(trace)),
             site_table: None,
             stack,
         });

@@ -278,7 +278,7 @@ fn record_launch(call: &LaunchCall, run: &mut dyn FnMut() -> CUresult) {
     record.truncation = trace.as_ref().and_then(|t| t.truncation.clone());
     sink.submit(Launch {
         record,
-        trace,
+        trace: trace.map(Box::new),
         site_table,
         stack,
     });
@@ -687,7 +687,7 @@ fn record_graph_nodes(
         };
         sink.submit(Launch {
             record,
-            trace: outcome.trace,
+            trace: outcome.trace.map(Box::new),
             site_table,
             stack: stack.clone().flatten(),
         });

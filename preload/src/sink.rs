@@ -76,7 +76,9 @@ const ZSTD_LEVEL: i32 = 3;
 
 pub struct Launch {
     pub record: LaunchRecord,
-    pub trace: Option<CapturedTrace>,
+    /// Boxed: most launches carry none, and the queue moves every launch
+    /// (a smaller `Launch` is a cheaper hand-off on the application's thread).
+    pub trace: Option<Box<CapturedTrace>>,
     /// (image id, site table JSON) of the launch's module.
     pub site_table: Option<(u64, String)>,
     pub stack: Option<crate::stack::RawStack>,
@@ -235,7 +237,7 @@ impl Sink {
     /// a full queue drops a metadata-only launch at once (counted) and
     /// makes one carrying a trace wait at most [`Limits::trace_wait`].
     pub fn submit(&self, launch: Launch) {
-        let bytes = launch.trace.as_ref().map_or(0, trace_size);
+        let bytes = launch.trace.as_deref().map_or(0, trace_size);
         let limits = &self.shared.limits;
         let mut queue = self.shared.lock();
         if queue.closed {
@@ -572,7 +574,7 @@ impl Writer {
             if !records.is_empty() {
                 self.deliver_records(std::mem::take(&mut records), 0, 0);
             }
-            self.write_launch(record, trace, site_table);
+            self.write_launch(record, trace.map(|t| *t), site_table);
         }
         self.deliver_records(records, batch.dropped_limit, batch.dropped_backlog);
         self.keep_spare(batch.launches);
