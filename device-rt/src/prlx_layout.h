@@ -75,7 +75,16 @@ struct PrlxDescriptor {
   prlx_u32 history_depth;    // entries per history ring
   prlx_u32 snapshot_depth;   // entries per snapshot ring
   prlx_u32 sample_rate;      // 0 or 1 = every event; N = one in N per warp
-  prlx_u32 reserved[5];      // zero
+  // Launch-table entries armed: PTX instrumented at load only (graph
+  // launches, ptx-instrument/src/runtime.rs LAUNCH_TABLE); not read here.
+  prlx_u32 launch_count;
+  // Non-zero exactly when trace or launch_count is (the host keeps it so):
+  // the one word PTX instrumented at load tests to choose its uninstrumented
+  // copy (ptx-instrument/src/idle_copy.rs; reading trace and launch_count,
+  // which are not adjacent, cost two loads and two compares). Not read here:
+  // pass-built code tests trace.
+  prlx_u32 armed;
+  prlx_u32 reserved[3];      // zero
 };
 
 #define PRLX_CHECK_SIZE(T, N) static_assert(sizeof(struct T) == (N), #T " size")
@@ -89,3 +98,5 @@ static_assert(__builtin_offsetof(struct PrlxSnapshotEntry, lhs_values) == 16, "l
 static_assert(__builtin_offsetof(struct PrlxSnapshotEntry, rhs_values) == 144, "rhs_values");
 static_assert(__builtin_offsetof(struct PrlxDescriptor, events_per_warp) == 24, "events_per_warp");
 static_assert(__builtin_offsetof(struct PrlxDescriptor, sample_rate) == 40, "sample_rate");
+static_assert(__builtin_offsetof(struct PrlxDescriptor, launch_count) == 44, "launch_count");
+static_assert(__builtin_offsetof(struct PrlxDescriptor, armed) == 48, "armed");

@@ -125,9 +125,43 @@ pub struct Descriptor {
     pub history_depth: u32,
     pub snapshot_depth: u32,
     pub sample_rate: u32,
-    pub reserved: [u32; 5],
+    /// Launch table entries armed (`prlx_ptx_instrument::runtime::LAUNCH_TABLE`).
+    pub launch_count: u32,
+    /// Non-zero exactly when `trace` or `launch_count` is: the one word the
+    /// idle test of a module instrumented at load reads
+    /// (`prlx_ptx_instrument::runtime::ARMED_OFFSET`). Only
+    /// `write_descriptor` and [`set_launch_count`] write descriptors, and
+    /// both set it.
+    pub armed: u32,
+    pub reserved: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<Descriptor>() == 64);
+const _: () = assert!(
+    std::mem::offset_of!(Descriptor, launch_count)
+        == prlx_ptx_instrument::runtime::LAUNCH_COUNT_OFFSET as usize
+);
+const _: () = assert!(
+    std::mem::offset_of!(Descriptor, armed) == prlx_ptx_instrument::runtime::ARMED_OFFSET as usize
+);
+const _: () = assert!(
+    std::mem::offset_of!(Descriptor, armed) == std::mem::offset_of!(Descriptor, launch_count) + 4
+);
+
+/// The `armed` word for a descriptor recording through `trace` and
+/// `launch_count` table entries.
+fn armed_word(trace: u64, launch_count: u32) -> u32 {
+    u32::from(trace != 0 || launch_count != 0)
+}
+
+/// Writes `desc` to the descriptor at `address`, its `armed` word derived
+/// from `trace` and `launch_count` (whatever `desc` said).
+fn write_descriptor(on: OnStream<'_>, address: u64, desc: Descriptor) -> Result<(), String> {
+    let desc = Descriptor {
+        armed: armed_word(desc.trace, desc.launch_count),
+        ..desc
+    };
+    on.htod(address, bytemuck::bytes_of(&desc))
+}
 
 /// A launch's trace as copied back, ready to encode.
 pub struct CapturedTrace {
@@ -650,8 +684,7 @@ struct DescriptorGuard<'a> {
 
 impl Drop for DescriptorGuard<'_> {
     fn drop(&mut self) {
-        let zero = Descriptor::default();
-        let _ = self.on.htod(self.address, bytemuck::bytes_of(&zero));
+        let _ = write_descriptor(self.on, self.address, Descriptor::default());
         let _ = self.on.synchronize();
     }
 }
@@ -738,7 +771,10 @@ pub fn arm_table_entry<'a>(
 }
 
 /// How many launch table entries the module whose descriptor is at
-/// `descriptor` records through (0: the descriptor itself), on `stream`.
+/// `descriptor` records through (0: none), on `stream`, with the
+/// descriptor's `armed` word (adjacent, one copy): set with a count, cleared
+/// with none. A module records through its table or through its own
+/// `trace`, never both at once (its capture lock), so `trace` is zero here.
 pub fn set_launch_count(
     cuda: &Cuda,
     stream: CUstream,
@@ -747,9 +783,10 @@ pub fn set_launch_count(
 ) -> Result<(), String> {
     use prlx_ptx_instrument::runtime::LAUNCH_COUNT_OFFSET;
     let on = OnStream { cuda, stream };
+    let words = [count, armed_word(0, count)];
     on.htod(
         descriptor + u64::from(LAUNCH_COUNT_OFFSET),
-        &count.to_le_bytes(),
+        bytemuck::cast_slice(&words),
     )
 }
 
@@ -871,9 +908,9 @@ fn prepare<'a>(
             0
         },
         sample_rate: config.sample_rate,
-        reserved: [0; 5],
+        ..Descriptor::default()
     };
-    on.htod(descriptor, bytemuck::bytes_of(&desc))?;
+    write_descriptor(on, descriptor, desc)?;
     let guard = DescriptorGuard {
         on,
         address: descriptor,

@@ -2,11 +2,13 @@
 //! runs it instead of the instrumented one when its module is not being
 //! captured.
 //!
-//! A fixed test at the function's start reads `__prlx_desc` (its `trace`,
-//! and the launch-table count of [`crate::runtime::LAUNCH_TABLE`]) and, when
-//! both are zero, branches once, uniformly, to a copy of the original body
-//! placed after the instrumented one. An idle call then costs that test (5
-//! warp instructions) however many sites it visits; the descriptor and
+//! A fixed test at the function's start reads `__prlx_desc`'s `armed` word
+//! ([`crate::runtime::ARMED_OFFSET`]: the host sets it whenever it sets
+//! `trace` or the launch-table count of [`crate::runtime::LAUNCH_TABLE`],
+//! and clears it with both) and, when it is zero, branches once, uniformly,
+//! to a copy of the original body placed after the instrumented one. An idle
+//! call then costs that test (3 warp instructions: load, compare, branch, as
+//! the pass's test of `trace`) however many sites it visits; the descriptor and
 //! warp-slot set-up and every probe run only when the module records. The
 //! price is code size: the function's body twice.
 //!
@@ -22,7 +24,7 @@ use std::collections::HashSet;
 
 use prlx_ptx::{StateSpace, Statement};
 
-use crate::runtime::{DESCRIPTOR, LAUNCH_COUNT_OFFSET};
+use crate::runtime::{ARMED_OFFSET, DESCRIPTOR};
 
 /// Appended to every name the copy defines.
 pub const SUFFIX: &str = "__prlx_idle";
@@ -57,14 +59,11 @@ pub fn idle_copy(
     defined_names(copied, &mut names);
     let label = format!("$__prlx_idle_body{tag}");
     let test = format!(
-        "// prlx: not capturing (descriptor trace and launch count zero): run the copy at {label}
+        "// prlx: not capturing (descriptor's armed word zero): run the copy at {label}
 	.reg .pred 	%prlx_idle_p;
 	.reg .b32 	%prlx_idle_n;
-	.reg .b64 	%prlx_idle_t;
-	ld.global.u64 	%prlx_idle_t, [{DESCRIPTOR}];
-	ld.global.u32 	%prlx_idle_n, [{DESCRIPTOR}+{LAUNCH_COUNT_OFFSET}];
-	setp.ne.u64 	%prlx_idle_p, %prlx_idle_t, 0;
-	setp.ne.or.u32 	%prlx_idle_p, %prlx_idle_n, 0, %prlx_idle_p;
+	ld.global.u32 	%prlx_idle_n, [{DESCRIPTOR}+{ARMED_OFFSET}];
+	setp.ne.u32 	%prlx_idle_p, %prlx_idle_n, 0;
 	@!%prlx_idle_p bra.uni 	{label};
 	"
     );

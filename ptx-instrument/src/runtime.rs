@@ -9,8 +9,9 @@
 //! descriptor's `trace` once, into [`RECORDING_REGISTER`]; every probe
 //! branches past itself when that is false. A module that is not being
 //! captured does not get that far: each function first runs the idle test
-//! of [`crate::idle_copy`] and, when `__prlx_desc` is all zero, its
-//! uninstrumented copy (5 warp instructions per call, whatever it visits).
+//! of [`crate::idle_copy`] and, when `__prlx_desc`'s [`ARMED_OFFSET`] word
+//! is zero, its uninstrumented copy (3 warp instructions per call, whatever
+//! it visits).
 
 use std::fmt::Write as _;
 
@@ -58,8 +59,17 @@ pub const LAUNCH_TABLE: &str = "__prlx_launches";
 pub const LAUNCH_TABLE_ENTRIES: u32 = 16;
 pub const LAUNCH_ENTRY_BYTES: u32 = 128;
 pub const LAUNCH_ENTRY_DESCRIPTOR: u32 = 64;
-/// `reserved[0]` of the descriptor (`device-rt/src/prlx_layout.h`).
+/// `launch_count` of the descriptor (`device-rt/src/prlx_layout.h`).
 pub const LAUNCH_COUNT_OFFSET: u32 = 44;
+/// `armed` of the descriptor (`device-rt/src/prlx_layout.h`, u32): non-zero
+/// exactly when the module records, through its own `trace` (a direct
+/// launch) or through its launch table (a non-zero count at
+/// [`LAUNCH_COUNT_OFFSET`]); the host writes it with either and clears it
+/// with both. It exists for the idle test ([`crate::idle_copy`]): one word
+/// to load instead of two (`trace` and the count are not adjacent), so an
+/// idle call costs 3 warp instructions, as the pass's test of `trace` does.
+/// Pass-built modules do not read it.
+pub const ARMED_OFFSET: u32 = 48;
 
 /// A kernel's id in the launch table: FNV-1a 32 of its name.
 pub fn kernel_id(name: &str) -> u32 {

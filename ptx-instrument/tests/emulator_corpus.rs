@@ -94,9 +94,9 @@ fn launch_captured(case: &Case, ptx: &str) -> Result<Captured, String> {
         slots,
         HISTORY_DEPTH,
         SNAPSHOT_DEPTH,
-        1,
-        0,
-        0,
+        1, // sample_rate
+        0, // launch_count: no launch table
+        1, // armed (runtime::ARMED_OFFSET): recording
         0,
         0,
         0,

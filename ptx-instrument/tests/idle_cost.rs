@@ -6,7 +6,7 @@
 //! (`Layout { idle_copy: false }`) a site visit costs one uniform branch.
 
 use prlx_emulator::{Device, DeviceConfig, LaunchConfig};
-use prlx_ptx_instrument::{Layout, Options, instrument, instrument_with};
+use prlx_ptx_instrument::{Layout, Options, instrument, instrument_with, runtime};
 
 /// A branch-heavy loop: a data-dependent branch (odd/even, divergent
 /// within the warp) and the loop's back edge, `n` iterations.
@@ -52,8 +52,20 @@ $NEXT:
 /// Warp instructions of one 32-thread launch of `ptx` with `n` iterations,
 /// and what it stored.
 fn run(ptx: &str, n: u32) -> (u64, Vec<u8>) {
+    run_armed(ptx, n, false)
+}
+
+/// [`run`], with `__prlx_desc`'s `armed` word set when `armed` (its
+/// `trace` stays zero: the instrumented body runs and records nothing).
+fn run_armed(ptx: &str, n: u32, armed: bool) -> (u64, Vec<u8>) {
     let mut device = Device::new(DeviceConfig::default());
     let module = device.load_module(ptx, "idle.ptx").expect("loads");
+    if armed {
+        let (desc, _) = device.get_global(module, runtime::DESCRIPTOR).unwrap();
+        device
+            .mem_write(desc + u64::from(runtime::ARMED_OFFSET), &1u32.to_le_bytes())
+            .unwrap();
+    }
     let function = device.get_function(module, "collatz_like").unwrap();
     let out = device.mem_alloc(32 * 4).unwrap();
     let mut params = out.to_le_bytes().to_vec();
@@ -70,8 +82,9 @@ fn run(ptx: &str, n: u32) -> (u64, Vec<u8>) {
 }
 
 /// Warp instructions of the idle test at a function's start
-/// (`idle_copy.rs`: two loads, two compares, the branch).
-const IDLE_TEST: u64 = 5;
+/// (`idle_copy.rs`: the load of the descriptor's `armed` word, the
+/// compare, the branch; as the pass's test of `trace`).
+const IDLE_TEST: u64 = 3;
 
 #[test]
 fn idle_launch_costs_a_fixed_test_whatever_the_sites_visited() {
@@ -98,6 +111,33 @@ fn idle_launch_costs_a_fixed_test_whatever_the_sites_visited() {
         plain_counts[2] > plain_counts[1] + 200,
         "{plain_counts:?}: the loop ran"
     );
+}
+
+#[test]
+fn the_armed_word_alone_chooses_the_instrumented_body() {
+    let instrumented = instrument(LOOP_PTX, "idle.ptx", &Options::default()).unwrap();
+    let (plain, plain_out) = run(LOOP_PTX, 100);
+    let (armed, armed_out) = run_armed(&instrumented.ptx, 100, true);
+    assert_eq!(
+        plain_out, armed_out,
+        "the instrumented body computes the same"
+    );
+    // The set-up and a uniform branch past each site per visit (trace 0).
+    assert!(
+        armed > plain + IDLE_TEST + 100,
+        "armed: plain {plain}, instrumented {armed} warp instructions"
+    );
+    let ptx = &instrumented.ptx;
+    let load = format!("[{}+{}]", runtime::DESCRIPTOR, runtime::ARMED_OFFSET);
+    let test = ptx.find("// prlx: not capturing").expect("the idle test");
+    let branch = test + ptx[test..].find("bra.uni").unwrap();
+    assert_eq!(
+        ptx[test..branch].matches("ld.global").count(),
+        1,
+        "one load: {}",
+        &ptx[test..branch]
+    );
+    assert!(ptx[test..branch].contains(&load), "{}", &ptx[test..branch]);
 }
 
 #[test]

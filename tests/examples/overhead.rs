@@ -5,8 +5,9 @@
 //! Compiles the emulator corpus (`emulator/tests/kernels/cuda/*.cu`) with
 //! prlx-compile twice, with and without the pass, and runs a selection of
 //! its kernels four ways on the same inputs: uninstrumented; instrumented
-//! with a zero `__prlx_desc` (not capturing: one load and one branch per
-//! site); instrumented and capturing events (the descriptor filled here by
+//! with a zero `__prlx_desc` (not capturing: each instrumented function
+//! runs its uninstrumented copy after a load, a compare and a branch);
+//! instrumented and capturing events (the descriptor filled here by
 //! hand, as the shim would); built with `--snapshots` and capturing events,
 //! history and snapshot rings (depth 8). Prints dynamic instruction counts
 //! and their ratios, and checks that every run leaves the same memory.
@@ -653,6 +654,10 @@ fn launch(device: &mut Device, module: ModuleId, case: &Case, mode: Mode) -> Res
             descriptor[0..8].copy_from_slice(&image.to_le_bytes());
             descriptor[24..28].copy_from_slice(&EVENTS_PER_WARP.to_le_bytes());
             descriptor[28..32].copy_from_slice(&(warps as u32).to_le_bytes());
+            // `armed`: what the rewriter's idle test reads (as the shim
+            // writes it; pass-built code ignores it).
+            let armed = prlx_ptx_instrument::runtime::ARMED_OFFSET as usize;
+            descriptor[armed..armed + 4].copy_from_slice(&1u32.to_le_bytes());
             trace = Some(image);
             allocations.push(image);
         }
