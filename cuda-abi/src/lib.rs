@@ -84,8 +84,16 @@ pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: i32 = 6;
 pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: i32 = 7;
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
 pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
-/// The last `CUfunction_attribute` (cluster scheduling policy preference).
-pub const CU_FUNC_ATTRIBUTE_LAST: i32 = 15;
+// 10-15: the cluster attributes (sm_90 and later).
+/// Whether the function's graph nodes can be updated from the device (CUDA 13).
+pub const CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED: i32 = 16;
+/// The function's `CUsharedMemoryMode` (CUDA 13); cudart 13's
+/// `cudaFuncGetAttributes` asks for it, so refusing it fails the call.
+pub const CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE: i32 = 17;
+/// The largest `CUshared_memory_mode` value (prefer oversized shared memory).
+pub const CU_SHARED_MEMORY_MODE_LAST: i32 = 4;
+/// The last `CUfunction_attribute` (the shared memory mode).
+pub const CU_FUNC_ATTRIBUTE_LAST: i32 = CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE;
 
 // CUlaunchAttributeID
 pub const CU_LAUNCH_ATTRIBUTE_IGNORE: u32 = 0;

@@ -128,6 +128,8 @@ pub struct Function {
     pub max_dynamic_shared: u32,
     /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` (-1: no preference).
     pub carveout: i32,
+    /// `CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE` (0: default).
+    pub shared_memory_mode: i32,
     pub cache_config: u32,
 }
 

@@ -231,8 +231,22 @@ int main(int argc, char **argv) {
   int attr = 0;
   CHECK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, vecadd));
   EXPECT(attr == 1024);
+  /* The virtual architecture (.target sm_80), not the PTX ISA version
+   * (.version 7.5): CUB reads ptxVersion * 10 as the architecture its
+   * tuning policies are for. */
   CHECK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_PTX_VERSION, vecadd));
-  EXPECT(attr == 75);
+  EXPECT(attr == 80);
+  /* CUDA 13's attributes, which cudart 13's cudaFuncGetAttributes asks for:
+   * 16 device-side node update, 17 the shared memory mode (0..4). */
+  CHECK(cuFuncGetAttribute(&attr, (CUfunction_attribute)16, vecadd));
+  EXPECT(attr == 0);
+  CHECK(cuFuncGetAttribute(&attr, (CUfunction_attribute)17, vecadd));
+  EXPECT(attr == 0);
+  CHECK(cuFuncSetAttribute(vecadd, (CUfunction_attribute)17, 2));
+  CHECK(cuFuncGetAttribute(&attr, (CUfunction_attribute)17, vecadd));
+  EXPECT(attr == 2);
+  EXPECT(cuFuncSetAttribute(vecadd, (CUfunction_attribute)17, 5) == CUDA_ERROR_INVALID_VALUE);
+  EXPECT(cuFuncGetAttribute(&attr, (CUfunction_attribute)18, vecadd) == CUDA_ERROR_INVALID_VALUE);
   CHECK(cuFuncSetAttribute(block_sum, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024));
   CHECK(cuFuncGetAttribute(&attr, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, block_sum));
   EXPECT(attr == 64 * 1024);

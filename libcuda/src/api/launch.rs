@@ -30,39 +30,69 @@ struct Launch {
 }
 
 /// Checks the configuration against the device and the kernel, the way the
-/// driver does before a launch is queued.
+/// driver does before a launch is queued. A refusal is `INVALID_VALUE`, as
+/// the driver's; with `PRLX_LIBCUDA_TRACE=1` the rule it broke is printed.
 fn validate(d: &Driver, f: CUfunction, l: &Launch) -> Result<(), CUresult> {
     let func = d.function(f)?;
     let info = d
         .device
         .kernel_info(func.emu)
         .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    launch_rule_broken(d, func, info, l).map_or(Ok(()), |why| {
+        if crate::entry::trace_enabled() {
+            eprintln!("prlx libcuda: launch of {} refused: {why}", info.name);
+        }
+        Err(CUDA_ERROR_INVALID_VALUE)
+    })
+}
+
+/// The launch rule `l` breaks for `func`, if any.
+fn launch_rule_broken(
+    d: &Driver,
+    func: &crate::driver::Function,
+    info: &prlx_emulator::KernelInfo,
+    l: &Launch,
+) -> Option<String> {
     let config = d.device.config();
     for axis in 0..3 {
         if l.grid[axis] == 0 || l.block[axis] == 0 {
-            return Err(CUDA_ERROR_INVALID_VALUE);
+            return Some(format!(
+                "grid {:?} or block {:?} has a zero dimension",
+                l.grid, l.block
+            ));
         }
         if l.grid[axis] > config.max_grid_dim[axis] || l.block[axis] > config.max_block_dim[axis] {
-            return Err(CUDA_ERROR_INVALID_VALUE);
+            return Some(format!(
+                "grid {:?} or block {:?} exceeds the device's {:?} / {:?}",
+                l.grid, l.block, config.max_grid_dim, config.max_block_dim
+            ));
         }
     }
     let threads = l.block.iter().map(|&b| u64::from(b)).product::<u64>();
-    if threads > u64::from(config.max_threads_per_block.min(info.max_threads_per_block)) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
+    let limit = config.max_threads_per_block.min(info.max_threads_per_block);
+    if threads > u64::from(limit) {
+        return Some(format!("{threads} threads per block, more than {limit}"));
     }
-    if info.reqntid.is_some_and(|r| r != l.block) {
-        return Err(CUDA_ERROR_INVALID_VALUE);
+    if let Some(r) = info.reqntid.filter(|&r| r != l.block) {
+        return Some(format!(
+            "block {:?}, but the kernel requires .reqntid {r:?}",
+            l.block
+        ));
     }
     // No register check: the emulator has no register file, and a PTX
     // kernel's declared virtual registers say little about what ptxas would
     // allocate, so refusing launches on them would reject runnable kernels.
-    if l.shared > func.max_dynamic_shared
-        || u64::from(info.static_shared_bytes) + u64::from(l.shared)
-            > u64::from(config.max_shared_per_block_optin)
-    {
-        return Err(CUDA_ERROR_INVALID_VALUE);
+    let shared = u64::from(info.static_shared_bytes) + u64::from(l.shared);
+    if l.shared > func.max_dynamic_shared || shared > u64::from(config.max_shared_per_block_optin) {
+        return Some(format!(
+            "{} bytes of dynamic shared memory: the function allows {} (its attribute), the device {} in all with {} static",
+            l.shared,
+            func.max_dynamic_shared,
+            config.max_shared_per_block_optin,
+            info.static_shared_bytes
+        ));
     }
-    Ok(())
+    None
 }
 
 /// Maps a launch failure to its `CUresult`; faults poison the context.
@@ -314,12 +344,21 @@ pub fn function_attribute(d: &Driver, hfunc: CUfunction, attrib: c_int) -> Resul
         CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES => 0,
         CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => clamp(info.local_bytes_per_thread),
         CU_FUNC_ATTRIBUTE_NUM_REGS => clamp(info.num_regs.min(MAX_REGISTERS_PER_THREAD)),
-        CU_FUNC_ATTRIBUTE_PTX_VERSION => clamp(info.ptx_version.0 * 10 + info.ptx_version.1),
+        // The virtual architecture the PTX was written for (`.target
+        // sm_80` → 80), not the PTX ISA version (`.version`): CUB reads
+        // `cudaFuncAttributes::ptxVersion * 10` as an architecture to pick
+        // its tuning policies, and fails with "invalid device function"
+        // when it exceeds the device's.
+        CU_FUNC_ATTRIBUTE_PTX_VERSION => clamp(info.target_sm),
         CU_FUNC_ATTRIBUTE_BINARY_VERSION => clamp(ma * 10 + mi),
         CU_FUNC_ATTRIBUTE_CACHE_MODE_CA => 0,
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => clamp(func.max_dynamic_shared),
         CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => func.carveout,
-        a if (0..=CU_FUNC_ATTRIBUTE_LAST).contains(&a) => 0, // cluster attributes
+        CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE => func.shared_memory_mode,
+        // The cluster attributes (the emulated device has no clusters) and
+        // device-side node update (not measured on a GPU; the emulator's
+        // graphs are updated from the host only).
+        a if (0..=CU_FUNC_ATTRIBUTE_LAST).contains(&a) => 0,
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
 }
@@ -355,6 +394,12 @@ pub fn set_function_attribute(
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             func.carveout = value;
+        }
+        CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE => {
+            if !(0..=CU_SHARED_MEMORY_MODE_LAST).contains(&value) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            func.shared_memory_mode = value;
         }
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     }

@@ -98,6 +98,7 @@ fn kernel_handle(
         name: func.name.clone(),
         max_dynamic_shared: func.max_dynamic_shared,
         carveout: func.carveout,
+        shared_memory_mode: func.shared_memory_mode,
         cache_config: func.cache_config,
     };
     let k = d.functions.insert(kernel);

@@ -141,6 +141,7 @@ pub fn function_handle(d: &mut Driver, hmod: CUmodule, name: &str) -> Result<CUf
         name: CString::new(name).map_err(|_| CUDA_ERROR_INVALID_VALUE)?,
         max_dynamic_shared: default_dynamic,
         carveout: -1,
+        shared_memory_mode: 0,
         cache_config: 0,
     });
     if let Some(m) = d.modules.get_mut(hmod) {
