@@ -12,6 +12,7 @@ mod int;
 mod memory;
 #[cfg(test)]
 mod reconverge_tests;
+mod shared_layout;
 mod sync;
 mod tensor;
 mod texture;
@@ -223,6 +224,7 @@ pub fn decode_module(
     };
     layout_module_variables(&mut m, module, memory, allocations, &mut vars);
     layout_body_variables(&mut m, &defined, memory, allocations, &mut vars);
+    layout_static_shared(&mut m, module, &defined, &mut vars);
     if vars.shared_end > u32::MAX as u64 / 2 || vars.local_end > MAX_LOCAL_BYTES {
         m.diags.push(diag(
             file,
@@ -403,8 +405,14 @@ fn function_signature(f: &ast::Function) -> FuncInfo {
 /// Where a module's variables live, as the layout phases build it.
 #[derive(Default)]
 struct VariableLayout<'a> {
-    /// Bytes of static shared variables (module and function scope).
+    /// Static shared variables (module and function scope), in declaration
+    /// order, until [`layout_static_shared`] places them.
+    static_shared: Vec<shared_layout::StaticShared>,
+    /// The end of the highest static shared variable placed.
     shared_end: u64,
+    /// Per defined function: its static shared bytes as a kernel (only the
+    /// variables it can use).
+    kernel_shared: Vec<u64>,
     /// Bytes of module-scope `.local` variables.
     local_end: u64,
     /// `.extern .shared` arrays, placed after the static ones: module-scope
@@ -429,7 +437,8 @@ fn external_variable(file: &str, v: &ast::VarDecl) -> LoadDiagnostic {
     )
 }
 
-/// Module-scope variables: shared and local offsets, global and constant
+/// Module-scope variables: shared ones listed for [`layout_static_shared`],
+/// local offsets, global and constant
 /// allocations (`__managed__` ones at their host address).
 fn layout_module_variables<'a>(
     m: &mut ModuleCtx<'_>,
@@ -453,10 +462,11 @@ fn layout_module_variables<'a>(
                     vars.dyn_align = vars.dyn_align.max(align);
                     vars.extern_shared.push(v.name.clone());
                 } else {
-                    vars.shared_end = align_up(vars.shared_end, align);
-                    m.syms
-                        .insert(v.name.clone(), Sym::Shared(vars.shared_end as u32));
-                    vars.shared_end = vars.shared_end.saturating_add(size);
+                    vars.static_shared.push(shared_layout::StaticShared {
+                        key: shared_layout::SharedKey::Module(v.name.clone()),
+                        size,
+                        align,
+                    });
                 }
             }
             StateSpace::Local => {
@@ -502,8 +512,9 @@ fn layout_module_variables<'a>(
     }
 }
 
-/// Variables declared inside function bodies: shared ones join the CTA's
-/// shared layout, global and constant ones are allocated.
+/// Variables declared inside function bodies: static shared ones are listed
+/// for [`layout_static_shared`], extern shared ones for
+/// [`place_extern_shared`], global and constant ones are allocated.
 fn layout_body_variables<'a>(
     m: &mut ModuleCtx<'_>,
     defined: &[&'a ast::Function],
@@ -512,7 +523,7 @@ fn layout_body_variables<'a>(
     vars: &mut VariableLayout<'a>,
 ) {
     let file = m.file;
-    for f in defined {
+    for (fi, f) in defined.iter().enumerate() {
         let mut decls = Vec::new();
         collect_body_shared(f.body.as_deref().unwrap_or(&[]), &mut decls);
         for v in decls {
@@ -545,16 +556,47 @@ fn layout_body_variables<'a>(
                     .push(format!("{}\u{0}{}", f.name, v.name));
                 continue;
             }
-            vars.shared_end = align_up(vars.shared_end, align);
-            m.body_shared
-                .insert((f.name.clone(), v.name.clone()), vars.shared_end as u32);
-            vars.shared_end = vars.shared_end.saturating_add(size);
+            vars.static_shared.push(shared_layout::StaticShared {
+                key: shared_layout::SharedKey::Body(fi, v.name.clone()),
+                size,
+                align,
+            });
         }
     }
 }
 
+/// Gives every static shared variable its one offset, module-wide, laid
+/// out per kernel (`shared_layout`): variables no kernel uses together may
+/// overlap, and each kernel's static size counts only the variables it can
+/// use. Sets `shared_end` (the highest end of any) and `kernel_shared`.
+fn layout_static_shared(
+    m: &mut ModuleCtx<'_>,
+    module: &ast::Module,
+    defined: &[&ast::Function],
+    vars: &mut VariableLayout<'_>,
+) {
+    let list = std::mem::take(&mut vars.static_shared);
+    let layout = shared_layout::layout(module, defined, &list);
+    for (v, off) in list.into_iter().zip(layout.offsets) {
+        // Offsets past the limit are refused by the caller (`shared_end`).
+        let off = off.min(u32::MAX as u64) as u32;
+        match v.key {
+            shared_layout::SharedKey::Module(name) => {
+                m.syms.insert(name, Sym::Shared(off));
+            }
+            shared_layout::SharedKey::Body(fi, name) => {
+                m.body_shared.insert((defined[fi].name.clone(), name), off);
+            }
+        }
+    }
+    vars.shared_end = layout.end;
+    vars.kernel_shared = layout.kernel_bytes;
+}
+
 /// Places every `.extern .shared` array at the start of dynamic shared
-/// memory, after the static variables; returns that offset.
+/// memory, after every static variable of the module (whichever kernel uses
+/// it: the base is baked into shared code); returns that offset, which is
+/// also the static part of every CTA's shared window.
 fn place_extern_shared(m: &mut ModuleCtx<'_>, vars: &mut VariableLayout<'_>) -> u32 {
     let dyn_base = align_up(vars.shared_end, vars.dyn_align) as u32;
     for name in std::mem::take(&mut vars.extern_shared) {
@@ -569,7 +611,8 @@ fn place_extern_shared(m: &mut ModuleCtx<'_>, vars: &mut VariableLayout<'_>) -> 
 }
 
 /// What `cuFuncGetAttribute` reports for kernel `f` (function `index`):
-/// its parameter layout, resources and launch bounds.
+/// its parameter layout, resources (static shared bytes: only the variables
+/// the kernel and its callees can use) and launch bounds.
 fn kernel_info(
     m: &mut ModuleCtx<'_>,
     module: &ast::Module,
@@ -625,7 +668,7 @@ fn kernel_info(
         name: f.name.clone(),
         params,
         param_bytes: off as u32,
-        static_shared_bytes: vars.shared_end as u32,
+        static_shared_bytes: vars.kernel_shared.get(index).copied().unwrap_or(0) as u32,
         local_bytes_per_thread: vars.local_end as u32 + fi.local_frame,
         num_regs: register_estimate(
             fi.num_rows + fi.num_preds.div_ceil(32),

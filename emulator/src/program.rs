@@ -126,6 +126,10 @@ pub struct Program {
     pub const_values: Vec<u64>,
     pub num_rows: u32,
     pub num_preds: u32,
+    /// The static part of every CTA's shared window, where dynamic shared
+    /// memory starts: after every static variable of the module, whichever
+    /// kernel uses it (a kernel's own figure, for launch validation, is
+    /// [`KernelInfo::static_shared_bytes`]).
     pub static_shared: u32,
     /// Alignment of dynamic shared memory's start.
     pub static_local: u32,
