@@ -216,10 +216,9 @@ pub(super) fn layout(
             .filter(|(start, end)| end > start)
             .collect();
         let mut at = 0u64;
-        while let Some(&(_, end)) = conflicts
-            .iter()
-            .find(|&&(start, end)| start < at.saturating_add(v.size).max(at.saturating_add(1)) && end > at)
-        {
+        while let Some(&(_, end)) = conflicts.iter().find(|&&(start, end)| {
+            start < at.saturating_add(v.size).max(at.saturating_add(1)) && end > at
+        }) {
             at = super::align_up(end, v.align);
         }
         offsets.push(at);
