@@ -4,6 +4,7 @@
 
 mod arith;
 mod bitfield;
+mod call_windows;
 mod compare;
 mod control;
 mod convert;
@@ -257,6 +258,7 @@ pub fn decode_module(
     if !m.diags.is_empty() {
         return Err(m.diags);
     }
+    call_windows::set_clobber_ranges(&mut m.funcs, &m.code);
     let num_rows = m.const_base + m.const_values.len() as u32;
     Ok(Program {
         file: file.to_string(),
@@ -265,7 +267,6 @@ pub fn decode_module(
         text: m.text,
         funcs: m.funcs,
         kernels,
-        window_base: m.window_base,
         const_base: m.const_base,
         const_values: m.const_values,
         num_rows,
@@ -325,26 +326,24 @@ fn check_target(
 
 /// Gives every defined function its index, register counts and parameter
 /// frame, and every declared-only one an unresolvable symbol; places the
-/// constant rows after the largest register window. Returns the most
+/// constant rows after the highest register window. Returns the most
 /// predicates any function uses.
 fn declare_functions(
     m: &mut ModuleCtx<'_>,
     module: &ast::Module,
     defined: &[&ast::Function],
 ) -> u32 {
-    let mut max_rows = 0;
     let mut max_preds = 0;
     for (i, f) in defined.iter().enumerate() {
         m.syms.insert(f.name.clone(), Sym::Func(i as u32));
         let info = function_signature(f);
-        max_rows = u32::max(max_rows, info.num_rows);
         max_preds = u32::max(max_preds, info.num_preds);
         m.funcs.push(info);
     }
     for f in module.functions().filter(|f| f.body.is_none()) {
         m.syms.entry(f.name.clone()).or_insert(Sym::Func(u32::MAX));
     }
-    m.const_base = m.window_base + max_rows;
+    m.const_base = call_windows::place_windows(defined, &mut m.funcs, m.window_base);
     m.pred_sink = max_preds;
     max_preds
 }
@@ -392,6 +391,9 @@ fn function_signature(f: &ast::Function) -> FuncInfo {
         entry_pc: 0,
         num_rows: rows,
         num_preds: preds,
+        window_base: 0,
+        clobber_rows: 0..0,
+        clobber_preds: preds,
         param_frame: align_up(frame, 8) as u32,
         local_frame: 0,
         params,
@@ -838,7 +840,7 @@ fn decode_function(m: &mut ModuleCtx<'_>, index: u32, f: &ast::Function) {
         labels,
         branch_tables: HashMap::new(),
         loc: (0, 0),
-        next_row: m.window_base,
+        next_row: info.window_base,
         next_pred: 0,
         param_frame: info.param_frame as u64,
         local_frame: 0,

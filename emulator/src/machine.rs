@@ -80,6 +80,12 @@ struct Frame {
     param_fp: u32,
     /// Where this frame's saved registers start in the lane's save stack.
     save_at: usize,
+    /// Which of the caller's rows were saved there (from `saved_from`),
+    /// and how many of its predicates (from 0): those the callee can
+    /// overwrite.
+    saved_from: u32,
+    saved_rows: u32,
+    saved_preds: u32,
 }
 
 /// One warp's architectural state.
@@ -298,7 +304,9 @@ impl Warp {
         self.set_converged(f.entry_pc);
         self.executed = 0;
         self.index = index;
-        let window = r(prog.window_base)..r(prog.const_base);
+        // Registers start at zero (a trace must not depend on what ran
+        // before); only the rows this kernel can reach are ever read.
+        let window = r(f.clobber_rows.start)..r(f.clobber_rows.end);
         self.values[window].fill(0);
         self.preds.fill(0);
         let nwarps = threads.div_ceil(WARP as u32);

@@ -82,6 +82,13 @@ pub struct FuncInfo {
     /// Rows of the register window this function uses.
     pub num_rows: u32,
     pub num_preds: u32,
+    /// First row of this function's registers (`decode::call_windows`).
+    pub window_base: u32,
+    /// Rows and predicates a call to this function can overwrite: those of
+    /// every function it can reach, itself included. A call saves only the
+    /// caller's registers among them.
+    pub clobber_rows: std::ops::Range<u32>,
+    pub clobber_preds: u32,
     /// Bytes of the function's `.param` frame: returns, params, call slots.
     pub param_frame: u32,
     /// Bytes of the function's `.local` frame.
@@ -119,8 +126,6 @@ pub struct Program {
     pub funcs: Vec<FuncInfo>,
     /// `(function index, info)` per kernel.
     pub kernels: Vec<(u32, KernelInfo)>,
-    /// First row of the register window shared by all functions.
-    pub window_base: u32,
     /// Value of each constant row, from `const_base` on.
     pub const_base: u32,
     pub const_values: Vec<u64>,

@@ -319,20 +319,27 @@ fn do_call(
                 message: "call stack overflow (1024 frames)".into(),
             });
         }
-        // Save the caller's registers: the callee reuses the same window.
+        // Save the caller's registers the callee (or what it calls) can
+        // overwrite: every function's window starts at the same row.
         let save_at = w.saves[l].len();
-        for row in prog.window_base..prog.window_base + caller.num_rows {
-            w.saves[l].push(w.values[r(row) + l]);
-        }
-        for p in 0..caller.num_preds as usize {
-            w.saves[l].push((w.preds[p] >> l & 1) as u64);
-        }
+        let saved_from = caller.window_base.max(callee.clobber_rows.start);
+        let saved_to = (caller.window_base + caller.num_rows).min(callee.clobber_rows.end);
+        let saved_rows = saved_to.saturating_sub(saved_from);
+        let saved_preds = caller.num_preds.min(callee.clobber_preds);
+        let values = &w.values;
+        let rows = saved_from..saved_from + saved_rows;
+        w.saves[l].extend(rows.map(|row| values[r(row) + l]));
+        let preds = &w.preds[..saved_preds as usize];
+        w.saves[l].extend(preds.iter().map(|p| (p >> l & 1) as u64));
         w.frames[l].push(Frame {
             ret_pc: next,
             caller: w.func[l],
             local_fp: w.local_fp[l],
             param_fp: w.param_fp[l],
             save_at,
+            saved_from,
+            saved_rows,
+            saved_preds,
         });
         let new_param_fp = w.param_fp[l] + caller.param_frame;
         let need = (new_param_fp + callee.param_frame) as usize;
@@ -433,16 +440,13 @@ fn do_ret(w: &mut Warp, prog: &Program, exec: u32) {
                 }
             }
         }
-        let caller = &prog.funcs[frame.caller as usize];
-        let mut k = frame.save_at;
-        for row in prog.window_base..prog.window_base + caller.num_rows {
-            w.values[r(row) + l] = w.saves[l][k];
-            k += 1;
+        let saved = &w.saves[l][frame.save_at..];
+        let (rows, preds) = saved.split_at(frame.saved_rows as usize);
+        for (row, &value) in (frame.saved_from..).zip(rows) {
+            w.values[r(row) + l] = value;
         }
-        for p in 0..caller.num_preds as usize {
-            let bit = w.saves[l][k] as u32;
-            w.preds[p] = (w.preds[p] & !(1 << l)) | (bit << l);
-            k += 1;
+        for (p, &bit) in w.preds.iter_mut().zip(&preds[..frame.saved_preds as usize]) {
+            *p = (*p & !(1 << l)) | ((bit as u32) << l);
         }
         for (row, value) in &into_regs[..n_into] {
             w.values[r(*row) + l] = *value;
