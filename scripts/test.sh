@@ -16,11 +16,12 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== structure: no module cycles, packages named after their directories, no function over 200 lines"
+echo "== structure: no module cycles, packages named after their directories, no function over 200 lines, no #[path] leaving its crate"
 if ! cargo run -q --locked -p prlx-structure-check -- --all-acyclic --naming; then
     echo "test.sh: the structure step failed: the report's last line (== failed: ...) says which rule;" \
         "a module cycle (break it by moving the shared item down), a member in directory x not" \
-        "named prlx-x (prlx* directories: the directory's name), or a function over 200 lines" >&2
+        "named prlx-x (prlx* directories: the directory's name), a function over 200 lines, or a #[path]" \
+        "leading outside its crate's directory (share the code through a crate instead)" >&2
     exit 1
 fi
 echo "== cargo test"

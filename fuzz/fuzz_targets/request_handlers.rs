@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| prlx_fuzz::request_handlers(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| prlx_fuzz_targets::request_handlers(data));

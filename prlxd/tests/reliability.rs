@@ -1,6 +1,6 @@
 //! The standing reliability suite, single-user half (the multi-user half,
 //! run as root, is `reliability_users.rs`; the bounded fuzz run is
-//! `reliability_fuzz.rs`): crashes at random points and restarts never
+//! prlx-fuzz-targets' `tests/reliability_fuzz.rs`): crashes at random points and restarts never
 //! lose an acknowledged launch; garbage in every protocol state, stalled
 //! clients and quota tricks cost only the connection or the launch that
 //! tried them.
@@ -10,10 +10,11 @@
 
 mod common;
 
-use common::acked::{Acked, Rng, assert_served, site_table, sized_trace};
+use common::acked::{Acked, assert_served, site_table, sized_trace};
 use common::{Daemon, create, hello, record, show, trace};
 use prlx_proto::frame::{FrameHeader, FrameKind, HEADER_LEN, read_frame, write_frame};
 use prlx_proto::{Client, ErrorCode, Request, Response, Transfer};
+use prlx_tests::Rng;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};

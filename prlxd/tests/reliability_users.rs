@@ -13,10 +13,11 @@
 
 mod common;
 
-use common::acked::{Acked, Rng, assert_served, sized_trace};
+use common::acked::{Acked, assert_served, sized_trace};
 use common::users::{ALICE, BOB, Users};
 use common::{Daemon, create, record, show, trace};
 use prlx_proto::{Client, ErrorCode, Request, Response};
+use prlx_tests::Rng;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

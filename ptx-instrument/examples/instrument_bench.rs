@@ -9,11 +9,8 @@
 
 use std::time::Instant;
 
+use prlx_bench_support::{synthesize, thread_cpu_seconds};
 use prlx_ptx_instrument::{Options, instrument};
-
-#[path = "../../ptx/examples/bench_support/mod.rs"]
-mod bench_support;
-use bench_support::{synthesize, thread_cpu_seconds};
 
 /// Best wall and thread-CPU seconds of ten runs of `f`.
 fn best_of_10(mut f: impl FnMut()) -> (f64, f64) {

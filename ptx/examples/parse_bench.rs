@@ -7,8 +7,7 @@
 
 use std::time::Instant;
 
-mod bench_support;
-use bench_support::{synthesize, thread_cpu_seconds};
+use prlx_bench_support::{synthesize, thread_cpu_seconds};
 
 fn main() {
     let (name, text) = match std::env::args().nth(1) {

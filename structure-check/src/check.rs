@@ -1,4 +1,5 @@
-//! Both checks over one package.
+//! The checks over one package's sources: module cycles, long functions,
+//! `#[path]` attributes leaving the crate.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -8,6 +9,7 @@ use anyhow::Result;
 use crate::graph::{self, Cycle, Granularity, Graph};
 use crate::longfn::{self, Allowlist, LongFnReport};
 use crate::modtree::{self, CrateTree};
+use crate::paths::{self, PathEscape};
 use crate::workspace::Package;
 
 /// The module graph of one library or binary target.
@@ -27,6 +29,8 @@ pub struct PackageResult {
     pub targets: Vec<TargetResult>,
     pub long: LongFnReport,
     pub max_fn_lines: usize,
+    /// `#[path]` attributes (in any target) that lead outside [`Self::dir`].
+    pub path_escapes: Vec<PathEscape>,
 }
 
 impl PackageResult {
@@ -36,9 +40,10 @@ impl PackageResult {
 }
 
 /// Reads every target of `pkg`, builds the module graphs of its libraries
-/// and binaries at granularity `gran`, and measures the functions of all its
+/// and binaries at granularity `gran`, measures the functions of all its
 /// targets (tests, benches, examples and build script included) against
-/// `max_fn_lines`.
+/// `max_fn_lines`, and finds their `#[path]` attributes that leave the
+/// package's directory.
 pub fn check_package(
     pkg: &Package,
     gran: &Granularity,
@@ -70,11 +75,13 @@ pub fn check_package(
         .flat_map(|t| &t.files)
         .filter(|f| seen.insert(f.path.canonicalize().unwrap_or_else(|_| f.path.clone())));
     let long = longfn::check(files, max_fn_lines, &allow);
+    let path_escapes = paths::escapes(trees.iter().flat_map(|t| &t.path_attrs), &pkg.dir);
     Ok(PackageResult {
         name: pkg.name.clone(),
         dir: pkg.dir.clone(),
         targets,
         long,
         max_fn_lines,
+        path_escapes,
     })
 }

@@ -1,7 +1,7 @@
 //! `prlx-structure-check`: a crate's structure, checked by a tool instead of
 //! by eye (issue 24).
 //!
-//! Two checks over the source as written (parsed with `syn`, no
+//! Three checks over the source as written (parsed with `syn`, no
 //! compilation, no macro expansion), and one over the manifests:
 //!
 //! - **Module cycles.** [`modtree`] follows `mod` declarations (and `#[path]`
@@ -18,12 +18,16 @@
 //!   keyword to its closing brace spans more than N lines, skipping files
 //!   with an `@generated` header and entries of the crate's
 //!   `structure-check.allow` file.
+//! - **`#[path]` inside the crate.** [`paths`] reports every `#[path]`
+//!   attribute on a `mod` (in any target: tests and examples too) whose
+//!   target resolves outside the directory of the crate's `Cargo.toml`:
+//!   code is shared through crates, not by compiling another crate's files.
 //! - **Package names** (`--naming`). [`naming`] wants a member in directory
 //!   `x` to be package `prlx-x`, or `x` itself when `x` starts with `prlx`
 //!   (`prlxd`, `prlxctl`).
 //!
 //! The binary fails (exit 1) on a function over the limit unless
-//! `--warn-long`, on a cycle in a crate named with `--acyclic` (in any
+//! `--warn-long`, on a `#[path]` leaving its crate, on a cycle in a crate named with `--acyclic` (in any
 //! checked crate with `--all-acyclic`), and on a misnamed member with
 //! `--naming`; its last line says which. `scripts/test.sh` runs it as
 //! `--all-acyclic --naming` over every member.
@@ -36,5 +40,6 @@ pub mod graph;
 pub mod longfn;
 pub mod modtree;
 pub mod naming;
+pub mod paths;
 pub mod report;
 pub mod workspace;

@@ -1,6 +1,7 @@
 //! `prlx-structure-check`: reports module dependency cycles, functions over
-//! a line limit and (with `--naming`) members whose package is not named
-//! after their directory. See the library docs.
+//! a line limit, `#[path]` attributes leaving their crate's directory and
+//! (with `--naming`) members whose package is not named after their
+//! directory. See the library docs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,13 +13,15 @@ use prlx_structure_check::graph::Granularity;
 use prlx_structure_check::naming::{self, NamingViolation};
 use prlx_structure_check::{report, workspace};
 
-/// Checks crates for module dependency cycles, over-long functions and
-/// (with --naming) package names that do not follow their directories.
+/// Checks crates for module dependency cycles, over-long functions,
+/// `#[path]` attributes leading outside the crate's directory and (with
+/// --naming) package names that do not follow their directories.
 ///
 /// Exits 1 when a crate named with --acyclic (any checked crate, with
 /// --all-acyclic) has a cycle, when any checked crate has a function over
-/// the limit (unless --warn-long), or when --naming finds a misnamed member;
-/// 2 on errors. The last line says which of these failed.
+/// the limit (unless --warn-long) or a `#[path]` leaving its directory, or
+/// when --naming finds a misnamed member; 2 on errors. The last line says
+/// which of these failed.
 #[derive(Parser)]
 #[command(name = "prlx-structure-check")]
 struct Cli {
@@ -143,8 +146,10 @@ fn run(cli: &Cli) -> Result<bool> {
         .map(|t| t.cycles.len())
         .sum();
     let long: usize = results.iter().map(|r| r.long.over.len()).sum();
+    let escapes: usize = results.iter().map(|r| r.path_escapes.len()).sum();
     text.push_str(&format!(
-        "== summary: {} crate(s), {cycles} cycle(s), {long} function(s) over {} lines{}\n",
+        "== summary: {} crate(s), {cycles} cycle(s), {long} function(s) over {} lines, \
+         {escapes} #[path] attribute(s) leaving their crate{}\n",
         results.len(),
         cli.max_fn_lines,
         if cli.naming {
@@ -164,6 +169,11 @@ fn run(cli: &Cli) -> Result<bool> {
         failures.push(format!(
             "{long} function(s) over {} lines",
             cli.max_fn_lines
+        ));
+    }
+    if escapes > 0 {
+        failures.push(format!(
+            "{escapes} #[path] attribute(s) leading outside their crate's directory"
         ));
     }
     if !misnamed.is_empty() {

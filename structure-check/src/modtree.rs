@@ -47,6 +47,20 @@ pub struct Module {
     pub refs: Vec<Reference>,
 }
 
+/// A `#[path = ".."]` attribute on a `mod`, and what it names.
+#[derive(Clone, Debug)]
+pub struct PathAttr {
+    /// The file holding the attribute.
+    pub file: PathBuf,
+    /// The attribute's line.
+    pub line: usize,
+    /// The path as written.
+    pub value: String,
+    /// What it resolves to, unnormalized: the module's file for `mod x;`,
+    /// its directory for an inline `mod x { .. }`.
+    pub target: PathBuf,
+}
+
 /// Everything read for one target.
 #[derive(Default)]
 pub struct CrateTree {
@@ -55,6 +69,8 @@ pub struct CrateTree {
     pub files: Vec<SourceFile>,
     /// Problems that do not stop the check (a `mod` whose file is missing).
     pub warnings: Vec<String>,
+    /// Every `#[path]` attribute met, in the order read.
+    pub path_attrs: Vec<PathAttr>,
 }
 
 /// Reads the module tree of the target whose root file is `root`.
@@ -139,13 +155,14 @@ struct Dirs {
     child_dir: PathBuf,
 }
 
-fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+/// The value of a `#[path = ".."]` attribute and the attribute's line.
+fn path_attr(attrs: &[syn::Attribute]) -> Option<(String, usize)> {
     attrs.iter().find_map(|a| match &a.meta {
         syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
                 ..
-            }) => Some(s.value()),
+            }) => Some((s.value(), a.pound_token.span.start().line)),
             _ => None,
         },
         _ => None,
@@ -218,7 +235,21 @@ fn load_mod(
         ..Module::default()
     });
     tree.modules[parent].children.insert(name.clone(), child);
-    let attr = path_attr(&m.attrs);
+    let attr = path_attr(&m.attrs).map(|(value, line)| {
+        // An inline module's path is a directory under its parent's; a
+        // file module's is relative to the declaring file's directory.
+        let base = match m.content {
+            Some(_) => &dirs.child_dir,
+            None => &dirs.path_base,
+        };
+        tree.path_attrs.push(PathAttr {
+            file: tree.files[file].path.clone(),
+            line,
+            target: base.join(&value),
+            value: value.clone(),
+        });
+        value
+    });
     if let Some((_, items)) = &m.content {
         let sub = dirs.child_dir.join(attr.as_deref().unwrap_or(&name));
         let ctx = Dirs {

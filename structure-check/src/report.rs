@@ -67,6 +67,24 @@ pub fn write_package(out: &mut String, r: &PackageResult, base: &Path, edges: bo
             }
         }
     }
+    if !r.path_escapes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  #[path] attributes leaving the crate's directory: {}",
+            r.path_escapes.len()
+        );
+    }
+    for e in &r.path_escapes {
+        let _ = writeln!(
+            out,
+            "    error: {}:{}: #[path = \"{}\"] resolves to {}, outside {}; share the code through a crate",
+            rel(&e.file, base),
+            e.line,
+            e.value,
+            rel(&e.target, base),
+            rel(&r.dir, base)
+        );
+    }
     let l = &r.long;
     let _ = writeln!(
         out,

@@ -1,5 +1,6 @@
 //! The checker on small fixture crates written to temporary directories:
-//! a cycle, no cycle, re-exports, `#[path]`, granularity, long functions.
+//! a cycle, no cycle, re-exports, `#[path]`, granularity, long functions,
+//! `#[path]` leaving its crate, package names.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -407,4 +408,64 @@ fn naming_wants_prlx_dash_directory_or_the_directory_when_it_starts_with_prlx() 
     // Only the members checked are judged.
     let (rc, text) = run(dir.path(), &["--naming", "alpha", "prlxtool"]);
     assert_eq!(rc, 0, "{text}");
+}
+
+#[test]
+fn a_path_attribute_leaving_its_crate_fails_and_one_inside_passes() {
+    let owner: &[(&str, &str)] = &[
+        (
+            "src/lib.rs",
+            "#[path = \"impls/state.rs\"]\nmod state;\n#[path = \"inline_dir\"]\nmod inline {\n    mod leaf;\n}\n",
+        ),
+        ("src/impls/state.rs", "pub fn s() {}\n"),
+        ("src/inline_dir/leaf.rs", "pub fn l() {}\n"),
+        // A test reaching up, but still inside its own crate.
+        (
+            "tests/t.rs",
+            "#[path = \"../src/impls/state.rs\"]\nmod state;\n",
+        ),
+    ];
+    let borrower: &[(&str, &str)] = &[
+        ("src/lib.rs", "pub fn f() {}\n"),
+        // Another crate's file, from a test and from an example.
+        (
+            "tests/t.rs",
+            "// shared helpers\n#[path = \"../../owner/src/impls/state.rs\"]\nmod support;\n",
+        ),
+        (
+            "examples/e.rs",
+            "#[path = \"../../owner/src/inline_dir\"]\nmod helpers {\n    mod leaf;\n}\nfn main() {}\n",
+        ),
+    ];
+    let dir = workspace(&[
+        ("owner", "prlx-owner", owner),
+        ("borrower", "prlx-borrower", borrower),
+    ]);
+    let (rc, text) = run(dir.path(), &["owner"]);
+    assert_eq!(rc, 0, "{text}");
+    assert!(!text.contains("error:"), "{text}");
+    let (rc, text) = run(dir.path(), &[]);
+    assert_eq!(rc, 1, "{text}");
+    assert!(
+        text.contains(
+            "error: borrower/tests/t.rs:2: #[path = \"../../owner/src/impls/state.rs\"] resolves to \
+             owner/src/impls/state.rs, outside borrower; share the code through a crate"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("error: borrower/examples/e.rs:1: #[path = \"../../owner/src/inline_dir\"]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#[path] attributes leaving the crate's directory: 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("== failed: 2 #[path] attribute(s) leading outside their crate's directory"),
+        "{text}"
+    );
+    // Not excused by --warn-long, and named alone the crate still fails.
+    let (rc, text) = run(dir.path(), &["--warn-long", "borrower"]);
+    assert_eq!(rc, 1, "{text}");
 }

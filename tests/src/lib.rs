@@ -10,6 +10,8 @@
 //! assembles a CUDA 12 SDK from the PyPI wheels for `--cuda-path`.
 //! [`browser::Chromium`] loads HTML in headless Chromium (DOM, console,
 //! screenshots); [`terminal::Tmux`] runs a terminal program under tmux.
+//! [`Rng`] is the seeded generator of the randomized tests (prlxd's
+//! reliability tests, prlx-fuzz-targets' bounded fuzz run).
 //!
 //! The tests: `e2e/capture.rs` (an unmodified driver-API program under the
 //! shim, twice, then `prlxctl diff`), `e2e/by_hand.rs` (the descriptor filled
@@ -18,7 +20,10 @@
 //! (docs/instrumentation-overhead.md).
 
 pub mod browser;
+mod rng;
 pub mod terminal;
+
+pub use rng::Rng;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

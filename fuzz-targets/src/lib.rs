@@ -1,8 +1,9 @@
-//! Fuzz entry points for prlxd's wire protocol, shared by the libFuzzer
-//! targets in `fuzz_targets/` (`cargo +nightly fuzz run frame_decoder`,
-//! `… request_handlers`) and by the bounded run on stable that
-//! `prlxd/tests/reliability_fuzz.rs` makes in the test suite (it includes
-//! this file by path, so both drive exactly this code).
+//! `prlx-fuzz-targets`: fuzz entry points for prlxd's wire protocol, shared
+//! by the libFuzzer targets of `fuzz/` (`fuzz/fuzz_targets/`, `cargo +nightly
+//! fuzz run frame_decoder`, `… request_handlers`, from `fuzz/`) and by the
+//! bounded run on stable this crate's `tests/reliability_fuzz.rs` makes in
+//! the test suite, so both drive exactly this code. Start at the two entry
+//! points:
 //!
 //! * [`frame_decoder`]: header decoding, whole-frame parsing and the
 //!   blocking reader agree with each other, round-trip, never read past a

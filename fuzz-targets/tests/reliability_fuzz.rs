@@ -1,17 +1,12 @@
 //! The fuzz targets of `fuzz/` (libFuzzer, nightly) run here on stable,
-//! bounded: the same entry points (`fuzz/src/lib.rs`, included by path)
-//! driven by seeded random and mutated inputs for a fixed number of cases
-//! or a few seconds, whichever ends first. `PRLX_RELIABILITY_SEED` repeats
-//! a run; `PRLX_FUZZ_CASES` runs longer.
+//! bounded: the same entry points (this crate's library) driven by seeded
+//! random and mutated inputs for a fixed number of cases or a few seconds,
+//! whichever ends first. `PRLX_RELIABILITY_SEED` repeats a run;
+//! `PRLX_FUZZ_CASES` runs longer.
 
-mod common;
-
-#[path = "../../fuzz/src/lib.rs"]
-mod fuzz_targets;
-
-use common::acked::Rng;
 use prlx_proto::frame::{FrameKind, write_frame};
 use prlx_proto::{Request, Transfer};
+use prlx_tests::Rng;
 use std::time::{Duration, Instant};
 
 fn cases(default: usize) -> usize {
@@ -37,7 +32,13 @@ fn seed_frames() -> Vec<u8> {
         },
         Request::PutLaunch {
             session: "s".into(),
-            record: Box::new(common::record("k", 0)),
+            record: Box::new(prlx_session::LaunchRecord {
+                kernel: "k".into(),
+                launch_index: 0,
+                grid: [2, 1, 1],
+                block: [64, 1, 1],
+                ..Default::default()
+            }),
             trace_bytes: 16,
             site_table_bytes: 4,
             site_table_image: Some(3),
@@ -101,7 +102,7 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 fn frame_decoder_survives_random_and_mutated_frames() {
     let mut rng = Rng::seeded("frame_decoder", 0xf00d);
     let seed = seed_frames();
-    fuzz_targets::frame_decoder(&seed);
+    prlx_fuzz_targets::frame_decoder(&seed);
     let started = Instant::now();
     let total = cases(20_000);
     let mut ran = 0;
@@ -112,7 +113,7 @@ fn frame_decoder_survives_random_and_mutated_frames() {
         } else {
             mutate(&mut rng, &seed)
         };
-        fuzz_targets::frame_decoder(&data);
+        prlx_fuzz_targets::frame_decoder(&data);
         ran += 1;
     }
     eprintln!("frame_decoder: {ran} cases in {:?}", started.elapsed());
@@ -132,7 +133,7 @@ fn request_handlers_survive_random_connections() {
         if ran % 8 != 0 {
             data[0] |= 1;
         }
-        fuzz_targets::request_handlers(&data);
+        prlx_fuzz_targets::request_handlers(&data);
         ran += 1;
     }
     eprintln!(

@@ -1,5 +1,6 @@
 //! Finding clang-19 and nvcc, compiling kernel sources to PTX once per test
-//! run (cached under the test target directory, keyed by a content hash).
+//! run (cached under the target directory's `tmp/corpus-ptx/`, keyed by a
+//! content hash).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -31,8 +32,9 @@ impl Source {
     }
 }
 
+/// The kernel sources: `emulator/tests/kernels/` (`cuda/`, `nvcc/`, `ptx/`).
 pub fn kernels_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels")
+    repo_root().join("emulator/tests/kernels")
 }
 
 fn repo_root() -> PathBuf {
@@ -107,6 +109,20 @@ fn missing(tool: &str) -> Result<Option<String>, String> {
     }
 }
 
+/// `corpus-ptx/` in the target directory's `tmp/` (what a test sees as
+/// `CARGO_TARGET_TMPDIR`): the target directory is the running test's
+/// nearest ancestor holding cargo's `CACHEDIR.TAG`. Outside one, the system's
+/// temporary directory.
+fn cache_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.ancestors()
+        .skip(1)
+        .find(|d| d.join("CACHEDIR.TAG").is_file())
+        .map(|target| target.join("tmp"))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("corpus-ptx")
+}
+
 /// Serialises compiles: several tests share a source file, and the machine
 /// is small; the cache makes every compile after the first a file read.
 static COMPILE_LOCK: Mutex<()> = Mutex::new(());
@@ -126,7 +142,7 @@ fn compile_cached(
         read(d)?.hash(&mut hasher);
     }
     let stem = src.file_stem().and_then(|s| s.to_str()).unwrap_or("kernel");
-    let cache_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-ptx");
+    let cache_dir = cache_dir();
     let cached = cache_dir.join(format!("{stem}-{:016x}.ptx", hasher.finish()));
 
     let _guard = COMPILE_LOCK.lock().unwrap_or_else(|e| e.into_inner());

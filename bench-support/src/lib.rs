@@ -1,12 +1,17 @@
-//! What the PTX benchmarks share (parse_bench here, instrument_bench in
-//! prlx-ptx-instrument): a large module made from the committed samples,
-//! and the thread's CPU time.
+//! `prlx-bench-support`: what the PTX benchmarks share, a dev-dependency
+//! of their crates (prlx-ptx's `examples/parse_bench.rs`, prlx-ptx-instrument's
+//! `examples/instrument_bench.rs`).
+//!
+//! Two functions: [`synthesize`] makes a large module from the committed
+//! samples (`tests/ptx-samples/`), [`thread_cpu_seconds`] reads the
+//! thread's CPU time.
 
 use std::path::Path;
 
 /// A module of at least `min_bytes`: the samples' bodies (in file-name
 /// order) repeated under one header.
 pub fn synthesize(min_bytes: usize) -> String {
+    // The workspace's samples, beside this crate.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ptx-samples");
     let mut bodies = Vec::new();
     for dir in ["clang", "nvcc", "triton"] {
