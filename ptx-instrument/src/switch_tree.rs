@@ -70,9 +70,13 @@ fn derives(i: &Instruction) -> bool {
     )
 }
 
+/// A plain register operand's name. Not a vector element (`%tid.x` is
+/// named `%tid`) nor a special register: neither can be recorded by name.
 fn register(op: Option<&Operand>) -> Option<&str> {
     match op {
-        Some(Operand::Register(r)) => Some(r.name.as_str()),
+        Some(Operand::Register(r)) if r.component.is_none() && !r.is_special() => {
+            Some(r.name.as_str())
+        }
         _ => None,
     }
 }

@@ -48,3 +48,43 @@ fn tests_that_also_compute_or_are_entered_elsewhere_stay_branches() {
     let ifs = "\tld.param.u64 \t%rd1, [k_param_0];\n\tld.global.u32 \t%r1, [%rd1];\n\tsetp.eq.s32 \t%p1, %r1, 3;\n\t@%p1 bra \t$L__BB0_2;\n\tst.global.u32 \t[%rd1], %r1;\n$L__BB0_2:\n\tsetp.eq.s32 \t%p2, %r1, 5;\n\t@%p2 bra \t$L__BB0_3;\n\tst.global.u32 \t[%rd1], %r1;\n$L__BB0_3:\n\tret;\n";
     assert_eq!(kinds(ifs), (0, 2));
 }
+
+#[test]
+fn tests_of_values_read_from_one_special_register_are_not_one_switch() {
+    // CUB's DeviceSelectSweepKernel: `if (warp == 0)` on `%r16 = %tid.x >> 5`,
+    // then, in the block it enters, `if (threadIdx.x == 0)` on `%r17 =
+    // %tid.x`. Both read `%tid.x`, but they test different values: two
+    // branches, not a switch on `%tid` (which, recorded by its bare name,
+    // made the instrumented module unloadable).
+    let body = "\tld.param.u64 \t%rd1, [k_param_0];\n\tmov.u32 \t%r15, %tid.x;\n\tshr.u32 \t%r16, %r15, 5;\n\tsetp.ne.s32 \t%p1, %r16, 0;\n\t@%p1 bra \t$L__BB0_4;\n\tmov.u32 \t%r17, %tid.x;\n\tsetp.ne.s32 \t%p2, %r17, 0;\n\t@%p2 bra \t$L__BB0_4;\n\tst.global.u32 \t[%rd1], %r16;\n$L__BB0_4:\n\tret;\n";
+    assert_eq!(kinds(body), (0, 2));
+    let out = instrument(&module(body), "t.ptx", &Options::default()).unwrap();
+    for line in out.ptx.lines() {
+        let operands = line.split_once('\t').map_or("", |(_, rest)| rest);
+        assert!(
+            !operands
+                .split([',', ' ', '\t', ';', '{', '}'])
+                .any(|w| w == "%tid"),
+            "a bare %tid operand: {line}"
+        );
+    }
+}
+
+#[test]
+fn special_registers_are_known_by_name() {
+    use prlx_ptx::is_special_register;
+    for name in [
+        "%tid",
+        "%laneid",
+        "%clock64",
+        "%pm3",
+        "%pm0_64",
+        "%envreg31",
+        "%lanemask_lt",
+    ] {
+        assert!(is_special_register(name), "{name}");
+    }
+    for name in ["%r1", "%tidx", "%pm", "%envreg", "%rd_tid", "in_addr"] {
+        assert!(!is_special_register(name), "{name}");
+    }
+}

@@ -708,6 +708,61 @@ impl Register {
             component: None,
         }
     }
+
+    /// Whether this is one of PTX's predefined, read-only special registers
+    /// (`%tid`, `%laneid`, `%clock64`, `%pm3`, `%envreg7`, …), which only
+    /// `mov` (and a few other instructions) may read, and never a register
+    /// a module declares.
+    pub fn is_special(&self) -> bool {
+        is_special_register(&self.name)
+    }
+}
+
+/// Whether `name` (with its `%`, without a vector component) is one of
+/// PTX's predefined special registers (PTX ISA, "Special Registers").
+pub fn is_special_register(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "%tid",
+        "%ntid",
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%ctaid",
+        "%nctaid",
+        "%smid",
+        "%nsmid",
+        "%gridid",
+        "%is_explicit_cluster",
+        "%clusterid",
+        "%nclusterid",
+        "%cluster_ctaid",
+        "%cluster_nctaid",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "%lanemask_eq",
+        "%lanemask_le",
+        "%lanemask_lt",
+        "%lanemask_ge",
+        "%lanemask_gt",
+        "%clock",
+        "%clock_hi",
+        "%clock64",
+        "%globaltimer",
+        "%globaltimer_lo",
+        "%globaltimer_hi",
+        "%total_smem_size",
+        "%aggr_smem_size",
+        "%dynamic_smem_size",
+        "%current_graph_exec",
+    ];
+    let numbered = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'_'))
+    };
+    NAMES.contains(&name)
+        || numbered("%pm")
+        || numbered("%envreg")
+        || name.starts_with("%reserved_smem_offset_")
 }
 
 /// A numeric literal.
