@@ -128,6 +128,8 @@ pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: i32 = 2;
 
 // CUlimit
 pub const CU_LIMIT_STACK_SIZE: u32 = 0;
+pub const CU_LIMIT_PRINTF_FIFO_SIZE: u32 = 1;
+pub const CU_LIMIT_MALLOC_HEAP_SIZE: u32 = 2;
 pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: u32 = 9;
 
 // CUmemorytype

@@ -260,6 +260,10 @@ pub fn decode_module(
     }
     call_windows::set_clobber_ranges(&mut m.funcs, &m.code);
     let num_rows = m.const_base + m.const_values.len() as u32;
+    let uses_heap = m
+        .code
+        .iter()
+        .any(|i| matches!(i.op, Op::DeviceMalloc { .. } | Op::DeviceFree { .. }));
     Ok(Program {
         file: file.to_string(),
         reconverge: crate::reconverge::table(&m.code),
@@ -275,6 +279,7 @@ pub fn decode_module(
         static_local: align_up(vars.local_end, 16) as u32,
         globals: vars.globals,
         variable_allocations: Vec::new(),
+        uses_heap,
         files: module
             .items
             .iter()

@@ -9,6 +9,7 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::config::DeviceConfig;
 use crate::error::{EmuError, LaunchError, LoadError};
+use crate::heap::DeviceHeap;
 use crate::launch::{self, KernelSchedule, LaunchConfig, LaunchStats, Settings, StepHook};
 use crate::memory::GlobalMemory;
 use crate::memory::map::{Detached, RebindError};
@@ -51,6 +52,9 @@ pub struct Device {
     /// Host threads and watchdogs of launches (see [`Device::set_threads`],
     /// [`Device::set_watchdog`], [`Device::set_stall_watchdog`]).
     settings: Settings,
+    /// Device-side `malloc`/`free`'s heap, reserved when a module that
+    /// calls them is loaded.
+    heap: DeviceHeap,
 }
 
 impl Device {
@@ -63,7 +67,46 @@ impl Device {
             launches: AtomicU64::new(0),
             printf_capture: Mutex::new(None),
             settings: Settings::from_env(),
+            heap: DeviceHeap::default(),
         }
+    }
+
+    /// The device heap's size (`cudaLimitMallocHeapSize`).
+    pub fn malloc_heap_size(&self) -> u64 {
+        self.heap.size()
+    }
+
+    /// Sets the device heap's size, as `cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE)`:
+    /// refused once a kernel that calls `malloc` or `free` has been launched
+    /// (the driver's `CUDA_ERROR_INVALID_VALUE`). A heap already reserved
+    /// (a module calling them is loaded) is reserved again at the new size.
+    pub fn set_malloc_heap_size(&mut self, bytes: u64) -> Result<(), EmuError> {
+        if self.heap.in_use() {
+            return Err(EmuError::InvalidValue(
+                "the device heap's size cannot change once a kernel calling malloc or free has been launched".into(),
+            ));
+        }
+        let old = self.heap.size();
+        if let Some(base) = self.heap.unplace(bytes) {
+            self.memory.free(base);
+            if let Err(e) = self.reserve_heap() {
+                self.heap.unplace(old);
+                let _ = self.reserve_heap();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reserves the device heap in global memory, once.
+    fn reserve_heap(&mut self) -> Result<(), EmuError> {
+        if self.heap.base().is_some() {
+            return Ok(());
+        }
+        let size = self.heap.size();
+        let base = self.mem_alloc(size.max(1))?;
+        self.heap.place(base, size);
+        Ok(())
     }
 
     pub fn config(&self) -> &DeviceConfig {
@@ -265,6 +308,11 @@ impl Device {
     /// are rejected here, naming them and their line.
     pub fn load_module(&mut self, ptx: &str, source_name: &str) -> Result<ModuleId, LoadError> {
         let program = crate::decode::load(ptx, source_name, &self.config, &mut self.memory)?;
+        if program.uses_heap {
+            // Without room for the heap, `malloc` returns NULL, as when the
+            // heap is exhausted.
+            let _ = self.reserve_heap();
+        }
         let variable_allocations = program.variable_allocations.clone();
         let id = self.next_module;
         self.next_module += 1;
@@ -400,6 +448,7 @@ impl Device {
             memory: &self.memory,
             config: &self.config,
             settings: self.settings,
+            heap: &self.heap,
             launches: &self.launches,
         };
         let finished = launch::launch(&target, f.index, config, params, hook, grid_workspace);

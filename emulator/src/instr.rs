@@ -484,6 +484,16 @@ pub enum Op {
         args: u32,
         ret: Option<u32>,
     },
+    /// A call to the external `malloc(size)` (device heap): `.param` slots
+    /// of the caller.
+    DeviceMalloc {
+        size: u32,
+        ret: u32,
+    },
+    /// A call to the external `free(ptr)` (device heap).
+    DeviceFree {
+        ptr: u32,
+    },
     /// A call to `__assertfail(message, file, line, …)`: stops the launch.
     AssertFail {
         message: u32,

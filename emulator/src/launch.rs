@@ -100,6 +100,9 @@ pub(crate) struct KernelSchedule {
     /// Whether the kernel's CTAs must run in order (computed on its first
     /// launch; see [`needs_cta_order`]).
     cta_order: OnceLock<bool>,
+    /// Whether the kernel can call device `malloc`/`free` (computed on its
+    /// first launch): launching it fixes the heap's size.
+    uses_heap: OnceLock<bool>,
 }
 
 impl Default for KernelSchedule {
@@ -107,6 +110,7 @@ impl Default for KernelSchedule {
         KernelSchedule {
             last_work: AtomicU64::new(u64::MAX),
             cta_order: OnceLock::new(),
+            uses_heap: OnceLock::new(),
         }
     }
 }
@@ -119,6 +123,7 @@ pub(crate) struct Target<'a> {
     pub memory: &'a GlobalMemory,
     pub config: &'a DeviceConfig,
     pub settings: Settings,
+    pub heap: &'a crate::heap::DeviceHeap,
     /// Counts the device's launches, for `%gridid`.
     pub launches: &'a AtomicU64,
 }
@@ -298,6 +303,21 @@ fn threads_from_env() -> usize {
 /// CTAs writing one address, or one writing what another reads, without
 /// synchronization), as on hardware.
 fn needs_cta_order(prog: &Program, kernel: u32) -> bool {
+    // Device `malloc` hands out addresses in call order: CTAs in order keep
+    // a run's pointers (and so its traces) reproducible.
+    reaches(prog, kernel, |pc, inst| {
+        uses_heap(inst) || prog.text.get(pc).is_some_and(|t| talks_to_other_ctas(t))
+    })
+}
+
+/// Whether an instruction is a device-heap call (`malloc`/`free`).
+fn uses_heap(inst: &crate::instr::Inst) -> bool {
+    matches!(inst.op, Op::DeviceMalloc { .. } | Op::DeviceFree { .. })
+}
+
+/// Whether `hit` holds for an instruction (by PC) of `kernel` or of a
+/// function it can call.
+fn reaches(prog: &Program, kernel: u32, hit: impl Fn(usize, &crate::instr::Inst) -> bool) -> bool {
     let mut seen = vec![false; prog.funcs.len()];
     let mut todo = vec![kernel];
     while let Some(f) = todo.pop() {
@@ -308,7 +328,7 @@ fn needs_cta_order(prog: &Program, kernel: u32) -> bool {
             if inst.func != f {
                 continue;
             }
-            if prog.text.get(pc).is_some_and(|t| talks_to_other_ctas(t)) {
+            if hit(pc, inst) {
                 return true;
             }
             if let Op::Call(info) = &inst.op {
@@ -372,12 +392,20 @@ pub(crate) fn launch<H: StepHook>(
     let seed = target.config.schedule_seed;
     let settings = target.settings;
     let (kernel, info) = &prog.kernels[index as usize];
+    let schedule = &target.schedules[index as usize];
+    if *schedule
+        .uses_heap
+        .get_or_init(|| reaches(prog, *kernel, |_, inst| uses_heap(inst)))
+    {
+        target.heap.mark_in_use();
+    }
     let grid = Grid {
         prog,
         kernel: *kernel,
         kernel_name: &info.name,
         config,
         memory: target.memory,
+        heap: target.heap,
         kparams: &params[..info.param_bytes as usize],
         gridid,
         nsmid: target.config.multiprocessor_count.max(1),
@@ -404,7 +432,6 @@ pub(crate) fn launch<H: StepHook>(
     // cooperative grid (interleaved on one thread), or CTAs that communicate.
     // A kernel whose last launch was short runs on one thread too: waking
     // helper threads would cost more than it gains (the result is the same).
-    let schedule = &target.schedules[index as usize];
     let workers = if H::ENABLED
         || settings.watchdog.is_some()
         || seed.is_some()
@@ -445,6 +472,7 @@ struct Grid<'a> {
     kernel_name: &'a str,
     config: &'a LaunchConfig,
     memory: &'a GlobalMemory,
+    heap: &'a crate::heap::DeviceHeap,
     kparams: &'a [u8],
     gridid: u64,
     nsmid: u32,
@@ -869,6 +897,7 @@ impl<'a> Grid<'a> {
                 live_threads: &mut cta.live_threads,
                 launch_clock: cta.stats.warp_instructions,
                 printf: &mut cta.printf,
+                heap: self.heap,
                 wrote: false,
             };
             let result = machine::execute(w, &mut env, pc, active);

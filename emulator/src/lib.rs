@@ -86,11 +86,15 @@
 //!   and `isspacep` convert and classify them.
 //! - **Calls**: `call` to `.func`s (direct or through a function pointer)
 //!   with `.param` arguments and returns, recursion included: each thread
-//!   has its own call stack; the callee's registers share one window and the
-//!   caller's are saved per call. The external `vprintf` (device `printf`)
-//!   and `__assertfail` (`assert`) are built in: output goes to stdout when
-//!   the launch ends, or to [`Device::capture_printf`]'s buffer; a failed
-//!   assertion stops the launch as a trap.
+//!   has its own call stack; each function has its own register window
+//!   (after its callers'), and a call saves only the caller's registers the
+//!   callee can reach: those of a recursion or a call through a pointer
+//!   (`decode/call_windows.rs`). The external `vprintf` (device `printf`),
+//!   `malloc`/`free` (and so `new`/`delete`; the device heap of [`heap`],
+//!   `cudaLimitMallocHeapSize`) and `__assertfail` (`assert`) are built in:
+//!   output goes to stdout when the launch ends, or to
+//!   [`Device::capture_printf`]'s buffer; a failed assertion stops the
+//!   launch as a trap.
 //! - **Tensor cores**: `ldmatrix` and `mma.sync.m16n8k{8,16}` with
 //!   `f16`/`bf16` inputs and `f32` accumulators, fragments laid out as the
 //!   PTX ISA specifies (a Triton 3.x matmul runs unchanged); products are
@@ -136,7 +140,7 @@
 //! operands), `sust.p`, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
 //! clusters and distributed shared memory, `.address_size 32`, calls to
-//! external functions other than `vprintf`/`__assertfail`, stochastic
+//! external functions other than `vprintf`/`malloc`/`free`/`__assertfail`, stochastic
 //! rounding and FP4/FP6 conversions.
 //!
 //! # Multi-core execution and determinism
@@ -190,6 +194,7 @@ mod config;
 mod decode;
 mod device;
 mod error;
+pub mod heap;
 mod instr;
 mod launch;
 mod machine;

@@ -195,6 +195,8 @@ pub struct Env<'a> {
     pub launch_clock: u64,
     /// Device `printf` output of the launch so far.
     pub printf: &'a mut String,
+    /// Device-side `malloc`/`free`'s heap.
+    pub heap: &'a crate::heap::DeviceHeap,
     /// Set when the instruction wrote global or shared memory (an atomic
     /// only if it changed the value): progress, for the stall watchdog.
     pub wrote: bool,
@@ -880,6 +882,8 @@ pub fn execute(
         }
         Op::BrxIdx { .. }
         | Op::Vprintf { .. }
+        | Op::DeviceMalloc { .. }
+        | Op::DeviceFree { .. }
         | Op::AssertFail { .. }
         | Op::Call(_)
         | Op::Ret

@@ -140,6 +140,8 @@ pub struct Program {
     pub static_local: u32,
     pub globals: HashMap<String, (u64, u64)>,
     pub variable_allocations: Vec<u64>,
+    /// Whether any function calls device `malloc` or `free`.
+    pub uses_heap: bool,
     /// `.file` directives: index → path.
     pub files: HashMap<u32, String>,
 }

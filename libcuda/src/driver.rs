@@ -407,8 +407,9 @@ impl Driver {
         self.next_context_id += 1;
         let mut limits = [0usize; (CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED + 1) as usize];
         limits[CU_LIMIT_STACK_SIZE as usize] = 1024;
-        limits[1] = 1 << 20; // printf FIFO
-        limits[2] = 8 << 20; // malloc heap
+        limits[CU_LIMIT_PRINTF_FIFO_SIZE as usize] = 1 << 20;
+        limits[CU_LIMIT_MALLOC_HEAP_SIZE as usize] =
+            prlx_emulator::heap::DEFAULT_HEAP_BYTES as usize;
         limits[3] = 2; // device runtime sync depth
         limits[4] = 2048; // device runtime pending launches
         limits[5] = 0x80; // max L2 fetch granularity

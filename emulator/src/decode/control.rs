@@ -1,4 +1,4 @@
-//! Control flow: `bra`, `brx.idx`, `call` (direct, indirect, `vprintf`, `__assertfail`),
+//! Control flow: `bra`, `brx.idx`, `call` (direct, indirect, `vprintf`, `malloc`/`free`, `__assertfail`),
 //! `ret`, `exit`, `trap`, and the CTA barriers `bar/barrier`.
 
 use super::*;
@@ -149,6 +149,11 @@ fn decode_call(
                             args: *a,
                             ret: r.first().copied(),
                         }),
+                        ("malloc", [size], [ret]) => Ok(Op::DeviceMalloc {
+                            size: *size,
+                            ret: *ret,
+                        }),
+                        ("free", [ptr], []) => Ok(Op::DeviceFree { ptr: *ptr }),
                         ("__assertfail", [message, file, line, ..], _) => Ok(Op::AssertFail {
                             message: *message,
                             file: *file,

@@ -1,5 +1,5 @@
 //! Execution of control flow: branches, calls and returns (per-thread frames), `exit`, `trap`,
-//! CTA barriers, the built-in `vprintf`/`__assertfail`, and the timers.
+//! CTA barriers, the built-in `vprintf`/`malloc`/`free`/`__assertfail`, and the timers.
 
 use super::memory_ops::{load, read_cstr};
 use super::*;
@@ -31,6 +31,8 @@ pub(crate) fn execute(
             return branch_indexed(w, prog, *index, targets, pc, active, exec);
         }
         Op::Vprintf { fmt, args, ret } => vprintf(w, env, *fmt, *args, *ret, exec)?,
+        Op::DeviceMalloc { size, ret } => device_malloc(w, env, *size, *ret, exec),
+        Op::DeviceFree { ptr } => device_free(w, env, *ptr, exec)?,
         Op::AssertFail {
             message,
             file,
@@ -209,6 +211,41 @@ fn vprintf(
         }
     }
 
+    Ok(())
+}
+
+/// The built-in `malloc(size)`: a block of the device heap per executing
+/// lane, in lane order (NULL when the heap is exhausted).
+fn device_malloc(w: &mut Warp, env: &mut Env<'_>, size: u32, ret: u32, exec: u32) {
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let fp = w.param_fp[l] as u64;
+        let bytes = w.param[l].load(fp + size as u64, 8).unwrap_or(0);
+        let address = env.heap.malloc(bytes);
+        env.wrote |= address != 0;
+        let _ = w.param[l].store(fp + ret as u64, 8, address);
+    }
+}
+
+/// The built-in `free(ptr)`: returns each executing lane's block to the
+/// device heap; an address that is not a live block faults.
+fn device_free(w: &mut Warp, env: &mut Env<'_>, ptr: u32, exec: u32) -> Result<(), LaneFault> {
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let fp = w.param_fp[l] as u64;
+        let address = w.param[l].load(fp + ptr as u64, 8).unwrap_or(0);
+        env.heap.free(address).map_err(|message| LaneFault {
+            kind: FaultKind::IllegalAddress,
+            lane: l as u32,
+            address: Some(address),
+            message,
+        })?;
+        env.wrote = true;
+    }
     Ok(())
 }
 

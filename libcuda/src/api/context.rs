@@ -259,6 +259,13 @@ exports! {
         with_context(|d, ctx| {
             let c = d.contexts.get_mut(as_handle(ctx)).ok_or(CUDA_ERROR_INVALID_CONTEXT)?;
             let slot = c.limits.get_mut(limit as usize).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+            if limit == CU_LIMIT_MALLOC_HEAP_SIZE {
+                // The emulator's device heap serves device `malloc`; its
+                // size is fixed once a kernel calling it has been launched.
+                d.device
+                    .set_malloc_heap_size(value as u64)
+                    .map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+            }
             *slot = value;
             Ok(())
         })
