@@ -40,7 +40,8 @@
 //! `machine` (executes one warp-instruction), `launch` (validation and the
 //! scheduler, given what it needs from the device as a `launch::Target`),
 //! `device` (the API); `semantics`, `alu`, `config`, `error`, `observer`,
-//! `text` and `printf` sit below whatever uses them. So the decoder never
+//! `text`, `printf` and `heap` (the device heap of `malloc`/`free`) sit
+//! below whatever uses them. So the decoder never
 //! runs code, the machine never decodes, and nothing below `device` names
 //! [`Device`]. `cargo run -p prlx-structure-check -- emulator --acyclic
 //! emulator` checks it.
