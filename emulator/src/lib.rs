@@ -205,6 +205,6 @@ pub mod texture;
 pub use config::{DeviceAttribute, DeviceConfig};
 pub use device::{Device, FunctionId, ModuleId};
 pub use error::{EmuError, Fault, LaunchError, LoadDiagnostic, LoadError};
-pub use launch::{DEFAULT_STALL_WATCHDOG, LaunchConfig, LaunchStats};
+pub use launch::{ClusterLaunch, DEFAULT_STALL_WATCHDOG, LaunchConfig, LaunchStats};
 pub use observer::{Control, Observer, RegValue, WarpStep};
 pub use program::{KernelInfo, ParamInfo};
