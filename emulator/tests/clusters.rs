@@ -541,3 +541,56 @@ fn seeded_schedules_keep_cluster_results() {
         assert_eq!(download_u32(&dev, out, 256), want, "seed {seed:?}");
     }
 }
+
+/// An `mbarrier` in a peer CTA's shared memory: rank 0's threads arrive on
+/// rank 1's barrier through a `mapa` address (as CUTLASS's
+/// `ClusterBarrier::arrive(cta_id)` does); rank 1 waits on it locally.
+#[test]
+fn remote_mbarrier_arrivals() {
+    let ptx = format!(
+        "{HEADER}{}",
+        r#"
+.visible .entry mb(.param .u64 out)
+{
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<6>;
+    .reg .pred %p<4>;
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %cluster_ctarank;
+    mov.u32 %r2, bar;
+    setp.eq.u32 %p1, %r1, 1;
+    @!%p1 bra ARRIVE;
+    mov.u32 %r9, %tid.x;
+    setp.eq.u32 %p3, %r9, 0;
+    @%p3 mbarrier.init.shared::cta.b64 [%r2], 32;
+ARRIVE:
+    barrier.cluster.arrive.release;
+    barrier.cluster.wait.acquire;
+    @%p1 bra WAIT;
+    mapa.shared::cluster.u32 %r3, %r2, 1;
+    mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r3];
+    bra END;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @!%p2 bra WAIT;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r4, %ctaid.x;
+    mul.wide.u32 %rd2, %r4, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    mov.u32 %r5, 7;
+    st.global.u32 [%rd3], %r5;
+END:
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    ret;
+}
+"#
+    );
+    let mut dev = sm90();
+    let f = kernel(&mut dev, &ptx, "mb");
+    let out = dev.mem_alloc(16).unwrap();
+    dev.mem_write(out, &[0; 16]).unwrap();
+    let p = Params::new().u64(out);
+    launch(&dev, f, cfg(4, 32), clusters([2, 1, 1]), &p).unwrap();
+    assert_eq!(download_u32(&dev, out, 4), vec![0, 7, 0, 7]);
+}
