@@ -256,7 +256,8 @@ fn validate(
 /// shape or the kernel's `.reqnctapercluster` (not two different ones), on
 /// a device of compute capability 9.0 or newer, dividing the grid, of at
 /// most 8 CTAs (16 when non-portable sizes are allowed, and no more than
-/// `.maxclusterrank`).
+/// `.maxclusterrank`). Also returns whether the shape is explicit (given
+/// by the launch or the kernel).
 fn validate_cluster(
     dc: &DeviceConfig,
     prog: &Program,
@@ -264,9 +265,9 @@ fn validate_cluster(
     config: &LaunchConfig,
     cluster: &ClusterLaunch,
     cooperative: bool,
-) -> Result<[u32; 3], LaunchError> {
+) -> Result<([u32; 3], bool), LaunchError> {
     let Some(info) = prog.kernel_info(index) else {
-        return Ok([1, 1, 1]);
+        return Ok(([1, 1, 1], false));
     };
     let bad = |m: String| Err(LaunchError::InvalidClusterSize(m));
     let fmt = |d: [u32; 3]| format!("({},{},{})", d[0], d[1], d[2]);
@@ -286,7 +287,7 @@ fn validate_cluster(
                 info.name
             ));
         }
-        (None, None) => return Ok([1, 1, 1]),
+        (None, None) => return Ok(([1, 1, 1], false)),
     };
     if dims.contains(&0) {
         return bad(format!("cluster dimensions {} must be non-zero", fmt(dims)));
@@ -338,7 +339,7 @@ fn validate_cluster(
             fmt(dims)
         )));
     }
-    Ok(dims)
+    Ok((dims, true))
 }
 
 /// Instructions a warp of a cooperative grid runs before the next CTA's
@@ -469,17 +470,18 @@ pub(crate) fn launch<H: StepHook>(
     grid_workspace: Option<u64>,
 ) -> Finished {
     let prog = target.program;
-    let cluster = match validate(target.config, prog, index, config, params).and_then(|()| {
-        validate_cluster(
-            target.config,
-            prog,
-            index,
-            config,
-            cluster,
-            grid_workspace.is_some(),
-        )
-    }) {
-        Ok(dims) => dims,
+    let (cluster, explicit_cluster) = match validate(target.config, prog, index, config, params)
+        .and_then(|()| {
+            validate_cluster(
+                target.config,
+                prog,
+                index,
+                config,
+                cluster,
+                grid_workspace.is_some(),
+            )
+        }) {
+        Ok(shape) => shape,
         Err(e) => {
             return Finished {
                 result: Err(e),
@@ -507,6 +509,7 @@ pub(crate) fn launch<H: StepHook>(
         grid_workspace: grid_workspace.unwrap_or(0),
         cluster,
         cluster_size,
+        explicit_cluster,
     };
 
     let [gx, gy, gz] = config.grid;
@@ -583,6 +586,8 @@ struct Grid<'a> {
     /// The cluster shape, and its CTA count.
     cluster: [u32; 3],
     cluster_size: u32,
+    /// Whether the launch or the kernel chose the shape.
+    explicit_cluster: bool,
 }
 
 /// One CTA's state; a worker thread reuses one for CTA after CTA.
@@ -666,6 +671,7 @@ impl<'a> Grid<'a> {
             nsmid: self.nsmid,
             grid_workspace: self.grid_workspace,
             cluster: self.cluster,
+            explicit_cluster: self.explicit_cluster,
         }
     }
 

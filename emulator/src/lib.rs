@@ -122,7 +122,9 @@
 //!   `.shared::cluster` address carries the CTA rank + 1 in bits 24..32 of
 //!   its shared-window offset (`memory::CLUSTER_RANK_SHIFT`), which `mapa`
 //!   sets and `ld/st/atom/red/mbarrier` follow into the peer's shared
-//!   memory. Without clusters every CTA is its own 1x1x1 cluster.
+//!   memory. Without clusters every CTA is its own 1x1x1 cluster. A
+//!   cooperative launch with clusters is refused
+//!   ([`LaunchError::Unsupported`]).
 //!
 //! PTX accepted beyond what clang and nvcc emit: registers declared without
 //! `%`, vector registers (`.reg .v4 .f32 v;`, `v.x`/`v.r`, whole in vector
@@ -145,9 +147,8 @@
 //! Not emulated (rejected at load): independent texture mode (`.samplerref`
 //! operands), `sust.p`, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
-//! `%is_explicit_cluster`, the asynchronous cluster transfers (`st.async`,
-//! `cp.async.bulk*`), cooperative launches with clusters,
-//! `.address_size 32`, calls to
+//! the asynchronous cluster transfers (`st.async`,
+//! `cp.async.bulk*`), `.address_size 32`, calls to
 //! external functions other than `vprintf`/`__assertfail`, stochastic
 //! rounding and FP4/FP6 conversions.
 //!

@@ -182,6 +182,9 @@ pub struct CtaShape {
     /// The cluster shape (1x1x1 when the launch has no clusters: every CTA
     /// is its own cluster).
     pub cluster: [u32; 3],
+    /// `%is_explicit_cluster`: the shape was given by the launch or the
+    /// kernel.
+    pub explicit_cluster: bool,
 }
 
 impl CtaShape {
@@ -390,6 +393,11 @@ impl Warp {
                 &mut self.values,
                 sreg::CLUSTER_NCTARANK,
                 shape.cluster_size() as u64,
+            );
+            set(
+                &mut self.values,
+                sreg::IS_EXPLICIT_CLUSTER,
+                shape.explicit_cluster as u64,
             );
             let bit = 1u64 << lane;
             set(&mut self.values, sreg::LANEID, lane as u64);

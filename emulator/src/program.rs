@@ -84,7 +84,11 @@ pub mod sreg {
     pub const NCLUSTERID: u32 = 39;
     pub const CLUSTER_CTARANK: u32 = 42;
     pub const CLUSTER_NCTARANK: u32 = 43;
-    pub const COUNT: u32 = 44;
+    /// 1 when the launch has clusters by the launch's or the kernel's
+    /// choice, 0 for a plain launch's implicit 1x1x1 clusters
+    /// (`%is_explicit_cluster`, a predicate: `mov.pred` reads it).
+    pub const IS_EXPLICIT_CLUSTER: u32 = 44;
+    pub const COUNT: u32 = 45;
 }
 
 /// A function (kernel or `.func`) of the module.

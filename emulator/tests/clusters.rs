@@ -594,3 +594,44 @@ END:
     launch(&dev, f, cfg(4, 32), clusters([2, 1, 1]), &p).unwrap();
     assert_eq!(download_u32(&dev, out, 4), vec![0, 7, 0, 7]);
 }
+
+/// `%is_explicit_cluster`: set when the launch or the kernel gives the
+/// cluster shape (even 1x1x1), clear for a plain launch's implicit clusters.
+#[test]
+fn is_explicit_cluster() {
+    let body = r#"
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    mov.pred %p1, %is_explicit_cluster;
+    selp.u32 %r1, 1, 0, %p1;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"#;
+    let ptx = format!(
+        "{HEADER}.visible .entry e(.param .u64 out)\n{body}.visible .entry k(.param .u64 out) .reqnctapercluster 2\n{body}"
+    );
+    let mut dev = sm90();
+    let m = load(&mut dev, &ptx);
+    let e = dev.get_function(m, "e").unwrap();
+    let k = dev.get_function(m, "k").unwrap();
+    let out = dev.mem_alloc(8).unwrap();
+    let p = Params::new().u64(out);
+    let mut flags = Vec::new();
+    for (f, cl) in [
+        (e, ClusterLaunch::default()),
+        (e, clusters([1, 1, 1])),
+        (e, clusters([2, 1, 1])),
+        (k, ClusterLaunch::default()),
+    ] {
+        launch(&dev, f, cfg(2, 32), cl, &p).unwrap();
+        flags.push(download_u32(&dev, out, 2));
+    }
+    assert_eq!(flags, vec![vec![0, 0], vec![1, 1], vec![1, 1], vec![1, 1]]);
+}

@@ -267,7 +267,7 @@ const SUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "sm_90",
-        "barrier.cluster.arrive;\nbarrier.cluster.wait;\nbarrier.cluster.arrive.release.aligned;\nbarrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;",
+        "mov.pred %p1, %is_explicit_cluster;\nbarrier.cluster.arrive;\nbarrier.cluster.wait;\nbarrier.cluster.arrive.release.aligned;\nbarrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;",
     ),
     (
         "sm_90",
@@ -434,11 +434,6 @@ const REFUSED: &[(&str, &str, &str)] = &[
         "sm_80",
         "mov.u64 %rd1, %reserved_smem_offset_begin;",
         "%reserved_smem_offset_begin",
-    ),
-    (
-        "sm_90",
-        "mov.pred %p1, %is_explicit_cluster;",
-        "%is_explicit_cluster",
     ),
     (
         "sm_80",
