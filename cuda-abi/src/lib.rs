@@ -55,6 +55,8 @@ pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+/// A launch's cluster shape does not fit the grid, the kernel or the device.
+pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
 pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 
 // CUjit_option
@@ -84,7 +86,15 @@ pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: i32 = 6;
 pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: i32 = 7;
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
 pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
-// 10-15: the cluster attributes (sm_90 and later).
+/// The cluster attributes (sm_90 and later): whether the kernel must be
+/// launched with clusters (`.explicitcluster`), its compile-time cluster
+/// shape (`.reqnctapercluster`; 0 without), whether clusters of more than 8
+/// CTAs are allowed, and the cluster scheduling policy.
+pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: i32 = 10;
+pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: i32 = 11;
+pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: i32 = 12;
+pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: i32 = 13;
+pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = 14;
 /// Whether the function's graph nodes can be updated from the device (CUDA 13).
 pub const CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED: i32 = 16;
 /// The function's `CUsharedMemoryMode` (CUDA 13); cudart 13's

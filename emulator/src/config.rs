@@ -113,6 +113,8 @@ impl DeviceConfig {
             }
             DeviceAttribute::MAX_BLOCKS_PER_MULTIPROCESSOR => 32,
             DeviceAttribute::RESERVED_SHARED_MEMORY_PER_BLOCK => 0,
+            // Thread block clusters: compute capability 9.0 and later.
+            DeviceAttribute::CLUSTER_LAUNCH => (self.compute_capability.0 >= 9) as u64,
             _ => return None,
         };
         Some(clamp(v))
@@ -179,6 +181,7 @@ impl DeviceAttribute {
     pub const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: Self = Self(97);
     pub const MAX_BLOCKS_PER_MULTIPROCESSOR: Self = Self(106);
     pub const RESERVED_SHARED_MEMORY_PER_BLOCK: Self = Self(111);
+    pub const CLUSTER_LAUNCH: Self = Self(120);
 }
 
 #[cfg(test)]
@@ -194,6 +197,12 @@ mod tests {
         assert_eq!(c.attribute(DeviceAttribute(76)), Some(0));
         assert_eq!(c.attribute(DeviceAttribute(8)), Some(48 * 1024));
         assert_eq!(c.attribute(DeviceAttribute(9999)), None);
+        assert_eq!(c.attribute(DeviceAttribute::CLUSTER_LAUNCH), Some(0));
+        let hopper = DeviceConfig {
+            compute_capability: (9, 0),
+            ..DeviceConfig::default()
+        };
+        assert_eq!(hopper.attribute(DeviceAttribute::CLUSTER_LAUNCH), Some(1));
     }
 
     #[test]

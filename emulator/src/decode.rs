@@ -646,22 +646,18 @@ fn kernel_info(
     let mut maxntid = None;
     let mut maxnreg = None;
     let mut min_ctas_per_sm = 1u32;
+    let mut reqnctapercluster = None;
+    let mut explicit_cluster = false;
+    let mut max_cluster_rank = None;
     for d in &f.directives {
         match d {
             ast::FunctionDirective::ReqNTid(v) => reqntid = Some(dims3(v)),
             ast::FunctionDirective::MaxNTid(v) => maxntid = Some(dims3(v)),
             ast::FunctionDirective::MaxNReg(n) => maxnreg = Some(*n),
             ast::FunctionDirective::MinNCtaPerSm(n) => min_ctas_per_sm = (*n).max(1),
-            ast::FunctionDirective::ReqNCtaPerCluster(v) if v.iter().product::<u32>() > 1 => {
-                m.diags.push(diag(
-                    m.file,
-                    f.span,
-                    format!(
-                        "unsupported: kernel `{}` requires clusters of {v:?} CTAs (only 1-CTA clusters are emulated)",
-                        f.name
-                    ),
-                ));
-            }
+            ast::FunctionDirective::ReqNCtaPerCluster(v) => reqnctapercluster = Some(dims3(v)),
+            ast::FunctionDirective::ExplicitCluster => explicit_cluster = true,
+            ast::FunctionDirective::MaxClusterRank(n) => max_cluster_rank = Some(*n),
             _ => {}
         }
     }
@@ -687,6 +683,9 @@ fn kernel_info(
         ),
         max_threads_per_block: limit,
         reqntid,
+        reqnctapercluster,
+        explicit_cluster,
+        max_cluster_rank,
         ptx_version: (module.version.major, module.version.minor),
         target_sm,
     }
@@ -1359,12 +1358,12 @@ fn special_row(reg: &ast::Register) -> Option<Row> {
         "%lanemask_ge" => sreg::LANEMASK_GE,
         "%lanemask_gt" => sreg::LANEMASK_GT,
         "%dynamic_smem_size" => sreg::DYNAMIC_SMEM_SIZE,
-        // Every CTA is its own 1x1x1 cluster (launches with larger clusters
-        // are refused): the cluster is the CTA, and the grid of clusters is
-        // the grid of CTAs.
-        "%clusterid" => xyz(sreg::CTAID)?,
-        "%nclusterid" => xyz(sreg::NCTAID)?,
-        "%cluster_ctaid" | "%cluster_ctarank" => sreg::ZERO,
+        "%cluster_ctaid" => xyz(sreg::CLUSTER_CTAID)?,
+        "%cluster_nctaid" => xyz(sreg::CLUSTER_NCTAID)?,
+        "%clusterid" => xyz(sreg::CLUSTERID)?,
+        "%nclusterid" => xyz(sreg::NCLUSTERID)?,
+        "%cluster_ctarank" => sreg::CLUSTER_CTARANK,
+        "%cluster_nctarank" => sreg::CLUSTER_NCTARANK,
         "%total_smem_size" => sreg::TOTAL_SMEM_SIZE,
         "%envreg1" => sreg::ENVREG1,
         "%envreg2" => sreg::ENVREG2,
@@ -1395,10 +1394,6 @@ fn src(m: &mut ModuleCtx<'_>, fc: &FnCtx<'_>, op: &Operand, ty: ScalarType) -> R
                 "vector register `{}` needs a component (.x .y .z .w) here",
                 r.name
             )),
-            _ if matches!(r.name.as_str(), "%cluster_nctaid" | "%cluster_nctarank") => {
-                // One CTA per cluster (see `special_row`).
-                Ok(const_row(m, 1))
-            }
             _ => special_row(r).ok_or_else(|| format!("unknown register `{}`", r.name)),
         },
         Operand::Immediate(imm) => Ok(const_row(m, imm_bits(*imm, ty))),
@@ -1542,8 +1537,9 @@ fn space_of(mods: &mut Mods<'_>) -> Result<Option<StateSpace>, String> {
         None => None,
     };
     if s.is_none() && mods.take(".shared::cluster") {
-        // Every CTA is its own cluster, and `.shared::cta` addresses are
-        // valid `.shared::cluster` addresses of the executing CTA.
+        // `.shared::cta` addresses are valid `.shared::cluster` addresses
+        // of the executing CTA; those `mapa` made carry a peer's rank, and
+        // shared accesses route them (`memory::CLUSTER_RANK_SHIFT`).
         return Ok(Some(StateSpace::Shared));
     }
     Ok(s)

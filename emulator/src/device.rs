@@ -10,7 +10,9 @@ use std::sync::{Mutex, PoisonError};
 use crate::config::DeviceConfig;
 use crate::error::{EmuError, LaunchError, LoadError};
 use crate::heap::DeviceHeap;
-use crate::launch::{self, KernelSchedule, LaunchConfig, LaunchStats, Settings, StepHook};
+use crate::launch::{
+    self, ClusterLaunch, KernelSchedule, LaunchConfig, LaunchStats, Settings, StepHook,
+};
 use crate::memory::GlobalMemory;
 use crate::memory::map::{Detached, RebindError};
 use crate::observer::{Control, Observer, WarpStep};
@@ -387,7 +389,30 @@ impl Device {
         config: &LaunchConfig,
         params: &[u8],
     ) -> Result<LaunchStats, LaunchError> {
-        self.run_launch(f, config, params, &mut launch::NoObserver, None)
+        self.run_launch(
+            f,
+            config,
+            params,
+            &ClusterLaunch::default(),
+            &mut launch::NoObserver,
+            None,
+        )
+    }
+
+    /// A launch with thread block clusters (`cuLaunchKernelEx` with
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; a kernel's
+    /// `.reqnctapercluster` applies to every launch). The CTAs of a cluster
+    /// run co-resident, interleaved on one thread, and clusters one after
+    /// another. Needs a device of compute capability 9.0 or newer.
+    #[allow(clippy::result_large_err)] // see `launch`
+    pub fn launch_clustered(
+        &self,
+        f: FunctionId,
+        config: &LaunchConfig,
+        cluster: &ClusterLaunch,
+        params: &[u8],
+    ) -> Result<LaunchStats, LaunchError> {
+        self.run_launch(f, config, params, cluster, &mut launch::NoObserver, None)
     }
 
     /// A cooperative launch (`cuLaunchCooperativeKernel`): every CTA of the
@@ -411,7 +436,14 @@ impl Device {
             LaunchError::OutOfResources("no memory for the grid workspace".into())
         })?;
         let _ = self.memory.store(workspace, 4, GRID_WORKSPACE_BYTES);
-        let result = self.run_launch(f, config, params, &mut launch::NoObserver, Some(workspace));
+        let result = self.run_launch(
+            f,
+            config,
+            params,
+            &ClusterLaunch::default(),
+            &mut launch::NoObserver,
+            Some(workspace),
+        );
         self.memory.free(workspace);
         result
     }
@@ -425,7 +457,15 @@ impl Device {
         params: &[u8],
         observer: &mut dyn Observer,
     ) -> Result<LaunchStats, LaunchError> {
-        self.run_launch(f, config, params, &mut DynObserver(observer), None)
+        let cluster = ClusterLaunch::default();
+        self.run_launch(
+            f,
+            config,
+            params,
+            &cluster,
+            &mut DynObserver(observer),
+            None,
+        )
     }
 
     /// Runs kernel `f` of a loaded module through the scheduler and
@@ -436,6 +476,7 @@ impl Device {
         f: FunctionId,
         config: &LaunchConfig,
         params: &[u8],
+        cluster: &ClusterLaunch,
         hook: &mut H,
         grid_workspace: Option<u64>,
     ) -> Result<LaunchStats, LaunchError> {
@@ -451,7 +492,15 @@ impl Device {
             heap: &self.heap,
             launches: &self.launches,
         };
-        let finished = launch::launch(&target, f.index, config, params, hook, grid_workspace);
+        let finished = launch::launch(
+            &target,
+            f.index,
+            config,
+            params,
+            cluster,
+            hook,
+            grid_workspace,
+        );
         self.deliver_printf(&finished.printf);
         finished.result
     }

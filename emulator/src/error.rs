@@ -143,6 +143,9 @@ pub enum LaunchError {
     InvalidConfig(String),
     /// Too many threads or too much shared memory (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).
     OutOfResources(String),
+    /// A cluster shape the grid, the kernel or the device does not allow
+    /// (CUDA_ERROR_INVALID_CLUSTER_SIZE).
+    InvalidClusterSize(String),
     IllegalAddress(Fault),
     MisalignedAddress(Fault),
     IllegalInstruction(Fault),
@@ -167,6 +170,7 @@ impl fmt::Display for LaunchError {
         match self {
             LaunchError::InvalidConfig(m) => write!(f, "invalid launch configuration: {m}"),
             LaunchError::OutOfResources(m) => write!(f, "launch out of resources: {m}"),
+            LaunchError::InvalidClusterSize(m) => write!(f, "invalid cluster size: {m}"),
             LaunchError::IllegalAddress(x) => x.describe(f, "illegal address"),
             LaunchError::MisalignedAddress(x) => x.describe(f, "misaligned address"),
             LaunchError::IllegalInstruction(x) => x.describe(f, "illegal instruction"),

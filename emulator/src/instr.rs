@@ -503,6 +503,10 @@ pub enum Op {
     Ret,
     Exit,
     Trap,
+    /// `barrier.cluster.arrive` (`wait: false`) or `barrier.cluster.wait`.
+    ClusterBar {
+        wait: bool,
+    },
     Bar {
         kind: BarKind,
         id: Row,

@@ -13,10 +13,15 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use crate::config::DeviceConfig;
 use crate::error::{Fault, LaunchError};
 use crate::instr::{CallTarget, Op};
-use crate::machine::{self, Barrier, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp};
+use crate::machine::{
+    self, Barrier, ClusterEnv, CtaShape, Env, FaultKind, LaneFault, StepResult, Warp,
+};
 use crate::memory::{FlatMemory, GlobalMemory};
 use crate::observer::{Control, RegisterView, WarpStep};
 use crate::program::Program;
+
+mod cluster;
+use cluster::{cluster_barrier_state, release_cluster_barrier};
 
 /// The grid and block of a launch, and its dynamic shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +29,18 @@ pub struct LaunchConfig {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_shared_bytes: u32,
+}
+
+/// The clusters of a launch (`cuLaunchKernelEx`'s
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClusterLaunch {
+    /// The cluster shape in CTAs; `None`: the kernel's `.reqnctapercluster`,
+    /// else 1x1x1 (every CTA is its own cluster).
+    pub dims: Option<[u32; 3]>,
+    /// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`: clusters of up
+    /// to 16 CTAs rather than the portable 8.
+    pub non_portable: bool,
 }
 
 /// Work done by a completed launch.
@@ -240,6 +257,96 @@ fn validate(
     Ok(())
 }
 
+/// The cluster shape of a launch, checked as the driver does: the launch's
+/// shape or the kernel's `.reqnctapercluster` (not two different ones), on
+/// a device of compute capability 9.0 or newer, dividing the grid, of at
+/// most 8 CTAs (16 when non-portable sizes are allowed, and no more than
+/// `.maxclusterrank`). Also returns whether the shape is explicit (given
+/// by the launch or the kernel).
+fn validate_cluster(
+    dc: &DeviceConfig,
+    prog: &Program,
+    index: u32,
+    config: &LaunchConfig,
+    cluster: &ClusterLaunch,
+    cooperative: bool,
+) -> Result<([u32; 3], bool), LaunchError> {
+    let Some(info) = prog.kernel_info(index) else {
+        return Ok(([1, 1, 1], false));
+    };
+    let bad = |m: String| Err(LaunchError::InvalidClusterSize(m));
+    let fmt = |d: [u32; 3]| format!("({},{},{})", d[0], d[1], d[2]);
+    let dims = match (cluster.dims, info.reqnctapercluster) {
+        (Some(l), Some(k)) if l != k => {
+            return bad(format!(
+                "kernel {} declares clusters of {} CTAs (.reqnctapercluster), launched with {}",
+                info.name,
+                fmt(k),
+                fmt(l)
+            ));
+        }
+        (Some(d), _) | (None, Some(d)) => d,
+        (None, None) if info.explicit_cluster => {
+            return bad(format!(
+                "kernel {} must be launched with clusters (.explicitcluster), launched without",
+                info.name
+            ));
+        }
+        (None, None) => return Ok(([1, 1, 1], false)),
+    };
+    if dims.contains(&0) {
+        return bad(format!("cluster dimensions {} must be non-zero", fmt(dims)));
+    }
+    let size = dims.iter().map(|&d| d as u64).product::<u64>();
+    let (major, minor) = dc.compute_capability;
+    if major < 9 && (size > 1 || info.explicit_cluster) {
+        // The device has no clusters at all: not a wrong size.
+        return Err(LaunchError::Unsupported(format!(
+            "clusters need a device of compute capability 9.0 or newer; the emulated device is {major}.{minor} (PRLX_EMU_SM=90)"
+        )));
+    }
+    if let Some(k) = (0..3).find(|&k| config.grid[k] % dims[k] != 0) {
+        return bad(format!(
+            "grid {} is not a multiple of the cluster shape {} (dimension {})",
+            fmt(config.grid),
+            fmt(dims),
+            ["x", "y", "z"][k]
+        ));
+    }
+    let limit = if cluster.non_portable { 16 } else { 8 };
+    if size > limit {
+        return bad(format!(
+            "clusters of {size} CTAs {} exceed the {} limit of {limit}{}",
+            fmt(dims),
+            if cluster.non_portable {
+                "device's"
+            } else {
+                "portable"
+            },
+            if cluster.non_portable {
+                ""
+            } else {
+                " (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED allows 16)"
+            }
+        ));
+    }
+    if let Some(max) = info.max_cluster_rank
+        && size > max as u64
+    {
+        return bad(format!(
+            "clusters of {size} CTAs exceed kernel {}'s limit of {max} (.maxclusterrank)",
+            info.name
+        ));
+    }
+    if cooperative && size > 1 {
+        return Err(LaunchError::Unsupported(format!(
+            "a cooperative launch with clusters of {} CTAs is not emulated",
+            fmt(dims)
+        )));
+    }
+    Ok((dims, true))
+}
+
 /// Instructions a warp of a cooperative grid runs before the next CTA's
 /// turn: short, because a CTA spinning on the grid barrier waits for all
 /// the others, which must get to run.
@@ -378,16 +485,31 @@ pub(crate) fn launch<H: StepHook>(
     index: u32,
     config: &LaunchConfig,
     params: &[u8],
+    cluster: &ClusterLaunch,
     hook: &mut H,
     grid_workspace: Option<u64>,
 ) -> Finished {
     let prog = target.program;
-    if let Err(e) = validate(target.config, prog, index, config, params) {
-        return Finished {
-            result: Err(e),
-            printf: String::new(),
-        };
-    }
+    let (cluster, explicit_cluster) = match validate(target.config, prog, index, config, params)
+        .and_then(|()| {
+            validate_cluster(
+                target.config,
+                prog,
+                index,
+                config,
+                cluster,
+                grid_workspace.is_some(),
+            )
+        }) {
+        Ok(shape) => shape,
+        Err(e) => {
+            return Finished {
+                result: Err(e),
+                printf: String::new(),
+            };
+        }
+    };
+    let cluster_size = cluster.iter().product::<u32>();
     let gridid = target.launches.fetch_add(1, Ordering::Relaxed) + 1;
     let seed = target.config.schedule_seed;
     let settings = target.settings;
@@ -413,10 +535,14 @@ pub(crate) fn launch<H: StepHook>(
         watchdog: settings.watchdog.unwrap_or(u64::MAX),
         stall_limit: settings.stall_watchdog.unwrap_or(u64::MAX),
         grid_workspace: grid_workspace.unwrap_or(0),
+        cluster,
+        cluster_size,
+        explicit_cluster,
     };
 
     let [gx, gy, gz] = config.grid;
-    let total_ctas = gx as u64 * gy as u64 * gz as u64;
+    // With clusters, `order` is that of the clusters.
+    let total_ctas = gx as u64 * gy as u64 * gz as u64 / cluster_size as u64;
     let mut order: Vec<u64> = (0..total_ctas).collect();
     if let Some(seed) = seed {
         let mut rng = Rng(seed);
@@ -429,13 +555,15 @@ pub(crate) fn launch<H: StepHook>(
     // Parallel unless something needs one CTA after another: an observer
     // (traces in CTA order), the launch-wide watchdog, a schedule seed (the
     // same seed must give the same result even for CTAs that race), a
-    // cooperative grid (interleaved on one thread), or CTAs that communicate.
+    // cooperative grid or clusters (interleaved on one thread), or CTAs that
+    // communicate.
     // A kernel whose last launch was short runs on one thread too: waking
     // helper threads would cost more than it gains (the result is the same).
     let workers = if H::ENABLED
         || settings.watchdog.is_some()
         || seed.is_some()
         || grid_workspace.is_some()
+        || cluster_size > 1
         || schedule.last_work.load(Ordering::Relaxed) < SHORT_LAUNCH
         || *schedule
             .cta_order
@@ -448,6 +576,8 @@ pub(crate) fn launch<H: StepHook>(
     let mut printf = String::new();
     let result = if grid_workspace.is_some() {
         grid.run_cooperative(&order, &mut printf, hook)
+    } else if cluster_size > 1 {
+        grid.run_clusters(&order, &mut printf, hook)
     } else if workers == 1 {
         grid.run_serial(&order, &mut printf, hook)
     } else {
@@ -481,6 +611,11 @@ struct Grid<'a> {
     /// The stall watchdog: warp-instructions allowed without progress.
     stall_limit: u64,
     grid_workspace: u64,
+    /// The cluster shape, and its CTA count.
+    cluster: [u32; 3],
+    cluster_size: u32,
+    /// Whether the launch or the kernel chose the shape.
+    explicit_cluster: bool,
 }
 
 /// One CTA's state; a worker thread reuses one for CTA after CTA.
@@ -508,13 +643,21 @@ struct Cta {
     /// the seed and the CTA's index, so it does not depend on which thread
     /// runs the CTA or when.
     rng: Option<Rng>,
+    /// `%cluster_ctarank`.
+    cluster_rank: u32,
+    /// Per warp: lanes that arrived at `barrier.cluster` in its current
+    /// phase, and lanes waiting for the phase to complete.
+    cluster_arrived: Vec<u32>,
+    cluster_waiting: Vec<u32>,
 }
 
-/// A CTA's outcome: run to the end, or still running (cooperative grids).
+/// A CTA's outcome: run to the end, still running (cooperative grids,
+/// clusters), or every unfinished warp waits for its cluster's peers.
 #[derive(PartialEq, Eq)]
 enum CtaState {
     Finished,
     Running,
+    Blocked,
 }
 
 impl<'a> Grid<'a> {
@@ -534,6 +677,9 @@ impl<'a> Grid<'a> {
             current: 0,
             idle_turn: u32::MAX,
             rng: None,
+            cluster_rank: 0,
+            cluster_arrived: vec![0; nwarps],
+            cluster_waiting: vec![0; nwarps],
         }
     }
 
@@ -552,6 +698,8 @@ impl<'a> Grid<'a> {
             smid: (cta % self.nsmid as u64) as u32,
             nsmid: self.nsmid,
             grid_workspace: self.grid_workspace,
+            cluster: self.cluster,
+            explicit_cluster: self.explicit_cluster,
         }
     }
 
@@ -573,6 +721,9 @@ impl<'a> Grid<'a> {
         cta.idle = 0;
         cta.progressed = false;
         cta.current = 0;
+        cta.cluster_rank = cta.shape.cluster_rank();
+        cta.cluster_arrived.fill(0);
+        cta.cluster_waiting.fill(0);
         cta.rng = self
             .seed
             .map(|s| Rng(s ^ (linear + 1).wrapping_mul(0xd1b5_4a32_d192_ed03)));
@@ -590,8 +741,8 @@ impl<'a> Grid<'a> {
         for &linear in order {
             self.start(&mut cta, linear);
             let result = loop {
-                match self.step(&mut cta, None, stats.warp_instructions, hook) {
-                    Ok(CtaState::Running) => {}
+                match self.step(&mut cta, None, stats.warp_instructions, &mut [], hook) {
+                    Ok(CtaState::Running | CtaState::Blocked) => {}
                     Ok(CtaState::Finished) => break Ok(()),
                     Err(e) => break Err(e),
                 }
@@ -637,8 +788,8 @@ impl<'a> Grid<'a> {
                 }
                 self.start(&mut cta, order[pos]);
                 let result = loop {
-                    match self.step(&mut cta, None, 0, &mut NoObserver) {
-                        Ok(CtaState::Running) => {}
+                    match self.step(&mut cta, None, 0, &mut [], &mut NoObserver) {
+                        Ok(CtaState::Running | CtaState::Blocked) => {}
                         Ok(CtaState::Finished) => break Ok(()),
                         Err(e) => break Err(e),
                     }
@@ -732,10 +883,10 @@ impl<'a> Grid<'a> {
                 }
                 let before = cta.stats.warp_instructions;
                 let others = executed - before;
-                let state = self.step(cta, Some(COOPERATIVE_QUANTUM), others, hook);
+                let state = self.step(cta, Some(COOPERATIVE_QUANTUM), others, &mut [], hook);
                 executed += cta.stats.warp_instructions - before;
                 match state {
-                    Ok(CtaState::Running) => {}
+                    Ok(CtaState::Running | CtaState::Blocked) => {}
                     Ok(CtaState::Finished) => running[i] = false,
                     Err(e) => {
                         fault = Some(e);
@@ -767,12 +918,14 @@ impl<'a> Grid<'a> {
 
     /// Picks the CTA's next warp and runs it for a quantum (`quantum`, or
     /// the schedule's). `others` counts the launch's warp-instructions
-    /// outside this CTA, for the launch-wide watchdog.
+    /// outside this CTA, for the launch-wide watchdog; `peers`: the shared
+    /// memory of the CTA's cluster by rank (see `machine::ClusterEnv`).
     fn step<H: StepHook>(
         &self,
         cta: &mut Cta,
         quantum: Option<u32>,
         others: u64,
+        peers: &mut [FlatMemory],
         hook: &mut H,
     ) -> Result<CtaState, LaunchError> {
         let n = cta.warps.len();
@@ -791,6 +944,9 @@ impl<'a> Grid<'a> {
                 .fold(false, |any, w| w.release_waiting() | any);
             if released {
                 return Ok(CtaState::Running);
+            }
+            if self.cluster_size > 1 && cta.cluster_waiting.iter().any(|&l| l != 0) {
+                return Ok(CtaState::Blocked);
             }
             return Err(self.deadlock(cta));
         }
@@ -821,9 +977,9 @@ impl<'a> Grid<'a> {
         };
         cta.current = wi + 1;
         if cta.idle_turn == u32::MAX {
-            self.run_warp::<H, false>(cta, wi, quantum, others, hook)?;
+            self.run_warp::<H, false>(cta, wi, quantum, others, peers, hook)?;
         } else {
-            self.run_warp::<H, true>(cta, wi, quantum, others, hook)?;
+            self.run_warp::<H, true>(cta, wi, quantum, others, peers, hook)?;
         }
         Ok(CtaState::Running)
     }
@@ -837,6 +993,7 @@ impl<'a> Grid<'a> {
         wi: usize,
         quantum: u32,
         others: u64,
+        peers: &mut [FlatMemory],
         hook: &mut H,
     ) -> Result<(), LaunchError> {
         let prog = self.prog;
@@ -899,6 +1056,13 @@ impl<'a> Grid<'a> {
                 printf: &mut cta.printf,
                 heap: self.heap,
                 wrote: false,
+                cluster: ClusterEnv {
+                    rank: cta.cluster_rank,
+                    size: self.cluster_size,
+                    peers: &mut *peers,
+                    arrived: &mut cta.cluster_arrived,
+                    waiting: &mut cta.cluster_waiting,
+                },
             };
             let result = machine::execute(w, &mut env, pc, active);
             if env.wrote {
@@ -914,10 +1078,23 @@ impl<'a> Grid<'a> {
                         return Ok(());
                     }
                 }
+                Ok(StepResult::ClusterBarrier) => {
+                    // A cluster of several CTAs is checked by `run_cluster`.
+                    if self.cluster_size == 1 && release_cluster_barrier(std::slice::from_mut(cta))
+                    {
+                        cta.progress();
+                    }
+                    if cta.warps[wi].runnable() == 0 {
+                        return Ok(());
+                    }
+                }
                 Ok(StepResult::Exited) => {
                     cta.progress();
                     for id in 0..16 {
                         cta.check_barrier(id);
+                    }
+                    if self.cluster_size == 1 {
+                        release_cluster_barrier(std::slice::from_mut(cta));
                     }
                     if cta.warps[wi].runnable() == 0 {
                         return Ok(());
@@ -981,21 +1158,8 @@ impl<'a> Grid<'a> {
 
     fn deadlock(&self, cta: &Cta) -> LaunchError {
         let [x, y, z] = cta.shape.ctaid;
-        let mut waiting = Vec::new();
-        for (id, b) in cta.barriers.iter().enumerate() {
-            if b.arrived > 0 {
-                let expected = b.expected.unwrap_or(cta.live_threads);
-                waiting.push(format!(
-                    "barrier {id}: {} of {expected} threads arrived (warps {})",
-                    b.arrived,
-                    b.waiters
-                        .iter()
-                        .map(|(w, _)| w.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ));
-            }
-        }
+        let mut waiting = cta.barrier_waits();
+        waiting.extend(cluster_barrier_state(std::slice::from_ref(cta)));
         LaunchError::Deadlock(format!(
             "kernel {} block ({x},{y},{z}): every remaining warp waits forever; {}",
             self.kernel_name,
@@ -1035,6 +1199,26 @@ impl<'a> Grid<'a> {
 }
 
 impl Cta {
+    /// The CTA barriers with arrivals: how many, of how many, which warps.
+    fn barrier_waits(&self) -> Vec<String> {
+        let mut waiting = Vec::new();
+        for (id, b) in self.barriers.iter().enumerate() {
+            if b.arrived > 0 {
+                let expected = b.expected.unwrap_or(self.live_threads);
+                waiting.push(format!(
+                    "barrier {id}: {} of {expected} threads arrived (warps {})",
+                    b.arrived,
+                    b.waiters
+                        .iter()
+                        .map(|(w, _)| w.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+        }
+        waiting
+    }
+
     /// A thread wrote memory, exited or passed a barrier.
     #[inline]
     fn progress(&mut self) {

@@ -118,6 +118,18 @@
 //!   and a spin on it, between two `bar.sync`); outside cooperative launches
 //!   they are 0, and `sync()` traps as on hardware. The driver's limit on
 //!   the grid size is the `libcuda` shim's to enforce.
+//! - **Thread block clusters** (compute capability 9.0+,
+//!   [`Device::launch_clustered`] or a kernel's `.reqnctapercluster`;
+//!   `launch/cluster.rs`): the CTAs of a cluster are resident at once,
+//!   interleaved on one thread as a cooperative grid's are; clusters run
+//!   one after another. `barrier.cluster.arrive/wait` counts every
+//!   non-exited thread of the cluster. Distributed shared memory: a
+//!   `.shared::cluster` address carries the CTA rank + 1 in bits 24..32 of
+//!   its shared-window offset (`memory::CLUSTER_RANK_SHIFT`), which `mapa`
+//!   sets and `ld/st/atom/red/mbarrier` follow into the peer's shared
+//!   memory. Without clusters every CTA is its own 1x1x1 cluster. A
+//!   cooperative launch with clusters is refused
+//!   ([`LaunchError::Unsupported`]).
 //!
 //! PTX accepted beyond what clang and nvcc emit: registers declared without
 //! `%`, vector registers (`.reg .v4 .f32 v;`, `v.x`/`v.r`, whole in vector
@@ -140,7 +152,8 @@
 //! Not emulated (rejected at load): independent texture mode (`.samplerref`
 //! operands), `sust.p`, `mma` forms
 //! other than the above (`wgmma`, `f16` accumulators, integer/`tf32` MMA),
-//! clusters and distributed shared memory, `.address_size 32`, calls to
+//! the asynchronous cluster transfers (`st.async`,
+//! `cp.async.bulk*`), `.address_size 32`, calls to
 //! external functions other than `vprintf`/`malloc`/`free`/`__assertfail`, stochastic
 //! rounding and FP4/FP6 conversions.
 //!
@@ -171,8 +184,8 @@
 //! the kernel has a data race between CTAs (undefined on hardware too; run it
 //! with `PRLX_EMU_THREADS=1`, or find it with `PRLX_EMU_SCHEDULE`). Observed
 //! launches ([`Device::launch_observed`], traces), launches under the
-//! launch-wide watchdog or a schedule seed, and cooperative grids also run
-//! on one thread. `printf`
+//! launch-wide watchdog or a schedule seed, cooperative grids and
+//! launches with clusters also run on one thread. `printf`
 //! output is emitted in CTA order; when CTAs fault, the first faulting CTA
 //! in CTA order is reported and output stops after it (no later CTA starts
 //! once a fault is known; earlier ones run to their end), as in a serial
@@ -211,6 +224,6 @@ pub mod texture;
 pub use config::{DeviceAttribute, DeviceConfig};
 pub use device::{Device, FunctionId, ModuleId};
 pub use error::{EmuError, Fault, LaunchError, LoadDiagnostic, LoadError};
-pub use launch::{DEFAULT_STALL_WATCHDOG, LaunchConfig, LaunchStats};
+pub use launch::{ClusterLaunch, DEFAULT_STALL_WATCHDOG, LaunchConfig, LaunchStats};
 pub use observer::{Control, Observer, RegValue, WarpStep};
 pub use program::{KernelInfo, ParamInfo};

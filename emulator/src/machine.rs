@@ -179,6 +179,26 @@ pub struct CtaShape {
     /// Address of the grid workspace of a cooperative launch (0 otherwise):
     /// `%envreg1:%envreg2`.
     pub grid_workspace: u64,
+    /// The cluster shape (1x1x1 when the launch has no clusters: every CTA
+    /// is its own cluster).
+    pub cluster: [u32; 3],
+    /// `%is_explicit_cluster`: the shape was given by the launch or the
+    /// kernel.
+    pub explicit_cluster: bool,
+}
+
+impl CtaShape {
+    /// `%cluster_ctarank`: the CTA's rank in its cluster (x fastest).
+    pub fn cluster_rank(&self) -> u32 {
+        let [cx, cy, cz] = self.cluster;
+        let [x, y, z] = self.ctaid;
+        x % cx + (y % cy) * cx + (z % cz) * cx * cy
+    }
+
+    /// `%cluster_nctarank`: the CTAs of a cluster.
+    pub fn cluster_size(&self) -> u32 {
+        self.cluster.iter().product()
+    }
 }
 
 /// Everything outside a warp that an instruction can touch.
@@ -200,6 +220,25 @@ pub struct Env<'a> {
     /// Set when the instruction wrote global or shared memory (an atomic
     /// only if it changed the value): progress, for the stall watchdog.
     pub wrote: bool,
+    /// The CTA's cluster.
+    pub cluster: ClusterEnv<'a>,
+}
+
+/// What an instruction sees of the executing CTA's cluster.
+pub struct ClusterEnv<'a> {
+    /// `%cluster_ctarank` of the executing CTA and `%cluster_nctarank`.
+    pub rank: u32,
+    pub size: u32,
+    /// The shared memory of the cluster's CTAs, by rank; the executing
+    /// CTA's slot is empty (its memory is [`Env::shared`]), and the slice is
+    /// empty when the cluster is the CTA alone.
+    pub peers: &'a mut [FlatMemory],
+    /// Per warp of the CTA: lanes that arrived at `barrier.cluster` in the
+    /// current phase, and lanes blocked in `barrier.cluster.wait` until it
+    /// completes (the launch completes it: every non-exited thread of the
+    /// cluster arrived).
+    pub arrived: &'a mut [u32],
+    pub waiting: &'a mut [u32],
 }
 
 /// What a warp-instruction did to the warp's schedulability.
@@ -210,6 +249,9 @@ pub enum StepResult {
     Arrived(u32),
     /// Lanes exited: barriers may now complete.
     Exited,
+    /// Lanes arrived at, or wait in, `barrier.cluster`: the launch must
+    /// check whether the cluster's phase completes.
+    ClusterBarrier,
 }
 
 #[inline(always)]
@@ -326,7 +368,39 @@ impl Warp {
                 set(&mut self.values, sreg::NTID + k32, shape.ntid[k] as u64);
                 set(&mut self.values, sreg::CTAID + k32, shape.ctaid[k] as u64);
                 set(&mut self.values, sreg::NCTAID + k32, shape.nctaid[k] as u64);
+                let c = shape.cluster[k].max(1);
+                set(
+                    &mut self.values,
+                    sreg::CLUSTER_CTAID + k32,
+                    (shape.ctaid[k] % c) as u64,
+                );
+                set(&mut self.values, sreg::CLUSTER_NCTAID + k32, c as u64);
+                set(
+                    &mut self.values,
+                    sreg::CLUSTERID + k32,
+                    (shape.ctaid[k] / c) as u64,
+                );
+                set(
+                    &mut self.values,
+                    sreg::NCLUSTERID + k32,
+                    (shape.nctaid[k] / c) as u64,
+                );
             }
+            set(
+                &mut self.values,
+                sreg::CLUSTER_CTARANK,
+                shape.cluster_rank() as u64,
+            );
+            set(
+                &mut self.values,
+                sreg::CLUSTER_NCTARANK,
+                shape.cluster_size() as u64,
+            );
+            set(
+                &mut self.values,
+                sreg::IS_EXPLICIT_CLUSTER,
+                shape.explicit_cluster as u64,
+            );
             let bit = 1u64 << lane;
             set(&mut self.values, sreg::LANEID, lane as u64);
             set(&mut self.values, sreg::WARPID, index as u64);
@@ -890,6 +964,7 @@ pub fn execute(
         | Op::Exit
         | Op::Trap
         | Op::Bar { .. }
+        | Op::ClusterBar { .. }
         | Op::Timer { .. } => {
             if let Some(step) = control::execute(w, env, &inst.op, pc, active, exec)? {
                 return Ok(step);

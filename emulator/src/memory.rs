@@ -39,6 +39,13 @@ pub const LOCAL_WINDOW: u64 = 0x0000_2000_0000_0000;
 pub const PARAM_WINDOW: u64 = 0x0000_3000_0000_0000;
 /// Size of each window.
 pub const WINDOW_SIZE: u64 = 1 << 32;
+/// A `.shared::cluster` address (what `mapa` returns) is a shared-window
+/// offset that carries the CTA's cluster rank plus one in its bits 24..32
+/// (the hardware also puts the rank in the upper bits): 0 there is the
+/// executing CTA's own window, so every `.shared::cta` address is a valid
+/// `.shared::cluster` address of its CTA. A CTA's shared memory stays below
+/// 16 MiB (the devices allow at most 228 KiB).
+pub const CLUSTER_RANK_SHIFT: u32 = 24;
 /// Gap left after each allocation so that small overruns never land in the
 /// next allocation and are reported instead.
 const GUARD_BYTES: u64 = 64 * 1024;

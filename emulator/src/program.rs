@@ -27,6 +27,12 @@ pub struct KernelInfo {
     /// From `.maxntid`/`.reqntid`, or the device limit.
     pub max_threads_per_block: u32,
     pub reqntid: Option<[u32; 3]>,
+    /// `.reqnctapercluster`: the cluster shape every launch uses.
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// `.explicitcluster`: the kernel must be launched with clusters.
+    pub explicit_cluster: bool,
+    /// `.maxclusterrank`: the most CTAs a cluster of this kernel may have.
+    pub max_cluster_rank: Option<u32>,
     pub ptx_version: (u32, u32),
     pub target_sm: u32,
 }
@@ -70,7 +76,19 @@ pub mod sreg {
     /// `cooperative_groups::this_grid()` reads (its `driver_abi.h`).
     pub const ENVREG1: u32 = 28;
     pub const ENVREG2: u32 = 29;
-    pub const COUNT: u32 = 30;
+    /// `%cluster_ctaid`, `%cluster_nctaid`, `%clusterid`, `%nclusterid`
+    /// (x, y, z each), `%cluster_ctarank`, `%cluster_nctarank`.
+    pub const CLUSTER_CTAID: u32 = 30;
+    pub const CLUSTER_NCTAID: u32 = 33;
+    pub const CLUSTERID: u32 = 36;
+    pub const NCLUSTERID: u32 = 39;
+    pub const CLUSTER_CTARANK: u32 = 42;
+    pub const CLUSTER_NCTARANK: u32 = 43;
+    /// 1 when the launch has clusters by the launch's or the kernel's
+    /// choice, 0 for a plain launch's implicit 1x1x1 clusters
+    /// (`%is_explicit_cluster`, a predicate: `mov.pred` reads it).
+    pub const IS_EXPLICIT_CLUSTER: u32 = 44;
+    pub const COUNT: u32 = 45;
 }
 
 /// A function (kernel or `.func`) of the module.

@@ -244,7 +244,7 @@ const SUPPORTED: &[(&str, &str)] = &[
         "sm_80",
         "cvt.pack.sat.s16.s32 %r1, %r2, %r3;\ncvt.s8.s32 %r1, %r2;\ncvt.u16.u8 %h1, %h2;",
     ),
-    // Asynchronous barriers and clusters (every CTA is a 1-CTA cluster).
+    // Asynchronous barriers and clusters.
     (
         "sm_80",
         "mbarrier.init.shared.b64 [sm], 32;\nmbarrier.arrive.shared.b64 %rd2, [sm];\nmbarrier.test_wait.shared.b64 %p1, [sm], %rd2;\nmbarrier.inval.shared.b64 [sm];",
@@ -260,6 +260,14 @@ const SUPPORTED: &[(&str, &str)] = &[
     (
         "sm_90",
         "mapa.shared::cluster.u32 %r1, %r2, %r3;\ngetctarank.shared::cluster.u32 %r1, %r2;",
+    ),
+    (
+        "sm_90",
+        "mapa.u64 %rd1, %rd2, %r3;\ngetctarank.u64 %r1, %rd2;\nld.shared::cluster.u32 %r1, [%r2];\natom.shared::cluster.add.u32 %r1, [%r2], 1;\nred.shared::cluster.add.u32 [%r2], 1;",
+    ),
+    (
+        "sm_90",
+        "mov.pred %p1, %is_explicit_cluster;\nbarrier.cluster.arrive;\nbarrier.cluster.wait;\nbarrier.cluster.arrive.release.aligned;\nbarrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;",
     ),
     (
         "sm_90",
@@ -422,17 +430,10 @@ const REFUSED: &[(&str, &str, &str)] = &[
         "mbarrier.pending_count.b64 %r1, %rd2;",
         "mbarrier.pending_count",
     ),
-    ("sm_90", "barrier.cluster.arrive;", "barrier.cluster.arrive"),
-    ("sm_90", "barrier.cluster.wait;", "barrier.cluster.wait"),
     (
         "sm_80",
         "mov.u64 %rd1, %reserved_smem_offset_begin;",
         "%reserved_smem_offset_begin",
-    ),
-    (
-        "sm_90",
-        "mov.pred %p1, %is_explicit_cluster;",
-        "%is_explicit_cluster",
     ),
     (
         "sm_80",

@@ -130,6 +130,9 @@ pub struct Function {
     pub carveout: i32,
     /// `CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE` (0: default).
     pub shared_memory_mode: i32,
+    /// `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`: clusters of
+    /// up to 16 CTAs.
+    pub non_portable_cluster: bool,
     pub cache_config: u32,
 }
 

@@ -114,6 +114,9 @@ mod tests {
             num_regs: 16,
             max_threads_per_block: 1024,
             reqntid: None,
+            reqnctapercluster: None,
+            explicit_cluster: false,
+            max_cluster_rank: None,
             ptx_version: (7, 5),
             target_sm: 80,
         }

@@ -8,8 +8,12 @@
 //! under the capture shim, whose session must list the launches by name,
 //! each captured (traced), not metadata only.
 //!
-//! A program's first line may be `// nvcc-flags: ...` (extra nvcc flags);
-//! a folder of its name holds further translation units (`-rdc=true`).
+//! A program's leading comment lines may be `// nvcc-flags: ...` (extra
+//! nvcc flags; flags that name an architecture, `-arch`/`-gencode`,
+//! replace the default PTX-for-sm_80 build) and `// env: KEY=VALUE ...`
+//! (variables the program runs with, e.g. `PRLX_EMU_SM=90` for a program
+//! that needs an sm_90 device); a folder of its name holds further
+//! translation units (`-rdc=true`).
 //! Builds are cached under the target directory (keyed by sources and
 //! flags) and run two at a time, so a warm run costs seconds.
 
@@ -42,14 +46,42 @@ fn corpus_names() -> Vec<String> {
     names
 }
 
-/// Flags a program asks for in a first line `// nvcc-flags: ...`.
-fn extra_flags(source: &Path) -> Vec<String> {
+/// The values of a program's leading `// KEY: ...` comment lines named `key`.
+fn header(source: &Path, key: &str) -> Vec<String> {
     let text = std::fs::read_to_string(source).expect("read a corpus program");
+    let prefix = format!("// {key}:");
     text.lines()
-        .next()
-        .and_then(|l| l.strip_prefix("// nvcc-flags:"))
-        .map(|f| f.split_whitespace().map(String::from).collect())
-        .unwrap_or_default()
+        .take_while(|l| l.starts_with("//"))
+        .filter_map(|l| l.strip_prefix(prefix.as_str()))
+        .flat_map(|v| v.split_whitespace().map(String::from))
+        .collect()
+}
+
+/// Flags a program asks for in `// nvcc-flags: ...`.
+fn extra_flags(source: &Path) -> Vec<String> {
+    header(source, "nvcc-flags")
+}
+
+/// Whether `flags` choose the architecture themselves.
+fn names_architecture(flags: &[String]) -> bool {
+    flags.iter().any(|f| {
+        f.starts_with("-arch")
+            || f.starts_with("--gpu-architecture")
+            || f.starts_with("-gencode")
+            || f.starts_with("--generate-code")
+    })
+}
+
+/// The environment a program asks for in `// env: KEY=VALUE ...`.
+fn program_env(name: &str) -> Vec<(String, String)> {
+    let source = corpus_dir().join(format!("{name}.cu"));
+    header(&source, "env")
+        .into_iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => panic!("{name}: `// env:` takes KEY=VALUE, not {kv:?}"),
+        })
+        .collect()
 }
 
 fn cache_dir(built: &Built) -> PathBuf {
@@ -99,8 +131,12 @@ fn corpus() -> Option<&'static [(String, PathBuf)]> {
                     let (nvcc, cache, name) = (&nvcc, &cache, name.clone());
                     Box::new(move || {
                         let source = corpus_dir().join(format!("{name}.cu"));
-                        let mut args = vec!["-gencode".to_string(), PTX_ONLY.to_string()];
-                        args.extend(extra_flags(&source));
+                        let flags = extra_flags(&source);
+                        let mut args = Vec::new();
+                        if !names_architecture(&flags) {
+                            args.extend(["-gencode".to_string(), PTX_ONLY.to_string()]);
+                        }
+                        args.extend(flags);
                         let mut sources = vec![source];
                         // A folder of the program's name holds its other
                         // translation units: separate compilation.
@@ -181,7 +217,11 @@ fn corpus_passes_on_the_emulator() {
         .iter()
         .map(|(name, exe)| {
             Box::new(move || {
-                let o = built.app(exe).output().expect("run a corpus program");
+                let o = built
+                    .app(exe)
+                    .envs(program_env(name))
+                    .output()
+                    .expect("run a corpus program");
                 (name.clone(), o)
             }) as Box<dyn Fn() -> (String, Output) + Send + Sync>
         })
@@ -233,6 +273,7 @@ fn corpus_passes_under_the_shim_and_its_launches_are_recorded() {
             Box::new(move || {
                 let o = built
                     .captured_app(exe, &dir, name)
+                    .envs(program_env(name))
                     .output()
                     .expect("run a corpus program under the shim");
                 (name.clone(), o)

@@ -275,6 +275,23 @@ fn decode_mov(
         let s = vector_operand_rows(fc, &o[1], n, |fc, op| src(m, fc, op, ty))?;
         return Ok(Op::MovVector(d.into_iter().zip(s).collect()));
     }
+    if ty == ScalarType::Pred
+        && let Operand::Register(r) = &o[1]
+        && r.name == "%is_explicit_cluster"
+    {
+        return Ok(Op::Family(Box::new(FamilyOp {
+            run: pred_from_row,
+            ctx: AluCtx::new(ScalarType::U32),
+            rows: [
+                sreg::SINK,
+                sreg::IS_EXPLICIT_CLUSTER,
+                sreg::ZERO,
+                sreg::ZERO,
+            ],
+            pd: [pred_dst(fc, &o[0])?.unwrap_or(m.pred_sink), PredIx::MAX],
+            ps: PredSrc::Const(true),
+        })));
+    }
     if ty == ScalarType::Pred {
         return Ok(Op::PredLogic {
             op: None,
@@ -554,4 +571,14 @@ fn decode_packed_or_relu_int(
         a: src(m, fc, &o[1], reg_ty)?,
         b: src(m, fc, &o[2], reg_ty)?,
     }))
+}
+
+/// A predicate special register held as a 0/1 row (`%is_explicit_cluster`):
+/// the predicate is whether the row is non-zero.
+fn pred_from_row(op: &FamilyOp, values: &mut [u64], preds: &mut [u32], exec: u32) {
+    let mut bits = 0u32;
+    for l in FamilyOp::lanes(exec) {
+        bits |= ((FamilyOp::get(values, op.rows[1], l) != 0) as u32) << l;
+    }
+    op.set_pred(preds, 0, bits, exec);
 }

@@ -210,9 +210,26 @@ fn decode_bar(
             mask: src(m, fc, &o[0], ScalarType::B32)?,
         });
     }
-    if inst.opcode == "barrier" && mods.list.contains(&".cluster") {
-        // Cluster barriers wait for arrivals separately from `arrive`.
-        return Err(unsupported(inst));
+    if inst.opcode == "barrier" && mods.take(".cluster") {
+        // `barrier.cluster.arrive{.release|.relaxed}{.aligned}` and
+        // `barrier.cluster.wait{.acquire}{.aligned}`: one warp-instruction
+        // runs at a time, so the orderings hold trivially.
+        let wait = match mods.take_any(&[".arrive", ".wait"]) {
+            Some(".arrive") => {
+                mods.take_any(&[".release", ".relaxed"]);
+                false
+            }
+            Some(_) => {
+                mods.take(".acquire");
+                true
+            }
+            None => return Err(unsupported(inst)),
+        };
+        mods.take(".aligned");
+        if !inst.operands.is_empty() {
+            return Err("`barrier.cluster` takes no operands".into());
+        }
+        return Ok(Op::ClusterBar { wait });
     }
     // `barrier.cta.*` (PTX 8.0) is `barrier.*`.
     if inst.opcode == "barrier" {

@@ -13,20 +13,7 @@ pub(super) fn decode(
         "mbarrier" => decode_mbarrier(m, fc, inst, mods),
         "elect" => decode_elect(m, fc, inst, mods),
         "mapa" => decode_mapa(m, fc, inst, mods),
-        "getctarank" => {
-            // `getctarank{.shared::cluster}.u32 d, a`: the one CTA of the
-            // executing cluster has rank 0.
-            mods.take(".shared::cluster");
-            if need_type(mods, inst)? != ScalarType::U32 {
-                return Err(unsupported(inst));
-            }
-            let o = operands(inst, 2)?;
-            src(m, fc, &o[1], ScalarType::U64)?;
-            Ok(Op::Mov {
-                d: dst(fc, &o[0])?,
-                a: sreg::ZERO,
-            })
-        }
+        "getctarank" => decode_getctarank(m, fc, inst, mods),
         _ => Err(unsupported(inst)),
     }
 }
@@ -188,9 +175,11 @@ pub(super) fn decode_cp_async_arrive(
 }
 
 /// `mapa{.shared::cluster}.{u32,u64} d, a, rank`: the address of `a`'s
-/// variable in the CTA of cluster rank `rank`. Every CTA is its own cluster,
-/// so rank 0 maps to `a` itself; any other rank is outside the cluster and
-/// maps to an address no access can reach (the ISA leaves it undefined).
+/// variable in the CTA of cluster rank `rank`: `a`'s offset in the shared
+/// window with the rank plus one in bits 24..32 (see
+/// `memory::CLUSTER_RANK_SHIFT`); `.u64` maps generic addresses, and the
+/// result stays in the shared window. A rank outside the cluster gives an
+/// address whose accesses fault naming that rank.
 fn decode_mapa(
     m: &mut ModuleCtx<'_>,
     fc: &mut FnCtx<'_>,
@@ -219,16 +208,59 @@ fn decode_mapa(
     })))
 }
 
+/// The window offset bits of a shared::cluster address (below them, the
+/// rank tag; see `memory::CLUSTER_RANK_SHIFT`).
+const IN_WINDOW: u64 = (1 << crate::memory::CLUSTER_RANK_SHIFT) - 1;
+
 fn mapa(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: u32) {
-    let unreachable = if op.ctx.aux == 32 {
-        u32::MAX as u64
-    } else {
-        u64::MAX
-    };
     for l in FamilyOp::lanes(exec) {
         let (a, rank) = op.sources(values, l);
-        let mapped = if rank as u32 == 0 { a } else { unreachable };
+        let tag = (rank as u32).saturating_add(1).min(0xff) as u64;
+        let off = (tag << crate::memory::CLUSTER_RANK_SHIFT) | (a & IN_WINDOW);
+        let mapped = if op.ctx.aux == 32 {
+            off
+        } else {
+            (a & !0xffff_ffff) | off
+        };
         FamilyOp::set(values, op.rows[0], l, mapped);
+    }
+}
+
+/// `getctarank{.shared::cluster}.{u32,u64} d, a`: the cluster rank of the
+/// CTA whose shared memory `a` (a shared::cluster or, without the space, a
+/// generic address) lies in; `d` is 32 bits.
+fn decode_getctarank(
+    m: &mut ModuleCtx<'_>,
+    fc: &mut FnCtx<'_>,
+    inst: &ast::Instruction,
+    mods: &mut Mods<'_>,
+) -> Result<Op, String> {
+    mods.take(".shared::cluster");
+    let ty = need_type(mods, inst)?;
+    if !matches!(ty, ScalarType::U32 | ScalarType::U64) {
+        return Err(unsupported(inst));
+    }
+    let o = operands(inst, 2)?;
+    Ok(Op::Family(Box::new(FamilyOp {
+        run: getctarank,
+        ctx: AluCtx::new(ScalarType::U32),
+        rows: [
+            dst(fc, &o[0])?,
+            src(m, fc, &o[1], ty)?,
+            sreg::CLUSTER_CTARANK,
+            sreg::ZERO,
+        ],
+        pd: [PredIx::MAX; 2],
+        ps: PredSrc::Const(true),
+    })))
+}
+
+fn getctarank(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: u32) {
+    for l in FamilyOp::lanes(exec) {
+        let (a, own) = op.sources(values, l);
+        let tag = (a & 0xffff_ffff) >> crate::memory::CLUSTER_RANK_SHIFT;
+        let rank = if tag == 0 { own } else { tag - 1 };
+        FamilyOp::set(values, op.rows[0], l, rank);
     }
 }
 

@@ -105,6 +105,22 @@ pub(crate) fn execute(
             }
             return Ok(Some(StepResult::Arrived(bar_id)));
         }
+        Op::ClusterBar { wait } => {
+            let c = &mut env.cluster;
+            let wi = w.index as usize;
+            if *wait {
+                // Lanes whose arrival's phase completed already (or that
+                // never arrived) go on; the others wait for the phase.
+                let parked = exec & c.arrived[wi];
+                c.waiting[wi] |= parked;
+                w.jump(active & !parked, pc, next);
+                w.park(parked, next, false);
+            } else {
+                c.arrived[wi] |= exec;
+                w.jump(active, pc, next);
+            }
+            return Ok(Some(StepResult::ClusterBarrier));
+        }
         Op::Timer { d, which } => {
             let t = match which {
                 TimeSource::Clock32 => (w.executed * 4) & 0xffff_ffff,

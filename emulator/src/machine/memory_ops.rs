@@ -438,7 +438,9 @@ pub(super) fn load(
     };
     match space {
         Space::Global | Space::Const => env.global.load(addr, size).map_err(oob),
-        Space::Shared => env.shared.load(addr & 0xffff_ffff, size).map_err(oob),
+        Space::Shared => shared_load(env, addr & 0xffff_ffff, size)
+            .map_err(|e| e.fault(space, "load", size, lane, addr))?
+            .map_err(oob),
         Space::Local => w.local[lane].load(addr, size).map_err(oob),
         Space::FrameParam => w.param[lane].load(addr, size).map_err(oob),
         Space::KernelParam => {
@@ -451,9 +453,8 @@ pub(super) fn load(
         }
         Space::Generic => match memory::window_of(addr) {
             Window::Global => env.global.load(addr, size).map_err(oob),
-            Window::Shared => env
-                .shared
-                .load(addr - memory::SHARED_WINDOW, size)
+            Window::Shared => shared_load(env, addr - memory::SHARED_WINDOW, size)
+                .map_err(|e| e.fault(space, "load", size, lane, addr))?
                 .map_err(oob),
             Window::Local => w.local[lane]
                 .load(addr - memory::LOCAL_WINDOW, size)
@@ -490,9 +491,8 @@ pub(super) fn store(
     };
     match space {
         Space::Global => env.global.store(addr, size, value).map_err(oob),
-        Space::Shared => env
-            .shared
-            .store(addr & 0xffff_ffff, size, value)
+        Space::Shared => shared_store(env, addr & 0xffff_ffff, size, value)
+            .map_err(|e| e.fault(space, "store", size, lane, addr))?
             .map_err(oob),
         Space::Local => w.local[lane].store(addr, size, value).map_err(oob),
         Space::FrameParam => w.param[lane].store(addr, size, value).map_err(oob),
@@ -504,9 +504,8 @@ pub(super) fn store(
         )),
         Space::Generic => match memory::window_of(addr) {
             Window::Global => env.global.store(addr, size, value).map_err(oob),
-            Window::Shared => env
-                .shared
-                .store(addr - memory::SHARED_WINDOW, size, value)
+            Window::Shared => shared_store(env, addr - memory::SHARED_WINDOW, size, value)
+                .map_err(|e| e.fault(space, "store", size, lane, addr))?
                 .map_err(oob),
             Window::Local => w.local[lane]
                 .store(addr - memory::LOCAL_WINDOW, size, value)
@@ -518,6 +517,98 @@ pub(super) fn store(
                 "store to kernel parameter memory",
             )),
         },
+    }
+}
+
+/// A `.shared::cluster` access that reaches no CTA's shared memory.
+pub(super) enum ClusterMiss {
+    /// The rank the address carries is not a rank of the cluster.
+    Rank { rank: u32, size: u32 },
+    /// The offset lies outside the peer's shared memory.
+    Window { rank: u32, offset: u64, len: usize },
+}
+
+impl ClusterMiss {
+    fn fault(&self, space: Space, what: &str, size: u32, lane: usize, addr: u64) -> LaneFault {
+        let message = match self {
+            ClusterMiss::Rank { rank, size: n } => format!(
+                "{} {what} of {size} bytes at a shared::cluster address of CTA rank {rank}, outside the cluster of {n} CTAs",
+                space.name()
+            ),
+            ClusterMiss::Window { rank, offset, len } => format!(
+                "{} {what} of {size} bytes at offset {offset:#x} of CTA rank {rank}'s shared memory, which has {len} bytes",
+                space.name()
+            ),
+        };
+        fault(FaultKind::IllegalAddress, lane, addr, message)
+    }
+}
+
+/// Splits a shared-window offset into the peer rank it addresses (`None`:
+/// the executing CTA) and the offset in that CTA's window (see
+/// [`memory::CLUSTER_RANK_SHIFT`]).
+#[inline]
+fn cluster_target(env: &Env<'_>, off: u64) -> Result<(Option<usize>, u64), ClusterMiss> {
+    let tag = (off >> memory::CLUSTER_RANK_SHIFT) as u32;
+    if tag == 0 {
+        return Ok((None, off));
+    }
+    let rank = tag - 1;
+    let within = off & ((1 << memory::CLUSTER_RANK_SHIFT) - 1);
+    if rank == env.cluster.rank {
+        Ok((None, within))
+    } else if rank < env.cluster.size && (rank as usize) < env.cluster.peers.len() {
+        Ok((Some(rank as usize), within))
+    } else {
+        Err(ClusterMiss::Rank {
+            rank,
+            size: env.cluster.size,
+        })
+    }
+}
+
+/// Loads from the shared window at `off`: the CTA's own shared memory, or
+/// a peer's of its cluster (a miss there is a [`ClusterMiss`]).
+#[inline]
+fn shared_load(
+    env: &Env<'_>,
+    off: u64,
+    size: u32,
+) -> Result<Result<u64, OutOfBounds>, ClusterMiss> {
+    match cluster_target(env, off)? {
+        (None, o) => Ok(env.shared.load(o, size)),
+        (Some(rank), o) => {
+            let peer = &env.cluster.peers[rank];
+            peer.load(o, size).map(Ok).map_err(|_| ClusterMiss::Window {
+                rank: rank as u32,
+                offset: o,
+                len: peer.bytes.len(),
+            })
+        }
+    }
+}
+
+/// Stores to the shared window at `off` (see [`shared_load`]).
+#[inline]
+fn shared_store(
+    env: &mut Env<'_>,
+    off: u64,
+    size: u32,
+    value: u64,
+) -> Result<Result<(), OutOfBounds>, ClusterMiss> {
+    match cluster_target(env, off)? {
+        (None, o) => Ok(env.shared.store(o, size, value)),
+        (Some(rank), o) => {
+            let peer = &mut env.cluster.peers[rank];
+            let len = peer.bytes.len();
+            peer.store(o, size, value)
+                .map(Ok)
+                .map_err(|_| ClusterMiss::Window {
+                    rank: rank as u32,
+                    offset: o,
+                    len,
+                })
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::driver::{Driver, as_handle, with_context, with_driver, with_driver_sh
 use crate::entry::{ProcEntry, procs};
 use crate::entry::{aliases, exports, non_null, write_out};
 use crate::params;
-use prlx_emulator::{FunctionId, LaunchConfig, LaunchError, LaunchStats};
+use prlx_emulator::{ClusterLaunch, FunctionId, LaunchConfig, LaunchError, LaunchStats};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// The most registers per thread sm_80 allocates; PTX declares virtual
@@ -27,6 +27,8 @@ struct Launch {
     /// `cuLaunchCooperativeKernel`, or `cuLaunchKernelEx` with the
     /// cooperative attribute set: the kernel may synchronise the grid.
     cooperative: bool,
+    /// `cuLaunchKernelEx`'s `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`.
+    cluster: Option<[u32; 3]>,
 }
 
 /// Checks the configuration against the device and the kernel, the way the
@@ -101,6 +103,10 @@ fn launch_failed(d: &mut Driver, ctx: usize, e: LaunchError) -> CUresult {
         LaunchError::InvalidConfig(_) => return CUDA_ERROR_INVALID_VALUE,
         LaunchError::OutOfResources(_) => return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
         LaunchError::InvalidHandle(_) => return CUDA_ERROR_INVALID_HANDLE,
+        LaunchError::InvalidClusterSize(m) => {
+            eprintln!("========= prlx-emu: CUDA_ERROR_INVALID_CLUSTER_SIZE: {m}");
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        }
         // Refused before anything ran: not sticky, as on hardware.
         LaunchError::Unsupported(m) => {
             eprintln!("========= prlx-emu: CUDA_ERROR_NOT_SUPPORTED: {m}");
@@ -174,6 +180,7 @@ fn finish(
 struct Prepared {
     emu: FunctionId,
     config: LaunchConfig,
+    cluster: ClusterLaunch,
     buffer: Vec<u8>,
 }
 
@@ -196,10 +203,24 @@ unsafe fn prepare(
     if l.cooperative {
         check_cooperative_grid(d, f, l)?;
     }
-    let emu = d.function(f)?.emu;
+    let func = d.function(f)?;
+    let (emu, non_portable) = (func.emu, func.non_portable_cluster);
     let info = d.device.kernel_info(emu).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
     // SAFETY: forwarded contract.
     let buffer = unsafe { params::pack(info, kernel_params, extra) }?;
+    // A graph kernel node has no cluster shape of its own (a kernel's
+    // `.reqnctapercluster` still applies when the graph runs).
+    if let Some(dims) = l.cluster.filter(|c| c.iter().product::<u32>() > 1)
+        && let Some(r) = crate::graph::capture::intercept(d, l.stream, |_| {
+            eprintln!(
+                "========= prlx-emu: CUDA_ERROR_NOT_SUPPORTED: capturing a launch with clusters of {dims:?} CTAs into a graph is not emulated"
+            );
+            Err(CUDA_ERROR_NOT_SUPPORTED)
+        })
+    {
+        *captured = r;
+        return Ok(None);
+    }
     // On a capturing stream the launch becomes a graph node.
     if let Some(r) = crate::graph::capture::kernel(
         d,
@@ -219,9 +240,14 @@ unsafe fn prepare(
         block: l.block,
         dynamic_shared_bytes: l.shared,
     };
+    let cluster = ClusterLaunch {
+        dims: l.cluster,
+        non_portable,
+    };
     Ok(Some(Prepared {
         emu,
         config,
+        cluster,
         buffer,
     }))
 }
@@ -262,7 +288,8 @@ unsafe fn launch(
         }
         Ok(Shared::Ran(
             ctx,
-            d.device.launch(p.emu, &p.config, &p.buffer),
+            d.device
+                .launch_clustered(p.emu, &p.config, &p.cluster, &p.buffer),
         ))
     })?;
     match shared {
@@ -280,7 +307,8 @@ unsafe fn launch(
             let run = if l.cooperative {
                 d.device.launch_cooperative(p.emu, &p.config, &p.buffer)
             } else {
-                d.device.launch(p.emu, &p.config, &p.buffer)
+                d.device
+                    .launch_clustered(p.emu, &p.config, &p.cluster, &p.buffer)
             };
             super::peer::restore(d, hidden);
             finish(d, ctx, run)
@@ -288,33 +316,33 @@ unsafe fn launch(
     }
 }
 
-/// Checks `cuLaunchKernelEx`'s attributes: hints are accepted, clusters
-/// (sm_90 and later) are not supported, unknown ids are invalid. Returns
-/// whether the launch is cooperative.
+/// Checks `cuLaunchKernelEx`'s attributes: hints are accepted (the
+/// preferred cluster shape among them: the driver may always fall back to
+/// the required one), unknown ids are invalid. Returns whether the launch
+/// is cooperative, and its cluster shape (checked by the emulator).
 ///
 /// # Safety
 /// `attrs` must hold `num` attributes.
 unsafe fn check_launch_attributes(
     attrs: *const CUlaunchAttribute,
     num: u32,
-) -> Result<bool, CUresult> {
+) -> Result<(bool, Option<[u32; 3]>), CUresult> {
     let mut cooperative = false;
+    let mut cluster = None;
     if num == 0 {
-        return Ok(cooperative);
+        return Ok((cooperative, cluster));
     }
     non_null(attrs)?;
     for i in 0..num as usize {
         // SAFETY: `attrs` holds `num` entries.
         let a = unsafe { &*attrs.add(i) };
         match a.id {
-            CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            | CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION => {
+            CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
+                // The value union's `clusterDim`: three unsigned ints.
                 let dim = |k: usize| {
                     u32::from_le_bytes(a.value[k * 4..k * 4 + 4].try_into().unwrap_or([0; 4]))
                 };
-                if (0..3).any(|k| dim(k) > 1) {
-                    return Err(CUDA_ERROR_NOT_SUPPORTED);
-                }
+                cluster = Some([dim(0), dim(1), dim(2)]);
             }
             CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {
                 // The value union's first member is an int.
@@ -326,7 +354,7 @@ unsafe fn check_launch_attributes(
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         }
     }
-    Ok(cooperative)
+    Ok((cooperative, cluster))
 }
 
 /// `cuFuncGetAttribute`/`cuKernelGetAttribute`.
@@ -355,9 +383,16 @@ pub fn function_attribute(d: &Driver, hfunc: CUfunction, attrib: c_int) -> Resul
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => clamp(func.max_dynamic_shared),
         CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => func.carveout,
         CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE => func.shared_memory_mode,
-        // The cluster attributes (the emulated device has no clusters) and
-        // device-side node update (not measured on a GPU; the emulator's
-        // graphs are updated from the host only).
+        CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET => info.explicit_cluster as c_int,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
+        | CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
+        | CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH => info.reqnctapercluster.map_or(0, |d| {
+            clamp(d[(attrib - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH) as usize])
+        }),
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED => func.non_portable_cluster as c_int,
+        // The cluster scheduling policy (the default) and device-side node
+        // update (not measured on a GPU; the emulator's graphs are updated
+        // from the host only).
         a if (0..=CU_FUNC_ATTRIBUTE_LAST).contains(&a) => 0,
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     })
@@ -400,6 +435,12 @@ pub fn set_function_attribute(
                 return Err(CUDA_ERROR_INVALID_VALUE);
             }
             func.shared_memory_mode = value;
+        }
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED => {
+            if !(0..=1).contains(&value) {
+                return Err(CUDA_ERROR_INVALID_VALUE);
+            }
+            func.non_portable_cluster = value == 1;
         }
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     }
@@ -489,6 +530,7 @@ exports! {
             shared: shared_mem_bytes,
             stream: h_stream,
             cooperative: false,
+            cluster: None,
         };
         // SAFETY: `kernel_params` holds one pointer per kernel parameter (or `extra` a CU_LAUNCH_PARAM_*
         // list), as cuda.h requires of this launch, which is `launch`'s contract.
@@ -517,6 +559,7 @@ exports! {
             shared: shared_mem_bytes,
             stream: h_stream,
             cooperative: true,
+            cluster: None,
         };
         // SAFETY: `kernel_params` holds one pointer per kernel parameter, as cuda.h requires of a
         // cooperative launch, which is `launch`'s contract.
@@ -534,13 +577,14 @@ exports! {
         let c = unsafe { &*config };
         // SAFETY: `c` is the caller's CUlaunchConfig, whose `attrs` holds `num_attrs` entries (or is NULL
         // when 0) as cuda.h specifies.
-        let cooperative = unsafe { check_launch_attributes(c.attrs, c.num_attrs) }?;
+        let (cooperative, cluster) = unsafe { check_launch_attributes(c.attrs, c.num_attrs) }?;
         let l = Launch {
             grid: c.grid_dim,
             block: c.block_dim,
             shared: c.shared_mem_bytes,
             stream: c.h_stream,
             cooperative,
+            cluster,
         };
         // SAFETY: `kernel_params` holds one pointer per kernel parameter (or `extra` a CU_LAUNCH_PARAM_*
         // list), as cuda.h requires of this launch, which is `launch`'s contract.

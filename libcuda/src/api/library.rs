@@ -99,6 +99,7 @@ fn kernel_handle(
         max_dynamic_shared: func.max_dynamic_shared,
         carveout: func.carveout,
         shared_memory_mode: func.shared_memory_mode,
+        non_portable_cluster: func.non_portable_cluster,
         cache_config: func.cache_config,
     };
     let k = d.functions.insert(kernel);

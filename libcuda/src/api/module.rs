@@ -142,6 +142,7 @@ pub fn function_handle(d: &mut Driver, hmod: CUmodule, name: &str) -> Result<CUf
         max_dynamic_shared: default_dynamic,
         carveout: -1,
         shared_memory_mode: 0,
+        non_portable_cluster: false,
         cache_config: 0,
     });
     if let Some(m) = d.modules.get_mut(hmod) {
