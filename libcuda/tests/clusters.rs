@@ -3,7 +3,8 @@
 //! `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`, a
 //! kernel's `.reqnctapercluster` (and its function attributes), the
 //! non-portable size opt-in and `CUDA_ERROR_INVALID_CLUSTER_SIZE`, which
-//! leaves the context usable. Cluster semantics themselves are tested by
+//! leaves the context usable; `cuOccupancyMaxPotentialClusterSize` and
+//! `cuOccupancyMaxActiveClusters`. Cluster semantics themselves are tested by
 //! the emulator's `clusters` tests and the runtime-API corpus
 //! (`tests/runtime-api/clusters.cu`).
 
@@ -12,6 +13,7 @@ use cuda::api::device::*;
 use cuda::api::launch::*;
 use cuda::api::memory::*;
 use cuda::api::module::*;
+use cuda::api::occupancy::*;
 use cuda::cu::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -53,6 +55,7 @@ const PTX: &str = "\
 \0";
 
 const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: i32 = 120;
+const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: i32 = 16;
 
 fn check(code: CUresult) {
     assert_eq!(code, CUDA_SUCCESS, "{}", cuda::error_table::name_str(code));
@@ -146,11 +149,48 @@ fn cluster_launches_on_an_sm_90_device() {
                 "grid {grid} clusters {dims:?}"
             );
         }
+        // Cluster occupancy: 32-thread blocks, 32 resident per SM, 16 SMs
+        // per GPC.
+        let mut sms = 0;
+        check(cuDeviceGetAttribute(
+            &mut sms,
+            CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            0,
+        ));
+        let gpcs = (sms / 16).max(1);
+        let mut config: CUlaunchConfig = std::mem::zeroed();
+        config.grid_dim = [8, 1, 1];
+        config.block_dim = [32, 1, 1];
+        let mut n = -1;
+        check(cuOccupancyMaxPotentialClusterSize(&mut n, rank, &config));
+        assert_eq!(n, 8, "the portable limit");
+        assert_eq!(
+            cuOccupancyMaxActiveClusters(&mut n, rank, &config),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE,
+            "no cluster shape in the launch or the kernel"
+        );
+        check(cuOccupancyMaxActiveClusters(&mut n, fixed, &config));
+        assert_eq!(n, 32 * 16 / 2 * gpcs, "the kernel's clusters of 2");
+        let mut four = cluster_attribute([4, 1, 1]);
+        config.attrs = &mut four;
+        config.num_attrs = 1;
+        check(cuOccupancyMaxActiveClusters(&mut n, rank, &config));
+        assert_eq!(n, 32 * 16 / 4 * gpcs, "clusters of 4");
+        assert_eq!(
+            cuOccupancyMaxActiveClusters(&mut n, fixed, &config),
+            CUDA_ERROR_INVALID_CLUSTER_SIZE,
+            "a shape other than the kernel's"
+        );
+        config.attrs = null_mut();
+        config.num_attrs = 0;
+
         check(cuFuncSetAttribute(
             rank,
             CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
             1,
         ));
+        check(cuOccupancyMaxPotentialClusterSize(&mut n, rank, &config));
+        assert_eq!(n, 16, "the non-portable limit after the opt-in");
         assert_eq!(
             launch(rank, 32, Some([16, 1, 1]), &mut dptr),
             Ok(want(32, 16))

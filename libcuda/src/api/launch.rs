@@ -323,7 +323,7 @@ unsafe fn launch(
 ///
 /// # Safety
 /// `attrs` must hold `num` attributes.
-unsafe fn check_launch_attributes(
+pub(super) unsafe fn check_launch_attributes(
     attrs: *const CUlaunchAttribute,
     num: u32,
 ) -> Result<(bool, Option<[u32; 3]>), CUresult> {

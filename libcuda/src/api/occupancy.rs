@@ -1,5 +1,7 @@
 //! Occupancy queries, answered with sm_80's per-SM limits: how many blocks
-//! of a kernel fit on one SM given its threads and shared memory.
+//! of a kernel fit on one SM given its threads and shared memory, and (on
+//! an emulated sm_90 or newer) how large a cluster may be and how many
+//! clusters are resident, with a GPC of 16 SMs holding each cluster.
 //!
 //! Registers are left out: a PTX kernel declares virtual registers, which
 //! say little about what ptxas would allocate, and the emulator has no
@@ -18,6 +20,12 @@ const MAX_BLOCKS_PER_SM: u32 = 32;
 const SHARED_PER_SM: u32 = 164 * 1024;
 /// Shared memory the driver reserves per block on sm_80.
 const RESERVED_SHARED_PER_BLOCK: u32 = 1024;
+/// A cluster's CTAs are resident on the SMs of one GPC: 16 of them here
+/// (an H100's GPCs have 16 to 18).
+const SMS_PER_GPC: u32 = 16;
+/// Cluster sizes a kernel may use without, and with, the non-portable opt-in.
+const PORTABLE_CLUSTER: u32 = 8;
+const NON_PORTABLE_CLUSTER: u32 = 16;
 
 /// `typedef size_t (*CUoccupancyB2DSize)(int blockSize)`.
 pub type BlockSizeToDynamicSmem = Option<unsafe extern "C" fn(c_int) -> usize>;
@@ -60,7 +68,127 @@ pub fn blocks_per_sm(k: KernelUsage, block_size: u32, dynamic_shared: u64) -> u3
     by_warps.min(by_shared).min(MAX_BLOCKS_PER_SM)
 }
 
+/// The most CTAs one cluster may hold: the portable limit (or the
+/// non-portable one when the kernel opted in), at most what fits on one
+/// GPC at once; 0 when a block of this shape cannot launch.
+pub fn max_cluster_size(
+    k: KernelUsage,
+    block_size: u32,
+    dynamic_shared: u64,
+    non_portable: bool,
+) -> u32 {
+    let limit = if non_portable {
+        NON_PORTABLE_CLUSTER
+    } else {
+        PORTABLE_CLUSTER
+    };
+    (blocks_per_sm(k, block_size, dynamic_shared) * SMS_PER_GPC).min(limit)
+}
+
+/// How many clusters of `cluster_size` CTAs are resident on the device at
+/// once: each GPC holds as many as fit in its SMs' resident blocks.
+pub fn active_clusters(
+    k: KernelUsage,
+    block_size: u32,
+    dynamic_shared: u64,
+    cluster_size: u32,
+    sms: u32,
+) -> u32 {
+    let per_gpc = blocks_per_sm(k, block_size, dynamic_shared) * SMS_PER_GPC;
+    let gpcs = (sms / SMS_PER_GPC).max(1);
+    per_gpc.checked_div(cluster_size).unwrap_or(0) * gpcs
+}
+
+/// What the cluster occupancy queries read from a `CUlaunchConfig` and the
+/// kernel: its usage, block size, dynamic shared memory, cluster shape
+/// (the launch's, else the kernel's required one) and opt-in.
+struct ClusterQuery {
+    usage: KernelUsage,
+    block_size: u32,
+    dynamic_shared: u64,
+    cluster: Option<[u32; 3]>,
+    non_portable: bool,
+    sms: u32,
+}
+
+/// # Safety
+/// `config` must be NULL or the caller's `CUlaunchConfig`, its `attrs`
+/// holding `num_attrs` entries.
+unsafe fn cluster_query(
+    d: &Driver,
+    func: CUfunction,
+    config: *const CUlaunchConfig,
+) -> Result<ClusterQuery, CUresult> {
+    non_null(config)?;
+    // SAFETY: non-null, the caller's CUlaunchConfig by this function's contract.
+    let c = unsafe { &*config };
+    if d.device.config().compute_capability.0 < 9 {
+        return Err(CUDA_ERROR_NOT_SUPPORTED);
+    }
+    // SAFETY: `c.attrs` holds `c.num_attrs` entries by this function's contract.
+    let (_, launch_cluster) =
+        unsafe { super::launch::check_launch_attributes(c.attrs, c.num_attrs) }?;
+    let f = d.function(func)?;
+    let info = d
+        .device
+        .kernel_info(f.emu)
+        .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+    let required = info.reqnctapercluster;
+    if let (Some(l), Some(r)) = (launch_cluster, required)
+        && l != r
+    {
+        return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    }
+    let [bx, by, bz] = c.block_dim;
+    Ok(ClusterQuery {
+        usage: usage(d, func)?,
+        block_size: bx.saturating_mul(by).saturating_mul(bz),
+        dynamic_shared: u64::from(c.shared_mem_bytes),
+        cluster: launch_cluster.or(required),
+        non_portable: f.non_portable_cluster,
+        sms: d.device.config().multiprocessor_count,
+    })
+}
+
 exports! {
+    fn cuOccupancyMaxPotentialClusterSize(
+        cluster_size: *mut c_int,
+        func: CUfunction,
+        config: *const CUlaunchConfig,
+    ) {
+        with_context(|d, _| {
+            non_null(cluster_size)?;
+            // SAFETY: `config` is the caller's CUlaunchConfig (or NULL, refused), as cuda.h specifies.
+            let q = unsafe { cluster_query(d, func, config) }?;
+            let n = max_cluster_size(q.usage, q.block_size, q.dynamic_shared, q.non_portable);
+            // SAFETY: `cluster_size` is the caller's out-parameter, non-null and writable for a `c_int`.
+            unsafe { write_out(cluster_size, n as c_int) }
+        })
+    }
+
+    fn cuOccupancyMaxActiveClusters(
+        num_clusters: *mut c_int,
+        func: CUfunction,
+        config: *const CUlaunchConfig,
+    ) {
+        with_context(|d, _| {
+            non_null(num_clusters)?;
+            // SAFETY: `config` is the caller's CUlaunchConfig (or NULL, refused), as cuda.h specifies.
+            let q = unsafe { cluster_query(d, func, config) }?;
+            // Without a cluster shape in the launch or the kernel there is
+            // nothing to count (the driver's error too).
+            let dims = q.cluster.ok_or(CUDA_ERROR_INVALID_CLUSTER_SIZE)?;
+            let size = dims.iter().product::<u32>();
+            let limit = if q.non_portable { NON_PORTABLE_CLUSTER } else { PORTABLE_CLUSTER };
+            if size == 0 || size > limit {
+                return Err(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+            }
+            let n = active_clusters(q.usage, q.block_size, q.dynamic_shared, size, q.sms);
+            // SAFETY: `num_clusters` is the caller's out-parameter, non-null and writable for a `c_int`.
+            unsafe { write_out(num_clusters, n as c_int) }
+        })
+    }
+
     fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
         num_blocks: *mut c_int,
         func: CUfunction,
@@ -225,6 +353,8 @@ pub fn entries() -> Vec<ProcEntry> {
         "cuOccupancyMaxPotentialBlockSize": 6050 => cuOccupancyMaxPotentialBlockSize;
         "cuOccupancyMaxPotentialBlockSizeWithFlags": 7000 => cuOccupancyMaxPotentialBlockSizeWithFlags;
         "cuOccupancyAvailableDynamicSMemPerBlock": 10020 => cuOccupancyAvailableDynamicSMemPerBlock;
+        "cuOccupancyMaxPotentialClusterSize": 11070 => cuOccupancyMaxPotentialClusterSize;
+        "cuOccupancyMaxActiveClusters": 11070 => cuOccupancyMaxActiveClusters;
     }
 }
 
@@ -253,5 +383,21 @@ mod tests {
         // Shapes that cannot launch.
         assert_eq!(blocks_per_sm(kernel(0), 2048, 0), 0);
         assert_eq!(blocks_per_sm(kernel(0), 128, 64 * 1024), 0);
+    }
+
+    #[test]
+    fn clusters_fit_in_one_gpc() {
+        // Small blocks: the portable limit, or the non-portable one.
+        assert_eq!(max_cluster_size(kernel(0), 128, 0, false), 8);
+        assert_eq!(max_cluster_size(kernel(0), 128, 0, true), 16);
+        // 100 KiB of shared per block: one per SM, 16 per GPC.
+        assert_eq!(max_cluster_size(kernel(100 * 1024), 128, 0, true), 16);
+        assert_eq!(max_cluster_size(kernel(0), 2048, 0, false), 0);
+        // 132 SMs: 8 GPCs of 16. 1024-thread blocks: 2 per SM, 32 per GPC,
+        // so 8 clusters of 4 per GPC.
+        assert_eq!(active_clusters(kernel(0), 1024, 0, 4, 132), 64);
+        // One 100 KiB block per SM: 16 per GPC, 2 clusters of 8.
+        assert_eq!(active_clusters(kernel(100 * 1024), 256, 0, 8, 132), 16);
+        assert_eq!(active_clusters(kernel(0), 2048, 0, 2, 132), 0);
     }
 }

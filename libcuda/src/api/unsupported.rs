@@ -257,8 +257,6 @@ unsupported! {
     "cuMulticastCreate": 12010 => cuMulticastCreate;
     "cuMulticastGetGranularity": 12010 => cuMulticastGetGranularity;
     "cuMulticastUnbind": 12010 => cuMulticastUnbind;
-    "cuOccupancyMaxActiveClusters": 11070 => cuOccupancyMaxActiveClusters;
-    "cuOccupancyMaxPotentialClusterSize": 11070 => cuOccupancyMaxPotentialClusterSize;
     "cuParamSetSize": 2000 => cuParamSetSize;
     "cuParamSetf": 2000 => cuParamSetf;
     "cuParamSeti": 2000 => cuParamSeti;
