@@ -46,6 +46,27 @@ pub const WINDOW_SIZE: u64 = 1 << 32;
 /// `.shared::cluster` address of its CTA. A CTA's shared memory stays below
 /// 16 MiB (the devices allow at most 228 KiB).
 pub const CLUSTER_RANK_SHIFT: u32 = 24;
+/// The offset bits of a `.shared::cluster` address (below the rank tag).
+const CLUSTER_OFFSET_MASK: u64 = (1 << CLUSTER_RANK_SHIFT) - 1;
+
+/// The shared-window offset `offset` (its bits below
+/// [`CLUSTER_RANK_SHIFT`]) tagged as CTA rank `rank`'s: what `mapa`
+/// returns. Ranks past 253 saturate at a tag no cluster reaches.
+pub fn cluster_address(offset: u64, rank: u32) -> u64 {
+    let tag = rank.saturating_add(1).min(0xff) as u64;
+    (tag << CLUSTER_RANK_SHIFT) | (offset & CLUSTER_OFFSET_MASK)
+}
+
+/// Splits a shared-window offset (its low 32 bits) into the cluster rank
+/// its tag names (`None`: untagged, the executing CTA's own window) and the
+/// offset in that CTA's window.
+pub fn split_cluster_address(offset: u64) -> (Option<u32>, u64) {
+    let offset = offset & 0xffff_ffff;
+    match (offset >> CLUSTER_RANK_SHIFT) as u32 {
+        0 => (None, offset),
+        tag => (Some(tag - 1), offset & CLUSTER_OFFSET_MASK),
+    }
+}
 /// Gap left after each allocation so that small overruns never land in the
 /// next allocation and are reported instead.
 const GUARD_BYTES: u64 = 64 * 1024;
@@ -614,6 +635,24 @@ impl FlatMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_addresses_carry_the_rank_above_the_offset() {
+        assert_eq!(cluster_address(0x1234, 0), 0x0100_1234);
+        assert_eq!(split_cluster_address(0x0100_1234), (Some(0), 0x1234));
+        assert_eq!(
+            split_cluster_address(cluster_address(0x40, 7)),
+            (Some(7), 0x40)
+        );
+        // Untagged: the executing CTA's own window.
+        assert_eq!(split_cluster_address(0x40), (None, 0x40));
+        // Only the offset bits of the address are kept; huge ranks saturate.
+        assert_eq!(cluster_address(0x0300_0040, 1), 0x0200_0040);
+        assert_eq!(
+            split_cluster_address(cluster_address(0, u32::MAX)).0,
+            Some(254)
+        );
+    }
 
     #[test]
     fn allocations_are_aligned_distinct_and_bounds_checked() {

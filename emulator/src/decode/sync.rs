@@ -208,15 +208,10 @@ fn decode_mapa(
     })))
 }
 
-/// The window offset bits of a shared::cluster address (below them, the
-/// rank tag; see `memory::CLUSTER_RANK_SHIFT`).
-const IN_WINDOW: u64 = (1 << crate::memory::CLUSTER_RANK_SHIFT) - 1;
-
 fn mapa(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: u32) {
     for l in FamilyOp::lanes(exec) {
         let (a, rank) = op.sources(values, l);
-        let tag = (rank as u32).saturating_add(1).min(0xff) as u64;
-        let off = (tag << crate::memory::CLUSTER_RANK_SHIFT) | (a & IN_WINDOW);
+        let off = crate::memory::cluster_address(a, rank as u32);
         let mapped = if op.ctx.aux == 32 {
             off
         } else {
@@ -258,8 +253,9 @@ fn decode_getctarank(
 fn getctarank(op: &FamilyOp, values: &mut [u64], _preds: &mut [u32], exec: u32) {
     for l in FamilyOp::lanes(exec) {
         let (a, own) = op.sources(values, l);
-        let tag = (a & 0xffff_ffff) >> crate::memory::CLUSTER_RANK_SHIFT;
-        let rank = if tag == 0 { own } else { tag - 1 };
+        let rank = crate::memory::split_cluster_address(a)
+            .0
+            .map_or(own, u64::from);
         FamilyOp::set(values, op.rows[0], l, rank);
     }
 }

@@ -549,12 +549,9 @@ impl ClusterMiss {
 /// [`memory::CLUSTER_RANK_SHIFT`]).
 #[inline]
 fn cluster_target(env: &Env<'_>, off: u64) -> Result<(Option<usize>, u64), ClusterMiss> {
-    let tag = (off >> memory::CLUSTER_RANK_SHIFT) as u32;
-    if tag == 0 {
+    let (Some(rank), within) = memory::split_cluster_address(off) else {
         return Ok((None, off));
-    }
-    let rank = tag - 1;
-    let within = off & ((1 << memory::CLUSTER_RANK_SHIFT) - 1);
+    };
     if rank == env.cluster.rank {
         Ok((None, within))
     } else if rank < env.cluster.size && (rank as usize) < env.cluster.peers.len() {
