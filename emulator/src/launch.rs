@@ -515,9 +515,11 @@ pub(crate) fn launch<H: StepHook>(
     let settings = target.settings;
     let (kernel, info) = &prog.kernels[index as usize];
     let schedule = &target.schedules[index as usize];
-    if *schedule
-        .uses_heap
-        .get_or_init(|| reaches(prog, *kernel, |_, inst| uses_heap(inst)))
+    // Most modules never call the heap: no walk of their call graph.
+    if prog.uses_heap
+        && *schedule
+            .uses_heap
+            .get_or_init(|| reaches(prog, *kernel, |_, inst| uses_heap(inst)))
     {
         target.heap.mark_in_use();
     }
