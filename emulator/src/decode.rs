@@ -258,7 +258,6 @@ pub fn decode_module(
     if !m.diags.is_empty() {
         return Err(m.diags);
     }
-    call_windows::set_clobber_ranges(&mut m.funcs, &m.code);
     let num_rows = m.const_base + m.const_values.len() as u32;
     let uses_heap = m
         .code

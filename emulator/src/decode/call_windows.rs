@@ -10,41 +10,36 @@
 //! every function that calls it ([`place_windows`], longest path over the
 //! direct-call graph, ignoring the edges that close a recursion), and a
 //! call saves only the caller's rows inside the callee's reach
-//! ([`set_clobber_ranges`]): none for a call down an acyclic graph, the
-//! overlap for recursion and for calls through pointers.
+//! (`set_clobber_ranges`): none for a call down an acyclic graph, the
+//! overlap for recursion and for calls through pointers. Both come from
+//! one call graph, read from the module's text before any code is decoded.
 
 use std::collections::HashMap;
 
 use prlx_ptx::ast::{self, Operand, Statement};
 
-use crate::instr::{CallTarget, Inst, Op};
 use crate::program::FuncInfo;
 
-/// Sets each function's [`FuncInfo::window_base`] (`funcs[i]` is
-/// `defined[i]`, its row count known) and returns the end of the highest
-/// window. Kernels start at `first_row`; a callee starts at or after the
-/// end of each caller's window, except along a call that closes a cycle.
+/// Who calls whom, by index in the module's defined functions.
+struct CallGraph {
+    /// Each function's direct callees (defined functions), sorted, distinct.
+    callees: Vec<Vec<usize>>,
+    /// Whether it calls through a register (which may reach any function).
+    calls_indirectly: Vec<bool>,
+}
+
+/// Sets each function's [`FuncInfo::window_base`], [`FuncInfo::clobber_rows`]
+/// and [`FuncInfo::clobber_preds`] (`funcs[i]` is `defined[i]`, its
+/// register counts known) and returns the end of the highest window.
+/// Kernels start at `first_row`; a callee starts at or after the end of
+/// each caller's window, except along a call that closes a cycle.
 pub(super) fn place_windows(
     defined: &[&ast::Function],
     funcs: &mut [FuncInfo],
     first_row: u32,
 ) -> u32 {
-    let index: HashMap<&str, usize> = defined
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.name.as_str(), i))
-        .collect();
-    let callees: Vec<Vec<usize>> = defined
-        .iter()
-        .map(|f| {
-            let mut out = Vec::new();
-            direct_callees(f.body.as_deref().unwrap_or(&[]), &index, &mut out);
-            out.sort_unstable();
-            out.dedup();
-            out
-        })
-        .collect();
-    let order = callers_first(&callees);
+    let graph = call_graph(defined);
+    let order = callers_first(&graph.callees);
     let mut base = vec![first_row; funcs.len()];
     let mut position = vec![0; funcs.len()];
     for (k, &f) in order.iter().enumerate() {
@@ -52,7 +47,7 @@ pub(super) fn place_windows(
     }
     for &f in &order {
         let end = base[f] + funcs[f].num_rows;
-        for &to in &callees[f] {
+        for &to in &graph.callees[f] {
             // An edge to a function earlier in the order closes a cycle:
             // the call saves the overlap instead.
             if position[to] > position[f] {
@@ -65,22 +60,51 @@ pub(super) fn place_windows(
         info.window_base = b;
         top = top.max(b + info.num_rows);
     }
+    set_clobber_ranges(funcs, &graph);
     top
 }
 
-/// Defined functions a body calls by name.
-fn direct_callees(body: &[Statement], index: &HashMap<&str, usize>, out: &mut Vec<usize>) {
+fn call_graph(defined: &[&ast::Function]) -> CallGraph {
+    let index: HashMap<&str, usize> = defined
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i))
+        .collect();
+    let mut calls_indirectly = vec![false; defined.len()];
+    let callees = defined
+        .iter()
+        .zip(&mut calls_indirectly)
+        .map(|(f, indirect)| {
+            let mut out = Vec::new();
+            direct_callees(f.body.as_deref().unwrap_or(&[]), &index, &mut out, indirect);
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect();
+    CallGraph {
+        callees,
+        calls_indirectly,
+    }
+}
+
+/// Defined functions a body calls by name, and whether it calls through a
+/// register. (A name that is no defined function is an external the
+/// decoder builds in or refuses: no callee.)
+fn direct_callees(
+    body: &[Statement],
+    index: &HashMap<&str, usize>,
+    out: &mut Vec<usize>,
+    indirect: &mut bool,
+) {
     for s in body {
         match s {
-            Statement::Instruction(inst) => {
-                if let Some(call) = inst.as_call()
-                    && let Operand::Symbol(name) = call.target
-                    && let Some(&i) = index.get(name.as_str())
-                {
-                    out.push(i);
-                }
-            }
-            Statement::Scope(scope) => direct_callees(&scope.body, index, out),
+            Statement::Instruction(inst) => match inst.as_call().map(|c| c.target) {
+                Some(Operand::Symbol(name)) => out.extend(index.get(name.as_str())),
+                Some(_) => *indirect = true,
+                None => {}
+            },
+            Statement::Scope(scope) => direct_callees(&scope.body, index, out, indirect),
             _ => {}
         }
     }
@@ -117,24 +141,12 @@ fn callers_first(callees: &[Vec<usize>]) -> Vec<usize> {
 }
 
 /// Sets each function's [`FuncInfo::clobber_rows`] and
-/// [`FuncInfo::clobber_preds`] from the decoded code: the rows of every
-/// function it can reach by calls, itself included, and the most
-/// predicates any of them uses. An indirect call may reach any function.
-pub(super) fn set_clobber_ranges(funcs: &mut [FuncInfo], code: &[Inst]) {
+/// [`FuncInfo::clobber_preds`]: the rows of every function it can reach by
+/// calls, itself included, and the most predicates any of them uses. An
+/// indirect call may reach any function.
+fn set_clobber_ranges(funcs: &mut [FuncInfo], graph: &CallGraph) {
+    let (callees, calls_indirectly) = (&graph.callees, &graph.calls_indirectly);
     let n = funcs.len();
-    let mut callees: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut calls_indirectly = vec![false; n];
-    for inst in code {
-        let Op::Call(info) = &inst.op else { continue };
-        let Some(from) = callees.get_mut(inst.func as usize) else {
-            continue;
-        };
-        match info.target {
-            CallTarget::Direct(to) if (to as usize) < n => from.push(to),
-            CallTarget::Direct(_) => {}
-            CallTarget::Indirect { .. } => calls_indirectly[inst.func as usize] = true,
-        }
-    }
     let window = |f: &FuncInfo| f.window_base..f.window_base + f.num_rows;
     let all_rows = funcs
         .iter()
@@ -155,7 +167,7 @@ pub(super) fn set_clobber_ranges(funcs: &mut [FuncInfo], code: &[Inst]) {
         for f in 0..n {
             for &to in &callees[f] {
                 let (rows, preds) = {
-                    let callee = &funcs[to as usize];
+                    let callee = &funcs[to];
                     (callee.clobber_rows.clone(), callee.clobber_preds)
                 };
                 let info = &mut funcs[f];
