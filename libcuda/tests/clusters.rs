@@ -158,6 +158,8 @@ fn cluster_launches_on_an_sm_90_device() {
             0,
         ));
         let gpcs = (sms / 16).max(1);
+        // CUlaunchConfig is plain data (integers and pointers); all-zero is
+        // a valid value (no attributes, the default stream).
         let mut config: CUlaunchConfig = std::mem::zeroed();
         config.grid_dim = [8, 1, 1];
         config.block_dim = [32, 1, 1];
